@@ -1,0 +1,42 @@
+# One entry point for people and CI. Everything installs into ./.venv from the lock file.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint typecheck bench lock clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the server on 127.0.0.1:8080 with SQLite under ./var/
+run: install
+	$(BIN)/tidegate serve --host 127.0.0.1 --port 8080
+
+## The whole test suite: real SQLite, real PostgreSQL, real Redis, real HTTP.
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: install
+	$(BIN)/mypy
+
+bench: install
+	$(BIN)/python bench/bench_account_read.py
+	$(BIN)/python bench/bench_throttle.py
+
+## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).
+lock:
+	uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 -o requirements.lock
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

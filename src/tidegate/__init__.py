@@ -1,0 +1,1 @@
+"""tidegate: a self-hostable log and telemetry platform server."""

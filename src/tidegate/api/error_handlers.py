@@ -1,0 +1,72 @@
+"""The one place where errors become responses."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import ORJSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tidegate.api.validation import translate
+from tidegate.errors import ApiError, MalformedJson, ValidationFailed, error_for_status
+from tidegate.types import ApiFamily
+
+log = logging.getLogger("tidegate.errors")
+
+
+def family_of(path: str) -> ApiFamily:
+    return "v3" if path == "/v3" or path.startswith("/v3/") else "legacy"
+
+
+def render(error: ApiError, path: str) -> Response:
+    body = error.v3_body() if family_of(path) == "v3" else error.legacy_body()
+    return ORJSONResponse(body, status_code=error.status, headers=error.headers or None)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return render(exc, request.url.path)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    raw = list(exc.errors())
+    if any(err.get("type") == "json_invalid" for err in raw):
+        detail = next(err for err in raw if err.get("type") == "json_invalid")
+        reason = (detail.get("ctx") or {}).get("error", "invalid JSON")
+        return render(
+            MalformedJson(f"Request body is not valid JSON: {reason}", context="body"),
+            request.url.path,
+        )
+    context, items = translate(raw)
+    message = items[0].message if items else "Request failed validation"
+    if items and items[0].instance_path:
+        message = f"{context}{items[0].instance_path.replace('/', '.')} {message}"
+    elif items:
+        message = f"{context} {message}"
+    return render(ValidationFailed(message, context=context, errors=items), request.url.path)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else None
+    if exc.status_code == 404:
+        detail = f"No route for {request.method} {request.url.path}"
+    error = error_for_status(exc.status_code, detail)
+    if exc.headers:
+        error.headers = dict(exc.headers)
+    return render(error, request.url.path)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return render(ApiError(), request.url.path)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

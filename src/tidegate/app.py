@@ -1,0 +1,70 @@
+"""The ASGI application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import ORJSONResponse
+from redis.asyncio import Redis
+
+from tidegate.api import error_handlers
+from tidegate.api.body_guard import BodyGuard
+from tidegate.api.router import build_router
+from tidegate.app_state import AppState
+from tidegate.auth.secrets import Sealer, load_server_secret
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.ratelimit import MemoryRateLimiter, NoLimit, RateLimiter, RedisRateLimiter
+
+API_VERSION = "3.0.0"
+
+
+def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
+    if settings.rate_limit_per_minute <= 0:
+        return NoLimit()
+    if redis is not None:
+        return RedisRateLimiter(redis, settings.rate_limit_per_minute)
+    return MemoryRateLimiter(settings.rate_limit_per_minute)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database.connect(settings.database_url)
+        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        app.state.tidegate = AppState(
+            settings=settings,
+            db=db,
+            limiter=_limiter(settings, redis),
+            sealer=Sealer(
+                load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
+            ),
+            redis=redis,
+        )
+        try:
+            yield
+        finally:
+            await db.dispose()
+            if redis is not None:
+                await redis.aclose()
+
+    app = FastAPI(
+        title="tidegate",
+        version=API_VERSION,
+        summary="A self-hostable log and telemetry platform server",
+        default_response_class=ORJSONResponse,
+        lifespan=lifespan,
+    )
+    error_handlers.install(app)
+    app.add_middleware(BodyGuard, max_body_bytes=settings.max_body_bytes)
+    app.include_router(build_router())
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """Entry point for uvicorn's factory mode (each worker process calls it)."""
+    return create_app(Settings.from_env())

@@ -1,0 +1,94 @@
+"""The authentication dependency every management route sits behind."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader
+
+from tidegate.app_state import app_state
+from tidegate.auth import repository
+from tidegate.auth.principal import Principal
+from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.db.session import SessionDep
+from tidegate.errors import Forbidden, RateLimited, Unauthorized
+from tidegate.ratelimit import retry_after_header
+
+MANAGEMENT_DOMAIN = "tidegate:management-key"
+INGESTION_DOMAIN = "tidegate:ingestion-key"
+
+# Declared as security schemes so the OpenAPI document describes them; parsed by hand
+# below because the platform's "Token <key>" form is not a standard scheme.
+_token_header = APIKeyHeader(
+    name="Authorization", auto_error=False, description="`Token <key>`", scheme_name="token"
+)
+_servicekey_header = APIKeyHeader(
+    name="servicekey",
+    auto_error=False,
+    description="legacy: the bare key",
+    scheme_name="servicekey",
+)
+
+
+def _presented_key(authorization: str | None, servicekey: str | None) -> str | None:
+    if authorization:
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() == "token" and value.strip():
+            return value.strip()
+        return None
+    if servicekey:
+        return servicekey.strip() or None
+    return None
+
+
+async def authenticate(
+    request: Request,
+    session: SessionDep,
+    authorization: Annotated[str | None, Depends(_token_header)],
+    servicekey: Annotated[str | None, Depends(_servicekey_header)],
+) -> Principal:
+    secret = _presented_key(authorization, servicekey)
+    if secret is None:
+        raise Unauthorized("Missing credentials: send Authorization: Token <key>")
+    key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
+    found = await repository.key_by_hash(session=session, key_hash=key_hash)
+    if found is None or not same_secret(found[0].key_hash, key_hash):
+        raise Unauthorized("Invalid credentials")
+    key, account = found
+    state = app_state(request)
+    wait = await state.limiter.retry_after(key.id)
+    if wait is not None:
+        raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
+
+    if key.kind == "service":
+        if account is None or account.status == "deactivated":
+            raise Forbidden("Account not found or inactive")
+        return Principal(key.id, "service", account.enterprise_id, account.id)
+    if key.kind != "enterprise" or key.enterprise_id is None:
+        raise Forbidden("This key cannot be used on the management API")
+
+    delegate = request.headers.get("x-delegate-account-id")
+    if delegate is None:
+        return Principal(key.id, "enterprise", key.enterprise_id, None)
+    target = await repository.child_account(
+        session=session, enterprise_id=key.enterprise_id, account_id=delegate.strip()
+    )
+    if target is None:
+        raise Forbidden("x-delegate-account-id names no account of this enterprise")
+    return Principal(key.id, "enterprise", key.enterprise_id, target.id)
+
+
+CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+
+
+async def require_enterprise(principal: CurrentPrincipal) -> str:
+    return principal.enterprise()
+
+
+async def require_account(principal: CurrentPrincipal) -> str:
+    return principal.account()
+
+
+EnterpriseId = Annotated[str, Depends(require_enterprise)]
+AccountId = Annotated[str, Depends(require_account)]

@@ -1,0 +1,133 @@
+"""The ``tidegate`` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from tidegate.config import Settings
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from tidegate.bootstrap import bootstrap_default_enterprise
+    from tidegate.db.migrate import upgrade_database
+
+    settings = Settings.from_env()
+    asyncio.run(upgrade_database(settings.database_url))
+    if settings.bootstrap:
+        written = asyncio.run(
+            bootstrap_default_enterprise(
+                database_url=settings.database_url, data_dir=settings.data_dir
+            )
+        )
+        if written is not None:
+            print(
+                f"tidegate: created the default enterprise; its key is in {written} (mode 0600).\n"
+                f'  curl -H "Authorization: Token $(cat {written})" '
+                f"http://{args.host}:{args.port}/v3/enterprise",
+                file=sys.stderr,
+            )
+    uvicorn.run(
+        "tidegate.app:create_app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        loop="uvloop",
+        http="httptools",
+        log_level=args.log_level,
+        access_log=args.access_log,
+        proxy_headers=False,
+    )
+    return 0
+
+
+def _db_upgrade(_args: argparse.Namespace) -> int:
+    from tidegate.db.migrate import upgrade_database
+
+    asyncio.run(upgrade_database(Settings.from_env().database_url))
+    print("tidegate: database is up to date", file=sys.stderr)
+    return 0
+
+
+def _enterprise_create(args: argparse.Namespace) -> int:
+    from tidegate.db.engine import Database
+    from tidegate.db.migrate import upgrade_database
+    from tidegate.enterprise.service import create_enterprise
+
+    settings = Settings.from_env()
+
+    async def run() -> dict[str, str]:
+        await upgrade_database(settings.database_url)
+        db = Database.connect(settings.database_url)
+        try:
+            async with db.write_sessions() as session:
+                enterprise, token = await create_enterprise(
+                    session=session,
+                    name=args.name,
+                    partner=args.partner,
+                    parent_enterprise_id=args.parent_enterprise_id,
+                )
+                await session.commit()
+                return {"enterprise_id": enterprise.id, "token": token}
+        finally:
+            await db.dispose()
+
+    # Exactly one JSON object on stdout: outside tools parse it.
+    sys.stdout.write(json.dumps(asyncio.run(run())) + "\n")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tidegate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the server (management API and data plane)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False)
+    serve.set_defaults(func=_serve)
+
+    db = commands.add_parser("db", help="database schema")
+    db_commands = db.add_subparsers(dest="db_command", required=True)
+    upgrade = db_commands.add_parser(
+        "upgrade", help="create or migrate the schema to the latest revision"
+    )
+    upgrade.set_defaults(func=_db_upgrade)
+
+    enterprise = commands.add_parser("enterprise", help="enterprises")
+    ent_commands = enterprise.add_subparsers(dest="enterprise_command", required=True)
+    create = ent_commands.add_parser("create", help="create an enterprise and its first key")
+    create.add_argument("--name", required=True)
+    create.add_argument("--partner", default=None)
+    create.add_argument("--parent-enterprise-id", default=None)
+    create.set_defaults(func=_enterprise_create)
+
+    commands.add_parser(
+        "throttle", help="run the Throttle processor over NDJSON (see --help)", add_help=False
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "throttle":
+        from tidegate.processing.throttle_cli import main as throttle_main
+
+        return throttle_main(argv[1:])
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Settings, read once from the environment (flags of the CLI override them)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path("var")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str
+    redis_url: str | None
+    data_dir: Path
+    secret_key: str | None
+    rate_limit_per_minute: int
+    max_body_bytes: int
+    bootstrap: bool
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        data_dir = Path(os.environ.get("TIDEGATE_DATA_DIR", str(DEFAULT_DATA_DIR)))
+        default_db = f"sqlite+aiosqlite:///{(data_dir / 'tidegate.sqlite3').as_posix()}"
+        return cls(
+            database_url=os.environ.get("TIDEGATE_DATABASE_URL") or default_db,
+            redis_url=os.environ.get("TIDEGATE_REDIS_URL") or None,
+            data_dir=data_dir,
+            secret_key=os.environ.get("TIDEGATE_SECRET_KEY") or None,
+            rate_limit_per_minute=int(os.environ.get("TIDEGATE_RATE_LIMIT_PER_MINUTE", "50")),
+            max_body_bytes=int(os.environ.get("TIDEGATE_MAX_BODY_BYTES", str(1024 * 1024))),
+            bootstrap=os.environ.get("TIDEGATE_BOOTSTRAP", "1") not in ("0", "false", "no"),
+        )
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")

@@ -1,0 +1,84 @@
+"""Engines for SQLite (embedded default, WAL) and PostgreSQL (asyncpg).
+
+SQLite gets two engines over the same file. Writers open their transaction with
+BEGIN IMMEDIATE, so concurrent writers (several workers) queue on busy_timeout
+instead of failing: a deferred transaction that reads and then writes gets
+SQLITE_BUSY at once when another writer committed in between. Readers stay
+deferred so they never wait for the write lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+
+def ensure_sqlite_dir(url: str) -> None:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _sqlite_engine(url: str, *, begin: str) -> AsyncEngine:
+    engine = create_async_engine(url, connect_args={"timeout": 15})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from the driver so BEGIN is ours to emit.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql(begin)
+
+    return engine
+
+
+@dataclass(slots=True)
+class Database:
+    """The engines and session factories of one process."""
+
+    url: str
+    read_engine: AsyncEngine
+    write_engine: AsyncEngine
+    read_sessions: async_sessionmaker[AsyncSession]
+    write_sessions: async_sessionmaker[AsyncSession]
+
+    @classmethod
+    def connect(cls, url: str) -> Database:
+        ensure_sqlite_dir(url)
+        if url.startswith("sqlite"):
+            read = _sqlite_engine(url, begin="BEGIN")
+            write = _sqlite_engine(url, begin="BEGIN IMMEDIATE")
+        else:
+            read = write = create_async_engine(
+                url, pool_size=10, max_overflow=20, pool_pre_ping=True
+            )
+        return cls(
+            url=url,
+            read_engine=read,
+            write_engine=write,
+            read_sessions=async_sessionmaker(read, expire_on_commit=False, autoflush=False),
+            write_sessions=async_sessionmaker(write, expire_on_commit=False, autoflush=False),
+        )
+
+    async def dispose(self) -> None:
+        await self.read_engine.dispose()
+        if self.write_engine is not self.read_engine:
+            await self.write_engine.dispose()

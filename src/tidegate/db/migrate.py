@@ -1,0 +1,36 @@
+"""Bring a database's schema up to date with Alembic, from code (no alembic.ini needed)."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tidegate.db.engine import ensure_sqlite_dir
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", "tidegate:migrations")
+    return config
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    if connection.dialect.name == "postgresql":
+        # Several hosts may start at once; one migrates, the others wait and find it done.
+        connection.execute(text("SELECT pg_advisory_xact_lock(7235401)"))
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+async def upgrade_database(url: str, revision: str = "head") -> None:
+    ensure_sqlite_dir(url)
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade, revision)
+    finally:
+        await engine.dispose()

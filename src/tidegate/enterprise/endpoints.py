@@ -1,0 +1,139 @@
+"""HTTP for the enterprise API: parse, call the service, wrap in the envelope."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.error_models import V3_ERRORS
+from tidegate.auth.dependencies import EnterpriseId
+from tidegate.db.session import SessionDep
+from tidegate.enterprise import schemas, service
+
+router = APIRouter(prefix="/v3/enterprise", tags=["Enterprise"], responses=V3_ERRORS)
+
+AccountIdPath = Annotated[
+    str, Path(min_length=1, max_length=24, description="The account's identifier")
+]
+FeaturePath = Annotated[str, Path(min_length=1, max_length=64, description="A beta feature's name")]
+
+ACCOUNT = "/v3/enterprise/account/{account_id}"
+ACCOUNT_LINKS = SelfLinks(
+    list=link("get", "/v3/enterprise/account"),
+    detail=link("get", ACCOUNT),
+    update=link("patch", ACCOUNT),
+    replace=None,
+    create=link("post", "/v3/enterprise/account"),
+)
+ENTERPRISE_LINKS = SelfLinks(detail=link("get", "/v3/enterprise"))
+FEATURE_LINKS = SelfLinks(
+    list=link("get", ACCOUNT + "/features"),
+    detail=None,
+    update=None,
+    replace=link("put", ACCOUNT + "/features/{feature}"),
+    create=None,
+)
+
+
+def _account(data: schemas.Account) -> Envelope[schemas.Account]:
+    return envelope(
+        data,
+        type="account",
+        pk="account_id",
+        links=ACCOUNT_LINKS,
+        related={"enterprise": "/v3/enterprise", "features": ACCOUNT + "/features"},
+    )
+
+
+@router.get("", summary="Get an Enterprise and its child Accounts")
+async def get_enterprise(
+    session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[schemas.Enterprise]:
+    data = await service.get_enterprise(session=session, enterprise_id=enterprise_id)
+    return envelope(
+        data,
+        type="enterprise",
+        pk="enterprise_id",
+        links=ENTERPRISE_LINKS,
+        related={"accounts": "/v3/enterprise/account", "account": ACCOUNT},
+    )
+
+
+@router.get("/account", summary="List the enterprise's child accounts")
+async def list_accounts(
+    session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[list[schemas.Account]]:
+    data = await service.list_accounts(session=session, enterprise_id=enterprise_id)
+    return envelope(data, type="account", pk="account_id", links=ACCOUNT_LINKS)
+
+
+@router.post("/account", status_code=201, summary="Create a child account")
+async def create_account(
+    body: schemas.AccountCreate, session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[schemas.Account]:
+    return _account(
+        await service.create_account(session=session, enterprise_id=enterprise_id, body=body)
+    )
+
+
+@router.get("/account/{account_id}", summary="Get a child account")
+async def get_account(
+    account_id: AccountIdPath, session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[schemas.Account]:
+    return _account(
+        await service.get_account(
+            session=session, enterprise_id=enterprise_id, account_id=account_id
+        )
+    )
+
+
+@router.patch("/account/{account_id}", summary="Update, deactivate or reactivate a child account")
+async def update_account(
+    account_id: AccountIdPath,
+    body: schemas.AccountUpdate,
+    session: SessionDep,
+    enterprise_id: EnterpriseId,
+) -> Envelope[schemas.Account]:
+    return _account(
+        await service.update_account(
+            session=session, enterprise_id=enterprise_id, account_id=account_id, body=body
+        )
+    )
+
+
+@router.get("/account/{account_id}/features", summary="Beta features of an account")
+async def list_features(
+    account_id: AccountIdPath, session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[list[schemas.Feature]]:
+    data = await service.list_features(
+        session=session, enterprise_id=enterprise_id, account_id=account_id
+    )
+    return envelope(data, type="feature", pk="feature", links=FEATURE_LINKS)
+
+
+@router.put("/account/{account_id}/features/{feature}", summary="Enable a beta feature")
+async def enable_feature(
+    account_id: AccountIdPath,
+    feature: FeaturePath,
+    session: SessionDep,
+    enterprise_id: EnterpriseId,
+) -> Envelope[schemas.Feature]:
+    data = await service.enable_feature(
+        session=session, enterprise_id=enterprise_id, account_id=account_id, name=feature
+    )
+    return envelope(data, type="feature", pk="feature", links=FEATURE_LINKS)
+
+
+@router.delete("/account/{account_id}/features/{feature}", summary="Disable a beta feature")
+async def disable_feature(
+    account_id: AccountIdPath,
+    feature: FeaturePath,
+    session: SessionDep,
+    enterprise_id: EnterpriseId,
+) -> Envelope[schemas.Feature]:
+    data = await service.disable_feature(
+        session=session, enterprise_id=enterprise_id, account_id=account_id, name=feature
+    )
+    return envelope(data, type="feature", pk="feature", links=FEATURE_LINKS)

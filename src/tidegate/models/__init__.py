@@ -1,0 +1,28 @@
+"""Every table, imported in one place so metadata (and Alembic) sees them all."""
+
+from tidegate.models.account import Account
+from tidegate.models.account_feature import AccountFeature
+from tidegate.models.api_key import ApiKey
+from tidegate.models.base import Base
+from tidegate.models.board import Board
+from tidegate.models.enterprise import Enterprise
+from tidegate.models.exclusion_rule import ExclusionRule
+from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
+from tidegate.models.pipeline import Pipeline, PipelineNode
+from tidegate.models.user import User
+
+__all__ = [
+    "AccessKey",
+    "Account",
+    "AccountFeature",
+    "ApiKey",
+    "Base",
+    "Board",
+    "Enterprise",
+    "ExclusionRule",
+    "GatewayRoute",
+    "Pipeline",
+    "PipelineNode",
+    "SigningKey",
+    "User",
+]
