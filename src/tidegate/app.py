@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import ORJSONResponse
 from redis.asyncio import Redis
 
 from tidegate.api import error_handlers
@@ -56,7 +55,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="tidegate",
         version=API_VERSION,
         summary="A self-hostable log and telemetry platform server",
-        default_response_class=ORJSONResponse,
         lifespan=lifespan,
     )
     error_handlers.install(app)

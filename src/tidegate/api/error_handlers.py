@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import ORJSONResponse, Response
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tidegate.api.validation import translate
@@ -22,7 +23,12 @@ def family_of(path: str) -> ApiFamily:
 
 def render(error: ApiError, path: str) -> Response:
     body = error.v3_body() if family_of(path) == "v3" else error.legacy_body()
-    return ORJSONResponse(body, status_code=error.status, headers=error.headers or None)
+    return Response(
+        orjson.dumps(body),
+        status_code=error.status,
+        headers=error.headers or None,
+        media_type="application/json",
+    )
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:

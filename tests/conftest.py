@@ -1,0 +1,199 @@
+"""Shared fixtures: real databases (an SQLite file and a PostgreSQL database, both built
+by the Alembic migrations), the app in process over HTTPX, and a real server process.
+
+Isolation between tests comes from tenancy rather than rollback: every test makes its
+own enterprise (see ``factories``), so no test can see another's data, exactly as no
+tenant can see another's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from tidegate.app import create_app
+from tidegate.config import Settings
+from tidegate.db.migrate import upgrade_database
+
+PG_ADMIN_DSN = os.environ.get(
+    "TIDEGATE_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+BACKENDS = ["sqlite", "postgres"]
+
+
+async def _create_pg_database() -> str:
+    name = f"tidegate_test_{uuid.uuid4().hex[:12]}"
+    conn = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return name
+
+
+async def _drop_pg_database(name: str) -> None:
+    conn = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def pg_url(name: str) -> str:
+    return f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+async def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[str]:
+    """A migrated, empty database of each backend, shared by the session."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("sqlite") / "tidegate.sqlite3"
+        url = f"sqlite+aiosqlite:///{path}"
+        await upgrade_database(url)
+        yield url
+        return
+    name = await _create_pg_database()
+    url = pg_url(name)
+    try:
+        await upgrade_database(url)
+        yield url
+    finally:
+        await _drop_pg_database(name)
+
+
+def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    base = Settings(
+        database_url=database_url,
+        redis_url=None,
+        data_dir=data_dir,
+        secret_key="test-secret",
+        rate_limit_per_minute=0,
+        max_body_bytes=1024 * 1024,
+        bootstrap=False,
+    )
+    return base.with_overrides(**overrides)
+
+
+class AppClient(httpx.AsyncClient):
+    """An HTTPX client bound to one running app (lifespan entered)."""
+
+    database_url: str
+    settings: Settings
+
+
+async def open_client(settings: Settings) -> tuple[AppClient, Any]:
+    app = create_app(settings)
+    lifespan = app.router.lifespan_context(app)
+    await lifespan.__aenter__()
+    client = AppClient(transport=httpx.ASGITransport(app=app), base_url="http://tidegate.test")
+    client.database_url = settings.database_url
+    client.settings = settings
+    return client, lifespan
+
+
+@pytest.fixture(scope="session")
+async def client(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AppClient]:
+    """The app over in-process ASGI, on each database backend; no rate limit."""
+    settings = make_settings(database_url, tmp_path_factory.mktemp("data"))
+    http, lifespan = await open_client(settings)
+    try:
+        yield http
+    finally:
+        await http.aclose()
+        await lifespan.__aexit__(None, None, None)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LiveServer:
+    """``tidegate serve`` in its own process, talking real HTTP on a loopback port."""
+
+    def __init__(self, *, env: dict[str, str], workers: int = 1, cwd: Path) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, **env}
+        self.workers = workers
+        self.cwd = cwd
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = cwd / "server.log"
+
+    def start(self) -> None:
+        command = [
+            sys.executable, "-m", "tidegate", "serve",
+            "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
+        ]  # fmt: skip
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, env=self.env, cwd=self.cwd, stdout=log, stderr=log
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
+            try:
+                if httpx.get(self.base_url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def live_server_factory(tmp_path: Path) -> Iterator[Any]:
+    """Start real servers: ``live_server_factory(env={...}, workers=N)``."""
+    servers: list[LiveServer] = []
+
+    def start(*, env: dict[str, str] | None = None, workers: int = 1) -> LiveServer:
+        workdir = tmp_path / f"server{len(servers)}"
+        workdir.mkdir()
+        base_env = {"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
+        server = LiveServer(env={**base_env, **(env or {})}, workers=workers, cwd=workdir)
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+async def fresh_pg_url() -> AsyncIterator[str]:
+    """An empty PostgreSQL database of its own (not migrated), dropped afterwards."""
+    name = await _create_pg_database()
+    try:
+        yield pg_url(name)
+    finally:
+        await asyncio.sleep(0)
+        await _drop_pg_database(name)
