@@ -61,3 +61,31 @@ async def make_account(client: httpx.AsyncClient, tenant: Tenant, **fields: Any)
     assert response.status_code == 201, response.text
     data = response.json()["data"]
     return AccountCtx(tenant=tenant, account_id=data["account_id"], data=data)
+
+
+async def insert_key(
+    database_url: str, *, kind: str, account_id: str | None = None, enterprise_id: str | None = None
+) -> str:
+    """A key written straight to the database, for tests that must not depend on the keys API."""
+    from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
+    from tidegate.auth.secrets import hash_secret, hint, new_ingestion_key, new_service_key
+    from tidegate.models import ApiKey
+
+    secret = new_ingestion_key() if kind == "ingestion" else new_service_key()
+    domain = INGESTION_DOMAIN if kind == "ingestion" else MANAGEMENT_DOMAIN
+    db = Database.connect(database_url)
+    try:
+        async with db.write_sessions() as session:
+            session.add(
+                ApiKey(
+                    kind=kind,
+                    account_id=account_id,
+                    enterprise_id=enterprise_id,
+                    key_hash=hash_secret(secret, domain=domain),
+                    hint=hint(secret),
+                )
+            )
+            await session.commit()
+    finally:
+        await db.dispose()
+    return secret

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from tidegate.api.validation import translate
 from tidegate.errors import ApiError, MalformedJson, ValidationFailed, error_for_status
@@ -63,7 +64,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     error = error_for_status(exc.status_code, detail)
     if exc.headers:
         error.headers = dict(exc.headers)
+    if exc.status_code == 405:
+        # Starlette names only the first matching route's methods; a path served by
+        # several routes (GET and POST on one collection) must list them all.
+        error.headers["Allow"] = ", ".join(_allowed_methods(request))
     return render(error, request.url.path)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.path_regex.match(request.url.path):
+            methods |= route.methods
+    return sorted(methods)
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -7,10 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
+from tidegate.api.request_model import RequestModel, integral
 from tidegate.types import AccountStatus
 
 Email = Annotated[str, Field(max_length=320, json_schema_extra={"format": "email"})]
-Retention = Annotated[int, Field(ge=0, le=90, json_schema_extra={"format": "int32"})]
+Retention = Annotated[int, Field(ge=0, le=90, json_schema_extra={"format": "int32"}), integral]
 DateTime35 = Annotated[datetime, Field(json_schema_extra={"maxLength": 35})]
 PlanType = Annotated[str, Field(min_length=4, max_length=50)]
 
@@ -62,13 +63,11 @@ class Enterprise(BaseModel):
     accounts: list[Account]
 
 
-class PlanIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PlanIn(RequestModel):
     type: PlanType
 
 
-class AccountCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AccountCreate(RequestModel):
     company: Annotated[str, Field(min_length=1, max_length=250)]
     owneremail: Annotated[EmailStr, Field(max_length=320)]
     external_id: Annotated[str, Field(max_length=255)] | None = None
@@ -77,10 +76,9 @@ class AccountCreate(BaseModel):
     enable_syslog: bool = False
 
 
-class AccountUpdate(BaseModel):
+class AccountUpdate(RequestModel):
     """PATCH body: only the fields present change; ``external_id`` may be set to null."""
 
-    model_config = ConfigDict(extra="forbid")
     company: Annotated[str, Field(min_length=1, max_length=250)] | None = None
     external_id: Annotated[str, Field(max_length=255)] | None = None
     plan: PlanIn | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections import defaultdict
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
@@ -125,17 +126,34 @@ async def _new_short_id(session: AsyncSession) -> str:
             return candidate
 
 
-async def create_account(
-    *, session: AsyncSession, enterprise_id: str, body: schemas.AccountCreate
-) -> schemas.Account:
-    email = str(body.owneremail).lower()
+async def _find_or_create_owner(*, session: AsyncSession, enterprise_id: str, email: str) -> User:
     owner = await repository.user_by_email(
         session=session, enterprise_id=enterprise_id, email=email
     )
-    if owner is None:
-        owner = User(enterprise_id=enterprise_id, email=email, verified=False)
-        session.add(owner)
-        await session.flush()
+    if owner is not None:
+        return owner
+    try:
+        # Two requests may create accounts for the same new owner at once: the loser of
+        # the unique (enterprise_id, email) race takes the winner's row.
+        async with session.begin_nested():
+            owner = User(enterprise_id=enterprise_id, email=email, verified=False)
+            session.add(owner)
+        return owner
+    except IntegrityError:
+        found = await repository.user_by_email(
+            session=session, enterprise_id=enterprise_id, email=email
+        )
+        if found is None:
+            raise
+        return found
+
+
+async def create_account(
+    *, session: AsyncSession, enterprise_id: str, body: schemas.AccountCreate
+) -> schemas.Account:
+    owner = await _find_or_create_owner(
+        session=session, enterprise_id=enterprise_id, email=str(body.owneremail).lower()
+    )
     account = Account(
         enterprise_id=enterprise_id,
         short_id=await _new_short_id(session),

@@ -1,0 +1,103 @@
+"""The command line and real servers: `tidegate enterprise create`, `tidegate serve --workers N`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tidegate", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def server_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'cli.sqlite3'}"
+    return str(request.getfixturevalue("fresh_pg_url"))
+
+
+def test_enterprise_create_prints_exactly_one_json_object(server_db: str, tmp_path: Path) -> None:
+    env = {"TIDEGATE_DATABASE_URL": server_db, "TIDEGATE_DATA_DIR": str(tmp_path / "var")}
+    result = run_cli(
+        "enterprise",
+        "create",
+        "--name",
+        "Umbrella",
+        "--partner",
+        "p1",
+        "--parent-enterprise-id",
+        "abc",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)  # the whole of stdout is one JSON document
+    assert set(body) == {"enterprise_id", "token"}
+    assert re.fullmatch(r"ste_[0-9a-f]{40}", body["token"])
+    assert result.stdout.count("\n") == 1
+
+
+def test_enterprise_create_needs_a_name(tmp_path: Path) -> None:
+    result = run_cli("enterprise", "create", env={"TIDEGATE_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stdout == ""
+
+
+def test_first_start_bootstraps_a_key_file(live_server_factory: Any, tmp_path: Path) -> None:
+    server = live_server_factory(
+        env={"TIDEGATE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'b.sqlite3'}"}
+    )
+    key_file = server.cwd / "var" / "enterprise-key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    token = key_file.read_text().strip()
+    response = httpx.get(
+        server.base_url + "/v3/enterprise", headers={"Authorization": f"Token {token}"}
+    )
+    assert response.status_code == 200
+    assert response.json()["data"]["name"] == "default"
+
+
+def test_serve_with_four_workers(live_server_factory: Any, server_db: str, tmp_path: Path) -> None:
+    env = {
+        "TIDEGATE_DATABASE_URL": server_db,
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    server = live_server_factory(env=env, workers=4)
+    created = json.loads(
+        run_cli(
+            "enterprise", "create", "--name", "w4", env={**env, "TIDEGATE_DATA_DIR": str(tmp_path)}
+        ).stdout
+    )
+    headers = {"Authorization": f"Token {created['token']}"}
+
+    def create(i: int) -> int:
+        body = {"company": f"c{i}", "owneremail": f"o{i % 3}@example.com"}
+        return httpx.post(
+            server.base_url + "/v3/enterprise/account", json=body, headers=headers, timeout=30
+        ).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(create, range(40)))
+    assert statuses == [201] * 40
+    accounts = httpx.get(server.base_url + "/v3/enterprise", headers=headers).json()["data"][
+        "accounts"
+    ]
+    assert len(accounts) == 40
+    assert len({a["account"] for a in accounts}) == 40
