@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
 from tidegate.api import error_handlers
@@ -26,6 +27,11 @@ def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
     if redis is not None:
         return RedisRateLimiter(redis, settings.rate_limit_per_minute)
     return MemoryRateLimiter(settings.rate_limit_per_minute)
+
+
+def _telemetry(settings: Settings) -> TelemetryConfig:
+    enabled = settings.otel
+    return {"tracing": enabled, "metrics": enabled, "logs": enabled, "operation_spans": enabled}
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -56,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=API_VERSION,
         summary="A self-hostable log and telemetry platform server",
         lifespan=lifespan,
+        # FastAPI's native OpenTelemetry costs about a third of a cheap request even with
+        # no exporter configured, so it is opt-in (TIDEGATE_OTEL=1 uses global providers).
+        telemetry=_telemetry(settings),
     )
     error_handlers.install(app)
     app.add_middleware(BodyGuard, max_body_bytes=settings.max_body_bytes)

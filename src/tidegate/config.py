@@ -18,6 +18,7 @@ class Settings:
     rate_limit_per_minute: int
     max_body_bytes: int
     bootstrap: bool
+    otel: bool = False
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -31,6 +32,7 @@ class Settings:
             rate_limit_per_minute=int(os.environ.get("TIDEGATE_RATE_LIMIT_PER_MINUTE", "50")),
             max_body_bytes=int(os.environ.get("TIDEGATE_MAX_BODY_BYTES", str(1024 * 1024))),
             bootstrap=os.environ.get("TIDEGATE_BOOTSTRAP", "1") not in ("0", "false", "no"),
+            otel=os.environ.get("TIDEGATE_OTEL", "0") in ("1", "true", "yes"),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

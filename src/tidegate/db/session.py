@@ -15,8 +15,13 @@ _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     db = app_state(request).db
-    factory = db.read_sessions if request.method in _READ_METHODS else db.write_sessions
-    async with factory() as session:
+    if request.method in _READ_METHODS:
+        # Reads change nothing, so there is nothing to commit; returning the connection
+        # to the pool ends any transaction (PostgreSQL) or there is none (SQLite).
+        async with db.read_sessions() as session:
+            yield session
+        return
+    async with db.write_sessions() as session:
         try:
             yield session
             await session.commit()
