@@ -220,3 +220,19 @@ async def test_features_enable_list_disable(client: AppClient) -> None:
     assert (await client.get(base, headers=tenant.headers)).json()["data"][0]["enabled"] is False
     unknown = await client.put(base + "/no-such-feature", headers=tenant.headers)
     assert unknown.status_code == 404
+
+
+async def test_text_no_database_can_store_is_a_400_not_a_500(client: AppClient) -> None:
+    tenant = await make_tenant(client.database_url)
+    body = {"company": "nul\u0000byte", "owneremail": "a@example.com"}
+    response = await client.post("/v3/enterprise/account", json=body, headers=tenant.headers)
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["keyword"] == "pattern"
+    lone = await client.post(
+        "/v3/enterprise/account",
+        content=b'{"company": "\\ud800", "owneremail": "a@example.com"}',
+        headers={**tenant.headers, "content-type": "application/json"},
+    )
+    assert lone.status_code == 400
+    path = await client.get("/v3/enterprise/account/a%00b", headers=tenant.headers)
+    assert path.status_code == 400

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS
+from tidegate.api.text import STORABLE_TEXT
 from tidegate.auth.dependencies import EnterpriseId
 from tidegate.db.session import SessionDep
 from tidegate.enterprise import schemas, service
@@ -15,9 +16,15 @@ from tidegate.enterprise import schemas, service
 router = APIRouter(prefix="/v3/enterprise", tags=["Enterprise"], responses=V3_ERRORS)
 
 AccountIdPath = Annotated[
-    str, Path(min_length=1, max_length=24, description="The account's identifier")
+    str,
+    Path(
+        min_length=1, max_length=24, pattern=STORABLE_TEXT, description="The account's identifier"
+    ),
 ]
-FeaturePath = Annotated[str, Path(min_length=1, max_length=64, description="A beta feature's name")]
+FeaturePath = Annotated[
+    str,
+    Path(min_length=1, max_length=64, pattern=STORABLE_TEXT, description="A beta feature's name"),
+]
 
 ACCOUNT = "/v3/enterprise/account/{account_id}"
 ACCOUNT_LINKS = SelfLinks(

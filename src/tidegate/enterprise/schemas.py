@@ -8,12 +8,16 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from tidegate.api.request_model import RequestModel, integral
+from tidegate.api.text import STORABLE_TEXT
 from tidegate.types import AccountStatus
 
 Email = Annotated[str, Field(max_length=320, json_schema_extra={"format": "email"})]
 Retention = Annotated[int, Field(ge=0, le=90, json_schema_extra={"format": "int32"}), integral]
 DateTime35 = Annotated[datetime, Field(json_schema_extra={"maxLength": 35})]
 PlanType = Annotated[str, Field(min_length=4, max_length=50)]
+PlanTypeIn = Annotated[str, Field(min_length=4, max_length=50, pattern=STORABLE_TEXT)]
+Company = Annotated[str, Field(min_length=1, max_length=250, pattern=STORABLE_TEXT)]
+ExternalId = Annotated[str, Field(max_length=255, pattern=STORABLE_TEXT)]
 
 
 class Plan(BaseModel):
@@ -64,13 +68,13 @@ class Enterprise(BaseModel):
 
 
 class PlanIn(RequestModel):
-    type: PlanType
+    type: PlanTypeIn
 
 
 class AccountCreate(RequestModel):
-    company: Annotated[str, Field(min_length=1, max_length=250)]
+    company: Company
     owneremail: Annotated[EmailStr, Field(max_length=320)]
-    external_id: Annotated[str, Field(max_length=255)] | None = None
+    external_id: ExternalId | None = None
     plan: PlanIn | None = None
     retention: Retention = 30
     enable_syslog: bool = False
@@ -79,8 +83,8 @@ class AccountCreate(RequestModel):
 class AccountUpdate(RequestModel):
     """PATCH body: only the fields present change; ``external_id`` may be set to null."""
 
-    company: Annotated[str, Field(min_length=1, max_length=250)] | None = None
-    external_id: Annotated[str, Field(max_length=255)] | None = None
+    company: Company | None = None
+    external_id: ExternalId | None = None
     plan: PlanIn | None = None
     retention: Retention | None = None
     status: AccountStatus | None = None
