@@ -1,0 +1,172 @@
+"""Turns a parsed query into nested closures over ``LogLine``.
+
+Everything that can be decided once is decided here: literals are case-folded, field
+names are resolved to an attribute or a path into ``meta``, word-start patterns are
+compiled, and the common cases (a built-in field, a string value) get closures of their
+own. Evaluating a line then allocates nothing beyond what ``LogLine.folded`` caches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from operator import attrgetter
+
+from tidegate.search.line import LogLine
+from tidegate.search.nodes import And, Field, LineNode, Match, Not, Or, Phrase, Term, ValueOr
+from tidegate.search.values import AnyMatch, compile_text_match, compile_value, merge_matches
+
+LinePredicate = Callable[[LogLine], bool]
+FieldGetter = Callable[[LogLine], object]
+
+BUILTIN_FIELDS = frozenset({"host", "app", "level", "source", "file", "namespace"})
+_WORD_CHAR = re.compile(r"\w")
+
+
+def compile_line(node: LineNode) -> LinePredicate:
+    if isinstance(node, Term):
+        return _compile_term(node.text)
+    if isinstance(node, Phrase):
+        phrase = node.text.casefold()
+        return lambda line: phrase in line.folded
+    if isinstance(node, Field):
+        return _compile_field(node)
+    if isinstance(node, Not):
+        inner = compile_line(node.operand)
+        return lambda line: not inner(line)
+    operands = tuple(compile_line(operand) for operand in _flatten(node))
+    return _every(operands) if isinstance(node, And) else _some(operands)
+
+
+def _flatten(node: And | Or) -> list[LineNode]:
+    """``(a b) c`` is ``a b c``: one loop instead of nested closures."""
+    flat: list[LineNode] = []
+    for operand in node.operands:
+        if isinstance(operand, And | Or) and type(operand) is type(node):
+            flat.extend(_flatten(operand))
+        else:
+            flat.append(operand)
+    return flat
+
+
+def _every(predicates: tuple[LinePredicate, ...]) -> LinePredicate:
+    if len(predicates) == 2:
+        first, second = predicates
+        return lambda line: first(line) and second(line)
+
+    def every(line: LogLine) -> bool:
+        for predicate in predicates:
+            if not predicate(line):
+                return False
+        return True
+
+    return every
+
+
+def _some(predicates: tuple[LinePredicate, ...]) -> LinePredicate:
+    if len(predicates) == 2:
+        first, second = predicates
+        return lambda line: first(line) or second(line)
+
+    def some(line: LogLine) -> bool:
+        for predicate in predicates:
+            if predicate(line):
+                return True
+        return False
+
+    return some
+
+
+def _compile_term(text: str) -> LinePredicate:
+    term = text.casefold()
+    if _WORD_CHAR.match(term) is None:
+        # A term that starts with punctuation ('/api', '[error]') starts a word wherever
+        # it occurs.
+        return lambda line: term in line.folded
+    # The term must sit at the start of a word: no word character right before it.
+    # Most lines are settled by one find() and one character test; a line whose first
+    # occurrence is inside a word is searched on by a regular expression (C speed, no
+    # backtracking: a literal after a word boundary).
+    search = re.compile(r"\b" + re.escape(term)).search
+
+    def at_word_start(line: LogLine) -> bool:
+        folded = line.folded
+        found = folded.find(term)
+        if found <= 0:
+            return found == 0
+        before = folded[found - 1]
+        if not before.isalnum() and before != "_":
+            return True
+        return search(folded, found + 1) is not None
+
+    return at_word_start
+
+
+def _compile_field(node: Field) -> LinePredicate:
+    if node.name in BUILTIN_FIELDS:
+        return _compile_builtin_field(node)
+    get = field_getter(node.name)
+    test = compile_value(node.test)
+
+    def field_matches(line: LogLine) -> bool:
+        value = get(line)
+        if value is None:
+            return False
+        if isinstance(value, (list, tuple)):  # faster than list | tuple
+            # An array matches when one of its elements does.
+            for item in value:
+                if item is not None and test(item):
+                    return True
+            return False
+        return test(value)
+
+    return field_matches
+
+
+def _compile_builtin_field(node: Field) -> LinePredicate:
+    """Built-in fields hold a string or None: no arrays, no conversions."""
+    get: Callable[[LogLine], str | None] = attrgetter(node.name)
+    match = merge_matches(node.test) if isinstance(node.test, ValueOr) else node.test
+    if isinstance(match, Match | AnyMatch):
+        on_text = compile_text_match(match)
+        return lambda line: (value := get(line)) is not None and on_text(value)
+    test = compile_value(node.test)
+    return lambda line: (value := get(line)) is not None and test(value)
+
+
+def field_getter(name: str) -> FieldGetter:
+    """Where a field name points: a built-in attribute, or a path into ``meta``."""
+    if name in BUILTIN_FIELDS:
+        return attrgetter(name)
+    parts = name.split(".")
+    if parts[0] == "meta":
+        parts = parts[1:]
+    return _meta_getter(tuple(parts))
+
+
+def _meta_getter(path: tuple[str, ...]) -> FieldGetter:
+    if not path:
+        return attrgetter("meta")
+    if len(path) == 1:
+        (key,) = path
+        return lambda line: None if (meta := line.meta) is None else meta.get(key)
+    flat_key = ".".join(path)
+
+    def get(line: LogLine) -> object:
+        meta = line.meta
+        if meta is None:
+            return None
+        # A key that literally contains the dots (flattened JSON) wins over nesting.
+        value = meta.get(flat_key)
+        if value is not None:
+            return value
+        value = meta
+        for key in path:
+            if type(value) is not dict and not isinstance(value, Mapping):
+                return None
+            value = value.get(key)
+            if value is None:
+                return None
+        return value
+
+    return get
