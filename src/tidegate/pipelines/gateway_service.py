@@ -1,0 +1,333 @@
+"""Gateway route rules: routes, their access keys and signing keys. No HTTP here.
+
+Access keys are stored as a keyed hash (shown once, when made). Signing keys must stay
+usable for HMAC verification, so they are sealed under the server secret (which lives
+outside the database) and identified by a keyed fingerprint; no answer ever carries one.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.auth.secrets import Sealer, hash_secret, hint, new_access_key, same_secret
+from tidegate.errors import Conflict, ErrorItem, NotFound, ServiceUnavailable
+from tidegate.models import AccessKey, GatewayRoute, PipelineNode, SigningKey
+from tidegate.models.base import new_uuid, utcnow
+from tidegate.pipelines import gateway_schemas as schemas
+from tidegate.pipelines import repository
+
+log = logging.getLogger("tidegate.pipelines")
+
+ACCESS_KEY_DOMAIN: Final = "tidegate:access-key"
+MAX_ROUTES_PER_ACCOUNT: Final = 1_000
+MAX_ACCESS_KEYS_PER_ROUTE: Final = 50
+MAX_SIGNING_KEYS_PER_ROUTE: Final = 20
+FINGERPRINT_SHOWN: Final = 12
+
+
+# Shapes
+
+
+def route_schema(route: GatewayRoute, sources: list[PipelineNode]) -> schemas.GatewayRoute:
+    return schemas.GatewayRoute(
+        id=route.id,
+        account_id=route.account_id,
+        title=route.title,
+        sources=[
+            schemas.RouteSource(pipeline_id=node.pipeline_id, source_id=node.id) for node in sources
+        ],
+        created_at=route.created_at,
+        updated_at=route.updated_at,
+    )
+
+
+def access_key_schema(key: AccessKey) -> schemas.AccessKey:
+    return schemas.AccessKey(
+        id=key.id,
+        account_id=key.account_id,
+        title=key.title,
+        gateway_route_id=key.gateway_route_id,
+        hint=key.hint,
+        created_at=key.created_at,
+    )
+
+
+def signing_key_schema(key: SigningKey) -> schemas.SigningKey:
+    return schemas.SigningKey(
+        id=key.id,
+        account_id=key.account_id,
+        gateway_route_id=key.gateway_route_id,
+        fingerprint=key.fingerprint[:FINGERPRINT_SHOWN],
+        created_at=key.created_at,
+    )
+
+
+# Routes
+
+
+async def _own_route(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str, for_update: bool = False
+) -> GatewayRoute:
+    route = await repository.gateway_route(
+        session=session,
+        account_id=account_id,
+        gateway_route_id=gateway_route_id,
+        for_update=for_update,
+    )
+    if route is None:
+        raise NotFound(f"No gateway route {gateway_route_id}")
+    return route
+
+
+async def _with_sources(*, session: AsyncSession, route: GatewayRoute) -> schemas.GatewayRoute:
+    sources = await repository.sources_bound_to(session=session, gateway_route_id=route.id)
+    return route_schema(route, sources)
+
+
+async def list_routes(*, session: AsyncSession, account_id: str) -> list[schemas.GatewayRoute]:
+    routes = await repository.gateway_routes_of(session=session, account_id=account_id)
+    sources = await repository.sources_by_route(
+        session=session, gateway_route_ids=[route.id for route in routes]
+    )
+    return [route_schema(route, sources[route.id]) for route in routes]
+
+
+async def get_route(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str
+) -> schemas.GatewayRoute:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    return await _with_sources(session=session, route=route)
+
+
+async def create_route(
+    *, session: AsyncSession, account_id: str, body: schemas.GatewayRouteCreate
+) -> schemas.GatewayRoute:
+    if await repository.count_gateway_routes(session=session, account_id=account_id) >= (
+        MAX_ROUTES_PER_ACCOUNT
+    ):
+        raise Conflict(f"An account holds at most {MAX_ROUTES_PER_ACCOUNT} gateway routes")
+    now = utcnow()
+    route = GatewayRoute(
+        id=new_uuid(), account_id=account_id, title=body.title, created_at=now, updated_at=now
+    )
+    session.add(route)
+    await session.flush()
+    return route_schema(route, [])
+
+
+async def replace_route(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    gateway_route_id: str,
+    body: schemas.GatewayRouteReplace,
+) -> schemas.GatewayRoute:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    route.title = body.title
+    route.updated_at = utcnow()
+    await session.flush()
+    return await _with_sources(session=session, route=route)
+
+
+async def delete_route(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str
+) -> schemas.GatewayRoute:
+    """Deletes the route with its access and signing keys; refuses (409, naming them)
+    while HTTP sources are bound to it."""
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
+    )
+    gone = await _with_sources(session=session, route=route)
+    if gone.sources:
+        names = ", ".join(f"{s.source_id} (pipeline {s.pipeline_id})" for s in gone.sources)
+        message = f"gateway route {route.id} is the route of HTTP source(s) {names}"
+        raise Conflict(
+            message,
+            errors=[
+                ErrorItem(
+                    keyword="dependents",
+                    message=message,
+                    params={"sources": [s.model_dump() for s in gone.sources]},
+                )
+            ],
+        )
+    await repository.delete_gateway_route(session=session, gateway_route_id=route.id)
+    session.expunge(route)
+    return gone
+
+
+# Access keys
+
+
+async def list_access_keys(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str
+) -> list[schemas.AccessKey]:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    keys = await repository.access_keys_of(session=session, gateway_route_id=route.id)
+    return [access_key_schema(key) for key in keys]
+
+
+async def create_access_key(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    gateway_route_id: str,
+    body: schemas.AccessKeyCreate,
+) -> schemas.AccessKeyCreated:
+    """A new generated key; the answer is the only place the key is ever shown."""
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
+    )
+    existing = await repository.access_keys_of(session=session, gateway_route_id=route.id)
+    if len(existing) >= MAX_ACCESS_KEYS_PER_ROUTE:
+        raise Conflict(f"A gateway route holds at most {MAX_ACCESS_KEYS_PER_ROUTE} access keys")
+    secret = new_access_key()
+    key = AccessKey(
+        id=new_uuid(),
+        gateway_route_id=route.id,
+        account_id=account_id,
+        title=body.title,
+        key_hash=hash_secret(secret, domain=ACCESS_KEY_DOMAIN),
+        hint=hint(secret),
+        created_at=utcnow(),
+    )
+    session.add(key)
+    await session.flush()
+    return schemas.AccessKeyCreated(
+        key=secret,
+        id=key.id,
+        account_id=key.account_id,
+        title=key.title,
+        gateway_route_id=key.gateway_route_id,
+        created_at=key.created_at,
+    )
+
+
+async def delete_access_key(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str, key_id: str
+) -> schemas.AccessKey:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    key = await repository.access_key(session=session, gateway_route_id=route.id, key_id=key_id)
+    if key is None:
+        raise NotFound(f"No access key {key_id} on this gateway route")
+    gone = access_key_schema(key)
+    await session.delete(key)
+    await session.flush()
+    return gone
+
+
+async def access_key_for_route(
+    *, session: AsyncSession, gateway_route_id: str, key: str
+) -> AccessKey | None:
+    """For the data plane: the access key row when ``key`` is one of the route's keys."""
+    key_hash = hash_secret(key, domain=ACCESS_KEY_DOMAIN)
+    found = await repository.access_key_by_hash(session=session, key_hash=key_hash)
+    if found is None or found.gateway_route_id != gateway_route_id:
+        return None
+    return found if same_secret(found.key_hash, key_hash) else None
+
+
+# Signing keys
+
+
+async def list_signing_keys(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str
+) -> list[schemas.SigningKey]:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    keys = await repository.signing_keys_of(session=session, gateway_route_id=route.id)
+    return [signing_key_schema(key) for key in keys]
+
+
+async def add_signing_key(
+    *,
+    session: AsyncSession,
+    sealer: Sealer,
+    account_id: str,
+    gateway_route_id: str,
+    body: schemas.SigningKeyAdd,
+) -> tuple[schemas.SigningKey, bool]:
+    """Adds a signing key to the route, sealed; ``(key, created)``. Adding a key the
+    route already holds changes nothing and answers the existing one."""
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
+    )
+    fingerprint = sealer.fingerprint(body.key)
+    existing = await repository.signing_key_by_fingerprint(
+        session=session, gateway_route_id=route.id, fingerprint=fingerprint
+    )
+    if existing is not None:
+        return signing_key_schema(existing), False
+    held = await repository.signing_keys_of(session=session, gateway_route_id=route.id)
+    if len(held) >= MAX_SIGNING_KEYS_PER_ROUTE:
+        raise Conflict(
+            f"A gateway route holds at most {MAX_SIGNING_KEYS_PER_ROUTE} signing keys; "
+            "delete one first"
+        )
+    key = SigningKey(
+        id=new_uuid(),
+        gateway_route_id=route.id,
+        account_id=account_id,
+        encrypted_key=sealer.seal(body.key),
+        fingerprint=fingerprint,
+        created_at=utcnow(),
+    )
+    session.add(key)
+    await session.flush()
+    return signing_key_schema(key), True
+
+
+async def delete_signing_key(
+    *, session: AsyncSession, account_id: str, gateway_route_id: str, signing_key_id: str
+) -> schemas.SigningKey:
+    route = await _own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    key = await repository.signing_key(
+        session=session, gateway_route_id=route.id, signing_key_id=signing_key_id
+    )
+    if key is None:
+        raise NotFound(f"No signing key {signing_key_id} on this gateway route")
+    gone = signing_key_schema(key)
+    await session.delete(key)
+    await session.flush()
+    return gone
+
+
+async def signing_secrets(
+    *, session: AsyncSession, sealer: Sealer, gateway_route_id: str
+) -> list[bytes]:
+    """For the data plane: the route's signing keys as HMAC keys (UTF-8 bytes), oldest
+    first. Empty only when the route has none (then no signature is required).
+
+    A key that no longer opens (the server secret changed) is skipped and logged; when
+    the route has keys and none opens, this raises ``ServiceUnavailable`` rather than
+    answer "no keys", so the route fails closed instead of accepting unsigned events.
+    """
+    secrets: list[bytes] = []
+    rows = await repository.signing_keys_of(session=session, gateway_route_id=gateway_route_id)
+    for key in rows:
+        opened = sealer.open(key.encrypted_key)
+        if opened is None:
+            log.error(
+                "signing key %s of gateway route %s cannot be opened with this server secret",
+                key.id,
+                gateway_route_id,
+            )
+            continue
+        secrets.append(opened.encode())
+    if rows and not secrets:
+        raise ServiceUnavailable("The gateway route's signing keys cannot be read")
+    return secrets

@@ -1,0 +1,221 @@
+"""Pipeline, node, gateway route, access key and signing key queries. Every lookup of a
+client-named resource is scoped to the account, so another account's resource is
+simply not found."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.models import AccessKey, GatewayRoute, Pipeline, PipelineNode, SigningKey
+
+# Pipelines
+
+
+async def pipeline(
+    *, session: AsyncSession, account_id: str, pipeline_id: str, for_update: bool = False
+) -> Pipeline | None:
+    """``for_update`` locks the row (PostgreSQL), so that two concurrent node saves of
+    one pipeline are checked against each other's graph; SQLite writers are serialised
+    by BEGIN IMMEDIATE already."""
+    query = select(Pipeline).where(Pipeline.id == pipeline_id, Pipeline.account_id == account_id)
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def pipelines_of(*, session: AsyncSession, account_id: str) -> list[Pipeline]:
+    result = await session.execute(
+        select(Pipeline)
+        .where(Pipeline.account_id == account_id)
+        .order_by(Pipeline.created_at, Pipeline.id)
+    )
+    return list(result.scalars())
+
+
+async def count_pipelines(*, session: AsyncSession, account_id: str) -> int:
+    result = await session.execute(
+        select(func.count()).select_from(Pipeline).where(Pipeline.account_id == account_id)
+    )
+    return int(result.scalar_one())
+
+
+async def pipeline_by_id(*, session: AsyncSession, pipeline_id: str) -> Pipeline | None:
+    """Unscoped: for the data plane, which starts from a gateway route, not an account."""
+    return await session.get(Pipeline, pipeline_id)
+
+
+async def delete_pipeline(*, session: AsyncSession, pipeline_id: str) -> None:
+    """The pipeline and its nodes, children first (no ORM relationship orders them)."""
+    await session.execute(delete(PipelineNode).where(PipelineNode.pipeline_id == pipeline_id))
+    await session.execute(delete(Pipeline).where(Pipeline.id == pipeline_id))
+
+
+# Nodes
+
+
+async def nodes_of(*, session: AsyncSession, pipeline_id: str) -> list[PipelineNode]:
+    result = await session.execute(
+        select(PipelineNode)
+        .where(PipelineNode.pipeline_id == pipeline_id)
+        .order_by(PipelineNode.created_at, PipelineNode.id)
+    )
+    return list(result.scalars())
+
+
+async def sources_bound_to(*, session: AsyncSession, gateway_route_id: str) -> list[PipelineNode]:
+    result = await session.execute(
+        select(PipelineNode)
+        .where(
+            PipelineNode.gateway_route_id == gateway_route_id,
+            PipelineNode.kind == "source",
+        )
+        .order_by(PipelineNode.created_at, PipelineNode.id)
+    )
+    return list(result.scalars())
+
+
+async def pipeline_revisions_for_route(
+    *, session: AsyncSession, gateway_route_id: str
+) -> dict[str, int]:
+    result = await session.execute(
+        select(Pipeline.id, Pipeline.revision)
+        .join(PipelineNode, PipelineNode.pipeline_id == Pipeline.id)
+        .where(
+            PipelineNode.gateway_route_id == gateway_route_id,
+            PipelineNode.kind == "source",
+        )
+        .distinct()
+    )
+    return {row[0]: int(row[1]) for row in result}
+
+
+# Gateway routes
+
+
+async def gateway_route(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    gateway_route_id: str,
+    for_update: bool = False,
+) -> GatewayRoute | None:
+    query = select(GatewayRoute).where(
+        GatewayRoute.id == gateway_route_id, GatewayRoute.account_id == account_id
+    )
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def delete_gateway_route(*, session: AsyncSession, gateway_route_id: str) -> None:
+    """The route with its access and signing keys, children first."""
+    await session.execute(delete(AccessKey).where(AccessKey.gateway_route_id == gateway_route_id))
+    await session.execute(delete(SigningKey).where(SigningKey.gateway_route_id == gateway_route_id))
+    await session.execute(delete(GatewayRoute).where(GatewayRoute.id == gateway_route_id))
+
+
+async def gateway_route_by_id(
+    *, session: AsyncSession, gateway_route_id: str
+) -> GatewayRoute | None:
+    """Unscoped: for the data plane, where the route id comes from the URL."""
+    return await session.get(GatewayRoute, gateway_route_id)
+
+
+async def gateway_routes_of(*, session: AsyncSession, account_id: str) -> list[GatewayRoute]:
+    result = await session.execute(
+        select(GatewayRoute)
+        .where(GatewayRoute.account_id == account_id)
+        .order_by(GatewayRoute.created_at, GatewayRoute.id)
+    )
+    return list(result.scalars())
+
+
+async def count_gateway_routes(*, session: AsyncSession, account_id: str) -> int:
+    result = await session.execute(
+        select(func.count()).select_from(GatewayRoute).where(GatewayRoute.account_id == account_id)
+    )
+    return int(result.scalar_one())
+
+
+async def sources_by_route(
+    *, session: AsyncSession, gateway_route_ids: list[str]
+) -> dict[str, list[PipelineNode]]:
+    found: dict[str, list[PipelineNode]] = {route_id: [] for route_id in gateway_route_ids}
+    if not gateway_route_ids:
+        return found
+    result = await session.execute(
+        select(PipelineNode)
+        .where(
+            PipelineNode.gateway_route_id.in_(gateway_route_ids),
+            PipelineNode.kind == "source",
+        )
+        .order_by(PipelineNode.created_at, PipelineNode.id)
+    )
+    for node in result.scalars():
+        if node.gateway_route_id is not None:
+            found[node.gateway_route_id].append(node)
+    return found
+
+
+# Access keys
+
+
+async def access_keys_of(*, session: AsyncSession, gateway_route_id: str) -> list[AccessKey]:
+    result = await session.execute(
+        select(AccessKey)
+        .where(AccessKey.gateway_route_id == gateway_route_id)
+        .order_by(AccessKey.created_at, AccessKey.id)
+    )
+    return list(result.scalars())
+
+
+async def access_key(
+    *, session: AsyncSession, gateway_route_id: str, key_id: str
+) -> AccessKey | None:
+    result = await session.execute(
+        select(AccessKey).where(
+            AccessKey.id == key_id, AccessKey.gateway_route_id == gateway_route_id
+        )
+    )
+    return result.scalar_one_or_none()
+
+
+async def access_key_by_hash(*, session: AsyncSession, key_hash: str) -> AccessKey | None:
+    result = await session.execute(select(AccessKey).where(AccessKey.key_hash == key_hash))
+    return result.scalar_one_or_none()
+
+
+# Signing keys
+
+
+async def signing_keys_of(*, session: AsyncSession, gateway_route_id: str) -> list[SigningKey]:
+    result = await session.execute(
+        select(SigningKey)
+        .where(SigningKey.gateway_route_id == gateway_route_id)
+        .order_by(SigningKey.created_at, SigningKey.id)
+    )
+    return list(result.scalars())
+
+
+async def signing_key(
+    *, session: AsyncSession, gateway_route_id: str, signing_key_id: str
+) -> SigningKey | None:
+    result = await session.execute(
+        select(SigningKey).where(
+            SigningKey.id == signing_key_id, SigningKey.gateway_route_id == gateway_route_id
+        )
+    )
+    return result.scalar_one_or_none()
+
+
+async def signing_key_by_fingerprint(
+    *, session: AsyncSession, gateway_route_id: str, fingerprint: str
+) -> SigningKey | None:
+    result = await session.execute(
+        select(SigningKey).where(
+            SigningKey.gateway_route_id == gateway_route_id,
+            SigningKey.fingerprint == fingerprint,
+        )
+    )
+    return result.scalars().first()
