@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
@@ -66,10 +69,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # no exporter configured, so it is opt-in (TIDEGATE_OTEL=1 uses global providers).
         telemetry=_telemetry(settings),
     )
+    app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
     error_handlers.install(app)
     app.add_middleware(BodyGuard, max_body_bytes=settings.max_body_bytes)
     app.include_router(build_router())
     return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI documents a 422 on every operation; tidegate never answers 422 (validation
+    failures are 400 in the family's error shape, already documented), so drop it."""
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            summary=app.summary,
+            routes=app.routes,
+        )
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                operation.get("responses", {}).pop("422", None)
+        schemas = document.get("components", {}).get("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(unused, None)
+        app.openapi_schema = document
+    return app.openapi_schema
 
 
 def create_app_from_env() -> FastAPI:

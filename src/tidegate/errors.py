@@ -29,12 +29,16 @@ class ErrorItem:
     def as_json(self) -> dict[str, Any]:
         return {
             "keyword": self.keyword[:30],
-            "instance_path": self.instance_path,
-            "schema_path": self.schema_path,
+            "instance_path": _capped(self.instance_path, 200),
+            "schema_path": _capped(self.schema_path, 200),
             "params": self.params,
-            "property_name": self.property_name,
+            "property_name": _capped(self.property_name, 100),
             "message": self.message[:200],
         }
+
+
+def _capped(text: str | None, limit: int) -> str | None:
+    return None if text is None else text[:limit]
 
 
 class ApiError(Exception):

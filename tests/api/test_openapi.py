@@ -38,6 +38,7 @@ def test_every_route_is_documented_with_errors(tmp_path: Path) -> None:
                 continue
             assert "401" in operation["responses"], f"{method} {path}"
             assert "400" in operation["responses"], f"{method} {path}"
+            assert "422" not in operation["responses"], f"{method} {path}"
 
 
 def test_account_schema_carries_the_spec_rules(tmp_path: Path) -> None:
