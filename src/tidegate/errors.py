@@ -83,6 +83,9 @@ def _describe(item: ErrorItem) -> str:
     where = (item.instance_path or "").lstrip("/").replace("/", ".")
     if item.keyword == "required" and "missingProperty" in item.params:
         return item.message
+    if item.keyword == "additionalProperties" and "additionalProperty" in item.params:
+        name = item.params["additionalProperty"]
+        return f"{where + '.' if where else ''}{name}: unknown field"
     return f"{where}: {item.message}" if where else item.message
 
 

@@ -99,3 +99,19 @@ async def test_body_that_is_not_an_object(client: AppClient) -> None:
     response = await client.post("/v3/enterprise/account", json=[1, 2], headers=tenant.headers)
     assert response.status_code == 400
     assert response.json()["errors"][0]["keyword"] == "type"
+
+
+async def test_legacy_error_names_an_unknown_field(client: AppClient) -> None:
+    tenant = await make_tenant(client.database_url)
+    from tests.factories import make_account
+
+    account = await make_account(client, tenant)
+    response = await client.post(
+        "/v1/config/board", json={"title": "t", "colour": "red"}, headers=account.headers
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "colour: unknown field",
+        "code": "BadRequest",
+        "status": "error",
+    }

@@ -7,12 +7,23 @@ from fastapi import APIRouter, Depends
 
 from tidegate.api import health
 from tidegate.auth.dependencies import authenticate
+from tidegate.boards.endpoints import router as boards_router
 from tidegate.enterprise.endpoints import router as enterprise_router
+from tidegate.exclusions.endpoints import router as exclusions_router
+from tidegate.keys.endpoints import router as keys_router
+from tidegate.pipelines.endpoints import router as pipelines_router
+from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 
 
 def build_router() -> APIRouter:
     management = APIRouter(dependencies=[Depends(authenticate)])
     management.include_router(enterprise_router)
+    management.include_router(keys_router)
+    management.include_router(exclusions_router)
+    management.include_router(boards_router)
+    # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
+    management.include_router(gateway_routes_router)
+    management.include_router(pipelines_router)
 
     root = APIRouter()
     root.include_router(health.router)

@@ -1,0 +1,52 @@
+"""HTTP for the v1 boards API."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.auth.dependencies import AccountId
+from tidegate.boards import schemas, service
+from tidegate.db.session import SessionDep
+
+router = APIRouter(prefix="/v1/config/board", tags=["Boards"], responses=LEGACY_ERRORS)
+
+BoardIdPath = Annotated[str, id_path(alias="boardid", description="The board's id")]
+
+
+@router.get("", summary="List the account's boards")
+async def list_boards(session: SessionDep, account_id: AccountId) -> list[schemas.BoardSummary]:
+    return await service.list_boards(session=session, account_id=account_id)
+
+
+@router.post("", summary="Create a board")
+async def create_board(
+    body: schemas.BoardCreate, session: SessionDep, account_id: AccountId
+) -> schemas.Board:
+    return await service.create_board(session=session, account_id=account_id, body=body)
+
+
+@router.get("/{boardid}", summary="Get a board with its graphs")
+async def get_board(
+    board_id: BoardIdPath, session: SessionDep, account_id: AccountId
+) -> schemas.Board:
+    return await service.get_board(session=session, account_id=account_id, board_id=board_id)
+
+
+@router.patch("/{boardid}", summary="Update a board's title or graphs")
+async def update_board(
+    board_id: BoardIdPath, body: schemas.BoardUpdate, session: SessionDep, account_id: AccountId
+) -> schemas.Board:
+    return await service.update_board(
+        session=session, account_id=account_id, board_id=board_id, body=body
+    )
+
+
+@router.delete("/{boardid}", summary="Delete a board")
+async def delete_board(
+    board_id: BoardIdPath, session: SessionDep, account_id: AccountId
+) -> schemas.Board:
+    return await service.delete_board(session=session, account_id=account_id, board_id=board_id)

@@ -1,0 +1,89 @@
+"""Boards of an account. No HTTP here."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.boards import repository, schemas
+from tidegate.errors import NotFound
+from tidegate.models import Board
+from tidegate.models.base import utcnow
+
+
+async def _short_id(*, session: AsyncSession, account_id: str) -> str:
+    short_id = await repository.short_id_of(session=session, account_id=account_id)
+    if short_id is None:  # the account went away under the caller's credentials
+        raise NotFound()
+    return short_id
+
+
+def board_schema(board: Board, short_id: str) -> schemas.Board:
+    return schemas.Board(
+        boardid=board.id, account=short_id, title=board.title, graphs=list(board.graphs or [])
+    )
+
+
+async def list_boards(*, session: AsyncSession, account_id: str) -> list[schemas.BoardSummary]:
+    short_id = await _short_id(session=session, account_id=account_id)
+    return [
+        schemas.BoardSummary(boardid=board.id, account=short_id, title=board.title)
+        for board in await repository.boards_of(session=session, account_id=account_id)
+    ]
+
+
+async def create_board(
+    *, session: AsyncSession, account_id: str, body: schemas.BoardCreate
+) -> schemas.Board:
+    short_id = await _short_id(session=session, account_id=account_id)
+    now = utcnow()
+    board = Board(
+        account_id=account_id,
+        title=body.title,
+        graphs=body.graphs or [],
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(board)
+    await session.flush()
+    return board_schema(board, short_id)
+
+
+async def _own_board(
+    *, session: AsyncSession, account_id: str, board_id: str, for_update: bool = False
+) -> Board:
+    board = await repository.board_of(
+        session=session, account_id=account_id, board_id=board_id, for_update=for_update
+    )
+    if board is None:
+        raise NotFound()
+    return board
+
+
+async def get_board(*, session: AsyncSession, account_id: str, board_id: str) -> schemas.Board:
+    board = await _own_board(session=session, account_id=account_id, board_id=board_id)
+    return board_schema(board, await _short_id(session=session, account_id=account_id))
+
+
+async def update_board(
+    *, session: AsyncSession, account_id: str, board_id: str, body: schemas.BoardUpdate
+) -> schemas.Board:
+    board = await _own_board(
+        session=session, account_id=account_id, board_id=board_id, for_update=True
+    )
+    if body.title is not None:
+        board.title = body.title
+    if body.graphs is not None:
+        board.graphs = body.graphs
+    board.updated_at = utcnow()
+    await session.flush()
+    return board_schema(board, await _short_id(session=session, account_id=account_id))
+
+
+async def delete_board(*, session: AsyncSession, account_id: str, board_id: str) -> schemas.Board:
+    board = await _own_board(
+        session=session, account_id=account_id, board_id=board_id, for_update=True
+    )
+    deleted = board_schema(board, await _short_id(session=session, account_id=account_id))
+    await session.delete(board)
+    await session.flush()
+    return deleted

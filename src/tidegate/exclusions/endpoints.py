@@ -1,0 +1,58 @@
+"""HTTP for the v1 ingestion exclusion rules API."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter
+from pydantic import Field
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+from tidegate.exclusions import schemas, service
+
+router = APIRouter(
+    prefix="/v1/config/ingestion/exclusions", tags=["Exclusion rules"], responses=LEGACY_ERRORS
+)
+
+RuleIdPath = Annotated[str, id_path(alias="id", description="The id of an exclusion rule")]
+# The spec's read answers a JSON array; for one id it always holds exactly one rule.
+OneRule = Annotated[list[schemas.ExclusionRule], Field(min_length=1, max_length=1)]
+
+
+@router.post("", summary="Create an ingestion exclusion rule")
+async def create_rule(
+    body: schemas.ExclusionRuleCreate, session: SessionDep, account_id: AccountId
+) -> schemas.ExclusionRule:
+    return await service.create_rule(session=session, account_id=account_id, body=body)
+
+
+@router.get("", summary="List the account's ingestion exclusion rules")
+async def list_rules(session: SessionDep, account_id: AccountId) -> list[schemas.ExclusionRule]:
+    return await service.list_rules(session=session, account_id=account_id)
+
+
+@router.get("/{id}", summary="Get an ingestion exclusion rule (a one-element array)")
+async def get_rule(rule_id: RuleIdPath, session: SessionDep, account_id: AccountId) -> OneRule:
+    return [await service.get_rule(session=session, account_id=account_id, rule_id=rule_id)]
+
+
+@router.patch("/{id}", summary="Update an ingestion exclusion rule")
+async def update_rule(
+    rule_id: RuleIdPath,
+    body: schemas.ExclusionRuleUpdate,
+    session: SessionDep,
+    account_id: AccountId,
+) -> schemas.ExclusionRule:
+    return await service.update_rule(
+        session=session, account_id=account_id, rule_id=rule_id, body=body
+    )
+
+
+@router.delete("/{id}", summary="Delete an ingestion exclusion rule")
+async def delete_rule(
+    rule_id: RuleIdPath, session: SessionDep, account_id: AccountId
+) -> schemas.ExclusionRule:
+    return await service.delete_rule(session=session, account_id=account_id, rule_id=rule_id)

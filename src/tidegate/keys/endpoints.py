@@ -1,0 +1,66 @@
+"""HTTP for the v1 keys API: parse, call the service, answer the model."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+from tidegate.keys import schemas, service
+
+router = APIRouter(prefix="/v1/config/keys", tags=["Keys"], responses=LEGACY_ERRORS)
+
+KeyTypeQuery = Annotated[
+    schemas.AccountKeyType,
+    Query(alias="type", description="The kind of key to create"),
+]
+KeyIdPath = Annotated[str, id_path(alias="id", description="The key's id")]
+KeyTypeFilter = Annotated[
+    schemas.AccountKeyType | None,
+    Query(alias="type", description="Only keys of this kind"),
+]
+
+
+@router.post("", summary="Create a service or ingestion key (the secret is shown once)")
+async def create_key(
+    key_type: KeyTypeQuery,
+    session: SessionDep,
+    account_id: AccountId,
+    body: schemas.KeyCreate | None = None,
+) -> schemas.CreatedKey:
+    return await service.create_key(
+        session=session,
+        account_id=account_id,
+        key_type=key_type,
+        name=body.name if body is not None else None,
+    )
+
+
+@router.get("", summary="List the account's service and ingestion keys")
+async def list_keys(
+    session: SessionDep, account_id: AccountId, key_type: KeyTypeFilter = None
+) -> list[schemas.Key]:
+    return await service.list_keys(session=session, account_id=account_id, key_type=key_type)
+
+
+@router.get("/{id}", summary="Get a key (without its secret)")
+async def get_key(key_id: KeyIdPath, session: SessionDep, account_id: AccountId) -> schemas.Key:
+    return await service.get_key(session=session, account_id=account_id, key_id=key_id)
+
+
+@router.put("/{id}", summary="Rename a key")
+async def rename_key(
+    key_id: KeyIdPath, body: schemas.KeyUpdate, session: SessionDep, account_id: AccountId
+) -> schemas.Key:
+    return await service.rename_key(
+        session=session, account_id=account_id, key_id=key_id, body=body
+    )
+
+
+@router.delete("/{id}", summary="Delete a key; it stops working at once")
+async def delete_key(key_id: KeyIdPath, session: SessionDep, account_id: AccountId) -> schemas.Key:
+    return await service.delete_key(session=session, account_id=account_id, key_id=key_id)

@@ -1,0 +1,68 @@
+"""The keys service against the database: what is stored, and what never is."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from tests.conftest import AppClient
+from tests.factories import make_account, make_tenant
+
+from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
+from tidegate.auth.secrets import hash_secret
+from tidegate.db.engine import Database
+from tidegate.errors import NotFound
+from tidegate.keys import service
+from tidegate.models import ApiKey
+
+
+@pytest.fixture
+async def session(client: AppClient) -> AsyncIterator[AsyncSession]:
+    db = Database.connect(client.database_url)
+    try:
+        async with db.write_sessions() as session:
+            yield session
+            await session.rollback()
+    finally:
+        await db.dispose()
+
+
+@pytest.mark.parametrize(
+    ("key_type", "domain"), [("service", MANAGEMENT_DOMAIN), ("ingestion", INGESTION_DOMAIN)]
+)
+async def test_only_a_keyed_hash_is_stored(
+    client: AppClient, session: AsyncSession, key_type: str, domain: str
+) -> None:
+    account = await make_account(client, await make_tenant(client.database_url))
+    created = await service.create_key(
+        session=session,
+        account_id=account.account_id,
+        key_type=key_type,  # type: ignore[arg-type]
+        name="",
+    )
+    stored = (await session.execute(select(ApiKey).where(ApiKey.id == created.id))).scalar_one()
+    assert stored.key_hash == hash_secret(created.key, domain=domain)
+    assert created.key not in (stored.key_hash, stored.name, stored.hint)
+    assert stored.hint == created.key[-4:]
+    assert stored.kind == key_type
+    assert stored.account_id == account.account_id
+    assert stored.enterprise_id is None
+    assert created.name is None  # an empty name is no name
+
+
+async def test_enterprise_keys_are_invisible(client: AppClient, session: AsyncSession) -> None:
+    # Everything committed before the test's session opens its (SQLite: exclusive)
+    # write transaction.
+    tenant = await make_tenant(client.database_url)
+    account = await make_account(client, tenant)
+    enterprise_key = (
+        await session.execute(select(ApiKey).where(ApiKey.enterprise_id == tenant.enterprise_id))
+    ).scalar_one()
+    # Even an account id that matches nothing cannot reach the enterprise key.
+    with pytest.raises(NotFound):
+        await service.get_key(
+            session=session, account_id=account.account_id, key_id=enterprise_key.id
+        )
+    assert await service.list_keys(session=session, account_id=account.account_id) == []
