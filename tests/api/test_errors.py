@@ -115,3 +115,15 @@ async def test_legacy_error_names_an_unknown_field(client: AppClient) -> None:
         "code": "BadRequest",
         "status": "error",
     }
+
+
+async def test_missing_body_is_not_an_object(client: AppClient) -> None:
+    tenant = await make_tenant(client.database_url)
+    response = await client.post("/v3/enterprise/account", headers=tenant.headers)
+    assert response.status_code == 400
+    item = response.json()["errors"][0]
+    assert (item["keyword"], item["instance_path"], item["message"]) == (
+        "type",
+        "",
+        "must be object",
+    )

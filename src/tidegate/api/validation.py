@@ -108,8 +108,20 @@ def translate(errors: Sequence[Any]) -> tuple[Context, list[ErrorItem]]:
         path = [part for part in loc[1:] if isinstance(part, (str, int))]
         kind = str(error.get("type", "value_error"))
         ctx = error.get("ctx") or {}
+        if kind == "missing" and not path:
+            # The whole body (or query, or header set) is absent: it is not an object.
+            items.append(
+                ErrorItem(
+                    keyword="type",
+                    message="must be object",
+                    instance_path="",
+                    schema_path="#/type",
+                    params={"type": "object"},
+                )
+            )
+            continue
         if kind == "missing":
-            name = str(path[-1]) if path else ""
+            name = str(path[-1])
             parent = path[:-1]
             items.append(
                 ErrorItem(

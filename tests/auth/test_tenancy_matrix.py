@@ -1,0 +1,219 @@
+"""No key of one enterprise can read or change anything of another, on every endpoint.
+
+The matrix is built from the OpenAPI document itself, so an endpoint added later is
+covered (and the coverage assertion fails until the matrix knows how to fill its path).
+Tenant A makes one of every resource; tenant B attacks every operation with A's ids,
+with valid bodies (so a 400 cannot hide a missing tenancy check), as its enterprise
+key, as its own account, through its own service key, and by trying to delegate into
+A's account. Nothing may succeed, no answer may carry A's ids, and A's state must be
+unchanged afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.conftest import AppClient
+from tests.factories import AccountCtx, make_account, make_tenant
+from tests.keys.factories import create_key, with_service_key
+
+FILTER = {
+    "condition": {"expressions": [{"field": ".level", "str_operator": "equal", "value": "debug"}]}
+}
+
+BODIES: dict[tuple[str, str], Any] = {
+    ("PATCH", "/v3/enterprise/account/{account_id}"): {"company": "pwned"},
+    ("PUT", "/v1/config/keys/{id}"): {"name": "pwned"},
+    ("PATCH", "/v1/config/ingestion/exclusions/{id}"): {"title": "pwned"},
+    ("PATCH", "/v1/config/board/{boardid}"): {"title": "pwned"},
+    ("PUT", "/v3/pipeline/gateway-route/{gateway_route_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/gateway-route/{gateway_route_id}/access-key"): {
+        "type": "generated",
+        "title": "x",
+    },
+    ("PUT", "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key"): {"key": "k" * 32},
+    ("PATCH", "/v3/pipeline/{pipeline_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/{pipeline_id}/source"): {
+        "type": "http",
+        "gateway_route_id": "{gateway_route_id}",
+    },
+    ("POST", "/v3/pipeline/{pipeline_id}/processor"): {"type": "filter", "user_config": FILTER},
+    ("POST", "/v3/pipeline/{pipeline_id}/destination"): {"type": "blackhole"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/source/{node_id}"): {"title": "pwned"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/processor/{node_id}"): {"title": "pwned"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/destination/{node_id}"): {"title": "pwned"},
+}
+
+
+async def _ok(response: Any, status: int = 200) -> Any:
+    assert response.status_code in (status, 201), response.text
+    return response.json()
+
+
+async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
+    tenant = await make_tenant(client.database_url)
+    account = await with_service_key(client, await make_account(client, tenant))
+    h = account.headers
+    ids: dict[str, str] = {"account_id": account.account_id, "feature": "throttle-processor"}
+    ids["service_key"] = (await create_key(client, account, type_="service"))["id"]
+    rule = await _ok(
+        await client.post(
+            "/v1/config/ingestion/exclusions", json={"title": "r", "apps": ["a"]}, headers=h
+        )
+    )
+    ids["exclusion"] = rule["id"]
+    board = await _ok(await client.post("/v1/config/board", json={"title": "b"}, headers=h))
+    ids["boardid"] = board["boardid"]
+    route = (
+        await _ok(await client.post("/v3/pipeline/gateway-route", json={"title": "g"}, headers=h))
+    )["data"]
+    ids["gateway_route_id"] = route["id"]
+    base = f"/v3/pipeline/gateway-route/{route['id']}"
+    access = (
+        await _ok(await client.post(base + "/access-key", json={"type": "generated"}, headers=h))
+    )["data"]
+    ids["key_id"] = access["id"]
+    signing = (
+        await _ok(await client.put(base + "/signing-key", json={"key": "s" * 32}, headers=h))
+    )["data"]
+    ids["signing_key_id"] = signing["id"]
+    pipeline = (await _ok(await client.post("/v3/pipeline", json={"title": "p"}, headers=h)))[
+        "data"
+    ]
+    ids["pipeline_id"] = pipeline["id"]
+    p = f"/v3/pipeline/{pipeline['id']}"
+    source = await _ok(
+        await client.post(
+            p + "/source", json={"type": "http", "gateway_route_id": route["id"]}, headers=h
+        )
+    )
+    ids["source"] = source["data"]["id"]
+    processor = await _ok(
+        await client.post(
+            p + "/processor",
+            json={"type": "filter", "user_config": FILTER, "inputs": [ids["source"]]},
+            headers=h,
+        )
+    )
+    ids["processor"] = processor["data"]["id"]
+    destination = await _ok(
+        await client.post(
+            p + "/destination", json={"type": "blackhole", "inputs": [ids["processor"]]}, headers=h
+        )
+    )
+    ids["destination"] = destination["data"]["id"]
+    return account, ids
+
+
+def fill(path: str, ids: dict[str, str]) -> str | None:
+    """The path with the victim's ids, or None when the matrix does not know a parameter."""
+    values = dict(ids)
+    if path.startswith("/v1/config/keys/"):
+        values["id"] = ids["service_key"]
+    elif path.startswith("/v1/config/ingestion/exclusions/"):
+        values["id"] = ids["exclusion"]
+    for kind in ("source", "processor", "destination"):
+        if f"/{kind}/" in path:
+            values["node_id"] = ids[kind]
+    try:
+        return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+    except KeyError:
+        return None
+
+
+async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) -> list[Any]:
+    h = account.headers
+    reads = [
+        client.get(f"/v3/enterprise/account/{ids['account_id']}", headers=account.tenant.headers),
+        client.get(
+            f"/v3/enterprise/account/{ids['account_id']}/features", headers=account.tenant.headers
+        ),
+        client.get("/v1/config/keys", headers=h),
+        client.get("/v1/config/ingestion/exclusions", headers=h),
+        client.get(f"/v1/config/board/{ids['boardid']}", headers=h),
+        client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}", headers=h),
+        client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),
+        client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/signing-key", headers=h),
+        client.get(f"/v3/pipeline/{ids['pipeline_id']}", headers=h),
+    ]
+    out = []
+    for read in reads:
+        response = await read
+        assert response.status_code == 200, response.text
+        out.append(response.json())
+    return out
+
+
+async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> None:
+    victim, ids = await build_victim(client)
+    before = await snapshot(client, victim, ids)
+
+    attacker_tenant = await make_tenant(client.database_url)
+    attacker = await with_service_key(client, await make_account(client, attacker_tenant))
+    identities = {
+        "enterprise key": attacker_tenant.headers,
+        "delegated to own account": attacker_tenant.as_account(attacker.account_id),
+        "own service key": attacker.headers,
+        "delegating into the victim": attacker_tenant.as_account(victim.account_id),
+    }
+    secret_ids = {value for key, value in ids.items() if key != "feature"}
+
+    document = (await client.get("/openapi.json")).json()
+    attempted: set[str] = set()
+    for template, operations in document["paths"].items():
+        for method in operations:
+            method = method.upper()
+            path = fill(template, ids)
+            if "{" in template:
+                assert path is not None, f"the tenancy matrix cannot fill {template}"
+                attempted.add(template)
+            for name, headers in identities.items():
+                body = BODIES.get((method, template))
+                if isinstance(body, dict):
+                    body = {k: fill(v, ids) if isinstance(v, str) else v for k, v in body.items()}
+                response = await client.request(
+                    method, path or template, json=body, headers=headers
+                )
+                where = f"{method} {template} as {name}"
+                if "{" in template:
+                    assert response.status_code in (403, 404), (
+                        f"{where}: {response.status_code} {response.text}"
+                    )
+                else:
+                    assert response.status_code < 500, where
+                # An id the attacker sent in the path may be echoed in the error; any
+                # other id of the victim's in an answer is a leak.
+                leaked = [v for v in secret_ids if v in response.text and v not in (path or "")]
+                assert not leaked, f"{where} leaked {leaked}: {response.text}"
+
+    templated = {t for t in document["paths"] if "{" in t}
+    assert attempted == templated
+    assert await snapshot(client, victim, ids) == before
+
+
+async def test_references_to_another_tenants_objects_are_refused(client: AppClient) -> None:
+    _victim, ids = await build_victim(client)
+    attacker = await make_account(client, await make_tenant(client.database_url))
+    pipeline = (
+        await client.post("/v3/pipeline", json={"title": "mine"}, headers=attacker.headers)
+    ).json()["data"]
+    # Binding my source to the victim's gateway route: refused exactly as a missing route.
+    bind = await client.post(
+        f"/v3/pipeline/{pipeline['id']}/source",
+        json={"type": "http", "gateway_route_id": ids["gateway_route_id"]},
+        headers=attacker.headers,
+    )
+    missing = await client.post(
+        f"/v3/pipeline/{pipeline['id']}/source",
+        json={"type": "http", "gateway_route_id": "0" * 36},
+        headers=attacker.headers,
+    )
+    assert bind.status_code == missing.status_code == 400
+    # Wiring the victim's node into my pipeline: a dangling input.
+    wire = await client.post(
+        f"/v3/pipeline/{pipeline['id']}/destination",
+        json={"type": "blackhole", "inputs": [ids["processor"]]},
+        headers=attacker.headers,
+    )
+    assert wire.status_code == 400
