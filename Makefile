@@ -19,8 +19,9 @@ install: $(STAMP)
 run: install
 	$(BIN)/tidegate serve --host 127.0.0.1 --port 8080
 
-## The whole test suite: real SQLite, real PostgreSQL, real Redis, real HTTP.
-test: install
+## Lint, strict typecheck, then the whole test suite: real SQLite, real PostgreSQL,
+## real Redis, real HTTP.
+test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install

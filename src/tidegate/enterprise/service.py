@@ -45,7 +45,7 @@ def account_schema(account: Account, owner: User, owner_short_ids: list[str]) ->
         plan=schemas.Plan(type=account.plan_type),
         quota=schemas.Quota(retention=account.retention),
         retention=account.retention,
-        status=account.status,  # type: ignore[arg-type]
+        status=account.status,
         created=account.created_at,
         meta=account.meta or {},
         owner=_owner(owner, owner_short_ids),
@@ -92,7 +92,7 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
     return schemas.Enterprise(
         enterprise_id=enterprise.id,
         name=enterprise.name,
-        status=enterprise.status,  # type: ignore[arg-type]
+        status=enterprise.status,
         parent_enterprise_id=enterprise.parent_enterprise_id,
         partner=enterprise.partner,
         accounts=[
