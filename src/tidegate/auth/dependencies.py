@@ -52,31 +52,33 @@ async def authenticate(
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
-    found = await repository.key_by_hash(session=session, key_hash=key_hash)
-    if found is None or not same_secret(found[0].key_hash, key_hash):
+    key = await repository.key_by_hash(session=session, key_hash=key_hash)
+    if key is None or not same_secret(key.key_hash, key_hash):
         raise Unauthorized("Invalid credentials")
-    key, account = found
-    state = app_state(request)
-    wait = await state.limiter.retry_after(key.id)
+    wait = await app_state(request).limiter.retry_after(key.id)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
     if key.kind == "service":
-        if account is None or account.status == "deactivated":
+        if (
+            key.account_id is None
+            or key.account_enterprise_id is None
+            or key.account_status == "deactivated"
+        ):
             raise Forbidden("Account not found or inactive")
-        return Principal(key.id, "service", account.enterprise_id, account.id)
+        return Principal(key.id, "service", key.account_enterprise_id, key.account_id)
     if key.kind != "enterprise" or key.enterprise_id is None:
         raise Forbidden("This key cannot be used on the management API")
 
     delegate = request.headers.get("x-delegate-account-id")
     if delegate is None:
         return Principal(key.id, "enterprise", key.enterprise_id, None)
-    target = await repository.child_account(
+    target = await repository.child_account_id(
         session=session, enterprise_id=key.enterprise_id, account_id=delegate.strip()
     )
     if target is None:
         raise Forbidden("x-delegate-account-id names no account of this enterprise")
-    return Principal(key.id, "enterprise", key.enterprise_id, target.id)
+    return Principal(key.id, "enterprise", key.enterprise_id, target)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(authenticate)]

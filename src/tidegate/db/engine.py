@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from tidegate.db.inline_sqlite import inline_connector
+
 
 def ensure_sqlite_dir(url: str) -> None:
     parsed = make_url(url)
@@ -32,9 +34,20 @@ def ensure_sqlite_dir(url: str) -> None:
 
 
 def _sqlite_engine(url: str, *, begin: str | None) -> AsyncEngine:
-    engine = create_async_engine(
-        url, connect_args={"timeout": 15}, pool_reset_on_return="rollback" if begin else None
-    )
+    if begin is None:
+        # Reads: the stdlib driver inline on the loop (see inline_sqlite for why).
+        path = make_url(url).database or ""
+        # Inline connections cost no thread, so keep plenty: a pool smaller than the
+        # number of requests in flight opens and closes overflow connections all the time.
+        engine = create_async_engine(
+            url,
+            async_creator=inline_connector(path),
+            pool_reset_on_return=None,
+            pool_size=64,
+            max_overflow=64,
+        )
+    else:
+        engine = create_async_engine(url, connect_args={"timeout": 15})
 
     @event.listens_for(engine.sync_engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:

@@ -2,28 +2,70 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any, TypeAlias
+
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.models import Account, AccountFeature, Enterprise, User
 
+_accounts = Account.__table__
+
+# A row of _ACCOUNT_VIEW: an account's columns with its owner's (owner_*).
+AccountView: TypeAlias = Row[*tuple[Any, ...]]
+_users = User.__table__
+
+# The account representation reads an account with its owner. Prebuilt Core statements
+# (compiled and cache-keyed once) returning plain rows: the detail read is the API's
+# hottest path.
+_ACCOUNT_VIEW = select(
+    _accounts.c.id,
+    _accounts.c.enterprise_id,
+    _accounts.c.short_id,
+    _accounts.c.company,
+    _accounts.c.deactivated_at,
+    _accounts.c.external_id,
+    _accounts.c.plan_type,
+    _accounts.c.retention,
+    _accounts.c.status,
+    _accounts.c.created_at,
+    _accounts.c.meta,
+    _users.c.id.label("owner_id"),
+    _users.c.email.label("owner_email"),
+    _users.c.firstname.label("owner_firstname"),
+    _users.c.lastname.label("owner_lastname"),
+    _users.c.verified.label("owner_verified"),
+).select_from(_accounts.join(_users, _users.c.id == _accounts.c.owner_id))
+_ONE_ACCOUNT_VIEW = _ACCOUNT_VIEW.where(
+    _accounts.c.id == bindparam("account_id"),
+    _accounts.c.enterprise_id == bindparam("enterprise_id"),
+)
+_ENTERPRISE_ACCOUNT_VIEWS = _ACCOUNT_VIEW.where(
+    _accounts.c.enterprise_id == bindparam("enterprise_id")
+).order_by(_accounts.c.created_at, _accounts.c.id)
+_OWNED_SHORT_IDS = (
+    select(_accounts.c.short_id)
+    .where(_accounts.c.owner_id == bindparam("owner_id"))
+    .order_by(_accounts.c.created_at)
+    .limit(200)
+)
+
+
+async def account_view(
+    *, session: AsyncSession, enterprise_id: str, account_id: str
+) -> AccountView | None:
+    result = await session.execute(
+        _ONE_ACCOUNT_VIEW, {"account_id": account_id, "enterprise_id": enterprise_id}
+    )
+    return result.first()
+
+
+async def account_views(*, session: AsyncSession, enterprise_id: str) -> list[AccountView]:
+    return list(await session.execute(_ENTERPRISE_ACCOUNT_VIEWS, {"enterprise_id": enterprise_id}))
+
 
 async def enterprise(*, session: AsyncSession, enterprise_id: str) -> Enterprise | None:
     return await session.get(Enterprise, enterprise_id)
-
-
-async def accounts_of(*, session: AsyncSession, enterprise_id: str) -> list[Account]:
-    result = await session.execute(
-        select(Account)
-        .where(Account.enterprise_id == enterprise_id)
-        .order_by(Account.created_at, Account.id)
-    )
-    return list(result.scalars())
-
-
-async def users_of(*, session: AsyncSession, enterprise_id: str) -> list[User]:
-    result = await session.execute(select(User).where(User.enterprise_id == enterprise_id))
-    return list(result.scalars())
 
 
 async def account_with_owner(
@@ -40,13 +82,7 @@ async def account_with_owner(
 
 
 async def short_ids_owned_by(*, session: AsyncSession, user_id: str) -> list[str]:
-    result = await session.execute(
-        select(Account.short_id)
-        .where(Account.owner_id == user_id)
-        .order_by(Account.created_at)
-        .limit(200)
-    )
-    return list(result.scalars())
+    return list((await session.execute(_OWNED_SHORT_IDS, {"owner_id": user_id})).scalars())
 
 
 async def user_by_email(*, session: AsyncSession, enterprise_id: str, email: str) -> User | None:

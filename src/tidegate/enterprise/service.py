@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, hint, new_enterprise_key
 from tidegate.enterprise import repository, schemas
+from tidegate.enterprise.repository import AccountView
 from tidegate.errors import NotFound
 from tidegate.models import Account, AccountFeature, ApiKey, Enterprise, User
 from tidegate.models.base import utcnow
@@ -18,37 +19,34 @@ from tidegate.models.base import utcnow
 KNOWN_FEATURES = frozenset({"throttle-processor"})
 
 
-def _owner(user: User, short_ids: list[str]) -> schemas.AccountOwner:
-    first, last = user.firstname or "", user.lastname or ""
-    name = f"{first} {last}".strip() or user.email.split("@", 1)[0]
-    return schemas.AccountOwner(
-        user_id=user.id,
-        firstname=first,
-        lastname=last,
-        email=user.email,
-        name=name[:125],
-        accounts=short_ids[:200],
-        enterprise_ids=[user.enterprise_id],
-        verified=user.verified,
-    )
-
-
-def account_schema(account: Account, owner: User, owner_short_ids: list[str]) -> schemas.Account:
+def account_schema(view: AccountView, owner_short_ids: list[str]) -> schemas.Account:
+    """The spec's Account from an account-with-owner row (repository.account_view)."""
+    first, last = view.owner_firstname or "", view.owner_lastname or ""
+    name = f"{first} {last}".strip() or view.owner_email.split("@", 1)[0]
     return schemas.Account(
-        account_id=account.id,
-        enterprise_id=account.enterprise_id,
-        account=account.short_id,
-        company=account.company,
-        deactivated=account.deactivated_at,
-        owneremail=owner.email,
-        external_id=account.external_id,
-        plan=schemas.Plan(type=account.plan_type),
-        quota=schemas.Quota(retention=account.retention),
-        retention=account.retention,
-        status=account.status,
-        created=account.created_at,
-        meta=account.meta or {},
-        owner=_owner(owner, owner_short_ids),
+        account_id=view.id,
+        enterprise_id=view.enterprise_id,
+        account=view.short_id,
+        company=view.company,
+        deactivated=view.deactivated_at,
+        owneremail=view.owner_email,
+        external_id=view.external_id,
+        plan=schemas.Plan(type=view.plan_type),
+        quota=schemas.Quota(retention=view.retention),
+        retention=view.retention,
+        status=view.status,
+        created=view.created_at,
+        meta=view.meta or {},
+        owner=schemas.AccountOwner(
+            user_id=view.owner_id,
+            firstname=first,
+            lastname=last,
+            email=view.owner_email,
+            name=name[:125],
+            accounts=owner_short_ids[:200],
+            enterprise_ids=[view.enterprise_id],
+            verified=view.owner_verified,
+        ),
     )
 
 
@@ -81,24 +79,17 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
     enterprise = await repository.enterprise(session=session, enterprise_id=enterprise_id)
     if enterprise is None:
         raise NotFound()
-    accounts = await repository.accounts_of(session=session, enterprise_id=enterprise_id)
-    users = {
-        user.id: user
-        for user in await repository.users_of(session=session, enterprise_id=enterprise_id)
-    }
+    views = await repository.account_views(session=session, enterprise_id=enterprise_id)
     owned: dict[str, list[str]] = defaultdict(list)
-    for account in accounts:
-        owned[account.owner_id].append(account.short_id)
+    for view in views:
+        owned[view.owner_id].append(view.short_id)
     return schemas.Enterprise(
         enterprise_id=enterprise.id,
         name=enterprise.name,
         status=enterprise.status,
         parent_enterprise_id=enterprise.parent_enterprise_id,
         partner=enterprise.partner,
-        accounts=[
-            account_schema(account, users[account.owner_id], owned[account.owner_id])
-            for account in accounts
-        ],
+        accounts=[account_schema(view, owned[view.owner_id]) for view in views],
     )
 
 
@@ -109,14 +100,13 @@ async def list_accounts(*, session: AsyncSession, enterprise_id: str) -> list[sc
 async def get_account(
     *, session: AsyncSession, enterprise_id: str, account_id: str
 ) -> schemas.Account:
-    found = await repository.account_with_owner(
+    view = await repository.account_view(
         session=session, enterprise_id=enterprise_id, account_id=account_id
     )
-    if found is None:
+    if view is None:
         raise NotFound()
-    account, owner = found
-    short_ids = await repository.short_ids_owned_by(session=session, user_id=owner.id)
-    return account_schema(account, owner, short_ids)
+    short_ids = await repository.short_ids_owned_by(session=session, user_id=view.owner_id)
+    return account_schema(view, short_ids)
 
 
 async def _new_short_id(session: AsyncSession) -> str:
