@@ -2,12 +2,14 @@
 
 from tidegate.models.account import Account
 from tidegate.models.account_feature import AccountFeature
+from tidegate.models.account_usage import AccountUsage
 from tidegate.models.api_key import ApiKey
 from tidegate.models.base import Base
 from tidegate.models.board import Board
 from tidegate.models.enterprise import Enterprise
 from tidegate.models.exclusion_rule import ExclusionRule
 from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
+from tidegate.models.log_line import LogLine
 from tidegate.models.pipeline import Pipeline, PipelineNode
 from tidegate.models.user import User
 
@@ -15,12 +17,14 @@ __all__ = [
     "AccessKey",
     "Account",
     "AccountFeature",
+    "AccountUsage",
     "ApiKey",
     "Base",
     "Board",
     "Enterprise",
     "ExclusionRule",
     "GatewayRoute",
+    "LogLine",
     "Pipeline",
     "PipelineNode",
     "SigningKey",
