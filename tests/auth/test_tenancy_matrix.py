@@ -176,8 +176,13 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
                     method, path or template, json=body, headers=headers
                 )
                 where = f"{method} {template} as {name}"
+                # The data plane takes its own credentials (access and ingestion keys), so
+                # a management key there is simply not a credential.
+                refused = (
+                    (401, 403, 404) if template.startswith(("/gateway/", "/logs/")) else (403, 404)
+                )
                 if "{" in template:
-                    assert response.status_code in (403, 404), (
+                    assert response.status_code in refused, (
                         f"{where}: {response.status_code} {response.text}"
                     )
                 else:

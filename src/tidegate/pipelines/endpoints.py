@@ -132,232 +132,123 @@ async def delete_pipeline(
     )
 
 
-# Sources
+# Nodes: the same five operations for each kind, generated once so the three kinds
+# cannot drift apart. Only the kind, its body models and the wording differ.
 
 
-@router.get("/{pipeline_id}/source", summary="List a pipeline's sources")
-async def list_sources(
-    pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.Node]]:
-    data = await service.list_nodes(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, kind="source"
+def _add_node_routes(
+    kind: schemas.NodeKind,
+    *,
+    plural: str,
+    create_model: type[Any],
+    update_model: type[Any],
+    create_summary: str,
+) -> None:
+    async def list_nodes(
+        pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[list[schemas.Node]]:
+        data = await service.list_nodes(
+            session=session, account_id=account_id, pipeline_id=pipeline_id, kind=kind
+        )
+        return _nodes(kind, data)
+
+    async def create_node(
+        pipeline_id: PipelineIdPath, body: Any, session: SessionDep, account_id: AccountId
+    ) -> Envelope[schemas.Node]:
+        data = await service.create_node(
+            session=session, account_id=account_id, pipeline_id=pipeline_id, kind=kind, body=body
+        )
+        return _node(kind, data)
+
+    async def get_node(
+        pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[schemas.Node]:
+        data = await service.get_node(
+            session=session,
+            account_id=account_id,
+            pipeline_id=pipeline_id,
+            kind=kind,
+            node_id=node_id,
+        )
+        return _node(kind, data)
+
+    async def update_node(
+        pipeline_id: PipelineIdPath,
+        node_id: NodeIdPath,
+        body: Any,
+        session: SessionDep,
+        account_id: AccountId,
+    ) -> Envelope[schemas.Node]:
+        data = await service.update_node(
+            session=session,
+            account_id=account_id,
+            pipeline_id=pipeline_id,
+            kind=kind,
+            node_id=node_id,
+            body=body,
+        )
+        return _node(kind, data)
+
+    async def delete_node(
+        pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[schemas.Node]:
+        data = await service.delete_node(
+            session=session,
+            account_id=account_id,
+            pipeline_id=pipeline_id,
+            kind=kind,
+            node_id=node_id,
+        )
+        return _node(kind, data)
+
+    # The body models differ by kind; FastAPI reads them from the annotations.
+    create_node.__annotations__["body"] = create_model
+    update_node.__annotations__["body"] = update_model
+    collection, item = f"/{{pipeline_id}}/{kind}", f"/{{pipeline_id}}/{kind}/{{node_id}}"
+    router.add_api_route(
+        collection,
+        list_nodes,
+        methods=["GET"],
+        name=f"list_{plural}",
+        summary=f"List a pipeline's {plural}",
     )
-    return _nodes("source", data)
-
-
-@router.post("/{pipeline_id}/source", status_code=201, summary="Add an HTTP source")
-async def create_source(
-    pipeline_id: PipelineIdPath,
-    body: schemas.SourceCreate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.create_node(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, kind="source", body=body
+    router.add_api_route(
+        collection,
+        create_node,
+        methods=["POST"],
+        name=f"create_{kind}",
+        status_code=201,
+        summary=create_summary,
     )
-    return _node("source", data)
-
-
-@router.get("/{pipeline_id}/source/{node_id}", summary="Get a source")
-async def get_source(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.get_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="source",
-        node_id=node_id,
+    router.add_api_route(
+        item, get_node, methods=["GET"], name=f"get_{kind}", summary=f"Get a {kind}"
     )
-    return _node("source", data)
-
-
-@router.patch("/{pipeline_id}/source/{node_id}", summary="Change a source")
-async def update_source(
-    pipeline_id: PipelineIdPath,
-    node_id: NodeIdPath,
-    body: schemas.SourceUpdate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.update_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="source",
-        node_id=node_id,
-        body=body,
+    router.add_api_route(
+        item, update_node, methods=["PATCH"], name=f"update_{kind}", summary=f"Change a {kind}"
     )
-    return _node("source", data)
-
-
-@router.delete("/{pipeline_id}/source/{node_id}", summary="Delete a source")
-async def delete_source(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.delete_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="source",
-        node_id=node_id,
+    router.add_api_route(
+        item, delete_node, methods=["DELETE"], name=f"delete_{kind}", summary=f"Delete a {kind}"
     )
-    return _node("source", data)
 
 
-# Processors
-
-
-@router.get("/{pipeline_id}/processor", summary="List a pipeline's processors")
-async def list_processors(
-    pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.Node]]:
-    data = await service.list_nodes(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, kind="processor"
-    )
-    return _nodes("processor", data)
-
-
-@router.post(
-    "/{pipeline_id}/processor",
-    status_code=201,
-    summary="Add a processor (throttle needs the account's throttle-processor feature)",
+_add_node_routes(
+    "source",
+    plural="sources",
+    create_model=schemas.SourceCreate,
+    update_model=schemas.SourceUpdate,
+    create_summary="Add an HTTP source",
 )
-async def create_processor(
-    pipeline_id: PipelineIdPath,
-    body: schemas.ProcessorCreate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.create_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="processor",
-        body=body,
-    )
-    return _node("processor", data)
-
-
-@router.get("/{pipeline_id}/processor/{node_id}", summary="Get a processor")
-async def get_processor(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.get_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="processor",
-        node_id=node_id,
-    )
-    return _node("processor", data)
-
-
-@router.patch("/{pipeline_id}/processor/{node_id}", summary="Change a processor")
-async def update_processor(
-    pipeline_id: PipelineIdPath,
-    node_id: NodeIdPath,
-    body: schemas.ProcessorUpdate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.update_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="processor",
-        node_id=node_id,
-        body=body,
-    )
-    return _node("processor", data)
-
-
-@router.delete("/{pipeline_id}/processor/{node_id}", summary="Delete a processor")
-async def delete_processor(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.delete_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="processor",
-        node_id=node_id,
-    )
-    return _node("processor", data)
-
-
-# Destinations
-
-
-@router.get("/{pipeline_id}/destination", summary="List a pipeline's destinations")
-async def list_destinations(
-    pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.Node]]:
-    data = await service.list_nodes(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, kind="destination"
-    )
-    return _nodes("destination", data)
-
-
-@router.post("/{pipeline_id}/destination", status_code=201, summary="Add a destination")
-async def create_destination(
-    pipeline_id: PipelineIdPath,
-    body: schemas.DestinationCreate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.create_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="destination",
-        body=body,
-    )
-    return _node("destination", data)
-
-
-@router.get("/{pipeline_id}/destination/{node_id}", summary="Get a destination")
-async def get_destination(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.get_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="destination",
-        node_id=node_id,
-    )
-    return _node("destination", data)
-
-
-@router.patch("/{pipeline_id}/destination/{node_id}", summary="Change a destination")
-async def update_destination(
-    pipeline_id: PipelineIdPath,
-    node_id: NodeIdPath,
-    body: schemas.DestinationUpdate,
-    session: SessionDep,
-    account_id: AccountId,
-) -> Envelope[schemas.Node]:
-    data = await service.update_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="destination",
-        node_id=node_id,
-        body=body,
-    )
-    return _node("destination", data)
-
-
-@router.delete("/{pipeline_id}/destination/{node_id}", summary="Delete a destination")
-async def delete_destination(
-    pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.Node]:
-    data = await service.delete_node(
-        session=session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        kind="destination",
-        node_id=node_id,
-    )
-    return _node("destination", data)
+_add_node_routes(
+    "processor",
+    plural="processors",
+    create_model=schemas.ProcessorCreate,
+    update_model=schemas.ProcessorUpdate,
+    create_summary="Add a processor (throttle needs the account's throttle-processor feature)",
+)
+_add_node_routes(
+    "destination",
+    plural="destinations",
+    create_model=schemas.DestinationCreate,
+    update_model=schemas.DestinationUpdate,
+    create_summary="Add a destination",
+)
