@@ -34,6 +34,8 @@ typecheck: install
 bench: install
 	$(BIN)/python bench/bench_account_read.py
 	$(BIN)/python bench/bench_throttle.py
+	$(BIN)/python bench/bench_gateway.py
+	$(BIN)/python bench/bench_ingest.py
 
 ## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).
 lock:

@@ -19,7 +19,10 @@ from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.config import Settings
 from tidegate.db.engine import Database
+from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.tail import create_tail_broker
 from tidegate.ratelimit import MemoryRateLimiter, NoLimit, RateLimiter, RedisRateLimiter
+from tidegate.runtime.runtime import close_runtime
 
 API_VERSION = "3.0.0"
 
@@ -42,7 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database.connect(settings.database_url)
+        db = Database.connect(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         app.state.tidegate = AppState(
             settings=settings,
@@ -52,10 +55,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
             redis=redis,
+            tail=create_tail_broker(redis),
+            ingest=IngestRuntime.from_settings(settings),
         )
+        await app.state.tidegate.tail.start()
+        app.state.tidegate.ingest.start(db)
         try:
             yield
         finally:
+            await close_runtime(app)
+            await app.state.tidegate.ingest.close()
+            await app.state.tidegate.tail.close()
             await db.dispose()
             if redis is not None:
                 await redis.aclose()

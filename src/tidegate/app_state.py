@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 from redis.asyncio import Redis
@@ -10,6 +10,8 @@ from redis.asyncio import Redis
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
+from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.tail import TailBroker
 from tidegate.ratelimit import RateLimiter
 
 
@@ -20,6 +22,10 @@ class AppState:
     limiter: RateLimiter
     sealer: Sealer
     redis: Redis | None
+    # Live tail: writers call ``await tail.publish(account_id, lines)`` after commit.
+    tail: TailBroker = field(default_factory=TailBroker)
+    # Ingestion: compiled exclusion rules, the in-flight bound, the retention job.
+    ingest: IngestRuntime = field(default_factory=IngestRuntime)
 
 
 def app_state(request: Request) -> AppState:

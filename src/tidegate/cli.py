@@ -44,6 +44,9 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         access_log=args.access_log,
         proxy_headers=False,
+        # Live-tail streams never end by themselves; without a limit a stop would wait
+        # for every subscriber to hang up. Requests still running after this are cancelled.
+        timeout_graceful_shutdown=10,
     )
     return 0
 

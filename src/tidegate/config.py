@@ -19,6 +19,11 @@ class Settings:
     max_body_bytes: int
     bootstrap: bool
     otel: bool = False
+    # Ingestion (docs/ingest.md): fsync mode of SQLite's write engine, requests in flight
+    # per worker before 503, seconds between retention sweeps.
+    sqlite_synchronous: str = "FULL"
+    ingest_max_in_flight: int = 64
+    retention_interval_s: float = 3600.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -33,6 +38,9 @@ class Settings:
             max_body_bytes=int(os.environ.get("TIDEGATE_MAX_BODY_BYTES", str(1024 * 1024))),
             bootstrap=os.environ.get("TIDEGATE_BOOTSTRAP", "1") not in ("0", "false", "no"),
             otel=os.environ.get("TIDEGATE_OTEL", "0") in ("1", "true", "yes"),
+            sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
+            ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
+            retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

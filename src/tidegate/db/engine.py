@@ -7,6 +7,11 @@ SQLITE_BUSY at once when another writer committed in between. Readers run in
 autocommit (each statement its own snapshot, never waiting for the write lock) and
 skip BEGIN, COMMIT and the pool's reset-on-return ROLLBACK: each of those is a hop
 to aiosqlite's thread, and they were most of the cost of a cheap read.
+
+Writers use ``synchronous=FULL`` by default: a commit (and so a 200 from ingestion) is
+fsynced, surviving power loss as well as a crash. NORMAL in WAL mode survives a crash of
+the process but may lose the last commits on power loss; TIDEGATE_SQLITE_SYNCHRONOUS
+relaxes it (docs/ingest.md has the measured cost).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from sqlalchemy.ext.asyncio import (
 
 from tidegate.db.inline_sqlite import inline_connector
 
+SQLITE_SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
 
 def ensure_sqlite_dir(url: str) -> None:
     parsed = make_url(url)
@@ -33,7 +40,9 @@ def ensure_sqlite_dir(url: str) -> None:
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
 
 
-def _sqlite_engine(url: str, *, begin: str | None) -> AsyncEngine:
+def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") -> AsyncEngine:
+    if synchronous not in SQLITE_SYNCHRONOUS_MODES:
+        raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS_MODES}")
     if begin is None:
         # Reads: the stdlib driver inline on the loop (see inline_sqlite for why).
         path = make_url(url).database or ""
@@ -55,7 +64,7 @@ def _sqlite_engine(url: str, *, begin: str | None) -> AsyncEngine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=15000")
         cursor.close()
@@ -80,11 +89,11 @@ class Database:
     write_sessions: async_sessionmaker[AsyncSession]
 
     @classmethod
-    def connect(cls, url: str) -> Database:
+    def connect(cls, url: str, *, sqlite_synchronous: str = "FULL") -> Database:
         ensure_sqlite_dir(url)
         if url.startswith("sqlite"):
             read = _sqlite_engine(url, begin=None)
-            write = _sqlite_engine(url, begin="BEGIN IMMEDIATE")
+            write = _sqlite_engine(url, begin="BEGIN IMMEDIATE", synchronous=sqlite_synchronous)
         else:
             read = write = create_async_engine(
                 url, pool_size=10, max_overflow=20, pool_pre_ping=True

@@ -1,0 +1,224 @@
+"""Benchmark: events per second through POST /gateway/{id} with a Throttle processor,
+against a route of the same server whose pipeline has no processor (the floor).
+
+    python bench/bench_gateway.py [--seconds 8] [--events 100]
+
+Two set-ups, one server each (SQLite): the throttle in memory on one worker, and on
+Redis (TIDEGATE_REDIS_URL) with four workers. Each server carries two routes, each
+feeding its own pipeline: ``source -> blackhole`` (the floor) and
+``source -> throttle -> blackhole``, the throttle keyed on ``.app`` (100 distinct
+values) with a limit no run reaches, so every event is decided and recorded and every
+request answers 200. Load: wrk posting one JSON array of ``--events`` events per
+request (32 connections). Needs wrk; the Redis set-up needs Redis on 127.0.0.1:6379.
+Prints events/second per route and the ratio throttle/floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_up(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def wrk(url: str, key: str, body_file: Path, seconds: int, *, pin: bool) -> float:
+    script = body_file.with_suffix(".lua")
+    script.write_text(
+        'wrk.method = "POST"\n'
+        'wrk.headers["Content-Type"] = "application/json"\n'
+        f'wrk.headers["Authorization"] = "Token {key}"\n'
+        f'local f = io.open("{body_file}", "rb"); wrk.body = f:read("*a"); f:close()\n'
+    )
+    command = ["wrk", "-t1", "-c32", f"-d{seconds}s", "-s", str(script), url]
+    if pin and shutil.which("taskset"):
+        command = ["taskset", "-c", "1", *command]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    if "Non-2xx" in out:
+        raise RuntimeError("non-2xx answers during the run:\n" + out)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    assert rps, out
+    return float(rps.group(1))
+
+
+def setup(base: str, token: str) -> dict[str, tuple[str, str]]:
+    """Two routes: ``{"floor": (route_id, key), "throttle": (route_id, key)}``."""
+    enterprise = {"Authorization": f"Token {token}"}
+    with httpx.Client(base_url=base, timeout=30) as http:
+
+        def ok(response: httpx.Response) -> Any:
+            assert response.status_code in (200, 201), response.text
+            return response.json()["data"]
+
+        account = ok(
+            http.post(
+                "/v3/enterprise/account",
+                json={"company": "Bench", "owneremail": "bench@example.com"},
+                headers=enterprise,
+            )
+        )["account_id"]
+        headers = {**enterprise, "x-delegate-account-id": account}
+        ok(
+            http.put(
+                f"/v3/enterprise/account/{account}/features/throttle-processor", headers=enterprise
+            )
+        )
+        routes: dict[str, tuple[str, str]] = {}
+        for name in ("floor", "throttle"):
+            pipeline = ok(http.post("/v3/pipeline", json={"title": name}, headers=headers))["id"]
+            route = ok(
+                http.post("/v3/pipeline/gateway-route", json={"title": name}, headers=headers)
+            )["id"]
+            key = ok(
+                http.post(
+                    f"/v3/pipeline/gateway-route/{route}/access-key", json={}, headers=headers
+                )
+            )["key"]
+            last = ok(
+                http.post(
+                    f"/v3/pipeline/{pipeline}/source",
+                    json={"type": "http", "gateway_route_id": route},
+                    headers=headers,
+                )
+            )["id"]
+            if name == "throttle":
+                config = {"threshold": 10**9, "window_ms": 3_600_000, "key_field": ".app"}
+                last = ok(
+                    http.post(
+                        f"/v3/pipeline/{pipeline}/processor",
+                        json={"type": "throttle", "user_config": config, "inputs": [last]},
+                        headers=headers,
+                    )
+                )["id"]
+            ok(
+                http.post(
+                    f"/v3/pipeline/{pipeline}/destination",
+                    json={"type": "blackhole", "inputs": [last]},
+                    headers=headers,
+                )
+            )
+            routes[name] = (route, key)
+    return routes
+
+
+def run(label: str, *, workers: int, redis: bool, seconds: int, body: Path) -> dict[str, float]:
+    work = Path(tempfile.mkdtemp(prefix="tidegate-bench-gw-"))
+    env = {
+        **os.environ,
+        "TIDEGATE_DATABASE_URL": f"sqlite+aiosqlite:///{work / 'bench.sqlite3'}",
+        "TIDEGATE_DATA_DIR": str(work / "var"),
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    if redis:
+        env["TIDEGATE_REDIS_URL"] = REDIS_URL
+    else:
+        env.pop("TIDEGATE_REDIS_URL", None)
+    created = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
+            env=env, capture_output=True, check=True, text=True,
+        ).stdout
+    )  # fmt: skip
+    port = free_port()
+    command = [
+        sys.executable, "-m", "tidegate", "serve", "--port", str(port),
+        "--workers", str(workers), "--log-level", "warning",
+    ]  # fmt: skip
+    pin = workers == 1 and shutil.which("taskset") is not None
+    if pin:
+        command = ["taskset", "-c", "0", *command]
+    server = subprocess.Popen(command, env=env)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_up(base + "/healthz")
+        routes = setup(base, created["token"])
+        eps: dict[str, float] = {}
+        events_per_request = len(json.loads(body.read_bytes()))
+        for route, key in routes.values():
+            wrk(f"{base}/gateway/{route}", key, body, 2, pin=pin)  # warm-up
+        for name, (route, key) in routes.items():
+            eps[name] = (
+                wrk(f"{base}/gateway/{route}", key, body, seconds, pin=pin) * events_per_request
+            )
+        print(
+            f"{label:<28} floor {eps['floor']:>9.0f} ev/s   throttle {eps['throttle']:>9.0f} ev/s"
+            f"   ratio throttle/floor {eps['throttle'] / eps['floor']:.2f}",
+            flush=True,
+        )
+        return eps
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--events", type=int, default=100, help="events per request")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("bench: wrk is needed (apt-get install wrk)", file=sys.stderr)
+        return 2
+    body_dir = Path(tempfile.mkdtemp(prefix="tidegate-bench-body-"))
+    body = body_dir / "events.json"
+    body.write_text(
+        json.dumps(
+            [
+                {"line": f"GET /item/{n} 200", "app": f"app-{n % 100}", "host": "web-1", "n": n}
+                for n in range(args.events)
+            ]
+        )
+    )
+    print(
+        f"POST /gateway/{{id}}, {args.events} events per request, wrk -t1 -c32 "
+        f"-d{args.seconds}s, SQLite, {os.cpu_count()} CPUs; destination blackhole"
+    )
+    try:
+        run("memory, 1 worker", workers=1, redis=False, seconds=args.seconds, body=body)
+        try:
+            import redis as redis_lib
+
+            redis_lib.Redis.from_url(REDIS_URL).ping()
+        except Exception as error:  # no Redis: skip its row
+            print(f"redis, 4 workers: skipped ({error})")
+        else:
+            run("redis, 4 workers", workers=4, redis=True, seconds=args.seconds, body=body)
+    finally:
+        shutil.rmtree(body_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""HTTP for Export v2 (``GET /v2/export``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.app_state import app_state
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+from tidegate.export import schemas, service
+
+router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
+
+# Taken as text and parsed by ``schemas.parse_export_request`` so that every mistake is a
+# 400 naming the parameter.
+Text = str | None
+
+
+@router.get("", summary="Export the account's stored lines, paged")
+async def export_lines(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[
+        Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
+    ] = None,
+    to: Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")] = None,
+    size: Annotated[Text, Query(description="Lines per page, 1 to 10000 (default 10000)")] = None,
+    hosts: Annotated[Text, Query(description="Comma list of hosts")] = None,
+    apps: Annotated[Text, Query(description="Comma list of apps")] = None,
+    levels: Annotated[Text, Query(description="Comma list of levels")] = None,
+    query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    prefer: Annotated[
+        Text, Query(description="head: oldest first; tail (default): newest first")
+    ] = None,
+    pagination_id: Annotated[
+        Text, Query(description="The previous page's pagination_id; absent for the first page")
+    ] = None,
+) -> schemas.ExportPage:
+    parsed = schemas.parse_export_request(
+        from_=from_,
+        to=to,
+        size=size,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        query=query,
+        prefer=prefer,
+        pagination_id=pagination_id,
+    )
+    return await service.export_page(
+        session=session,
+        sealer=app_state(request).sealer,
+        account_id=account_id,
+        request=parsed,
+    )

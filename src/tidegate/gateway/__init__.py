@@ -1,0 +1,1 @@
+"""The gateway endpoint: events into the pipelines of a gateway route."""

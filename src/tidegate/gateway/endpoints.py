@@ -1,0 +1,109 @@
+"""``POST /gateway/{gateway_route_id}``: events for the pipelines whose HTTP source is
+bound to the route. Not a management endpoint: the credential is one of the route's
+access keys, and errors use the legacy shape."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from fastapi import APIRouter, Header, Path, Request
+
+from tidegate.api.error_models import LegacyError
+from tidegate.app_state import app_state
+from tidegate.gateway import schemas
+from tidegate.gateway.service import GatewayRequest, accept
+from tidegate.runtime.runtime import runtime_of
+
+router = APIRouter(tags=["Gateway"])
+
+RouteIdPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=36,
+        pattern=r"^[0-9A-Za-z_-]+$",
+        description="The gateway route's id",
+    ),
+]
+
+_EVENT = {"type": "object", "additionalProperties": True}
+_REQUEST_BODY: Final[dict[str, Any]] = {
+    "required": True,
+    "description": "One JSON object, a JSON array of objects, or newline-delimited JSON "
+    "(one object per line). `Content-Encoding: gzip` is accepted. At most 10 MB.",
+    "content": {
+        "application/json": {
+            "schema": {"oneOf": [_EVENT, {"type": "array", "items": _EVENT}]},
+        },
+        "application/x-ndjson": {"schema": {"type": "string"}},
+    },
+}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": LegacyError, "description": description}
+
+
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
+RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
+    400: _error("The body is not one of the accepted forms"),
+    401: _error("Missing or invalid access key, or a missing or invalid signature"),
+    403: _error("The route's account is deactivated"),
+    404: _error("No such gateway route"),
+    413: _error("Body larger than 10 MB"),
+    415: _error("Unsupported Content-Encoding"),
+    429: {**_error("Too many requests in flight for this route"), "headers": _RETRY_AFTER},
+    503: {
+        **_error("A destination did not take the events in time; retry (at-least-once)"),
+        "headers": _RETRY_AFTER,
+    },
+}
+
+
+@router.post(
+    "/gateway/{gateway_route_id}",
+    summary="Send events to the pipelines of a gateway route",
+    description=(
+        "Runs the events through every pipeline whose HTTP source is bound to the route. "
+        "Credential: one of the route's access keys in `Authorization`, bare or "
+        "`Token <key>`. When the route has signing keys, `X-Hub-Signature: "
+        "<sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` must verify under one "
+        "of them, else 401 and nothing is processed. **200** means every destination "
+        "stored or acknowledged the events; **429/503** with `Retry-After` means the "
+        "sender should retry later. Delivery is at-least-once: a retry after a partial "
+        "failure can deliver some events twice."
+    ),
+    responses=RESPONSES,
+    openapi_extra={"requestBody": _REQUEST_BODY},
+)
+async def send_events(
+    request: Request,
+    gateway_route_id: RouteIdPath,
+    authorization: Annotated[
+        str | None, Header(description="An access key of the route: `<key>` or `Token <key>`")
+    ] = None,
+    x_hub_signature: Annotated[
+        str | None,
+        Header(
+            alias="X-Hub-Signature",
+            description="`<method>=<hex HMAC of the body>`; required when the route has "
+            "signing keys",
+        ),
+    ] = None,
+    content_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> schemas.GatewayAccepted:
+    state = app_state(request)
+    runtime = runtime_of(request.app, redis=state.redis)
+    accepted = await accept(
+        state=state,
+        runtime=runtime,
+        request=GatewayRequest(
+            gateway_route_id=gateway_route_id,
+            body=await request.body(),
+            authorization=authorization,
+            signature=x_hub_signature,
+            content_type=request.headers.get("content-type"),
+            content_encoding=content_encoding,
+        ),
+    )
+    return schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)

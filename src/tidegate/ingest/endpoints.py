@@ -1,0 +1,187 @@
+"""HTTP for ingestion (``POST /logs/ingest``, outside the management router: ingestion
+keys only) and usage (``GET /v1/usage``, a management endpoint)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
+from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials
+from fastapi.security.http import HTTPBase
+
+from tidegate.api.error_models import LEGACY_ERRORS, LegacyError
+from tidegate.app_state import app_state
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+from tidegate.errors import Unauthorized, ValidationFailed
+from tidegate.ingest import schemas, service
+from tidegate.ingest.decoding import MAX_DECODED_BYTES, decode_content, parse_body
+
+router = APIRouter(tags=["Ingestion"])
+usage_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
+
+# Declared so the OpenAPI document shows the three credential forms; read by hand below
+# (Basic carries the key as the user name, which no standard scheme parser returns).
+_basic = HTTPBase(
+    scheme="basic", auto_error=False, description="The ingestion key as the user name"
+)
+_apikey_header = APIKeyHeader(name="apikey", auto_error=False, scheme_name="apikey_header")
+_apikey_query = APIKeyQuery(name="apikey", auto_error=False, scheme_name="apikey_query")
+
+
+def _basic_user(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    if credentials is None or credentials.scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(credentials.credentials, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    user, _, password = decoded.partition(":")
+    return user.strip() or password.strip() or None
+
+
+async def ingestion_key(
+    basic: Annotated[HTTPAuthorizationCredentials | None, Depends(_basic)],
+    header: Annotated[str | None, Depends(_apikey_header)],
+    query: Annotated[str | None, Depends(_apikey_query)],
+) -> str:
+    key = _basic_user(basic) or (header or "").strip() or (query or "").strip()
+    if not key:
+        raise Unauthorized("Missing Credentials")
+    return key
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": LegacyError, "description": description}
+
+
+def _inline_defs(schema: Any, defs: dict[str, Any]) -> Any:
+    """The model's JSON Schema with its ``$defs`` references inlined (the body is read
+    by hand, so FastAPI does not register the model among the document's components)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return _inline_defs(defs[ref.removeprefix("#/$defs/")], defs)
+        return {key: _inline_defs(value, defs) for key, value in schema.items() if key != "$defs"}
+    if isinstance(schema, list):
+        return [_inline_defs(item, defs) for item in schema]
+    return schema
+
+
+_body_schema = schemas.IngestBody.model_json_schema()
+_INGEST_BODY = {
+    "content": {
+        "application/json": {"schema": _inline_defs(_body_schema, _body_schema.get("$defs", {}))}
+    },
+    "required": True,
+    "description": (
+        '`{"lines": [...]}` or `{"e": "ls", "ls": [...]}`; may be sent with '
+        "`Content-Encoding: gzip` (at most 10 MB on the wire and 10 MB decompressed)."
+    ),
+}
+
+
+@router.post(
+    "/logs/ingest",
+    summary="Ingest log lines (the platform's ingestion protocol)",
+    response_model=schemas.IngestOk,
+    responses={
+        400: _error(
+            '`{"error":"Missing param hostname."}` or `{"error":"Bad or missing parameters. ..."}`'
+        ),
+        401: _error('`{"error":"Missing Credentials"}`: no ingestion key sent'),
+        403: _error(
+            '`{"error":"Account not found or inactive"}`: unknown or deleted key, '
+            "deactivated account"
+        ),
+        413: _error("Body over 10 MB, on the wire or decompressed"),
+        415: _error("Unsupported Content-Encoding"),
+        503: _error("Too much work in flight or the store is busy: retry after `Retry-After`"),
+    },
+    openapi_extra={"requestBody": _INGEST_BODY},
+)
+async def ingest(
+    request: Request,
+    background: BackgroundTasks,
+    key: Annotated[str, Depends(ingestion_key)],
+    hostname: Annotated[
+        str | None, Query(description="Required: the host the lines come from")
+    ] = None,
+    mac: Annotated[str | None, Query(description="MAC address of the host")] = None,
+    ip: Annotated[str | None, Query(description="IP address of the host")] = None,
+    now: Annotated[
+        str | None, Query(description="The client's current time, epoch milliseconds")
+    ] = None,
+    tags: Annotated[
+        list[str] | None, Query(description="Comma-separated tags (the parameter may repeat)")
+    ] = None,
+) -> schemas.IngestOk:
+    state = app_state(request)
+    runtime = state.ingest
+    with runtime.limit.slot():
+        with service.store_unavailable_is_503():
+            async with state.db.read_sessions() as session:
+                account_id, rules = await service.account_for_key(
+                    session=session, key=key, cache=runtime.rules
+                )
+        params = service.check_params(hostname=hostname, mac=mac, ip=ip, now=now, tags=tags or ())
+        raw = decode_content(
+            await request.body(),
+            request.headers.get("content-encoding"),
+            limit=MAX_DECODED_BYTES,
+        )
+        received_ms = service.now_ms()
+        outcome = service.sort_lines(
+            account_id=account_id,
+            params=params,
+            lines=parse_body(raw),
+            rules=rules,
+            received_ms=received_ms,
+        )
+        await service.commit_outcome(db=state.db, outcome=outcome, received_ms=received_ms)
+    # Committed: live tail gets the stored lines and the indexonly ones, after the answer.
+    live = outcome.for_live_tail()
+    if live:
+        background.add_task(state.tail.publish, account_id, live)
+    return schemas.IngestOk(status="ok")
+
+
+def _day_query(description: str, alias: str | None = None) -> Any:
+    # A string with a pattern, not ``date``: pydantic's lax date also takes numbers
+    # (``to=0`` would be 1970-01-01), and the API takes calendar days only.
+    return Query(
+        alias=alias,
+        description=description,
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        json_schema_extra={"format": "date"},
+    )
+
+
+def _day(value: str | None, name: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise ValidationFailed(f"{name}: not a calendar day", context="querystring") from error
+
+
+@usage_router.get("", summary="The account's usage per UTC day", response_model_by_alias=True)
+async def usage(
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[
+        str | None, _day_query("First day (UTC), default: to - 29 days", alias="from")
+    ] = None,
+    to: Annotated[str | None, _day_query("Last day (UTC), default: today")] = None,
+) -> schemas.Usage:
+    return await service.usage_report(
+        session=session,
+        account_id=account_id,
+        first=_day(from_, "from"),
+        last=_day(to, "to"),
+        today=service.utc_today(),
+    )

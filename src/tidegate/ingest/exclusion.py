@@ -1,0 +1,166 @@
+"""Exclusion rules compiled for the hot path, and the per-worker cache that holds them.
+
+A rule has up to three parts: ``hosts`` and ``apps`` (lists of names where ``*`` matches
+any run of characters, compared case-insensitively against the whole value) and
+``query`` (the search syntax, compiled once by ``tidegate.search``). A line is excluded
+by a rule when it matches every part the rule gives.
+
+Hosts and apps repeat from line to line, so which rules survive the hosts and apps parts
+is worked out once per distinct ``(host, app)`` and remembered; only the survivors'
+queries run per line.
+
+The cache is keyed by a fingerprint of the account's rules (their count and latest
+``updated_at``) that the credential lookup reads in the same query, so every worker
+sees a change on its next request with no extra round trip and no TTL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from tidegate.models import ExclusionRule
+from tidegate.search import LogLine, Query, compile_query
+
+
+class Verdict(Enum):
+    KEEP = 0
+    INDEXONLY = 1  # not stored, still shown in live tail
+    DROP = 2  # not stored, not shown anywhere
+
+
+def wildcard_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    """One regex matching a whole value against any of ``names`` (``*`` = any run)."""
+    alternatives = (
+        "(?s:" + ".*".join(re.escape(part) for part in name.split("*")) + ")" for name in names
+    )
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    rule_id: str
+    indexonly: bool
+    hosts: re.Pattern[str] | None
+    apps: re.Pattern[str] | None
+    query: Query | None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        rule_id: str,
+        indexonly: bool,
+        hosts: Sequence[str] | None,
+        apps: Sequence[str] | None,
+        query: str | None,
+    ) -> CompiledRule:
+        return cls(
+            rule_id=rule_id,
+            indexonly=indexonly,
+            hosts=wildcard_pattern(hosts) if hosts else None,
+            apps=wildcard_pattern(apps) if apps else None,
+            query=compile_query(query) if query and query.strip() else None,
+        )
+
+    def admits(self, host: str, app: str | None) -> bool:
+        """Whether the hosts and apps parts (those given) match."""
+        if self.hosts is not None and self.hosts.fullmatch(host) is None:
+            return False
+        return self.apps is None or (app is not None and self.apps.fullmatch(app) is not None)
+
+
+_MEMO_LIMIT = 4096
+
+
+class RuleSet:
+    """An account's active rules, ready to judge lines."""
+
+    __slots__ = ("_candidates", "rules")
+
+    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        # Rules that drop outright go first: a line they match needs no further look,
+        # and a line matched by both kinds must never reach live tail.
+        self.rules = tuple(sorted(rules, key=lambda rule: rule.indexonly))
+        self._candidates: dict[tuple[str, str | None], tuple[CompiledRule, ...]] = {}
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[ExclusionRule]) -> RuleSet:
+        return cls(
+            [
+                CompiledRule.build(
+                    rule_id=row.id,
+                    indexonly=row.indexonly,
+                    hosts=row.hosts,
+                    apps=row.apps,
+                    query=row.query,
+                )
+                for row in rows
+                if row.active
+            ]
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def candidates(self, host: str, app: str | None) -> tuple[CompiledRule, ...]:
+        key = (host, app)
+        found = self._candidates.get(key)
+        if found is None:
+            if len(self._candidates) >= _MEMO_LIMIT:
+                self._candidates.clear()
+            found = tuple(rule for rule in self.rules if rule.admits(host, app))
+            self._candidates[key] = found
+        return found
+
+    def verdict(
+        self,
+        *,
+        line: str,
+        host: str,
+        app: str | None,
+        level: str | None,
+        file: str | None,
+        meta: Mapping[str, object] | None,
+    ) -> Verdict:
+        searchable: LogLine | None = None
+        for rule in self.candidates(host, app):
+            if rule.query is not None:
+                if searchable is None:
+                    searchable = LogLine(
+                        line, host=host, app=app, level=level, file=file, meta=meta
+                    )
+                if not rule.query.matches(searchable):
+                    continue
+            return Verdict.INDEXONLY if rule.indexonly else Verdict.DROP
+        return Verdict.KEEP
+
+
+EMPTY = RuleSet(())
+
+Fingerprint = tuple[int, object]
+
+
+class RuleCache:
+    """Compiled rule sets of one worker, by account, each with the fingerprint it was
+    compiled at. Bounded: past ``limit`` accounts the oldest entry goes."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._entries: dict[str, tuple[Fingerprint, RuleSet]] = {}
+
+    def get(self, account_id: str, fingerprint: Fingerprint) -> RuleSet | None:
+        if fingerprint[0] == 0:
+            return EMPTY
+        entry = self._entries.get(account_id)
+        if entry is None or entry[0] != fingerprint:
+            return None
+        return entry[1]
+
+    def put(self, account_id: str, fingerprint: Fingerprint, rules: RuleSet) -> None:
+        self._entries.pop(account_id, None)
+        if len(self._entries) >= self._limit:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[account_id] = (fingerprint, rules)

@@ -1,0 +1,109 @@
+"""Queries of the data plane (queries only).
+
+The credential lookup runs on every ingest request, so it is one prebuilt Core
+statement: the key, its account's status, and the fingerprint of the account's
+exclusion rules (count and latest ``updated_at``), in a single round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import NamedTuple
+
+from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine
+
+_keys = ApiKey.__table__
+_accounts = Account.__table__
+_rules = ExclusionRule.__table__
+_lines = LogLine.__table__
+
+
+class IngestionKey(NamedTuple):
+    kind: str
+    account_id: str | None
+    account_status: str | None
+    rule_count: int
+    rules_updated: object
+
+
+_rule_count = (
+    select(func.count()).where(_rules.c.account_id == _keys.c.account_id).scalar_subquery()
+)
+_rules_updated = (
+    select(func.max(_rules.c.updated_at))
+    .where(_rules.c.account_id == _keys.c.account_id)
+    .scalar_subquery()
+)
+
+_KEY_BY_HASH = (
+    select(_keys.c.kind, _keys.c.account_id, _accounts.c.status, _rule_count, _rules_updated)
+    .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
+    .where(_keys.c.key_hash == bindparam("key_hash"))
+)
+
+
+async def ingestion_key(*, session: AsyncSession, key_hash: str) -> IngestionKey | None:
+    row = (await session.execute(_KEY_BY_HASH, {"key_hash": key_hash})).first()
+    return None if row is None else IngestionKey(row[0], row[1], row[2], int(row[3]), row[4])
+
+
+async def active_rules(*, session: AsyncSession, account_id: str) -> list[ExclusionRule]:
+    result = await session.execute(
+        select(ExclusionRule).where(
+            ExclusionRule.account_id == account_id, ExclusionRule.active.is_(True)
+        )
+    )
+    return list(result.scalars())
+
+
+async def usage_between(
+    *, session: AsyncSession, account_id: str, first: date, last: date
+) -> list[AccountUsage]:
+    result = await session.execute(
+        select(AccountUsage)
+        .where(
+            AccountUsage.account_id == account_id,
+            AccountUsage.day >= first,
+            AccountUsage.day <= last,
+        )
+        .order_by(AccountUsage.day)
+    )
+    return list(result.scalars())
+
+
+async def retention_policies(
+    *, session: AsyncSession, account_ids: Sequence[str] | None = None
+) -> list[tuple[str, int]]:
+    """``(account_id, retention days)`` of every account with a retention limit."""
+    query = select(Account.id, Account.retention).where(Account.retention > 0)
+    if account_ids is not None:
+        query = query.where(Account.id.in_(account_ids))
+    result = await session.execute(query)
+    return [(str(row[0]), int(row[1])) for row in result]
+
+
+async def delete_received_before(
+    *, session: AsyncSession, account_id: str, before_ms: int, batch: int
+) -> int:
+    """Delete those of the account's ``batch`` oldest lines (by id) that were received
+    before ``before_ms``; how many went.
+
+    Ids grow in the order lines are stored, so the oldest lines by id are the oldest
+    received: each batch reads ``batch`` rows through the (account_id, id) index, never
+    the whole account, and a caller stops at the first batch that is not all old. A
+    concurrent sweep deleting the same rows only finds fewer.
+    """
+    window = (
+        select(_lines.c.id, _lines.c.received_ms)
+        .where(_lines.c.account_id == account_id)
+        .order_by(_lines.c.id)
+        .limit(batch)
+        .subquery()
+    )
+    doomed = select(window.c.id).where(window.c.received_ms < before_ms)
+    result = await session.execute(delete(LogLine).where(LogLine.id.in_(doomed)))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -1,0 +1,73 @@
+"""What ingestion keeps per worker process: compiled exclusion rules, the bound on work
+in flight, and the retention job."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.errors import ServiceUnavailable
+from tidegate.ingest.exclusion import RuleCache
+from tidegate.ingest.retention import run_retention
+
+DEFAULT_MAX_IN_FLIGHT = 64
+
+
+class InFlightLimit:
+    """At most ``limit`` ingest requests of this worker between parsing and commit; past
+    that a request is refused at once (503 with ``Retry-After``) rather than queued, so a
+    slow database turns into back-pressure on the clients, which retry on 503, instead
+    of into memory."""
+
+    __slots__ = ("in_flight", "limit", "retry_after_s")
+
+    def __init__(self, limit: int, *, retry_after_s: int = 1) -> None:
+        self.limit = max(1, limit)
+        self.retry_after_s = retry_after_s
+        self.in_flight = 0
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        if self.in_flight >= self.limit:
+            raise ServiceUnavailable(
+                "Too many ingest requests in flight; retry shortly",
+                headers={"Retry-After": str(self.retry_after_s)},
+            )
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+
+@dataclass(slots=True)
+class IngestRuntime:
+    limit: InFlightLimit = field(default_factory=lambda: InFlightLimit(DEFAULT_MAX_IN_FLIGHT))
+    rules: RuleCache = field(default_factory=RuleCache)
+    retention_interval_s: float = 3600.0
+    _retention: asyncio.Task[None] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> IngestRuntime:
+        return cls(
+            limit=InFlightLimit(settings.ingest_max_in_flight),
+            retention_interval_s=settings.retention_interval_s,
+        )
+
+    def start(self, db: Database) -> None:
+        if self.retention_interval_s > 0 and self._retention is None:
+            self._retention = asyncio.create_task(
+                run_retention(db=db, interval_s=self.retention_interval_s),
+                name="tidegate-retention",
+            )
+
+    async def close(self) -> None:
+        if self._retention is not None:
+            self._retention.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retention
+            self._retention = None

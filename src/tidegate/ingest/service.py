@@ -1,0 +1,257 @@
+"""Ingestion: credentials, lines, exclusion rules, storage. Usage reports. No HTTP.
+
+Ingestion manages its own two short sessions instead of the request's session
+dependency: credentials and rules are read through the read engine, and the write
+transaction (on SQLite, BEGIN IMMEDIATE: the database's one write lock) is opened
+only around the insert, after parsing and rule evaluation, and committed before the
+caller answers. Holding the write lock while parsing a 10 MB body would serialise all
+ingestion behind the slowest client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.auth.dependencies import INGESTION_DOMAIN
+from tidegate.auth.secrets import hash_secret
+from tidegate.db.engine import Database
+from tidegate.errors import BadRequest, Forbidden, ServiceUnavailable, ValidationFailed
+from tidegate.ingest import repository, schemas
+from tidegate.ingest.decoding import bad_request, line_meta, timestamp_ms
+from tidegate.ingest.exclusion import RuleCache, RuleSet, Verdict
+from tidegate.logs.store import NewLine, store_lines, utc_day
+from tidegate.logs.tail import TailLine
+
+INACTIVE = "Account not found or inactive"
+MAX_USAGE_DAYS = 366
+_MAX_HOST = 256
+_MAX_ADDRESS = 64
+_MAX_TAGS = 100
+_MAX_TAG = 256
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def utc_today() -> date:
+    return utc_day(now_ms())
+
+
+@dataclass(frozen=True, slots=True)
+class IngestParams:
+    hostname: str
+    mac: str | None = None
+    ip: str | None = None
+    now: int | None = None
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class IngestOutcome:
+    account_id: str
+    stored: list[NewLine] = field(default_factory=list)
+    tail_only: list[TailLine] = field(default_factory=list)
+    excluded_lines: int = 0
+    excluded_bytes: int = 0
+
+    def for_live_tail(self) -> list[TailLine | NewLine]:
+        return [*self.stored, *self.tail_only]
+
+
+def _storable(text: str) -> str:
+    # PostgreSQL cannot store NUL; a logger cannot fix its lines, so replace, not refuse.
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def _optional(text: str | None) -> str | None:
+    return None if text is None else _storable(text)
+
+
+def _address(value: str | None) -> str | None:
+    stripped = (value or "").strip()
+    return _storable(stripped) if stripped else None
+
+
+def check_params(
+    *,
+    hostname: str | None,
+    mac: str | None,
+    ip: str | None,
+    now: str | None,
+    tags: Sequence[str],
+) -> IngestParams:
+    host = (hostname or "").strip()
+    if not host:
+        raise BadRequest("Missing param hostname.")
+    if len(host) > _MAX_HOST:
+        raise bad_request(f"hostname: at most {_MAX_HOST} characters.")
+    for name, value in (("mac", mac), ("ip", ip)):
+        if value is not None and len(value) > _MAX_ADDRESS:
+            raise bad_request(f"{name}: at most {_MAX_ADDRESS} characters.")
+    now_value: int | None = None
+    if now:
+        if not now.strip().isdigit():
+            raise bad_request("now: epoch milliseconds.")
+        now_value = timestamp_ms(int(now.strip()), default=0, index=0)
+    split = tuple(_storable(tag.strip()) for raw in tags for tag in raw.split(",") if tag.strip())
+    if len(split) > _MAX_TAGS or any(len(tag) > _MAX_TAG for tag in split):
+        raise bad_request(f"tags: at most {_MAX_TAGS} tags of {_MAX_TAG} characters.")
+    return IngestParams(
+        hostname=_storable(host),
+        mac=_address(mac),
+        ip=_address(ip),
+        now=now_value,
+        tags=split,
+    )
+
+
+async def account_for_key(
+    *, session: AsyncSession, key: str, cache: RuleCache
+) -> tuple[str, RuleSet]:
+    """The account an ingestion key writes to and its active exclusion rules. An unknown
+    or deleted key, a key of another kind, and a deactivated account are all 403."""
+    found = await repository.ingestion_key(
+        session=session, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
+    )
+    if (
+        found is None
+        or found.kind != "ingestion"
+        or found.account_id is None
+        or found.account_status == "deactivated"
+    ):
+        raise Forbidden(INACTIVE)
+    fingerprint = (found.rule_count, found.rules_updated)
+    rules = cache.get(found.account_id, fingerprint)
+    if rules is None:
+        rules = RuleSet.from_rows(
+            await repository.active_rules(session=session, account_id=found.account_id)
+        )
+        cache.put(found.account_id, fingerprint, rules)
+    return found.account_id, rules
+
+
+def sort_lines(
+    *,
+    account_id: str,
+    params: IngestParams,
+    lines: Sequence[schemas.IngestLine],
+    rules: RuleSet,
+    received_ms: int,
+) -> IngestOutcome:
+    """Build the lines to store and judge each against the exclusion rules."""
+    outcome = IngestOutcome(account_id=account_id)
+    default_ts = params.now if params.now is not None else received_ms
+    tags = list(params.tags) or None
+    for index, item in enumerate(lines):
+        host = _storable(item.hostname) if item.hostname else params.hostname
+        app, level, file = _optional(item.app), _optional(item.level), _optional(item.file)
+        meta = line_meta(item, index)
+        text = _storable(item.line)
+        new = NewLine(
+            line=text,
+            ts=timestamp_ms(item.timestamp, default=default_ts, index=index),
+            host=host,
+            app=app,
+            level=level,
+            env=_optional(item.env),
+            file=file,
+            ip=params.ip,
+            mac=params.mac,
+            tags=tags,
+            meta=meta,
+        )
+        verdict = (
+            rules.verdict(line=text, host=host, app=app, level=level, file=file, meta=meta)
+            if rules
+            else Verdict.KEEP
+        )
+        if verdict is Verdict.KEEP:
+            outcome.stored.append(new)
+            continue
+        outcome.excluded_lines += 1
+        outcome.excluded_bytes += new.size_bytes
+        if verdict is Verdict.INDEXONLY:
+            outcome.tail_only.append(TailLine.from_new_line(new, indexonly=True))
+    return outcome
+
+
+async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: int) -> None:
+    """Store the kept lines and count usage in one transaction, committed on return."""
+    if not outcome.stored and not outcome.excluded_lines:
+        return
+    with store_unavailable_is_503():
+        async with db.write_sessions() as session:
+            await store_lines(
+                session=session,
+                account_id=outcome.account_id,
+                lines=outcome.stored,
+                received_ms=received_ms,
+                excluded_lines=outcome.excluded_lines,
+                excluded_bytes=outcome.excluded_bytes,
+            )
+            await session.commit()
+
+
+@contextlib.contextmanager
+def store_unavailable_is_503() -> Iterator[None]:
+    """A database that cannot serve now (locked past busy_timeout, unreachable, pool
+    exhausted) is a 503 with ``Retry-After``, which the platform's clients retry."""
+    try:
+        yield
+    except (OperationalError, PoolTimeout, OSError) as error:
+        raise ServiceUnavailable(
+            "The log store is busy; retry shortly", headers={"Retry-After": "1"}
+        ) from error
+    except DBAPIError as error:
+        if error.connection_invalidated:
+            raise ServiceUnavailable(
+                "The log store is unreachable; retry shortly", headers={"Retry-After": "1"}
+            ) from error
+        raise
+
+
+async def usage_report(
+    *, session: AsyncSession, account_id: str, first: date | None, last: date | None, today: date
+) -> schemas.Usage:
+    last = last or today
+    if first is None:
+        first = last - timedelta(days=29) if last.toordinal() > 29 else date.min
+    if first > last:
+        raise ValidationFailed("from must not be after to", context="querystring")
+    if (last - first).days >= MAX_USAGE_DAYS:
+        raise ValidationFailed(f"At most {MAX_USAGE_DAYS} days per request", context="querystring")
+    rows = {
+        row.day: row
+        for row in await repository.usage_between(
+            session=session, account_id=account_id, first=first, last=last
+        )
+    }
+    days: list[schemas.DayUsage] = []
+    for offset in range((last - first).days + 1):
+        day = first + timedelta(days=offset)
+        row = rows.get(day)
+        days.append(
+            schemas.DayUsage(
+                day=day,
+                lines_stored=row.lines_stored if row else 0,
+                bytes_stored=row.bytes_stored if row else 0,
+                lines_excluded=row.lines_excluded if row else 0,
+                bytes_excluded=row.bytes_excluded if row else 0,
+            )
+        )
+    totals = schemas.UsageTotals(
+        lines_stored=sum(item.lines_stored for item in days),
+        bytes_stored=sum(item.bytes_stored for item in days),
+        lines_excluded=sum(item.lines_excluded for item in days),
+        bytes_excluded=sum(item.bytes_excluded for item in days),
+    )
+    return schemas.Usage(from_=first, to=last, days=days, totals=totals)

@@ -1,0 +1,52 @@
+"""The public shape of one log line, as export and live tail return it.
+
+Named after the platform's export records: reserved fields start with ``_``, ``level``
+does not. A field the line does not have is left out rather than sent as ``null``;
+``_line``, ``_ts`` and ``_host`` are always present. ``_meta`` carries the line's meta
+object as it was ingested (kept apart rather than merged into the record, so a meta key
+can never shadow a reserved field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def public_record(
+    *,
+    line: str,
+    ts: int,
+    host: str,
+    app: str | None = None,
+    level: str | None = None,
+    env: str | None = None,
+    file: str | None = None,
+    ip: str | None = None,
+    mac: str | None = None,
+    tags: Sequence[str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    line_id: int | None = None,
+) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    if line_id is not None:
+        record["_id"] = str(line_id)
+    record["_ts"] = ts
+    record["_host"] = host
+    optional: tuple[tuple[str, object], ...] = (
+        ("_app", app),
+        ("level", level),
+        ("_env", env),
+        ("_file", file),
+        ("_ip", ip),
+        ("_mac", mac),
+    )
+    for name, value in optional:
+        if value is not None:
+            record[name] = value
+    if tags:
+        record["_tag"] = list(tags)
+    if meta is not None:
+        record["_meta"] = dict(meta)
+    record["_line"] = line
+    return record

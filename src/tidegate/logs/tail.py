@@ -1,0 +1,414 @@
+"""Live tail: fan an account's lines out to its subscribers as they arrive.
+
+Writers (ingestion, the pipeline's log_analysis destination) call
+``await broker.publish(account_id, lines)`` after their transaction commits, with the
+lines they stored and the ``indexonly`` lines they did not store. ``publish`` never
+blocks on a subscriber and never raises: a live-tail problem must not fail ingestion.
+
+Readers hold a ``Subscription`` (``async with broker.subscribe(...)``): a bounded queue
+of the lines that pass its ``LineFilter``. When a subscriber falls behind, its oldest
+queued lines are dropped and counted; the next batch it takes says how many.
+
+``TailBroker`` fans out inside one process. ``RedisTailBroker`` (with
+``TIDEGATE_REDIS_URL``) publishes every batch on the account's Redis channel and fans
+out what it receives, so a subscriber on one worker or host sees lines ingested on any
+other. Without Redis, a subscriber only sees lines ingested by its own worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+
+from tidegate.logs.filtering import LineFilter
+from tidegate.logs.record import public_record
+from tidegate.logs.store import NewLine
+
+logger = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "tidegate:tail:"
+# Subscribed from the start so the pub/sub connection always exists.
+_CONTROL_CHANNEL = CHANNEL_PREFIX + "_control"
+DEFAULT_MAX_QUEUED = 1_000
+DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT = 32
+_LINES_PER_MESSAGE = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class TailLine:
+    """One line as live tail carries it. ``indexonly`` lines were never stored, so they
+    have no ``line_id``; stored lines have one when the writer knows it."""
+
+    line: str
+    ts: int
+    host: str
+    app: str | None = None
+    level: str | None = None
+    env: str | None = None
+    file: str | None = None
+    ip: str | None = None
+    mac: str | None = None
+    tags: tuple[str, ...] | None = None
+    meta: Mapping[str, Any] | None = None
+    indexonly: bool = False
+    line_id: int | None = None
+
+    @classmethod
+    def from_new_line(cls, new: NewLine, *, indexonly: bool = False) -> TailLine:
+        return cls(
+            line=new.line,
+            ts=new.ts,
+            host=new.host,
+            app=new.app,
+            level=new.level,
+            env=new.env,
+            file=new.file,
+            ip=new.ip,
+            mac=new.mac,
+            tags=tuple(new.tags) if new.tags is not None else None,
+            meta=new.meta,
+            indexonly=indexonly,
+        )
+
+    def record(self) -> dict[str, Any]:
+        """The public shape (the same as an export line)."""
+        return public_record(
+            line=self.line,
+            ts=self.ts,
+            host=self.host,
+            app=self.app,
+            level=self.level,
+            env=self.env,
+            file=self.file,
+            ip=self.ip,
+            mac=self.mac,
+            tags=self.tags,
+            meta=self.meta,
+            line_id=self.line_id,
+        )
+
+    def selected_by(self, line_filter: LineFilter) -> bool:
+        return line_filter.matches(
+            line=self.line,
+            host=self.host,
+            app=self.app,
+            level=self.level,
+            file=self.file,
+            meta=self.meta,
+        )
+
+    def to_wire(self) -> list[Any]:
+        return [
+            self.line, self.ts, self.host, self.app, self.level, self.env, self.file,
+            self.ip, self.mac, list(self.tags) if self.tags is not None else None,
+            self.meta, self.indexonly, self.line_id,
+        ]  # fmt: skip
+
+    @classmethod
+    def from_wire(cls, item: Sequence[Any]) -> TailLine:
+        line, ts, host, app, level, env, file, ip, mac, tags, meta, indexonly, line_id = item
+        return cls(
+            line=line, ts=ts, host=host, app=app, level=level, env=env, file=file,
+            ip=ip, mac=mac, tags=tuple(tags) if tags is not None else None, meta=meta,
+            indexonly=bool(indexonly), line_id=line_id,
+        )  # fmt: skip
+
+
+def as_tail_lines(lines: Sequence[TailLine | NewLine]) -> list[TailLine]:
+    """``NewLine`` objects (stored lines) are accepted as they are."""
+    return [item if isinstance(item, TailLine) else TailLine.from_new_line(item) for item in lines]
+
+
+@dataclass(frozen=True, slots=True)
+class TailBatch:
+    lines: list[TailLine]
+    dropped: int
+    """Lines that matched but were dropped since the previous batch (queue full)."""
+
+
+class TooManySubscribers(Exception):
+    """The account already has as many live-tail subscribers as this process allows."""
+
+
+class TailUnavailable(Exception):
+    """Live tail cannot start now (Redis does not answer)."""
+
+
+class Subscription:
+    """One reader's bounded queue. Filled by the broker, drained by the reader."""
+
+    def __init__(self, account_id: str, line_filter: LineFilter, max_queued: int) -> None:
+        self.account_id = account_id
+        self.line_filter = line_filter
+        self.max_queued = max_queued
+        self.closed = False
+        self._queue: deque[TailLine] = deque()
+        self._dropped = 0
+        self._wakeup = asyncio.Event()
+
+    def offer(self, lines: Sequence[TailLine]) -> None:
+        """Queue the lines that pass the filter; never blocks, never grows past the
+        bound (the oldest queued lines make room and are counted as dropped)."""
+        select = self.line_filter
+        queued = False
+        for item in lines:
+            if select.selects_everything or item.selected_by(select):
+                if len(self._queue) >= self.max_queued:
+                    self._queue.popleft()
+                    self._dropped += 1
+                self._queue.append(item)
+                queued = True
+        if queued:
+            self._wakeup.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wakeup.set()
+
+    async def next_batch(self, *, timeout: float, max_lines: int = 500) -> TailBatch:
+        """Up to ``max_lines`` queued lines, waiting at most ``timeout`` seconds for the
+        first; an empty batch means nothing arrived (or the broker closed)."""
+        if not self._queue and not self.closed:
+            self._wakeup.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+        count = min(len(self._queue), max_lines)
+        lines = [self._queue.popleft() for _ in range(count)]
+        dropped, self._dropped = self._dropped, 0
+        return TailBatch(lines=lines, dropped=dropped)
+
+
+class TailBroker:
+    """In-process fan-out: a line reaches the subscribers of this process only."""
+
+    def __init__(
+        self,
+        *,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        max_subscribers_per_account: int = DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT,
+    ) -> None:
+        self.max_queued = max_queued
+        self.max_subscribers_per_account = max_subscribers_per_account
+        self._subscribers: defaultdict[str, set[Subscription]] = defaultdict(set)
+
+    @property
+    def spans_processes(self) -> bool:
+        return False
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        for subscriptions in self._subscribers.values():
+            for subscription in subscriptions:
+                subscription.close()
+        self._subscribers.clear()
+
+    def subscriber_count(self, account_id: str) -> int:
+        return len(self._subscribers.get(account_id, ()))
+
+    async def publish(self, account_id: str, lines: Sequence[TailLine | NewLine]) -> None:
+        """Hand ``lines`` (already committed, or ``indexonly``) to the account's
+        subscribers. Never blocks on a subscriber and never raises."""
+        if lines and account_id in self._subscribers:
+            self._fan_out(account_id, as_tail_lines(lines))
+
+    def _fan_out(self, account_id: str, lines: Sequence[TailLine]) -> None:
+        for subscription in tuple(self._subscribers.get(account_id, ())):
+            try:
+                subscription.offer(lines)
+            except Exception:  # a filter bug must not stop the other subscribers
+                logger.exception("live tail: a subscriber's filter failed")
+
+    @contextlib.asynccontextmanager
+    async def subscribe(
+        self, account_id: str, line_filter: LineFilter
+    ) -> AsyncIterator[Subscription]:
+        """Lines published after this returns reach the subscription (across
+        processes too, with Redis: it returns once the channel is subscribed)."""
+        if self.subscriber_count(account_id) >= self.max_subscribers_per_account:
+            raise TooManySubscribers(account_id)
+        subscription = Subscription(account_id, line_filter, self.max_queued)
+        self._subscribers[account_id].add(subscription)
+        try:
+            await self._on_first_subscriber(account_id)
+            yield subscription
+        finally:
+            subscription.close()
+            subscribers = self._subscribers.get(account_id)
+            if subscribers is not None:
+                subscribers.discard(subscription)
+                if not subscribers:
+                    del self._subscribers[account_id]
+                    self._on_last_subscriber_left(account_id)
+
+    async def _on_first_subscriber(self, account_id: str) -> None:
+        return None
+
+    def _on_last_subscriber_left(self, account_id: str) -> None:
+        return None
+
+
+class RedisTailBroker(TailBroker):
+    """Fan-out across processes and hosts through Redis pub/sub, one channel per
+    account. Each process subscribes to the channel of an account only while it has a
+    local subscriber for it, so lines travel only to where someone is watching.
+
+    Delivery is at most once: lines published while Redis is unreachable are lost for
+    other processes (this process's own subscribers still get them)."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        max_subscribers_per_account: int = DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT,
+        poll_seconds: float = 0.05,
+        subscribe_timeout: float = 5.0,
+    ) -> None:
+        super().__init__(
+            max_queued=max_queued, max_subscribers_per_account=max_subscribers_per_account
+        )
+        self._redis = redis
+        self._poll_seconds = poll_seconds
+        self.subscribe_timeout = subscribe_timeout
+        self._pubsub: PubSub | None = None
+        self._reader: asyncio.Task[None] | None = None
+        # Channels confirmed subscribed, and readers waiting for a confirmation.
+        self._requested: set[str] = set()
+        self._subscribed: set[str] = set()
+        self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
+        self._changed = False
+
+    @property
+    def spans_processes(self) -> bool:
+        return True
+
+    async def start(self) -> None:
+        # Redis being down at startup must not stop the server: the reader subscribes
+        # (and keeps retrying) in the background.
+        self._pubsub = self._redis.pubsub()
+        self._reader = asyncio.create_task(self._read(), name="tidegate-tail-reader")
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+            self._reader = None
+        for futures in self._waiting.values():
+            for future in futures:
+                if not future.done():
+                    future.cancel()
+        self._waiting.clear()
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._pubsub = None
+        await super().close()
+
+    async def publish(self, account_id: str, lines: Sequence[TailLine | NewLine]) -> None:
+        if not lines:
+            return
+        tail_lines = as_tail_lines(lines)
+        channel = CHANNEL_PREFIX + account_id
+        try:
+            for start in range(0, len(tail_lines), _LINES_PER_MESSAGE):
+                chunk = tail_lines[start : start + _LINES_PER_MESSAGE]
+                payload = json.dumps([item.to_wire() for item in chunk], separators=(",", ":"))
+                await self._redis.publish(channel, payload)
+        except Exception:
+            logger.warning("live tail: Redis publish failed; local subscribers only")
+            self._fan_out(account_id, tail_lines)
+
+    async def _on_first_subscriber(self, account_id: str) -> None:
+        channel = CHANNEL_PREFIX + account_id
+        if channel in self._subscribed:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[channel].append(future)
+        self._changed = True
+        try:
+            await asyncio.wait_for(future, self.subscribe_timeout)
+        except TimeoutError:
+            raise TailUnavailable("Redis did not confirm the subscription") from None
+
+    def _on_last_subscriber_left(self, account_id: str) -> None:
+        self._changed = True
+
+    async def _read(self) -> None:
+        pubsub = self._pubsub
+        assert pubsub is not None
+        while True:
+            try:
+                if not pubsub.subscribed:
+                    await pubsub.subscribe(_CONTROL_CHANNEL)
+                if self._changed:
+                    await self._sync_requested(pubsub)
+                message = await pubsub.get_message(timeout=self._poll_seconds)
+                if message is not None:
+                    self._handle(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("live tail: Redis pub/sub failed; retrying", exc_info=True)
+                # Subscribe every wanted channel again once Redis answers (a repeated
+                # SUBSCRIBE is harmless and confirms again).
+                self._requested.clear()
+                self._subscribed.clear()
+                self._changed = True
+                await asyncio.sleep(1.0)
+
+    async def _sync_requested(self, pubsub: PubSub) -> None:
+        self._changed = False
+        wanted = {CHANNEL_PREFIX + account_id for account_id in self._subscribers}
+        to_add = wanted - self._requested
+        to_drop = self._requested - wanted
+        if to_drop:
+            self._requested -= to_drop
+            self._subscribed -= to_drop
+            await pubsub.unsubscribe(*to_drop)
+        if to_add:
+            self._requested |= to_add
+            await pubsub.subscribe(*to_add)
+
+    def _handle(self, message: Mapping[str, Any]) -> None:
+        kind = message.get("type")
+        channel = _text(message.get("channel"))
+        if kind == "subscribe":
+            if channel in self._requested:
+                self._subscribed.add(channel)
+            for future in self._waiting.pop(channel, []):
+                if not future.done():
+                    future.set_result(None)
+            return
+        if kind != "message" or not channel.startswith(CHANNEL_PREFIX):
+            return
+        account_id = channel.removeprefix(CHANNEL_PREFIX)
+        if account_id not in self._subscribers:
+            return
+        try:
+            lines = [TailLine.from_wire(item) for item in json.loads(message["data"])]
+        except (ValueError, TypeError, KeyError):
+            logger.warning("live tail: ignoring a malformed message on %s", channel)
+            return
+        self._fan_out(account_id, lines)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode()
+    return str(value) if value is not None else ""
+
+
+def create_tail_broker(redis: Redis | None) -> TailBroker:
+    return RedisTailBroker(redis) if redis is not None else TailBroker()

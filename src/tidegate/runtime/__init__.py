@@ -1,0 +1,1 @@
+"""The running pipeline graph: compilation, per-worker caches, destinations, back-pressure, simulation."""

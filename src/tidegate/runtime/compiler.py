@@ -1,0 +1,191 @@
+"""A stored pipeline compiled into running nodes, and the graph run over a batch.
+
+Nodes run in topological order (every node after its inputs). A node's input is the
+concatenation of its inputs' outputs, in the order its ``inputs`` list them; an input
+``<throttle>.dropped`` takes the throttle's discarded events. Processors never mutate
+events, so one event object may travel down several branches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from tidegate.pipelines.dataplane import PipelineGraph
+from tidegate.pipelines.graph import DROPPED, split_input
+from tidegate.pipelines.node_configs import FilterConfig, config_model
+from tidegate.processing.throttle import ThrottleConfig, ThrottleProcessor
+
+__all__ = [
+    "CompiledPipeline",
+    "NodeOutput",
+    "PipelineBroken",
+    "RunningNode",
+    "ThrottleFactory",
+    "compile_pipeline",
+    "config_fingerprint",
+    "run_graph",
+]
+
+Event = dict[str, Any]
+
+
+class PipelineBroken(Exception):
+    """A stored node configuration no longer validates (it did when it was saved)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOutput:
+    main: list[Event]
+    dropped: list[Event] | None = None
+    received: int = 0
+
+
+_EMPTY = NodeOutput([], None, 0)
+
+
+class Processor(Protocol):
+    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput: ...
+
+
+class FilterProcessor:
+    """``allow`` keeps the events matching the condition, ``drop`` discards them."""
+
+    def __init__(self, config: FilterConfig) -> None:
+        self._predicate = config.condition.predicate
+        self._keep_matching = config.action == "allow"
+
+    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput:
+        predicate, keep = self._predicate, self._keep_matching
+        kept = [event for event in events if bool(predicate(event)) is keep]
+        return NodeOutput(kept, None, len(events))
+
+
+class ThrottleNode:
+    """A running Throttle. Without the account's ``throttle-processor`` feature it lets
+    every event through untouched (fails open) and its ``dropped`` output is empty."""
+
+    def __init__(self, processor: ThrottleProcessor) -> None:
+        self.processor = processor
+
+    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput:
+        if not throttle_enabled:
+            return NodeOutput(list(events), [], len(events))
+        result = await self.processor.process(events)
+        return NodeOutput(result.passed, result.dropped, len(events))
+
+
+ThrottleFactory = Callable[[str, str, str, ThrottleConfig], ThrottleProcessor]
+"""``(pipeline_id, node_id, config fingerprint, config)`` -> the running processor."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunningNode:
+    id: str
+    kind: str
+    type: str
+    title: str | None
+    inputs: tuple[tuple[str, str | None], ...]
+    gateway_route_id: str | None
+    config: BaseModel
+    fingerprint: str
+    processor: Processor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPipeline:
+    pipeline_id: str
+    account_id: str
+    revision: int
+    nodes: tuple[RunningNode, ...]
+    has_throttle: bool = field(default=False)
+
+    def destinations(self, type_: str | None = None) -> list[RunningNode]:
+        return [
+            node
+            for node in self.nodes
+            if node.kind == "destination" and (type_ is None or node.type == type_)
+        ]
+
+
+def config_fingerprint(kind: str, type_: str, user_config: dict[str, Any]) -> str:
+    """Identifies a node's configuration: equal JSON (any key order) gives equal text."""
+    canonical = orjson.dumps([kind, type_, user_config], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def compile_pipeline(graph: PipelineGraph, *, throttle_for: ThrottleFactory) -> CompiledPipeline:
+    nodes: list[RunningNode] = []
+    for node in graph.nodes:
+        try:
+            config = config_model(node.kind, node.type).model_validate(node.user_config)
+        except (KeyError, ValidationError) as error:
+            raise PipelineBroken(
+                f"pipeline {graph.pipeline_id}: node {node.id} ({node.kind} {node.type}) "
+                f"cannot run: {error}"
+            ) from None
+        fingerprint = config_fingerprint(node.kind, node.type, node.user_config)
+        processor: Processor | None = None
+        if isinstance(config, ThrottleConfig):
+            processor = ThrottleNode(throttle_for(graph.pipeline_id, node.id, fingerprint, config))
+        elif isinstance(config, FilterConfig):
+            processor = FilterProcessor(config)
+        nodes.append(
+            RunningNode(
+                id=node.id,
+                kind=node.kind,
+                type=node.type,
+                title=node.title,
+                inputs=tuple(split_input(ref) for ref in node.inputs),
+                gateway_route_id=node.gateway_route_id,
+                config=config,
+                fingerprint=fingerprint,
+                processor=processor,
+            )
+        )
+    return CompiledPipeline(
+        pipeline_id=graph.pipeline_id,
+        account_id=graph.account_id,
+        revision=graph.revision,
+        nodes=tuple(nodes),
+        has_throttle=any(node.type == "throttle" for node in nodes),
+    )
+
+
+async def run_graph(
+    pipeline: CompiledPipeline,
+    events: Sequence[Event],
+    *,
+    gateway_route_id: str | None,
+    throttle_enabled: bool,
+) -> dict[str, NodeOutput]:
+    """Every node's output for one batch, by node id; a destination's "output" is what
+    it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
+    does when it is None, as in a simulation)."""
+    outputs: dict[str, NodeOutput] = {}
+    batch = list(events)
+    for node in pipeline.nodes:
+        if node.kind == "source":
+            emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
+            outputs[node.id] = NodeOutput(batch if emits else [], None, 0)
+            continue
+        incoming: list[Event] = []
+        for upstream_id, output in node.inputs:
+            upstream = outputs.get(upstream_id, _EMPTY)
+            if output == DROPPED:
+                incoming.extend(upstream.dropped or ())
+            else:
+                incoming.extend(upstream.main)
+        if node.processor is None:
+            outputs[node.id] = NodeOutput(incoming, None, len(incoming))
+        elif incoming:
+            outputs[node.id] = await node.processor.run(incoming, throttle_enabled=throttle_enabled)
+        else:
+            dropped: list[Event] | None = [] if node.type == "throttle" else None
+            outputs[node.id] = NodeOutput([], dropped, 0)
+    return outputs

@@ -1,0 +1,143 @@
+"""How an event becomes a line of the account's log store (the ``log_analysis``
+destination).
+
+* ``line``: the event's ``line``, else ``message``, else ``msg`` when a string;
+  otherwise the whole event as compact JSON.
+* ``host``: ``host`` or ``hostname``; ``"gateway"`` when neither is a usable value.
+* ``app`` (``app``, ``application``), ``level`` (``level``, ``severity``), ``env``,
+  ``file``, ``ip``, ``mac``: the field of that name when it is a string or a number.
+* ``tags``: a list of strings, or one comma-separated string.
+* ``ts``: ``timestamp``, else ``ts``, else ``time``: epoch milliseconds or an RFC 3339
+  string with an offset; the time the gateway received the event otherwise.
+* ``meta``: the event's ``meta`` object when it has one; otherwise every field not
+  used above (or none when nothing is left).
+
+Text is capped at the store's column sizes and NUL characters (which PostgreSQL
+cannot store) become U+FFFD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+import orjson
+
+from tidegate.logs.store import NewLine
+from tidegate.processing.throttle import parse_event_time
+
+__all__ = ["DEFAULT_HOST", "event_to_line", "events_to_lines"]
+
+DEFAULT_HOST: Final = "gateway"
+_LINE_FIELDS: Final = ("line", "message", "msg")
+_TIME_FIELDS: Final = ("timestamp", "ts", "time")
+# (line attribute, event fields, column size)
+_TEXT_FIELDS: Final = (
+    ("app", ("app", "application"), 512),
+    ("level", ("level", "severity"), 64),
+    ("env", ("env",), 256),
+    ("file", ("file",), 512),
+    ("ip", ("ip",), 64),
+    ("mac", ("mac",), 64),
+)
+_HOST_FIELDS: Final = ("host", "hostname")
+_HOST_SIZE: Final = 256
+_MAX_TAGS: Final = 100
+
+
+def _text(value: Any, size: int) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str) or not value:
+        return None
+    return value[:size].replace("\x00", "\ufffd")
+
+
+def _tags(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        items: Iterable[Any] = value.split(",")
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    tags = [text for text in (_text(item, 256) for item in items) if text and text.strip()]
+    return [tag.strip() for tag in tags[:_MAX_TAGS]] or None
+
+
+def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """Meta as the databases can hold it (NUL-free); a copy only when needed."""
+    if b"\\u0000" not in orjson.dumps(meta):
+        return meta
+    cleaned = orjson.loads(orjson.dumps(meta).replace(b"\\u0000", b"\\ufffd"))
+    assert isinstance(cleaned, dict)
+    return cleaned
+
+
+def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
+    used: set[str] = set()
+    line: str | None = None
+    for name in _LINE_FIELDS:
+        value = event.get(name)
+        if isinstance(value, str):
+            line = value.replace("\x00", "\ufffd")
+            used.add(name)
+            break
+    if line is None:
+        line = orjson.dumps(event).decode().replace("\\u0000", "\\ufffd")
+
+    host = DEFAULT_HOST
+    for name in _HOST_FIELDS:
+        text = _text(event.get(name), _HOST_SIZE)
+        if text is not None:
+            host = text
+            used.add(name)
+            break
+
+    texts: dict[str, str | None] = {}
+    for attribute, names, size in _TEXT_FIELDS:
+        texts[attribute] = None
+        for name in names:
+            text = _text(event.get(name), size)
+            if text is not None:
+                texts[attribute] = text
+                used.add(name)
+                break
+
+    tags = _tags(event.get("tags"))
+    if tags is not None:
+        used.add("tags")
+
+    ts = received_ms
+    for name in _TIME_FIELDS:
+        if name in event:
+            parsed = parse_event_time(event[name])
+            if parsed is not None:
+                ts = parsed
+                used.add(name)
+                break
+
+    meta_value = event.get("meta")
+    if isinstance(meta_value, dict):
+        meta: dict[str, Any] | None = meta_value
+    else:
+        rest = {key: value for key, value in event.items() if key not in used}
+        meta = rest or None
+    return NewLine(
+        line=line,
+        ts=ts,
+        host=host,
+        app=texts["app"],
+        level=texts["level"],
+        env=texts["env"],
+        file=texts["file"],
+        ip=texts["ip"],
+        mac=texts["mac"],
+        tags=tags,
+        meta=None if meta is None else _clean_meta(meta),
+    )
+
+
+def events_to_lines(events: Iterable[dict[str, Any]], *, received_ms: int) -> list[NewLine]:
+    return [event_to_line(event, received_ms=received_ms) for event in events]

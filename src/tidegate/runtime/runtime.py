@@ -1,0 +1,197 @@
+"""What one worker holds for the data plane: compiled pipelines, running throttles,
+http destinations, the gates of back-pressure. Created on first use, one per app."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from redis.asyncio import Redis
+
+from tidegate.db.engine import Database
+from tidegate.logs.store import NewLine, store_lines
+from tidegate.logs.tail import TailBroker
+from tidegate.pipelines.node_configs import HttpDestinationConfig
+from tidegate.runtime.backpressure import Gates
+from tidegate.runtime.cache import PipelineCache, ThrottleRegistry
+from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, RunningNode
+from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
+from tidegate.runtime.limits import RuntimeLimits
+from tidegate.runtime.log_lines import events_to_lines
+
+log = logging.getLogger("tidegate.runtime")
+
+__all__ = ["Delivery", "Runtime", "close_runtime", "runtime_of"]
+
+Event = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Delivery:
+    """What one request hands to destinations."""
+
+    log_events: dict[str, list[Event]] = field(default_factory=dict)  # by account
+    http: list[tuple[str, RunningNode, list[Event]]] = field(default_factory=list)
+    discarded: int = 0
+
+    def add(self, pipeline: CompiledPipeline, outputs: dict[str, NodeOutput]) -> None:
+        for node in pipeline.destinations():
+            events = outputs[node.id].main
+            if not events:
+                continue
+            if node.type == "log_analysis":
+                self.log_events.setdefault(pipeline.account_id, []).extend(events)
+            elif node.type == "http":
+                self.http.append((pipeline.pipeline_id, node, events))
+            else:  # blackhole
+                self.discarded += len(events)
+
+
+class Runtime:
+    def __init__(self, *, limits: RuntimeLimits, redis: Redis | None) -> None:
+        self.limits = limits
+        self.throttles = ThrottleRegistry(redis)
+        self.pipelines = PipelineCache(self.throttles, max_pipelines=limits.max_pipelines)
+        self.route_gates = Gates(limits.route_inflight)
+        self.destination_gates = Gates(limits.destination_inflight)
+        self._client: httpx.AsyncClient | None = None
+        self._senders: dict[tuple[str, str], tuple[str, HttpDestination]] = {}
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                follow_redirects=False,
+                limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+                headers={"User-Agent": "tidegate-gateway"},
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @contextmanager
+    def admit(self, gateway_route_id: str, pipelines: Sequence[CompiledPipeline]) -> Iterator[None]:
+        """Room for one more request on the route and on each of its http destinations,
+        or ``Saturated`` before any event is processed."""
+        destinations = [
+            (pipeline.pipeline_id, node.id)
+            for pipeline in pipelines
+            for node in pipeline.destinations("http")
+        ]
+        with self.route_gates.hold([gateway_route_id]), self.destination_gates.hold(destinations):
+            yield
+
+    def sender(self, pipeline_id: str, node: RunningNode) -> HttpDestination:
+        found = self._senders.get((pipeline_id, node.id))
+        if found is not None and found[0] == node.fingerprint:
+            return found[1]
+        assert isinstance(node.config, HttpDestinationConfig)
+        sender = HttpDestination(
+            node.config,
+            client=self.client,
+            concurrency=self.limits.http_concurrency,
+            backoff_base_ms=self.limits.backoff_base_ms,
+            backoff_cap_ms=self.limits.backoff_cap_ms,
+            name=f"http destination {node.id} of pipeline {pipeline_id}",
+        )
+        if len(self._senders) >= 4 * self.limits.max_pipelines:
+            self._senders.clear()
+        self._senders[(pipeline_id, node.id)] = (node.fingerprint, sender)
+        return sender
+
+    async def deliver(
+        self,
+        delivery: Delivery,
+        *,
+        db: Database,
+        received_ms: int,
+        tail: TailBroker | None = None,
+    ) -> None:
+        """Store and send everything, concurrently; raises ``DeliveryFailed`` unless every
+        destination took its events (log store committed, http acknowledged). Stored
+        lines go to live tail once committed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.delivery_deadline_ms / 1000
+        jobs = [
+            self._send_http(pipeline_id, node, events, deadline)
+            for pipeline_id, node, events in delivery.http
+        ]
+        if delivery.log_events:
+            jobs.append(_store(db, delivery.log_events, received_ms, tail))
+        if not jobs:
+            return
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        failures = [result for result in results if isinstance(result, BaseException)]
+        for failure in failures:
+            if not isinstance(failure, Exception):  # cancellation: not ours to swallow
+                raise failure
+        if failures:
+            for failure in failures:
+                log.warning("delivery failed: %s", failure)
+            raise DeliveryFailed("; ".join(str(failure) for failure in failures))
+
+    async def _send_http(
+        self, pipeline_id: str, node: RunningNode, events: list[Event], deadline: float
+    ) -> None:
+        sender = self.sender(pipeline_id, node)
+        try:
+            async with asyncio.timeout_at(deadline):
+                await sender.send(events, deadline=deadline)
+        except TimeoutError:
+            raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
+
+
+async def _store(
+    db: Database,
+    by_account: dict[str, list[Event]],
+    received_ms: int,
+    tail: TailBroker | None,
+) -> None:
+    stored: dict[str, list[NewLine]] = {}
+    async with db.write_sessions() as session:
+        try:
+            for account_id, events in by_account.items():
+                lines = events_to_lines(events, received_ms=received_ms)
+                await store_lines(
+                    session=session, account_id=account_id, lines=lines, received_ms=received_ms
+                )
+                stored[account_id] = lines
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+    if tail is not None:
+        for account_id, lines in stored.items():
+            await tail.publish(account_id, lines)  # never raises, never blocks
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+_ATTRIBUTE = "tidegate_runtime"
+
+
+def runtime_of(app: FastAPI, *, redis: Redis | None) -> Runtime:
+    runtime: Runtime | None = getattr(app.state, _ATTRIBUTE, None)
+    if runtime is None:
+        runtime = Runtime(limits=RuntimeLimits.from_env(), redis=redis)
+        setattr(app.state, _ATTRIBUTE, runtime)
+    return runtime
+
+
+async def close_runtime(app: FastAPI) -> None:
+    runtime: Runtime | None = getattr(app.state, _ATTRIBUTE, None)
+    if runtime is not None:
+        await runtime.aclose()
+        setattr(app.state, _ATTRIBUTE, None)

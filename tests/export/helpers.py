@@ -1,0 +1,55 @@
+"""Helpers shared by the export and live tail tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from tidegate.db.engine import Database
+from tidegate.logs.store import NewLine, store_lines
+
+BASE_MS = 1_763_800_000_000  # 2025-11-22, whole second
+
+
+async def insert_lines(
+    database_url: str, account_id: str, lines: Sequence[NewLine], *, received_ms: int = BASE_MS
+) -> None:
+    db = Database.connect(database_url)
+    try:
+        async with db.write_sessions() as session:
+            await store_lines(
+                session=session, account_id=account_id, lines=lines, received_ms=received_ms
+            )
+            await session.commit()
+    finally:
+        await db.dispose()
+
+
+async def export(
+    client: httpx.AsyncClient, headers: dict[str, str], **params: Any
+) -> httpx.Response:
+    params.setdefault("from", BASE_MS // 1000 - 3600)
+    params.setdefault("to", BASE_MS // 1000 + 3600)
+    clean = {name: value for name, value in params.items() if value is not None}
+    return await client.get("/v2/export", params=clean, headers=headers)
+
+
+async def export_all(
+    client: httpx.AsyncClient, headers: dict[str, str], **params: Any
+) -> tuple[list[dict[str, Any]], int]:
+    """Every page's lines, and how many pages it took."""
+    lines: list[dict[str, Any]] = []
+    pages = 0
+    cursor: str | None = None
+    while True:
+        response = await export(client, headers, pagination_id=cursor, **params)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        lines.extend(body["lines"])
+        pages += 1
+        cursor = body["pagination_id"]
+        if cursor is None:
+            return lines, pages
+        assert pages < 10_000

@@ -1,0 +1,231 @@
+"""GET /v1/tail through real servers: server-sent events of lines ingested after
+subscribing, filters, tenancy, indexonly lines, and delivery across servers via Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+from tests.conftest import REDIS_URL, AppClient
+from tests.export.helpers import BASE_MS
+from tests.factories import AccountCtx, insert_key, make_account, make_tenant
+
+
+@dataclass
+class Stream:
+    """The events of one SSE response, read in the background."""
+
+    events: list[tuple[str, Any]] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [data for name, data in self.events if name == "message"]
+
+    async def wait_for(self, count: int, *, timeout: float = 10) -> list[dict[str, Any]]:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(self.lines()) < count:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise AssertionError(f"got {len(self.lines())} of {count} lines: {self.events}")
+            self.arrived.clear()
+            try:
+                await asyncio.wait_for(self.arrived.wait(), remaining)
+            except TimeoutError:
+                pass
+        return self.lines()
+
+
+async def _read(response: httpx.Response, stream: Stream, ready: asyncio.Event) -> None:
+    name, data = "message", ""
+    async for raw in response.aiter_lines():
+        if raw.startswith(":"):
+            stream.comments.append(raw)
+        elif raw.startswith("event: "):
+            name = raw.removeprefix("event: ")
+        elif raw.startswith("data: "):
+            data = raw.removeprefix("data: ")
+        elif raw == "":
+            if data:
+                stream.events.append((name, json.loads(data)))
+                if name == "ready":
+                    ready.set()
+                stream.arrived.set()
+            name, data = "message", ""
+
+
+@asynccontextmanager
+async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIterator[Stream]:
+    stream = Stream()
+    ready = asyncio.Event()
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=30) as http,
+        http.stream("GET", "/v1/tail", headers=headers, params=params) as response,
+    ):
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        reader = asyncio.create_task(_read(response, stream, ready))
+        try:
+            await asyncio.wait_for(ready.wait(), 10)
+            yield stream
+        finally:
+            reader.cancel()
+            try:
+                await reader
+            except (asyncio.CancelledError, httpx.HTTPError):
+                pass
+
+
+async def ingest(base_url: str, key: str, lines: list[dict[str, Any]], host: str = "h") -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+        response = await http.post(
+            "/logs/ingest",
+            params={"hostname": host, "now": BASE_MS},
+            headers={"apikey": key},
+            json={"lines": lines},
+        )
+        assert response.status_code == 200, response.text
+
+
+def _env(client: AppClient, **extra: str) -> dict[str, str]:
+    return {
+        "TIDEGATE_DATABASE_URL": client.database_url,
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        **extra,
+    }
+
+
+async def _account_with_key(client: AppClient) -> tuple[AccountCtx, str]:
+    account = await make_account(client, await make_tenant(client.database_url))
+    key = await insert_key(client.database_url, kind="ingestion", account_id=account.account_id)
+    return account, key
+
+
+async def test_tail_streams_lines_ingested_after_subscribing(
+    client: AppClient, live_server_factory: Any
+) -> None:
+    server = live_server_factory(env=_env(client))
+    account, key = await _account_with_key(client)
+    _other, other_key = await _account_with_key(client)
+    await ingest(server.base_url, key, [{"line": "before subscribing"}])
+    async with (
+        tail(server.base_url, account.headers) as everything,
+        tail(server.base_url, account.headers, query="level:error -app:noise") as errors,
+        tail(server.base_url, account.headers, hosts="db-1", apps="pg") as db_only,
+    ):
+        await ingest(server.base_url, other_key, [{"line": "other account"}])
+        await ingest(
+            server.base_url,
+            key,
+            [
+                {"line": "hello", "app": "api", "level": "INFO", "meta": {"user": 1}},
+                {"line": "boom", "app": "api", "level": "ERROR"},
+                {"line": "loud", "app": "noise", "level": "error"},
+            ],
+        )
+        await ingest(server.base_url, key, [{"line": "db line", "app": "pg"}], host="db-1")
+        got = await everything.wait_for(4)
+        assert [item["_line"] for item in got] == ["hello", "boom", "loud", "db line"]
+        assert got[0]["_host"] == "h"
+        assert got[0]["_app"] == "api"
+        assert got[0]["level"] == "INFO"
+        assert got[0]["_meta"] == {"user": 1}
+        assert [item["_line"] for item in await errors.wait_for(1)] == ["boom"]
+        assert [item["_line"] for item in await db_only.wait_for(1)] == ["db line"]
+        await asyncio.sleep(0.3)
+        assert len(everything.lines()) == 4
+        assert len(errors.lines()) == 1
+
+
+async def test_tail_refuses_bad_queries_and_missing_credentials(
+    client: AppClient, live_server_factory: Any
+) -> None:
+    server = live_server_factory(env=_env(client))
+    account, _key = await _account_with_key(client)
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        bad = await http.get("/v1/tail", params={"query": "(open"}, headers=account.headers)
+        assert bad.status_code == 400
+        assert bad.json()["status"] == "error"
+        assert "column" in bad.json()["error"]
+        assert (await http.get("/v1/tail")).status_code == 401
+
+
+async def test_indexonly_lines_reach_tail_but_not_export(
+    client: AppClient, live_server_factory: Any
+) -> None:
+    server = live_server_factory(env=_env(client))
+    account, key = await _account_with_key(client)
+    rule = await client.post(
+        "/v1/config/ingestion/exclusions",
+        json={"title": "debug", "query": "debug", "indexonly": True, "active": True},
+        headers=account.headers,
+    )
+    assert rule.status_code in (200, 201), rule.text
+    async with tail(server.base_url, account.headers) as stream:
+        await ingest(server.base_url, key, [{"line": "debug detail"}, {"line": "kept"}])
+        assert sorted(item["_line"] for item in await stream.wait_for(2)) == [
+            "debug detail",
+            "kept",
+        ]
+    exported = await client.get(
+        "/v2/export",
+        params={"from": BASE_MS - 3_600_000, "to": 4_000_000_000_000},
+        headers=account.headers,
+    )
+    assert [item["_line"] for item in exported.json()["lines"]] == ["kept"]
+
+
+@pytest.mark.redis
+async def test_tail_sees_lines_ingested_on_another_server_through_redis(
+    client: AppClient, live_server_factory: Any
+) -> None:
+    env = _env(client, TIDEGATE_REDIS_URL=REDIS_URL)
+    watching = live_server_factory(env=env)
+    ingesting = live_server_factory(env=env, workers=2)
+    account, key = await _account_with_key(client)
+    async with tail(watching.base_url, account.headers, query="-skip") as stream:
+        for number in range(6):
+            await ingest(ingesting.base_url, key, [{"line": f"remote {number}"}, {"line": "skip"}])
+        await ingest(watching.base_url, key, [{"line": "local"}])
+        got = await stream.wait_for(7)
+        assert sorted(item["_line"] for item in got) == sorted(
+            [f"remote {number}" for number in range(6)] + ["local"]
+        )
+        await asyncio.sleep(0.3)
+        assert len(stream.lines()) == 7
+    # The stream gone, its server notices and leaves the account's channel.
+    probe = Redis.from_url(REDIS_URL)
+    channel = f"tidegate:tail:{account.account_id}"
+    try:
+        for _ in range(100):
+            if dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0
+    finally:
+        await probe.aclose()
+
+
+async def test_an_open_stream_does_not_hold_up_shutdown(
+    client: AppClient, live_server_factory: Any
+) -> None:
+    if client.database_url.startswith("postgresql"):
+        pytest.skip("about the HTTP server, not the database")
+    server = live_server_factory(env=_env(client))
+    account, _key = await _account_with_key(client)
+    async with tail(server.base_url, account.headers):
+        started = asyncio.get_running_loop().time()
+        await asyncio.to_thread(server.stop)
+        assert asyncio.get_running_loop().time() - started < 14
+        # uvicorn re-raises the SIGTERM it handled once it has shut down cleanly.
+        assert server.process is not None
+        assert server.process.returncode in (0, -15)
+        assert "Application shutdown complete" in server.log.read_text()
