@@ -118,7 +118,13 @@ async def accept(*, state: AppState, runtime: Runtime, request: GatewayRequest) 
                     pipeline, events, gateway_route_id=route_id, throttle_enabled=throttle_enabled
                 )
                 delivery.add(pipeline, outputs)
-            await runtime.deliver(delivery, db=state.db, received_ms=received_ms, tail=state.tail)
+            await runtime.deliver(
+                delivery,
+                db=state.db,
+                received_ms=received_ms,
+                tail=state.tail,
+                rules=state.ingest.rules,
+            )
     except Saturated as error:
         if error.key == route_id:
             raise RateLimited(

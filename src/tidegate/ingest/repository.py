@@ -46,6 +46,18 @@ _KEY_BY_HASH = (
 )
 
 
+_ACCOUNT_RULES_FINGERPRINT = select(func.count(), func.max(_rules.c.updated_at)).where(
+    _rules.c.account_id == bindparam("account_id")
+)
+
+
+async def rules_fingerprint(*, session: AsyncSession, account_id: str) -> tuple[int, object]:
+    """The same fingerprint the key lookup reads, for writers that start from an account
+    (the pipeline's log store) rather than from an ingestion key."""
+    row = (await session.execute(_ACCOUNT_RULES_FINGERPRINT, {"account_id": account_id})).one()
+    return int(row[0]), row[1]
+
+
 async def ingestion_key(*, session: AsyncSession, key_hash: str) -> IngestionKey | None:
     row = (await session.execute(_KEY_BY_HASH, {"key_hash": key_hash})).first()
     return None if row is None else IngestionKey(row[0], row[1], row[2], int(row[3]), row[4])

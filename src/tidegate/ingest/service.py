@@ -26,7 +26,7 @@ from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, Forbidden, ServiceUnavailable, ValidationFailed
 from tidegate.ingest import repository, schemas
 from tidegate.ingest.decoding import bad_request, line_meta, timestamp_ms
-from tidegate.ingest.exclusion import RuleCache, RuleSet, Verdict
+from tidegate.ingest.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
 from tidegate.logs.store import NewLine, store_lines, utc_day
 from tidegate.logs.tail import TailLine
 
@@ -129,14 +129,53 @@ async def account_for_key(
         or found.account_status == "deactivated"
     ):
         raise Forbidden(INACTIVE)
-    fingerprint = (found.rule_count, found.rules_updated)
-    rules = cache.get(found.account_id, fingerprint)
+    rules = await _rules_for(
+        session=session,
+        account_id=found.account_id,
+        fingerprint=(found.rule_count, found.rules_updated),
+        cache=cache,
+    )
+    return found.account_id, rules
+
+
+async def _rules_for(
+    *, session: AsyncSession, account_id: str, fingerprint: Fingerprint, cache: RuleCache
+) -> RuleSet:
+    rules = cache.get(account_id, fingerprint)
     if rules is None:
         rules = RuleSet.from_rows(
-            await repository.active_rules(session=session, account_id=found.account_id)
+            await repository.active_rules(session=session, account_id=account_id)
         )
-        cache.put(found.account_id, fingerprint, rules)
-    return found.account_id, rules
+        cache.put(account_id, fingerprint, rules)
+    return rules
+
+
+async def exclusion_rules(*, session: AsyncSession, account_id: str, cache: RuleCache) -> RuleSet:
+    """An account's active exclusion rules, compiled and cached per worker, fresh on
+    every call (the fingerprint is read each time): for every writer of lines."""
+    fingerprint = await repository.rules_fingerprint(session=session, account_id=account_id)
+    return await _rules_for(
+        session=session, account_id=account_id, fingerprint=fingerprint, cache=cache
+    )
+
+
+def judge(outcome: IngestOutcome, new: NewLine, rules: RuleSet) -> None:
+    """Keep the line, or count it as excluded (and hand it to live tail when the rule
+    that matched is indexonly)."""
+    verdict = (
+        rules.verdict(
+            line=new.line, host=new.host, app=new.app, level=new.level, file=new.file, meta=new.meta
+        )
+        if rules
+        else Verdict.KEEP
+    )
+    if verdict is Verdict.KEEP:
+        outcome.stored.append(new)
+        return
+    outcome.excluded_lines += 1
+    outcome.excluded_bytes += new.size_bytes
+    if verdict is Verdict.INDEXONLY:
+        outcome.tail_only.append(TailLine.from_new_line(new, indexonly=True))
 
 
 def sort_lines(
@@ -169,18 +208,7 @@ def sort_lines(
             tags=tags,
             meta=meta,
         )
-        verdict = (
-            rules.verdict(line=text, host=host, app=app, level=level, file=file, meta=meta)
-            if rules
-            else Verdict.KEEP
-        )
-        if verdict is Verdict.KEEP:
-            outcome.stored.append(new)
-            continue
-        outcome.excluded_lines += 1
-        outcome.excluded_bytes += new.size_bytes
-        if verdict is Verdict.INDEXONLY:
-            outcome.tail_only.append(TailLine.from_new_line(new, indexonly=True))
+        judge(outcome, new, rules)
     return outcome
 
 

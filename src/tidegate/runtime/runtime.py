@@ -16,7 +16,9 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate.db.engine import Database
-from tidegate.logs.store import NewLine, store_lines
+from tidegate.ingest.exclusion import RuleCache
+from tidegate.ingest.service import IngestOutcome, exclusion_rules, judge
+from tidegate.logs.store import store_lines
 from tidegate.logs.tail import TailBroker
 from tidegate.pipelines.node_configs import HttpDestinationConfig
 from tidegate.runtime.backpressure import Gates
@@ -116,6 +118,7 @@ class Runtime:
         db: Database,
         received_ms: int,
         tail: TailBroker | None = None,
+        rules: RuleCache | None = None,
     ) -> None:
         """Store and send everything, concurrently; raises ``DeliveryFailed`` unless every
         destination took its events (log store committed, http acknowledged). Stored
@@ -127,7 +130,7 @@ class Runtime:
             for pipeline_id, node, events in delivery.http
         ]
         if delivery.log_events:
-            jobs.append(_store(db, delivery.log_events, received_ms, tail))
+            jobs.append(_store(db, delivery.log_events, received_ms, tail, rules or RuleCache()))
         if not jobs:
             return
         results = await asyncio.gather(*jobs, return_exceptions=True)
@@ -156,23 +159,35 @@ async def _store(
     by_account: dict[str, list[Event]],
     received_ms: int,
     tail: TailBroker | None,
+    rules: RuleCache,
 ) -> None:
-    stored: dict[str, list[NewLine]] = {}
+    """Into the log store through the account's exclusion rules, exactly as ingestion:
+    excluded lines are counted, not stored; indexonly ones still reach live tail."""
+    outcomes: list[IngestOutcome] = []
     async with db.write_sessions() as session:
         try:
             for account_id, events in by_account.items():
-                lines = events_to_lines(events, received_ms=received_ms)
+                ruleset = await exclusion_rules(session=session, account_id=account_id, cache=rules)
+                outcome = IngestOutcome(account_id=account_id)
+                for line in events_to_lines(events, received_ms=received_ms):
+                    judge(outcome, line, ruleset)
                 await store_lines(
-                    session=session, account_id=account_id, lines=lines, received_ms=received_ms
+                    session=session,
+                    account_id=account_id,
+                    lines=outcome.stored,
+                    received_ms=received_ms,
+                    excluded_lines=outcome.excluded_lines,
+                    excluded_bytes=outcome.excluded_bytes,
                 )
-                stored[account_id] = lines
+                outcomes.append(outcome)
             await session.commit()
         except BaseException:
             await session.rollback()
             raise
     if tail is not None:
-        for account_id, lines in stored.items():
-            await tail.publish(account_id, lines)  # never raises, never blocks
+        for outcome in outcomes:
+            # never raises, never blocks
+            await tail.publish(outcome.account_id, [*outcome.stored, *outcome.tail_only])
 
 
 def now_ms() -> int:
