@@ -302,6 +302,10 @@ async def test_valid_throttle_with_key_and_exclude(client: AppClient) -> None:
             {"condition": {"field": ".a", "str_operator": "regex_match", "value": "("}},
             "/user_config/condition/value",
         ),
+        (  # valid for Python's `re`, refused by RE2 (backreference)
+            {"condition": {"field": ".a", "str_operator": "regex_match", "value": r"(a)\1"}},
+            "/user_config/condition/value",
+        ),
         (
             {
                 "condition": {"field": ".a", "str_operator": "exists"},

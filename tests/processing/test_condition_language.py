@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tidegate.processing import linear_regex
 from tidegate.processing.conditions import (
     MAX_GROUP_DEPTH,
     OPERATORS,
@@ -226,16 +226,64 @@ def test_error_location_points_into_nested_groups() -> None:
 def test_regex_is_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
     condition = compile_condition(leaf(".f", "regex_match", "a+b"))
     calls: list[Any] = []
-    original = re.compile
+    original = linear_regex.LinearRegex.__init__
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
         calls.append(args)
-        return original(*args, **kwargs)
+        original(self, *args, **kwargs)
 
-    monkeypatch.setattr(re, "compile", counting)
+    monkeypatch.setattr(linear_regex.LinearRegex, "__init__", counting)
     for _ in range(100):
         assert condition({"f": "xaab"})
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(a)\1",  # backreference
+        r"foo(?=bar)",  # lookahead
+        r"(?<!x)y",  # lookbehind
+        r"a++",  # possessive repetition
+        r"(?>a+)b",  # atomic group
+        r"x\Z",  # Python's end anchor (RE2 spells it \z)
+        r"\pL{1000}",  # a program over the per-pattern memory bound
+    ],
+)
+def test_patterns_re2_cannot_run_linearly_are_refused(pattern: str) -> None:
+    with pytest.raises(ConditionError, match="RE2 syntax") as caught:
+        compile_condition(leaf(".f", "regex_match", pattern))
+    assert caught.value.location == "value"
+
+
+def test_catastrophic_backtracking_patterns_run_in_linear_time() -> None:
+    # `re` takes ~9 s for 26 `a`s and doubles with each further one; RE2 is linear.
+    evil = compile_condition(leaf(".f", "regex_match", "(a+)+$"))
+    assert not evil({"f": "a" * 100_000 + "!"})
+    assert evil({"f": "a" * 100_000})
+    nested = compile_condition(
+        leaf(".f", "regex_match", "^(([a-z])+.)+[A-Z]([a-z])+$", case_sensitive=True)
+    )
+    assert not nested({"f": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"})
+
+
+@pytest.mark.parametrize(
+    ("pattern", "case_sensitive", "value", "expected"),
+    [
+        ("straße", False, "STRASSE", False),  # simple folding, as `re` does
+        ("ÄRGER", False, "ärger", True),
+        ("ÄRGER", True, "ärger", False),
+        (r"^\d+$", False, "123", True),
+        (r"(?i)web", True, "WEB-1", True),
+        (r"(?P<n>ab)c", False, "xabc", True),
+        (r"a.c", False, "a\nc", False),  # `.` stops at a newline, as in `re`
+        (r"(?s)a.c", False, "a\nc", True),
+        (r"é", False, "\ud800é", True),  # a lone surrogate in JSON text is no error
+    ],
+)
+def test_regex_semantics(pattern: str, case_sensitive: bool, value: str, expected: bool) -> None:
+    spec = leaf(".f", "regex_match", pattern, case_sensitive=case_sensitive)
+    assert compile_condition(spec)({"f": value}) is expected
 
 
 def test_unary_operators_accept_empty_value_placeholders() -> None:

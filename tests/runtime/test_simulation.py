@@ -202,6 +202,17 @@ async def test_simulate_processor_refusals(client: AppClient) -> None:
         400,
     )
     assert error["errors"][0]["instance_path"] == "/processor/user_config/condition/value"
+    lookahead = {"condition": {"field": ".a", "str_operator": "regex_match", "value": "a(?=b)"}}
+    error = assert_v3_error(
+        await client.post(
+            "/v3/pipeline/simulate-processor",
+            json={"processor": {"type": "filter", "user_config": lookahead}, "events": []},
+            headers=account.headers,
+        ),
+        400,
+    )
+    assert error["errors"][0]["instance_path"] == "/processor/user_config/condition/value"
+    assert "RE2 syntax" in str(error)
     unknown = {"processor": {"type": "sample", "user_config": {}}, "events": []}
     assert_v3_error(
         await client.post("/v3/pipeline/simulate-processor", json=unknown, headers=account.headers),

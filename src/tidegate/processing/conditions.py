@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -23,6 +22,7 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, string_form
+from tidegate.processing.linear_regex import LinearRegex, RegexError
 
 __all__ = [
     "MAX_GROUP_DEPTH",
@@ -413,12 +413,19 @@ def _string_test(operator: str, target: str, case_sensitive: bool) -> Callable[[
 def _regex_test(value: Any, case_sensitive: bool, where: str) -> Callable[[Any], bool]:
     if not isinstance(value, str):
         raise ConditionError("regex_match needs a regular expression string", where)
+    # RE2, not `re`: a tenant's pattern runs on the event loop for every event, so it
+    # must be linear in the subject. What RE2 cannot run that way is refused here, at
+    # save time, instead of stalling the worker later.
     try:
-        pattern = re.compile(value, 0 if case_sensitive else re.IGNORECASE)
-    except re.error as error:
-        raise ConditionError(f"invalid regular expression {value!r}: {error}", where) from None
+        pattern = LinearRegex(value, case_sensitive=case_sensitive)
+    except RegexError as error:
+        raise ConditionError(
+            f"invalid regular expression {value!r}: {error} (regex_match uses RE2 syntax: "
+            "no backreferences or lookaround)",
+            where,
+        ) from None
     search = pattern.search
-    return lambda field: isinstance(field, str) and search(field) is not None
+    return lambda field: isinstance(field, str) and search(field)
 
 
 def _cidr_test(value: Any, where: str) -> Callable[[Any], bool]:
