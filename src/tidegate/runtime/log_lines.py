@@ -7,8 +7,11 @@ destination).
 * ``app`` (``app``, ``application``), ``level`` (``level``, ``severity``), ``env``,
   ``file``, ``ip``, ``mac``: the field of that name when it is a string or a number.
 * ``tags``: a list of strings, or one comma-separated string.
-* ``ts``: ``timestamp``, else ``ts``, else ``time``: epoch milliseconds or an RFC 3339
-  string with an offset; the time the gateway received the event otherwise.
+* ``ts``: ``timestamp``, else ``ts``, else ``time``, read by the rule every writer of
+  lines shares (``logs.timestamps``: epoch milliseconds in [0, year 10000), or an ISO
+  8601 time, UTC when it has no offset); the time the gateway received the event
+  otherwise. An event that has one of those fields but no usable time in any of them
+  is counted as a fallback (``lines_fallback`` in usage), as ingestion counts it.
 * ``meta``: the event's ``meta`` object when it has one; otherwise every field not
   used above (or none when nothing is left).
 
@@ -24,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from tidegate.logs.store import NewLine
-from tidegate.processing.throttle import parse_event_time
+from tidegate.logs.timestamps import epoch_ms
 
 __all__ = ["DEFAULT_HOST", "event_to_line", "events_to_lines"]
 
@@ -110,13 +113,17 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
         used.add("tags")
 
     ts = received_ms
+    fell_back = False
     for name in _TIME_FIELDS:
-        if name in event:
-            parsed = parse_event_time(event[name])
-            if parsed is not None:
-                ts = parsed
-                used.add(name)
-                break
+        value = event.get(name)
+        if value is not None:
+            parsed = epoch_ms(value)
+            if parsed is None:
+                fell_back = True
+                continue
+            ts, fell_back = parsed, False
+            used.add(name)
+            break
 
     meta_value = event.get("meta")
     if isinstance(meta_value, dict):
@@ -136,6 +143,7 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
         mac=texts["mac"],
         tags=tags,
         meta=None if meta is None else _clean_meta(meta),
+        repaired=fell_back,
     )
 
 
