@@ -21,6 +21,7 @@ cannot store) become U+FFFD.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -70,12 +71,46 @@ def _tags(value: Any) -> list[str] | None:
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Meta as the databases can hold it (NUL-free); a copy only when needed."""
-    if b"\\u0000" not in orjson.dumps(meta):
-        return meta
-    cleaned = orjson.loads(orjson.dumps(meta).replace(b"\\u0000", b"\\ufffd"))
+    """Meta as both databases hold it alike (NUL-free, NaN and infinities as null,
+    integers past 64 bits as floats); a copy only when needed."""
+    try:
+        dumped = orjson.dumps(meta)
+    except TypeError:
+        dumped = orjson.dumps(_plain(meta))
+    else:
+        if b"\\u0000" not in dumped and not _has_non_finite(meta):
+            return meta
+    cleaned = orjson.loads(dumped.replace(b"\\u0000", b"\\ufffd"))
     assert isinstance(cleaned, dict)
     return cleaned
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(item) for item in value)
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """What orjson cannot write (integers past 64 bits, other objects) as JSON values."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(2**63) <= value < 2**64:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if value is None or isinstance(value, str | bool | float):
+        return value
+    return str(value)
 
 
 def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
@@ -88,7 +123,11 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
             used.add(name)
             break
     if line is None:
-        line = orjson.dumps(event).decode().replace("\\u0000", "\\ufffd")
+        try:
+            text = orjson.dumps(event)
+        except TypeError:
+            text = orjson.dumps(_plain(event))
+        line = text.decode().replace("\\u0000", "\\ufffd")
 
     host = DEFAULT_HOST
     for name in _HOST_FIELDS:
