@@ -124,10 +124,10 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
             break
     if line is None:
         try:
-            text = orjson.dumps(event)
+            whole = orjson.dumps(event)
         except TypeError:
-            text = orjson.dumps(_plain(event))
-        line = text.decode().replace("\\u0000", "\\ufffd")
+            whole = orjson.dumps(_plain(event))
+        line = whole.decode().replace("\\u0000", "\\ufffd")
 
     host = DEFAULT_HOST
     for name in _HOST_FIELDS:
