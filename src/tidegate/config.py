@@ -24,6 +24,9 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     ingest_max_in_flight: int = 64
     retention_interval_s: float = 3600.0
+    # Ingest bodies parsed at once per worker, each in a worker thread (docs/ingest.md:
+    # this bounds a worker's parsing memory).
+    ingest_parse_threads: int = 2
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -41,6 +44,7 @@ class Settings:
             sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
+            ingest_parse_threads=int(os.environ.get("TIDEGATE_INGEST_PARSE_THREADS", "2")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -159,24 +159,17 @@ async def test_missing_hostname(client: AppClient) -> None:
         }
 
 
+# Only a body that is not the protocol at all is a 400; odd lines are repaired
+# (tests/ingest/test_lenient_lines.py).
 BAD_BODIES: list[Any] = [
     b"{not json",
     b"",
     b"[]",
     b"{}",
     b'{"lines": "x"}',
-    b'{"lines": [{"app": "no line"}]}',
-    b'{"lines": [{"line": 5}]}',
-    b'{"lines": [{"line": "x", "timestamp": true}]}',
-    b'{"lines": [{"line": "x", "timestamp": "yesterday"}]}',
-    b'{"lines": [{"line": "x", "timestamp": "2025-01-01T00:00:00"}]}',
-    b'{"lines": [{"line": "x", "timestamp": -1}]}',
-    b'{"lines": [{"line": "x", "timestamp": 1e300}]}',
-    b'{"lines": [{"line": "x", "meta": "not an object"}]}',
-    b'{"lines": [{"line": "x", "meta": [1]}]}',
-    b'{"lines": [{"line": "x", "app": "' + b"a" * 513 + b'"}]}',
+    b'{"lines": {"line": "x"}}',
     b'{"lines": [{"line": "x"}], "ls": [{"line": "y"}]}',
-    b'{"lines": [{"line": "\\ud800"}]}',
+    b'{"lines": [' + b"[" * 2000 + b"]" * 2000 + b"]}",
 ]
 
 

@@ -40,8 +40,15 @@ async def test_usage_per_day_with_totals(client: AppClient) -> None:
         "bytes_stored": 0,
         "lines_excluded": 0,
         "bytes_excluded": 0,
+        "lines_fallback": 0,
     }
-    expected = {"lines_stored": 2, "bytes_stored": 6, "lines_excluded": 1, "bytes_excluded": 2}
+    expected = {
+        "lines_stored": 2,
+        "bytes_stored": 6,
+        "lines_excluded": 1,
+        "bytes_excluded": 2,
+        "lines_fallback": 0,
+    }
     assert body["days"][2] == {"day": str(today), **expected}
     assert body["totals"] == expected
 

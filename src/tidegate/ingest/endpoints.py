@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from datetime import date
 from typing import Annotated, Any
 
@@ -18,7 +19,7 @@ from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized, ValidationFailed
 from tidegate.ingest import schemas, service
-from tidegate.ingest.decoding import MAX_DECODED_BYTES, decode_content, parse_body
+from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
 
 router = APIRouter(tags=["Ingestion"])
 usage_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
@@ -79,30 +80,30 @@ _INGEST_BODY = {
     "required": True,
     "description": (
         '`{"lines": [...]}` or `{"e": "ls", "ls": [...]}`; may be sent with '
-        "`Content-Encoding: gzip` (at most 10 MB on the wire and 10 MB decompressed)."
+        "`Content-Encoding: gzip` (at most 10 MB on the wire and 10 MB decompressed, "
+        f"at most {MAX_LINES_PER_REQUEST} lines)."
     ),
 }
 
 
-@router.post(
-    "/logs/ingest",
-    summary="Ingest log lines (the platform's ingestion protocol)",
-    response_model=schemas.IngestOk,
-    responses={
-        400: _error(
-            '`{"error":"Missing param hostname."}` or `{"error":"Bad or missing parameters. ..."}`'
-        ),
-        401: _error('`{"error":"Missing Credentials"}`: no ingestion key sent'),
-        403: _error(
-            '`{"error":"Account not found or inactive"}`: unknown or deleted key, '
-            "deactivated account"
-        ),
-        413: _error("Body over 10 MB, on the wire or decompressed"),
-        415: _error("Unsupported Content-Encoding"),
-        503: _error("Too much work in flight or the store is busy: retry after `Retry-After`"),
-    },
-    openapi_extra={"requestBody": _INGEST_BODY},
-)
+_INGEST_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _error(
+        '`{"error":"Missing param hostname."}` or `{"error":"Bad or missing parameters. ..."}`: '
+        "a body that is not the protocol (not JSON, no lines array), a bad parameter. One "
+        "odd line is never a 400: it is repaired and counted in usage (`lines_fallback`)"
+    ),
+    401: _error('`{"error":"Missing Credentials"}`: no ingestion key sent'),
+    403: _error(
+        '`{"error":"Account not found or inactive"}`: unknown or deleted key, deactivated account'
+    ),
+    413: _error(
+        f"Body over 10 MB, on the wire or decompressed, or over {MAX_LINES_PER_REQUEST} lines"
+    ),
+    415: _error("Unsupported Content-Encoding"),
+    503: _error("Too much work in flight or the store is busy: retry after `Retry-After`"),
+}
+
+
 async def ingest(
     request: Request,
     background: BackgroundTasks,
@@ -122,31 +123,54 @@ async def ingest(
     state = app_state(request)
     runtime = state.ingest
     with runtime.limit.slot():
+        # Credentials first: the body is read only for a known key.
         with service.store_unavailable_is_503():
             async with state.db.read_sessions() as session:
                 account_id, rules = await service.account_for_key(
                     session=session, key=key, cache=runtime.rules
                 )
         params = service.check_params(hostname=hostname, mac=mac, ip=ip, now=now, tags=tags or ())
-        raw = decode_content(
-            await request.body(),
-            request.headers.get("content-encoding"),
-            limit=MAX_DECODED_BYTES,
-        )
+        body = await request.body()
         received_ms = service.now_ms()
-        outcome = service.sort_lines(
-            account_id=account_id,
-            params=params,
-            lines=parse_body(raw),
-            rules=rules,
-            received_ms=received_ms,
+        outcome = await runtime.off_loop(
+            functools.partial(
+                service.prepare,
+                account_id=account_id,
+                params=params,
+                body=body,
+                content_encoding=request.headers.get("content-encoding"),
+                rules=rules,
+                received_ms=received_ms,
+            )
         )
+        del body
         await service.commit_outcome(db=state.db, outcome=outcome, received_ms=received_ms)
     # Committed: live tail gets the stored lines and the indexonly ones, after the answer.
     live = outcome.for_live_tail()
     if live:
         background.add_task(state.tail.publish, account_id, live)
     return schemas.IngestOk(status="ok")
+
+
+router.add_api_route(
+    "/logs/ingest",
+    ingest,
+    methods=["POST"],
+    summary="Ingest log lines (the platform's ingestion protocol)",
+    response_model=schemas.IngestOk,
+    responses=_INGEST_RESPONSES,
+    openapi_extra={"requestBody": _INGEST_BODY},
+)
+# The platform agent's default endpoint: the same protocol, credentials and answers.
+router.add_api_route(
+    "/logs/agent",
+    ingest,
+    methods=["POST"],
+    summary="Ingest log lines (the platform agent's endpoint; same protocol as /logs/ingest)",
+    response_model=schemas.IngestOk,
+    responses=_INGEST_RESPONSES,
+    openapi_extra={"requestBody": _INGEST_BODY},
+)
 
 
 def _day_query(description: str, alias: str | None = None) -> Any:

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -14,7 +18,10 @@ from tidegate.errors import ServiceUnavailable
 from tidegate.ingest.exclusion import RuleCache
 from tidegate.ingest.retention import run_retention
 
+T = TypeVar("T")
+
 DEFAULT_MAX_IN_FLIGHT = 64
+DEFAULT_PARSE_THREADS = 2
 
 
 class InFlightLimit:
@@ -49,14 +56,26 @@ class IngestRuntime:
     limit: InFlightLimit = field(default_factory=lambda: InFlightLimit(DEFAULT_MAX_IN_FLIGHT))
     rules: RuleCache = field(default_factory=RuleCache)
     retention_interval_s: float = 3600.0
+    parse_threads: int = DEFAULT_PARSE_THREADS
     _retention: asyncio.Task[None] | None = None
+    _parse_limiter: anyio.CapacityLimiter | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> IngestRuntime:
         return cls(
             limit=InFlightLimit(settings.ingest_max_in_flight),
             retention_interval_s=settings.retention_interval_s,
+            parse_threads=max(1, settings.ingest_parse_threads),
         )
+
+    async def off_loop(self, work: Callable[[], T]) -> T:
+        """Run CPU-heavy ``work`` (inflate, parse, build, exclusion rules) in a worker
+        thread, at most ``parse_threads`` at once per worker: the loop stays free for
+        every tenant, and the parsing memory of a worker is bounded by that count."""
+        if self._parse_limiter is None:
+            # Made on first use: a limiter belongs to the running event loop.
+            self._parse_limiter = anyio.CapacityLimiter(self.parse_threads)
+        return await anyio.to_thread.run_sync(work, limiter=self._parse_limiter)
 
     def start(self, db: Database) -> None:
         if self.retention_interval_s > 0 and self._retention is None:

@@ -1,9 +1,10 @@
 """Wire models of ingestion and usage.
 
-Line objects ignore fields they do not know: the platform's logging libraries send
-extras (the Python handler adds ``hostname``; others send ``file`` or ``category``), and
-refusing a whole batch for an extra field would make a logger drop it. Every field
-tidegate does know is checked strictly (no coercion, the columns' lengths).
+The ingest body is read by hand in one pass (``ingest.decoding``, ``service.build_line``),
+never through these models: they describe the body in the OpenAPI document. The reading
+is lenient per line, as the platform is: a line's oddities are repaired (coerced to
+text, truncated, replaced by a default) and counted, never a 400 for the batch.
+Unknown fields are ignored (loggers send extras such as ``category``).
 """
 
 from __future__ import annotations
@@ -11,40 +12,55 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def _text(max_length: int, description: str) -> Any:
-    return Field(default=None, max_length=max_length, description=description)
+    return Field(
+        default=None,
+        description=f"{description}; longer text is truncated to {max_length} characters",
+    )
 
 
 Timestamp = Annotated[
-    StrictInt | StrictFloat | StrictStr | None,
+    int | float | str | None,
     Field(
         default=None,
         description=(
-            "Epoch milliseconds (a number, or a string of digits), or an RFC 3339 / ISO 8601 "
-            "time with a UTC offset (`2025-01-02T03:04:05.678Z`). Default: the `now` "
-            "parameter, else the time tidegate received the request."
+            "Epoch milliseconds (a number, or a string of digits), or an ISO 8601 / RFC 3339 "
+            "time (`2025-01-02T03:04:05.678Z`); a time without an offset is UTC. Missing: "
+            "the `now` parameter, else the time tidegate received the request. A value "
+            "that is not a time in [1970, 9999] falls back the same way and is counted in "
+            "usage as `lines_fallback`."
         ),
     ),
 ]
 
 
 class IngestLine(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="allow")
 
-    line: Annotated[StrictStr, Field(description="The message text")]
+    line: Annotated[
+        str,
+        Field(
+            description=("The message text. A number, boolean or object is stored as its JSON text")
+        ),
+    ]
     timestamp: Timestamp = None
-    app: Annotated[StrictStr | None, _text(512, "Application name")] = None
-    level: Annotated[StrictStr | None, _text(64, "Level (INFO, ERROR, ...)")] = None
-    env: Annotated[StrictStr | None, _text(256, "Environment")] = None
-    file: Annotated[StrictStr | None, _text(512, "Source file")] = None
+    t: Annotated[
+        int | float | str | None,
+        Field(default=None, description="The agent payload's timestamp (when no `timestamp`)"),
+    ] = None
+    app: Annotated[str | None, _text(512, "Application name")] = None
+    level: Annotated[str | None, _text(64, "Level (INFO, ERROR, ...)")] = None
+    env: Annotated[str | None, _text(256, "Environment")] = None
+    file: Annotated[str | None, _text(512, "Source file")] = None
+    f: Annotated[str | None, _text(512, "The agent payload's source file (when no `file`)")] = None
     hostname: Annotated[
-        StrictStr | None, _text(256, "Overrides the request's hostname for this line")
+        str | None, _text(256, "Overrides the request's hostname for this line")
     ] = None
     meta: Annotated[
-        dict[str, Any] | StrictStr | None,
+        dict[str, Any] | str | None,
         Field(
             default=None,
             description=(
@@ -53,16 +69,23 @@ class IngestLine(BaseModel):
             ),
         ),
     ] = None
+    label: Annotated[
+        dict[str, Any] | None,
+        Field(default=None, description="The agent payload's labels, kept as meta `labels`"),
+    ] = None
+    pid: Annotated[
+        int | None, Field(default=None, description="The agent payload's process id, meta `pid`")
+    ] = None
 
 
 class IngestBody(BaseModel):
-    """``{"lines": [...]}``, or the Python handler's ``{"e": "ls", "ls": [...]}``."""
+    """``{"lines": [...]}``, or the handler's ``{"e": "ls", "ls": [...]}``."""
 
     model_config = ConfigDict(extra="ignore")
 
-    lines: list[IngestLine] | None = None
+    lines: Annotated[list[IngestLine] | None, Field(max_length=100_000)] = None
     e: Literal["ls"] | None = None
-    ls: list[IngestLine] | None = None
+    ls: Annotated[list[IngestLine] | None, Field(max_length=100_000)] = None
 
 
 class IngestOk(BaseModel):
@@ -75,6 +98,15 @@ class DayUsage(BaseModel):
     bytes_stored: int
     lines_excluded: int
     bytes_excluded: int
+    lines_fallback: Annotated[
+        int,
+        Field(
+            description=(
+                "Lines stored or excluded only after a repair (a timestamp replaced by the "
+                "default time, a non-text field coerced, a field truncated or dropped)"
+            )
+        ),
+    ]
 
 
 class UsageTotals(BaseModel):
@@ -82,6 +114,15 @@ class UsageTotals(BaseModel):
     bytes_stored: int
     lines_excluded: int
     bytes_excluded: int
+    lines_fallback: Annotated[
+        int,
+        Field(
+            description=(
+                "Lines stored or excluded only after a repair (a timestamp replaced by the "
+                "default time, a non-text field coerced, a field truncated or dropped)"
+            )
+        ),
+    ]
 
 
 class Usage(BaseModel):

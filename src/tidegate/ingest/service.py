@@ -15,7 +15,9 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 
+import orjson
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,10 +27,17 @@ from tidegate.auth.secrets import hash_secret
 from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, Forbidden, ServiceUnavailable, ValidationFailed
 from tidegate.ingest import repository, schemas
-from tidegate.ingest.decoding import bad_request, line_meta, timestamp_ms
+from tidegate.ingest.decoding import (
+    MAX_DECODED_BYTES,
+    bad_request,
+    body_lines,
+    decode_content,
+    load_json,
+)
 from tidegate.ingest.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
 from tidegate.logs.store import NewLine, store_lines, utc_day
 from tidegate.logs.tail import TailLine
+from tidegate.logs.timestamps import epoch_ms, line_time
 
 INACTIVE = "Account not found or inactive"
 MAX_USAGE_DAYS = 366
@@ -62,6 +71,7 @@ class IngestOutcome:
     tail_only: list[TailLine] = field(default_factory=list)
     excluded_lines: int = 0
     excluded_bytes: int = 0
+    excluded_repaired: int = 0
 
     def for_live_tail(self) -> list[TailLine | NewLine]:
         return [*self.stored, *self.tail_only]
@@ -98,10 +108,12 @@ def check_params(
         if value is not None and len(value) > _MAX_ADDRESS:
             raise bad_request(f"{name}: at most {_MAX_ADDRESS} characters.")
     now_value: int | None = None
-    if now:
-        if not now.strip().isdigit():
+    if now and now.strip():
+        # ASCII digits only: str.isdigit() also takes "²", which int() then refuses.
+        text = now.strip()
+        now_value = epoch_ms(text) if text.isascii() and text.isdigit() else None
+        if now_value is None:
             raise bad_request("now: epoch milliseconds.")
-        now_value = timestamp_ms(int(now.strip()), default=0, index=0)
     split = tuple(_storable(tag.strip()) for raw in tags for tag in raw.split(",") if tag.strip())
     if len(split) > _MAX_TAGS or any(len(tag) > _MAX_TAG for tag in split):
         raise bad_request(f"tags: at most {_MAX_TAGS} tags of {_MAX_TAG} characters.")
@@ -174,15 +186,135 @@ def judge(outcome: IngestOutcome, new: NewLine, rules: RuleSet) -> None:
         return
     outcome.excluded_lines += 1
     outcome.excluded_bytes += new.size_bytes
+    outcome.excluded_repaired += new.repaired
     if verdict is Verdict.INDEXONLY:
         outcome.tail_only.append(TailLine.from_new_line(new, indexonly=True))
+
+
+_APP, _LEVEL, _ENV, _FILE = 512, 64, 256, 512
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _field(value: Any, size: int) -> tuple[str | None, bool]:
+    """A text field as the store holds it, and whether it needed a repair: text over the
+    column size is truncated, a number or boolean becomes its JSON text, an object or
+    array is dropped (none of them costs the line)."""
+    if value is None:
+        return None, False
+    if isinstance(value, str):
+        if len(value) > size:
+            return _storable(value[:size]), True
+        return _storable(value), False
+    if isinstance(value, bool | int | float):
+        return _json_text(value)[:size], True
+    return None, True
+
+
+def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """The line's meta: an object, or a string holding one (the Python handler's
+    ``json.dumps(meta)``); any other value is kept under ``value`` (a repair). The agent
+    payload's ``label``/``labels``, ``annotations`` and ``pid`` join it."""
+    value = item.get("meta")
+    repaired = False
+    meta: dict[str, Any] | None
+    if value is None or isinstance(value, dict):
+        meta = value
+    else:
+        parsed: Any = None
+        if isinstance(value, str):
+            try:
+                parsed = load_json(value)
+            except ValueError:
+                parsed = None
+        meta = parsed if isinstance(parsed, dict) else {"value": value}
+        repaired = not isinstance(parsed, dict)
+    extras = {
+        name: item[key]
+        for key, name in _AGENT_META
+        if item.get(key) is not None and (meta is None or name not in meta)
+    }
+    if extras:
+        meta = {**extras, **meta} if meta else extras
+    return meta, repaired
+
+
+# (line field, meta key): what the agent payload and the platform agent send beside meta.
+_AGENT_META = (
+    ("label", "labels"),
+    ("labels", "labels"),
+    ("annotations", "annotations"),
+    ("pid", "pid"),
+)
+
+
+def build_line(
+    item: Any, *, params: IngestParams, default_ts: int, tags: list[str] | None
+) -> NewLine:
+    """One line element as a store record, in a single pass, repairing rather than
+    refusing (``docs/ingest.md``): a line is never lost because of what it carries."""
+    if not isinstance(item, dict):
+        # A bare string is the line's text; any other value its JSON text.
+        text = item if isinstance(item, str) else _json_text(item)
+        return NewLine(
+            line=_storable(text),
+            ts=default_ts,
+            host=params.hostname,
+            ip=params.ip,
+            mac=params.mac,
+            tags=tags,
+            repaired=True,
+        )
+    value = item.get("line")
+    if isinstance(value, str):
+        text, repaired = value, False
+    else:
+        # ``logger.log(12345)`` sends a number: stored as its JSON text. No line at all:
+        # the whole element is the text, as the gateway stores an event without one.
+        text, repaired = _json_text(item if value is None else value), True
+    stamp = item.get("timestamp")
+    if stamp is None:
+        stamp = item.get("t")  # the agent payload's field
+    ts, fell_back = line_time(stamp, default=default_ts)
+    host, host_fix = _field(item.get("hostname"), _MAX_HOST)
+    app, app_fix = _field(item.get("app"), _APP)
+    level, level_fix = _field(item.get("level"), _LEVEL)
+    env, env_fix = _field(item.get("env"), _ENV)
+    file_value = item.get("file")
+    file, file_fix = _field(item.get("f") if file_value is None else file_value, _FILE)
+    meta, meta_fix = _meta(item)
+    return NewLine(
+        line=_storable(text),
+        ts=ts,
+        host=host or params.hostname,
+        app=app,
+        level=level,
+        env=env,
+        file=file,
+        ip=params.ip,
+        mac=params.mac,
+        tags=tags,
+        meta=meta,
+        repaired=(
+            repaired
+            or fell_back
+            or host_fix
+            or app_fix
+            or level_fix
+            or env_fix
+            or file_fix
+            or meta_fix
+        ),
+    )
 
 
 def sort_lines(
     *,
     account_id: str,
     params: IngestParams,
-    lines: Sequence[schemas.IngestLine],
+    lines: Sequence[Any],
     rules: RuleSet,
     received_ms: int,
 ) -> IngestOutcome:
@@ -190,26 +322,31 @@ def sort_lines(
     outcome = IngestOutcome(account_id=account_id)
     default_ts = params.now if params.now is not None else received_ms
     tags = list(params.tags) or None
-    for index, item in enumerate(lines):
-        host = _storable(item.hostname) if item.hostname else params.hostname
-        app, level, file = _optional(item.app), _optional(item.level), _optional(item.file)
-        meta = line_meta(item, index)
-        text = _storable(item.line)
-        new = NewLine(
-            line=text,
-            ts=timestamp_ms(item.timestamp, default=default_ts, index=index),
-            host=host,
-            app=app,
-            level=level,
-            env=_optional(item.env),
-            file=file,
-            ip=params.ip,
-            mac=params.mac,
-            tags=tags,
-            meta=meta,
-        )
-        judge(outcome, new, rules)
+    for item in lines:
+        judge(outcome, build_line(item, params=params, default_ts=default_ts, tags=tags), rules)
     return outcome
+
+
+def prepare(
+    *,
+    account_id: str,
+    params: IngestParams,
+    body: bytes,
+    content_encoding: str | None,
+    rules: RuleSet,
+    received_ms: int,
+) -> IngestOutcome:
+    """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules), for
+    a worker thread: the event loop only awaits it."""
+    raw = decode_content(body, content_encoding, limit=MAX_DECODED_BYTES)
+    del body
+    return sort_lines(
+        account_id=account_id,
+        params=params,
+        lines=body_lines(raw),
+        rules=rules,
+        received_ms=received_ms,
+    )
 
 
 async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: int) -> None:
@@ -225,6 +362,7 @@ async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: i
                 received_ms=received_ms,
                 excluded_lines=outcome.excluded_lines,
                 excluded_bytes=outcome.excluded_bytes,
+                excluded_repaired=outcome.excluded_repaired,
             )
             await session.commit()
 
@@ -274,6 +412,7 @@ async def usage_report(
                 bytes_stored=row.bytes_stored if row else 0,
                 lines_excluded=row.lines_excluded if row else 0,
                 bytes_excluded=row.bytes_excluded if row else 0,
+                lines_fallback=row.lines_fallback if row else 0,
             )
         )
     totals = schemas.UsageTotals(
@@ -281,5 +420,6 @@ async def usage_report(
         bytes_stored=sum(item.bytes_stored for item in days),
         lines_excluded=sum(item.lines_excluded for item in days),
         bytes_excluded=sum(item.bytes_excluded for item in days),
+        lines_fallback=sum(item.lines_fallback for item in days),
     )
     return schemas.Usage(from_=first, to=last, days=days, totals=totals)

@@ -32,10 +32,23 @@ class NewLine:
     tags: list[str] | None = None
     meta: dict[str, Any] | None = None
     size_bytes: int = field(default=-1)
+    # True when the writer had to repair the line to store it (a timestamp replaced by
+    # the default time, a non-text line or field coerced, a field truncated or dropped):
+    # counted per day as ``lines_fallback`` in usage.
+    repaired: bool = False
 
     def __post_init__(self) -> None:
         if self.size_bytes < 0:
             self.size_bytes = len(self.line.encode("utf-8", "surrogatepass"))
+
+
+USAGE_COUNTERS = (
+    "lines_stored",
+    "bytes_stored",
+    "lines_excluded",
+    "bytes_excluded",
+    "lines_fallback",
+)
 
 
 def utc_day(epoch_ms: int) -> date:
@@ -50,8 +63,11 @@ async def store_lines(
     received_ms: int,
     excluded_lines: int = 0,
     excluded_bytes: int = 0,
+    excluded_repaired: int = 0,
 ) -> int:
-    """Insert ``lines`` and count them (and the excluded ones) in today's usage."""
+    """Insert ``lines`` and count them (and the excluded ones) in today's usage.
+    ``lines_fallback`` counts the repaired lines among ``lines`` plus
+    ``excluded_repaired`` (repaired lines that exclusion rules kept out)."""
     if lines:
         await session.execute(
             insert(LogLine),
@@ -84,6 +100,7 @@ async def store_lines(
             bytes_stored=sum(item.size_bytes for item in lines),
             lines_excluded=excluded_lines,
             bytes_excluded=excluded_bytes,
+            lines_fallback=sum(1 for item in lines if item.repaired) + excluded_repaired,
         )
     return len(lines)
 
@@ -97,6 +114,7 @@ async def add_usage(
     bytes_stored: int = 0,
     lines_excluded: int = 0,
     bytes_excluded: int = 0,
+    lines_fallback: int = 0,
 ) -> None:
     values = {
         "account_id": account_id,
@@ -105,14 +123,14 @@ async def add_usage(
         "bytes_stored": bytes_stored,
         "lines_excluded": lines_excluded,
         "bytes_excluded": bytes_excluded,
+        "lines_fallback": lines_fallback,
     }
     dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
     upsert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(AccountUsage).values(
         values
     )
     increments = {
-        name: getattr(AccountUsage, name) + upsert.excluded[name]
-        for name in ("lines_stored", "bytes_stored", "lines_excluded", "bytes_excluded")
+        name: getattr(AccountUsage, name) + upsert.excluded[name] for name in USAGE_COUNTERS
     }
     await session.execute(
         upsert.on_conflict_do_update(index_elements=["account_id", "day"], set_=increments)

@@ -21,3 +21,6 @@ class AccountUsage(Base):
     bytes_stored: Mapped[int] = mapped_column(BigInteger, default=0)
     lines_excluded: Mapped[int] = mapped_column(BigInteger, default=0)
     bytes_excluded: Mapped[int] = mapped_column(BigInteger, default=0)
+    # Lines stored (or excluded) only after a repair: a timestamp replaced by the
+    # default time, a non-text field coerced, a field truncated or dropped.
+    lines_fallback: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")

@@ -7,8 +7,11 @@ destination).
 * ``app`` (``app``, ``application``), ``level`` (``level``, ``severity``), ``env``,
   ``file``, ``ip``, ``mac``: the field of that name when it is a string or a number.
 * ``tags``: a list of strings, or one comma-separated string.
-* ``ts``: ``timestamp``, else ``ts``, else ``time``: epoch milliseconds or an RFC 3339
-  string with an offset; the time the gateway received the event otherwise.
+* ``ts``: ``timestamp``, else ``ts``, else ``time``, read by the rule every writer of
+  lines shares (``logs.timestamps``: epoch milliseconds in [0, year 10000), or an ISO
+  8601 time, UTC when it has no offset); the time the gateway received the event
+  otherwise. An event that has one of those fields but no usable time in any of them
+  is counted as a fallback (``lines_fallback`` in usage), as ingestion counts it.
 * ``meta``: the event's ``meta`` object when it has one; otherwise every field not
   used above (or none when nothing is left).
 
@@ -18,13 +21,14 @@ cannot store) become U+FFFD.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
 
 from tidegate.logs.store import NewLine
-from tidegate.processing.throttle import parse_event_time
+from tidegate.logs.timestamps import epoch_ms
 
 __all__ = ["DEFAULT_HOST", "event_to_line", "events_to_lines"]
 
@@ -67,12 +71,46 @@ def _tags(value: Any) -> list[str] | None:
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Meta as the databases can hold it (NUL-free); a copy only when needed."""
-    if b"\\u0000" not in orjson.dumps(meta):
-        return meta
-    cleaned = orjson.loads(orjson.dumps(meta).replace(b"\\u0000", b"\\ufffd"))
+    """Meta as both databases hold it alike (NUL-free, NaN and infinities as null,
+    integers past 64 bits as floats); a copy only when needed."""
+    try:
+        dumped = orjson.dumps(meta)
+    except TypeError:
+        dumped = orjson.dumps(_plain(meta))
+    else:
+        if b"\\u0000" not in dumped and not _has_non_finite(meta):
+            return meta
+    cleaned = orjson.loads(dumped.replace(b"\\u0000", b"\\ufffd"))
     assert isinstance(cleaned, dict)
     return cleaned
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(item) for item in value)
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """What orjson cannot write (integers past 64 bits, other objects) as JSON values."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(2**63) <= value < 2**64:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if value is None or isinstance(value, str | bool | float):
+        return value
+    return str(value)
 
 
 def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
@@ -85,7 +123,11 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
             used.add(name)
             break
     if line is None:
-        line = orjson.dumps(event).decode().replace("\\u0000", "\\ufffd")
+        try:
+            whole = orjson.dumps(event)
+        except TypeError:
+            whole = orjson.dumps(_plain(event))
+        line = whole.decode().replace("\\u0000", "\\ufffd")
 
     host = DEFAULT_HOST
     for name in _HOST_FIELDS:
@@ -110,13 +152,17 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
         used.add("tags")
 
     ts = received_ms
+    fell_back = False
     for name in _TIME_FIELDS:
-        if name in event:
-            parsed = parse_event_time(event[name])
-            if parsed is not None:
-                ts = parsed
-                used.add(name)
-                break
+        value = event.get(name)
+        if value is not None:
+            parsed = epoch_ms(value)
+            if parsed is None:
+                fell_back = True
+                continue
+            ts, fell_back = parsed, False
+            used.add(name)
+            break
 
     meta_value = event.get("meta")
     if isinstance(meta_value, dict):
@@ -136,6 +182,7 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
         mac=texts["mac"],
         tags=tags,
         meta=None if meta is None else _clean_meta(meta),
+        repaired=fell_back,
     )
 
 

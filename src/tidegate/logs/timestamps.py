@@ -1,0 +1,89 @@
+"""The one rule for a stored line's time, shared by every writer of lines (ingestion and
+the pipeline's ``log_analysis`` destination) so the same input is never stored by one
+and refused or replaced by the other.
+
+A line's time is epoch milliseconds in ``[0, year 10000)``, given as
+
+* a JSON number (a float is truncated), or a string of ASCII digits (optionally with a
+  fraction: ``"1700000000000.5"``);
+* an ISO 8601 / RFC 3339 time (``2025-01-02T03:04:05.678Z``, ``+02:00``, a space for
+  the ``T``); **a time without an offset is UTC** (winston's common
+  ``format.timestamp({format: 'YYYY-MM-DD HH:mm:ss'})`` sends that).
+
+Anything else (a negative or out-of-range number, NaN, a boolean, an object, text that is
+not a time, superscript "digits" that ``str.isdigit`` accepts, thousands of digits that
+``int()`` refuses) is not an error: the line falls back to the writer's default time
+and the caller counts it (``lines_fallback`` in usage). A logging library never
+retries a 400 and drops the whole batch on it, so one odd line must not cost its
+neighbours.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from typing import Final
+
+__all__ = ["MAX_TIMESTAMP_MS", "epoch_ms", "line_time"]
+
+# Year 10000: past it no date library can show the line.
+MAX_TIMESTAMP_MS: Final = 253_402_300_800_000
+# ASCII only (``\d`` would take any Unicode digit); at most 16 integer digits, which
+# already exceeds the range, so ``int()`` never sees thousands of digits.
+_DIGITS: Final = re.compile(r"[0-9]{1,16}(?:\.[0-9]{0,9})?", re.ASCII)
+# The longest ISO 8601 form ``fromisoformat`` reads is well under this; longer text is
+# not a time and is never handed to the parser.
+_MAX_ISO_CHARS: Final = 64
+
+
+def epoch_ms(value: object) -> int | None:
+    """``value`` as epoch milliseconds within range, or None when it is not one."""
+    if value is None or value.__class__ is bool:
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < MAX_TIMESTAMP_MS else None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not 0 <= value < MAX_TIMESTAMP_MS:
+            return None
+        return int(value)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or len(text) > _MAX_ISO_CHARS:
+        return None
+    if _DIGITS.fullmatch(text):
+        return epoch_ms(float(text) if "." in text else int(text))
+    return _iso_ms(text)
+
+
+def _iso_ms(text: str) -> int | None:
+    if not text[:4].isascii() or not text[:4].isdigit():
+        return None  # every ISO form starts with a four-digit year
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z").replace("t", "T", 1))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        millis = (moment - _EPOCH) // _ONE_MS
+    except OverflowError:
+        return None
+    return millis if 0 <= millis < MAX_TIMESTAMP_MS else None
+
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS: Final = datetime.resolution * 1000
+
+
+def line_time(value: object, *, default: int) -> tuple[int, bool]:
+    """The time to store for a line whose timestamp field holds ``value``, and whether
+    it had to fall back to ``default`` (the request's ``now`` or the receive time).
+    A missing timestamp (None) takes the default without counting as a fallback."""
+    if value is None:
+        return default, False
+    parsed = epoch_ms(value)
+    if parsed is None:
+        return default, True
+    return parsed, False
