@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tidegate.runtime.destination_guard import policy_from_setting
+
 DEFAULT_DATA_DIR = Path("var")
 
 
@@ -27,6 +29,9 @@ class Settings:
     # Ingest bodies parsed at once per worker, each in a worker thread (docs/ingest.md:
     # this bounds a worker's parsing memory).
     ingest_parse_threads: int = 2
+    # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
+    # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
+    destination_allow: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,7 +50,12 @@ class Settings:
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
             ingest_parse_threads=int(os.environ.get("TIDEGATE_INGEST_PARSE_THREADS", "2")),
+            destination_allow=os.environ.get("TIDEGATE_DESTINATION_ALLOW", ""),
         )
+
+    def __post_init__(self) -> None:
+        # A mistyped allow-list fails at startup, not on the first delivery.
+        policy_from_setting(self.destination_allow)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

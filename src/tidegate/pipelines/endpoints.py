@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS, V3Error
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.pipelines import schemas, service
+from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
 
 ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     **V3_ERRORS,
@@ -136,6 +138,11 @@ async def delete_pipeline(
 # cannot drift apart. Only the kind, its body models and the wording differ.
 
 
+def _destinations(request: Request) -> DestinationPolicy:
+    """The operator's allow-list for http destinations (``TIDEGATE_DESTINATION_ALLOW``)."""
+    return policy_from_setting(app_state(request).settings.destination_allow)
+
+
 def _add_node_routes(
     kind: schemas.NodeKind,
     *,
@@ -153,10 +160,19 @@ def _add_node_routes(
         return _nodes(kind, data)
 
     async def create_node(
-        pipeline_id: PipelineIdPath, body: Any, session: SessionDep, account_id: AccountId
+        request: Request,
+        pipeline_id: PipelineIdPath,
+        body: Any,
+        session: SessionDep,
+        account_id: AccountId,
     ) -> Envelope[schemas.Node]:
         data = await service.create_node(
-            session=session, account_id=account_id, pipeline_id=pipeline_id, kind=kind, body=body
+            session=session,
+            account_id=account_id,
+            pipeline_id=pipeline_id,
+            kind=kind,
+            body=body,
+            destinations=_destinations(request),
         )
         return _node(kind, data)
 
@@ -173,6 +189,7 @@ def _add_node_routes(
         return _node(kind, data)
 
     async def update_node(
+        request: Request,
         pipeline_id: PipelineIdPath,
         node_id: NodeIdPath,
         body: Any,
@@ -186,6 +203,7 @@ def _add_node_routes(
             kind=kind,
             node_id=node_id,
             body=body,
+            destinations=_destinations(request),
         )
         return _node(kind, data)
 

@@ -17,12 +17,14 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal
 
+import httpcore
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationError, field_validator
 
 from tidegate.api.validation import translate
 from tidegate.errors import ErrorItem, ValidationFailed
 from tidegate.processing.conditions import Condition, ConditionError
 from tidegate.processing.throttle.config import ThrottleConfig
+from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
 
 __all__ = [
     "CONFIG_MODELS",
@@ -30,6 +32,7 @@ __all__ = [
     "HttpDestinationConfig",
     "config_model",
     "validate_user_config",
+    "vet_destination",
 ]
 
 _MAX_DEPTH: Final = 32
@@ -127,6 +130,31 @@ def validate_user_config(*, kind: str, type_: str, user_config: dict[str, Any]) 
         return config_model(kind, type_).model_validate(user_config)
     except ValidationError as error:
         raise _failed(_items(error)) from None
+
+
+async def vet_destination(config: BaseModel, *, policy: DestinationPolicy) -> None:
+    """An http destination whose host is, or resolves now to, a non-public address the
+    operator did not allow is refused (400 on ``/user_config/uri``). A name that does
+    not resolve yet is accepted: the check is made again at every connection."""
+    if not isinstance(config, HttpDestinationConfig):
+        return
+    host = config.uri.host or ""
+    try:
+        await policy.resolve(host, config.uri.port or 443)
+    except DestinationRefused as error:
+        raise _failed(
+            [
+                ErrorItem(
+                    keyword="format",
+                    message=f"must not target a non-public address: {error}",
+                    instance_path="/user_config/uri",
+                    schema_path="#/properties/uri/format",
+                    params={"format": "uri"},
+                )
+            ]
+        ) from None
+    except httpcore.ConnectError:
+        pass
 
 
 def _failed(items: list[ErrorItem]) -> ValidationFailed:

@@ -17,11 +17,13 @@ from tidegate.models import Pipeline, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config
+from tidegate.pipelines.node_configs import validate_user_config, vet_destination
+from tidegate.runtime.destination_guard import DestinationPolicy
 
 THROTTLE_FEATURE: Final = "throttle-processor"
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
 MAX_NODES_PER_PIPELINE: Final = 200
+_PUBLIC_ONLY: Final = DestinationPolicy()
 
 
 # Shapes
@@ -227,13 +229,15 @@ async def create_node(
     pipeline_id: str,
     kind: schemas.NodeKind,
     body: schemas.NodeCreate,
+    destinations: DestinationPolicy = _PUBLIC_ONLY,
 ) -> schemas.Node:
     pipeline = await _own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     if body.type == "throttle":
         await _require_throttle_feature(session=session, account_id=account_id)
-    validate_user_config(kind=kind, type_=body.type, user_config=body.user_config)
+    config = validate_user_config(kind=kind, type_=body.type, user_config=body.user_config)
+    await vet_destination(config, policy=destinations)
     route_id = None
     if isinstance(body, schemas.SourceCreate):
         route_id = await _own_route_id(
@@ -271,6 +275,7 @@ async def update_node(
     kind: schemas.NodeKind,
     node_id: str,
     body: schemas.NodeUpdate,
+    destinations: DestinationPolicy = _PUBLIC_ONLY,
 ) -> schemas.Node:
     pipeline = await _own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
@@ -286,7 +291,8 @@ async def update_node(
         if "user_config" in given and body.user_config is not None
         else dict(node.user_config or {})
     )
-    validate_user_config(kind=kind, type_=new_type, user_config=new_config)
+    config = validate_user_config(kind=kind, type_=new_type, user_config=new_config)
+    await vet_destination(config, policy=destinations)
     route_id = node.gateway_route_id
     if (
         isinstance(body, schemas.SourceUpdate)

@@ -10,6 +10,12 @@ attempt bounded by ``timeout_ms`` and everything by the request's delivery deadl
 other answers (3xx, 4xx) fail at once. At most ``http_concurrency`` POSTs per
 destination are in flight per worker. ``batch.timeout_ms`` is not used: the gateway
 never holds events back to fill a batch, because its 200 means "delivered".
+
+Only the status and headers of an answer matter: at most ``MAX_RESPONSE_BYTES`` of its
+body are read (undecoded, so a compressed body cannot inflate), then the connection is
+dropped, so a destination answering with an endless body cannot hold a worker or its
+memory. A destination whose host is not a public address (``destination_guard``) fails
+at once, without retries.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ import httpx
 import orjson
 
 from tidegate.pipelines.node_configs import HttpDestinationConfig
+from tidegate.runtime.destination_guard import DestinationRefused
 
 log = logging.getLogger("tidegate.runtime.http")
 
-__all__ = ["DeliveryFailed", "HttpDestination", "encode_batches"]
+__all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "HttpDestination", "encode_batches"]
 
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
+MAX_RESPONSE_BYTES: Final = 64 * 1024
 _MAX_RETRY_AFTER_S: Final = 60.0
 
 
@@ -117,15 +125,15 @@ class HttpDestination:
                     if remaining <= 0:
                         raise DeliveryFailed(f"{self.name}: delivery deadline passed")
                     timeout = min(self.config.timeout_ms / 1000, remaining)
-                    response = await self._client.post(
-                        self._uri, content=body, headers=self._headers, timeout=timeout
-                    )
+                    response = await self._post(body, timeout)
                 status = response.status_code
                 if 200 <= status < 300:
                     return
                 reason = f"answered HTTP {status}"
                 retryable = status in _RETRY_STATUSES or status >= 500
                 wait = _retry_after(response)
+            except DestinationRefused as error:
+                raise DeliveryFailed(f"{self.name}: {error}") from None
             except httpx.HTTPError as error:
                 reason = f"{type(error).__name__}: {error}".rstrip(": ")
                 retryable = isinstance(error, httpx.TransportError)
@@ -137,3 +145,20 @@ class HttpDestination:
             log.info("%s: %s; retry %s in %.2fs", self.name, reason, attempt + 1, delay)
             await asyncio.sleep(delay)
             attempt += 1
+
+    async def _post(self, body: bytes, timeout: float) -> httpx.Response:
+        """POST ``body``; the answer's status and headers, its body read no further than
+        ``MAX_RESPONSE_BYTES`` (a longer one closes the connection unread)."""
+        request = self._client.build_request(
+            "POST", self._uri, content=body, headers=self._headers, timeout=timeout
+        )
+        response = await self._client.send(request, stream=True)
+        try:
+            read = 0
+            async for chunk in response.aiter_raw():
+                read += len(chunk)
+                if read > MAX_RESPONSE_BYTES:
+                    break
+        finally:
+            await response.aclose()
+        return response

@@ -24,6 +24,11 @@ from tidegate.pipelines.node_configs import HttpDestinationConfig
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, ThrottleRegistry
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, RunningNode
+from tidegate.runtime.destination_guard import (
+    DestinationPolicy,
+    GuardedTransport,
+    policy_from_setting,
+)
 from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.log_lines import events_to_lines
@@ -57,8 +62,15 @@ class Delivery:
 
 
 class Runtime:
-    def __init__(self, *, limits: RuntimeLimits, redis: Redis | None) -> None:
+    def __init__(
+        self,
+        *,
+        limits: RuntimeLimits,
+        redis: Redis | None,
+        destinations: DestinationPolicy | None = None,
+    ) -> None:
         self.limits = limits
+        self.destinations = destinations or DestinationPolicy()
         self.throttles = ThrottleRegistry(redis)
         self.pipelines = PipelineCache(self.throttles, max_pipelines=limits.max_pipelines)
         self.route_gates = Gates(limits.route_inflight)
@@ -69,9 +81,16 @@ class Runtime:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                follow_redirects=False,
+            # Every connection goes through the destination policy (no proxy from the
+            # environment: a proxy would do the connecting instead).
+            transport = GuardedTransport(
+                self.destinations,
                 limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+            )
+            self._client = httpx.AsyncClient(
+                transport=transport,
+                trust_env=False,
+                follow_redirects=False,
                 headers={"User-Agent": "tidegate-gateway"},
             )
         return self._client
@@ -200,7 +219,10 @@ _ATTRIBUTE = "tidegate_runtime"
 def runtime_of(app: FastAPI, *, redis: Redis | None) -> Runtime:
     runtime: Runtime | None = getattr(app.state, _ATTRIBUTE, None)
     if runtime is None:
-        runtime = Runtime(limits=RuntimeLimits.from_env(), redis=redis)
+        allow = app.state.tidegate.settings.destination_allow
+        runtime = Runtime(
+            limits=RuntimeLimits.from_env(), redis=redis, destinations=policy_from_setting(allow)
+        )
         setattr(app.state, _ATTRIBUTE, runtime)
     return runtime
 
