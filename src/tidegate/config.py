@@ -24,6 +24,13 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     ingest_max_in_flight: int = 64
     retention_interval_s: float = 3600.0
+    # The server's edge (docs/decisions.md "The server's edge"): seconds without a body
+    # byte before 408, bytes of request bodies one worker holds at once before 503,
+    # the request line plus headers before 431, seconds to complete them before close.
+    body_timeout_s: float = 30.0
+    max_buffered_bytes: int = 64 * 1024 * 1024
+    max_header_bytes: int = 64 * 1024
+    header_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -41,6 +48,12 @@ class Settings:
             sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
+            body_timeout_s=float(os.environ.get("TIDEGATE_BODY_TIMEOUT_S", "30")),
+            max_buffered_bytes=int(
+                os.environ.get("TIDEGATE_MAX_BUFFERED_BYTES", str(64 * 1024 * 1024))
+            ),
+            max_header_bytes=int(os.environ.get("TIDEGATE_MAX_HEADER_BYTES", str(64 * 1024))),
+            header_timeout_s=float(os.environ.get("TIDEGATE_HEADER_TIMEOUT_S", "10")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
