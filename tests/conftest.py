@@ -130,11 +130,14 @@ def free_port() -> int:
 class LiveServer:
     """``tidegate serve`` in its own process, talking real HTTP on a loopback port."""
 
-    def __init__(self, *, env: dict[str, str], workers: int = 1, cwd: Path) -> None:
+    def __init__(
+        self, *, env: dict[str, str], workers: int = 1, cwd: Path, args: tuple[str, ...] = ()
+    ) -> None:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, **env}
         self.workers = workers
+        self.args = args
         self.cwd = cwd
         self.process: subprocess.Popen[bytes] | None = None
         self.log = cwd / "server.log"
@@ -143,6 +146,7 @@ class LiveServer:
         command = [
             sys.executable, "-m", "tidegate", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
+            *self.args,
         ]  # fmt: skip
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
@@ -171,14 +175,18 @@ class LiveServer:
 
 @pytest.fixture
 def live_server_factory(tmp_path: Path) -> Iterator[Any]:
-    """Start real servers: ``live_server_factory(env={...}, workers=N)``."""
+    """Start real servers: ``live_server_factory(env={...}, workers=N, args=(...))``."""
     servers: list[LiveServer] = []
 
-    def start(*, env: dict[str, str] | None = None, workers: int = 1) -> LiveServer:
+    def start(
+        *, env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
+    ) -> LiveServer:
         workdir = tmp_path / f"server{len(servers)}"
         workdir.mkdir()
         base_env = {"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
-        server = LiveServer(env={**base_env, **(env or {})}, workers=workers, cwd=workdir)
+        server = LiveServer(
+            env={**base_env, **(env or {})}, workers=workers, cwd=workdir, args=args
+        )
         servers.append(server)
         server.start()
         return server

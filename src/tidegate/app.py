@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
+from tidegate.api.docs import build_docs_router
 from tidegate.api.router import build_router
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
@@ -78,11 +79,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # FastAPI's native OpenTelemetry costs about a third of a cheap request even with
         # no exporter configured, so it is opt-in (TIDEGATE_OTEL=1 uses global providers).
         telemetry=_telemetry(settings),
+        # Served from the package by api/docs.py rather than FastAPI's CDN-backed pages.
+        docs_url=None,
+        redoc_url=None,
     )
     app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
     error_handlers.install(app)
-    app.add_middleware(BodyGuard, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyGuard,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
+        max_buffered_bytes=settings.max_buffered_bytes,
+    )
     app.include_router(build_router())
+    app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     return app
 
 

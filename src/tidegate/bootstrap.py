@@ -27,7 +27,7 @@ async def bootstrap_default_enterprise(*, database_url: str, data_dir: Path) -> 
                 return None
             _enterprise, token = await create_enterprise(session=session, name="default")
             path = data_dir / TOKEN_FILE
-            data_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as handle:
                 handle.write(token + "\n")

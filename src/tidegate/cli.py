@@ -15,10 +15,14 @@ from tidegate.config import Settings
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from tidegate.api.http_server import PROTOCOL, log_config
     from tidegate.bootstrap import bootstrap_default_enterprise
+    from tidegate.db.engine import ensure_private_dir
     from tidegate.db.migrate import upgrade_database
 
     settings = Settings.from_env()
+    # The data directory holds the SQLite file and the key files: the server's user only.
+    ensure_private_dir(settings.data_dir)
     asyncio.run(upgrade_database(settings.database_url))
     if settings.bootstrap:
         written = asyncio.run(
@@ -40,9 +44,12 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         loop="uvloop",
-        http="httptools",
+        # httptools with header size and time limits and JSON errors (api/http_server.py).
+        http=PROTOCOL,
         log_level=args.log_level,
         access_log=args.access_log,
+        # uvicorn's logging, plus a filter keeping ?apikey= values out of the access log.
+        log_config=log_config(),
         proxy_headers=False,
         # Live-tail streams never end by themselves; without a limit a stop would wait
         # for every subscriber to hang up. Requests still running after this are cancelled.

@@ -32,6 +32,13 @@ class Settings:
     # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
     destination_allow: str = ""
+    # The server's edge (docs/decisions.md "The server's edge"): seconds without a body
+    # byte before 408, bytes of request bodies one worker holds at once before 503,
+    # the request line plus headers before 431, seconds to complete them before close.
+    body_timeout_s: float = 30.0
+    max_buffered_bytes: int = 64 * 1024 * 1024
+    max_header_bytes: int = 64 * 1024
+    header_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -51,6 +58,12 @@ class Settings:
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
             ingest_parse_threads=int(os.environ.get("TIDEGATE_INGEST_PARSE_THREADS", "2")),
             destination_allow=os.environ.get("TIDEGATE_DESTINATION_ALLOW", ""),
+            body_timeout_s=float(os.environ.get("TIDEGATE_BODY_TIMEOUT_S", "30")),
+            max_buffered_bytes=int(
+                os.environ.get("TIDEGATE_MAX_BUFFERED_BYTES", str(64 * 1024 * 1024))
+            ),
+            max_header_bytes=int(os.environ.get("TIDEGATE_MAX_HEADER_BYTES", str(64 * 1024))),
+            header_timeout_s=float(os.environ.get("TIDEGATE_HEADER_TIMEOUT_S", "10")),
         )
 
     def __post_init__(self) -> None:

@@ -148,6 +148,20 @@ class PayloadTooLarge(ApiError):
     default_message = "Request body is too large"
 
 
+class RequestTimeout(ApiError):
+    status = 408
+    code = "ETIMEOUT"
+    legacy_code = "RequestTimeout"
+    default_message = "The request body did not arrive in time"
+
+
+class HeadersTooLarge(ApiError):
+    status = 431
+    code = "EHEADERSTOOLARGE"
+    legacy_code = "RequestHeaderFieldsTooLarge"
+    default_message = "Request line and headers are too large"
+
+
 class UnsupportedMediaType(ApiError):
     status = 415
     code = "EMEDIATYPE"

@@ -63,7 +63,7 @@ def load_server_secret(*, configured: str | None, data_dir: Path) -> bytes:
         return hashlib.sha256(configured.encode()).digest()
     path = data_dir / "secret.key"
     if not path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(32))

@@ -16,6 +16,7 @@ relaxes it (docs/ingest.md has the measured cost).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,40 @@ from tidegate.db.inline_sqlite import inline_connector
 SQLITE_SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
+# SQLite's companions of a database file; it creates them with the file's own mode.
+_SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (mode 0700), or take group and other access away from it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _tighten(path)
+
+
+def _tighten(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            path.chmod(mode & 0o700)
+    except FileNotFoundError:
+        pass
+
+
 def ensure_sqlite_dir(url: str) -> None:
+    """The SQLite file holds every tenant's logs: only the server's user may read it.
+
+    An empty file is an empty database to SQLite, so the file is created here with mode
+    0600 rather than by SQLite with the umask's 0644; a loose existing file (and its
+    -wal/-shm) is tightened. A new directory is 0700; an existing one is the operator's
+    (``tidegate serve`` tightens the data directory itself)."""
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    path = Path(parsed.database)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for candidate in (path, *(Path(f"{path}{suffix}") for suffix in _SQLITE_COMPANIONS)):
+        _tighten(candidate)
 
 
 def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") -> AsyncEngine:
