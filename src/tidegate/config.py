@@ -24,6 +24,9 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     ingest_max_in_flight: int = 64
     retention_interval_s: float = 3600.0
+    # Live tail (docs/export-and-tail.md): seconds between re-checks of an open stream's
+    # credential (a deleted key or deactivated account ends the stream).
+    tail_recheck_s: float = 3.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -41,6 +44,7 @@ class Settings:
             sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
+            tail_recheck_s=float(os.environ.get("TIDEGATE_TAIL_RECHECK_S", "3")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
