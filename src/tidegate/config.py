@@ -39,6 +39,9 @@ class Settings:
     max_buffered_bytes: int = 64 * 1024 * 1024
     max_header_bytes: int = 64 * 1024
     header_timeout_s: float = 10.0
+    # Live tail (docs/export-and-tail.md): seconds between re-checks of an open stream's
+    # credential (a deleted key or deactivated account ends the stream).
+    tail_recheck_s: float = 3.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -64,6 +67,7 @@ class Settings:
             ),
             max_header_bytes=int(os.environ.get("TIDEGATE_MAX_HEADER_BYTES", str(64 * 1024))),
             header_timeout_s=float(os.environ.get("TIDEGATE_HEADER_TIMEOUT_S", "10")),
+            tail_recheck_s=float(os.environ.get("TIDEGATE_TAIL_RECHECK_S", "3")),
         )
 
     def __post_init__(self) -> None:

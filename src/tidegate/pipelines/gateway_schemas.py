@@ -14,8 +14,11 @@ from pydantic import BaseModel, Field
 from tidegate.api.request_model import RequestModel
 from tidegate.pipelines.schemas import Title
 
-SIGNING_KEY_MIN: int = 16
-SIGNING_KEY_MAX: int = 512
+# The spec gives `key` no length rule, so any non-empty string is a key (a long random
+# one is wise: docs/api-pipelines.md). The upper bound only keeps a row's size bounded;
+# HMAC accepts keys of any length.
+SIGNING_KEY_MIN: int = 1
+SIGNING_KEY_MAX: int = 4_096
 
 
 class GatewayRouteCreate(RequestModel):
@@ -75,9 +78,8 @@ class SigningKeyAdd(RequestModel):
         Field(
             min_length=SIGNING_KEY_MIN,
             max_length=SIGNING_KEY_MAX,
-            pattern=r"^[^\x00-\x1f\x7f]*$",
-            description=f"The HMAC secret, {SIGNING_KEY_MIN} to {SIGNING_KEY_MAX} characters "
-            "without control characters. Never shown again.",
+            description=f"The HMAC secret (its UTF-8 bytes), any string of {SIGNING_KEY_MIN} to "
+            f"{SIGNING_KEY_MAX} characters; a long random one is wise. Never shown again.",
         ),
     ]
 

@@ -1,0 +1,57 @@
+"""The one query a live tail stream repeats while it is open: may its credential still
+read the account? (Queries only; the stream decides what to do with the answer.)
+
+A stream is authenticated once, when it opens, and may then stay open for hours. Keys
+are deleted and accounts deactivated in the database, by any worker on any host, so the
+stream asks the database again every few seconds: two primary-key lookups in one
+statement, cheap enough to repeat for every open stream.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.models import Account, ApiKey
+
+_keys = ApiKey.__table__
+_accounts = Account.__table__
+
+_KEY_AND_ACCOUNT = (
+    select(
+        _keys.c.kind,
+        _keys.c.enterprise_id,
+        _keys.c.account_id,
+        _accounts.c.id,
+        _accounts.c.enterprise_id,
+        _accounts.c.status,
+    )
+    .select_from(_keys.outerjoin(_accounts, _accounts.c.id == bindparam("account_id")))
+    .where(_keys.c.id == bindparam("key_id"))
+)
+
+
+async def revoked_reason(*, session: AsyncSession, key_id: str, account_id: str) -> str | None:
+    """Why the key ``key_id`` may no longer read ``account_id``, or None while it may.
+
+    The same rules as authentication: a service key reads its own account; an
+    enterprise key reads (by delegation) an account of its enterprise; the account must
+    not be deactivated.
+    """
+    row = (
+        await session.execute(_KEY_AND_ACCOUNT, {"key_id": key_id, "account_id": account_id})
+    ).first()
+    if row is None:
+        return "The key was deleted"
+    kind, key_enterprise, key_account, found_account, account_enterprise, status = row
+    if found_account is None:
+        return "The account no longer exists"
+    if kind == "service" and key_account != account_id:
+        return "The key no longer belongs to the account"
+    if kind == "enterprise" and key_enterprise != account_enterprise:
+        return "The account no longer belongs to the key's enterprise"
+    if kind not in ("service", "enterprise"):
+        return "The key cannot read the account"
+    if status == "deactivated":
+        return "The account was deactivated"
+    return None
