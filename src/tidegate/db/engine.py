@@ -66,7 +66,13 @@ def ensure_sqlite_dir(url: str) -> None:
         return
     path = Path(parsed.database)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    try:
+        # O_EXCL: never open (and so never close) a descriptor on an existing database:
+        # closing any descriptor of a file drops every POSIX lock this process holds on
+        # it, and another engine of the same process may be holding SQLite's locks.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
     for candidate in (path, *(Path(f"{path}{suffix}") for suffix in _SQLITE_COMPANIONS)):
         _tighten(candidate)
 
