@@ -24,6 +24,10 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     ingest_max_in_flight: int = 64
     retention_interval_s: float = 3600.0
+    # Throttle (docs/throttle.md): keys and approximate bytes of in-memory throttle state
+    # across ALL processors of one worker process; past either, new keys fail open.
+    throttle_max_keys: int = 1_000_000
+    throttle_max_bytes: int = 256 * 1024 * 1024
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -41,6 +45,8 @@ class Settings:
             sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
+            throttle_max_keys=_throttle_limit("TIDEGATE_THROTTLE_MAX_KEYS", 1_000_000),
+            throttle_max_bytes=_throttle_limit("TIDEGATE_THROTTLE_MAX_BYTES", 256 * 1024 * 1024),
         )
 
     def with_overrides(self, **changes: object) -> Settings:
@@ -49,3 +55,10 @@ class Settings:
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def _throttle_limit(name: str, default: int) -> int:
+    value = int(os.environ.get(name) or default)
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1")
+    return value
