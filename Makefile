@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python bench/bench_throttle.py
 	$(BIN)/python bench/bench_gateway.py
 	$(BIN)/python bench/bench_ingest.py
+	$(BIN)/python bench/bench_tenant_patterns.py
 
 ## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).
 lock:

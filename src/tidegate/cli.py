@@ -12,7 +12,27 @@ from collections.abc import Sequence
 from tidegate.config import Settings
 
 
+def _prepare_metrics_dir(settings: Settings) -> None:
+    """Give every worker one place for its Prometheus values (docs/throttle.md#metrics).
+
+    Before anything imports prometheus_client: it picks its mode at import. The
+    directory is emptied so that values of a previous run (and of workers that are
+    gone) are not reported. An operator's own PROMETHEUS_MULTIPROC_DIR is used as is.
+    """
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    path = settings.data_dir / "prometheus"
+    if path.is_dir():
+        for stale in path.glob("*.db"):
+            stale.unlink()
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path.resolve())
+
+
 def _serve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    _prepare_metrics_dir(settings)
+
     import uvicorn
 
     from tidegate.api.http_server import PROTOCOL, log_config
@@ -20,7 +40,6 @@ def _serve(args: argparse.Namespace) -> int:
     from tidegate.db.engine import ensure_private_dir
     from tidegate.db.migrate import upgrade_database
 
-    settings = Settings.from_env()
     # The data directory holds the SQLite file and the key files: the server's user only.
     ensure_private_dir(settings.data_dir)
     asyncio.run(upgrade_database(settings.database_url))

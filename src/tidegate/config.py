@@ -42,6 +42,10 @@ class Settings:
     # Live tail (docs/export-and-tail.md): seconds between re-checks of an open stream's
     # credential (a deleted key or deactivated account ends the stream).
     tail_recheck_s: float = 3.0
+    # Throttle (docs/throttle.md): keys and approximate bytes of in-memory throttle state
+    # across ALL processors of one worker process; past either, new keys fail open.
+    throttle_max_keys: int = 1_000_000
+    throttle_max_bytes: int = 256 * 1024 * 1024
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -68,6 +72,8 @@ class Settings:
             max_header_bytes=int(os.environ.get("TIDEGATE_MAX_HEADER_BYTES", str(64 * 1024))),
             header_timeout_s=float(os.environ.get("TIDEGATE_HEADER_TIMEOUT_S", "10")),
             tail_recheck_s=float(os.environ.get("TIDEGATE_TAIL_RECHECK_S", "3")),
+            throttle_max_keys=_throttle_limit("TIDEGATE_THROTTLE_MAX_KEYS", 1_000_000),
+            throttle_max_bytes=_throttle_limit("TIDEGATE_THROTTLE_MAX_BYTES", 256 * 1024 * 1024),
         )
 
     def __post_init__(self) -> None:
@@ -80,3 +86,10 @@ class Settings:
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def _throttle_limit(name: str, default: int) -> int:
+    value = int(os.environ.get(name) or default)
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1")
+    return value

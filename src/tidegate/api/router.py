@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from tidegate.api import health
+from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate
 from tidegate.boards.endpoints import router as boards_router
 from tidegate.enterprise.endpoints import router as enterprise_router
@@ -40,6 +40,7 @@ def build_router() -> APIRouter:
 
     root = APIRouter()
     root.include_router(health.router)
+    root.include_router(metrics.router)  # GET /metrics, no credentials
     root.include_router(gateway_router)  # its own credential: a route's access key
     # Ingestion keys only: management credentials do not apply here.
     root.include_router(ingest_router)

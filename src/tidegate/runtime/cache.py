@@ -11,7 +11,12 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.pipelines import dataplane
-from tidegate.processing.throttle import RedisStore, ThrottleConfig, ThrottleProcessor
+from tidegate.processing.throttle import (
+    RedisStore,
+    ThrottleBudget,
+    ThrottleConfig,
+    ThrottleProcessor,
+)
 from tidegate.runtime.compiler import CompiledPipeline, compile_pipeline
 
 log = logging.getLogger("tidegate.runtime")
@@ -26,10 +31,15 @@ def redis_key_prefix(pipeline_id: str, node_id: str, fingerprint: str) -> str:
 
 
 class ThrottleRegistry:
-    """The running Throttle processors of one worker, by ``(pipeline_id, node_id)``."""
+    """The running Throttle processors of one worker, by ``(pipeline_id, node_id)``.
 
-    def __init__(self, redis: Redis | None) -> None:
+    In-memory processors share ``budget``, the worker's cap on throttle keys and bytes
+    across every tenant (on Redis the state lives in Redis, bounded per processor by
+    ``max_keys`` and by the keys' expiry)."""
+
+    def __init__(self, redis: Redis | None, *, budget: ThrottleBudget | None = None) -> None:
         self._redis = redis
+        self.budget = budget
         self._running: dict[tuple[str, str], tuple[str, ThrottleProcessor]] = {}
 
     def get(
@@ -43,7 +53,7 @@ class ThrottleRegistry:
             store = RedisStore(
                 self._redis, key_prefix=redis_key_prefix(pipeline_id, node_id, fingerprint)
             )
-        processor = ThrottleProcessor(config, store=store)
+        processor = ThrottleProcessor(config, store=store, budget=self.budget)
         self._running[(pipeline_id, node_id)] = (fingerprint, processor)
         return processor
 

@@ -15,12 +15,15 @@ import httpx
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
+from tidegate import metrics
+from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.exclusion import RuleCache
 from tidegate.ingest.service import IngestOutcome, exclusion_rules, judge
 from tidegate.logs.store import store_lines
 from tidegate.logs.tail import TailBroker
 from tidegate.pipelines.node_configs import HttpDestinationConfig
+from tidegate.processing.throttle import ThrottleBudget
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, ThrottleRegistry
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, RunningNode
@@ -68,10 +71,11 @@ class Runtime:
         limits: RuntimeLimits,
         redis: Redis | None,
         destinations: DestinationPolicy | None = None,
+        throttle_budget: ThrottleBudget | None = None,
     ) -> None:
         self.limits = limits
         self.destinations = destinations or DestinationPolicy()
-        self.throttles = ThrottleRegistry(redis)
+        self.throttles = ThrottleRegistry(redis, budget=throttle_budget)
         self.pipelines = PipelineCache(self.throttles, max_pipelines=limits.max_pipelines)
         self.route_gates = Gates(limits.route_inflight)
         self.destination_gates = Gates(limits.destination_inflight)
@@ -221,10 +225,24 @@ def runtime_of(app: FastAPI, *, redis: Redis | None) -> Runtime:
     if runtime is None:
         allow = app.state.tidegate.settings.destination_allow
         runtime = Runtime(
-            limits=RuntimeLimits.from_env(), redis=redis, destinations=policy_from_setting(allow)
+            limits=RuntimeLimits.from_env(),
+            redis=redis,
+            destinations=policy_from_setting(allow),
+            throttle_budget=_throttle_budget(app),
         )
         setattr(app.state, _ATTRIBUTE, runtime)
     return runtime
+
+
+def _throttle_budget(app: FastAPI) -> ThrottleBudget:
+    """The worker's budget for in-memory throttle state, from the app's settings."""
+    state = getattr(app.state, "tidegate", None)
+    settings = Settings.from_env() if state is None else state.settings
+    return ThrottleBudget(
+        max_keys=settings.throttle_max_keys,
+        max_bytes=settings.throttle_max_bytes,
+        listener=metrics.throttle_budget_changed,
+    )
 
 
 async def close_runtime(app: FastAPI) -> None:

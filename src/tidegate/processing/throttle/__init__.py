@@ -6,6 +6,7 @@ batches with `await processor.process(events)` or, in memory, `process_sync(even
 both return a `ThrottleResult(passed, dropped)`.
 """
 
+from tidegate.processing.throttle.budget import ThrottleBudget
 from tidegate.processing.throttle.clock import (
     Clock,
     EventTimeReader,
@@ -42,6 +43,7 @@ __all__ = [
     "MonotonicClock",
     "RedisStore",
     "RedisThrottleState",
+    "ThrottleBudget",
     "ThrottleConfig",
     "ThrottleCounters",
     "ThrottleProcessor",

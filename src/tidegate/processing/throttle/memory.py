@@ -11,15 +11,27 @@ So a bucket costs O(admissions still in its window) machine words at most, never
 Python object per admission. A heap ordered by each bucket's newest admission lets
 the state drop a bucket the moment its window empties, so at every decision
 `len(buckets)` is exactly the number of live keys and the key cap is exact.
+
+Every state also charges a `ThrottleBudget` shared by all the processors of the worker
+(keys and approximate bytes, see `budget.py`); past it, new keys are not tracked and a
+tracked key's admission is folded into its newest run (both fail open).
 """
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from collections.abc import Iterable
 from heapq import heappop, heappush, heapreplace
 from typing import Any
 
+from tidegate.processing.throttle.budget import (
+    ARRAY_BYTES,
+    KEY_BYTES,
+    RUN_BYTES,
+    Charge,
+    ThrottleBudget,
+)
 from tidegate.processing.throttle.counters import ThrottleCounters
 from tidegate.processing.throttle.plan import DEFAULT_BUCKET, EventPlan, bucket_key
 
@@ -47,28 +59,41 @@ class _Bucket:
         self.runs: array[int] | None = None
         self.head = 0
 
-    def forget_before(self, cutoff: int) -> None:
-        """Drop older runs at or before `cutoff` (the newest run is known to be live)."""
+    def forget_before(self, cutoff: int) -> int:
+        """Drop older runs at or before `cutoff` (the newest run is known to be live);
+        returns the budget bytes freed."""
         runs = self.runs
         if runs is None:
-            return
-        head, size = self.head, len(runs)
+            return 0
+        start = head = self.head
+        size = len(runs)
         dropped = 0
         while head < size and runs[head] <= cutoff:
             dropped += runs[head + 1]
             head += 2
         self.total -= dropped
         self.closed -= dropped
+        freed = (head - start) // 2 * RUN_BYTES
         if head == size:
             self.runs = None
             self.oldest = self.last
             head = 0
+            freed += ARRAY_BYTES
         else:
             self.oldest = runs[head]
             if head >= _COMPACT_AFTER and head * 2 >= size:
                 del runs[:head]
                 head = 0
         self.head = head
+        return freed
+
+    def charged(self, key: str) -> int:
+        """The budget bytes this bucket holds under `key`."""
+        runs = self.runs
+        held = KEY_BYTES + len(key)
+        if runs is not None:
+            held += ARRAY_BYTES + (len(runs) - self.head) // 2 * RUN_BYTES
+        return held
 
     def held(self) -> list[int]:
         """Admission times held, oldest first (for tests and debugging)."""
@@ -84,9 +109,26 @@ class _Bucket:
 class MemoryThrottleState:
     """Sliding-window state for one Throttle processor, in this process."""
 
-    __slots__ = ("_buckets", "_heap", "_watermark", "max_keys", "threshold", "window_ms")
+    __slots__ = (
+        "__weakref__",
+        "_buckets",
+        "_budget",
+        "_charge",
+        "_heap",
+        "_watermark",
+        "max_keys",
+        "threshold",
+        "window_ms",
+    )
 
-    def __init__(self, *, threshold: int, window_ms: int, max_keys: int) -> None:
+    def __init__(
+        self,
+        *,
+        threshold: int,
+        window_ms: int,
+        max_keys: int,
+        budget: ThrottleBudget | None = None,
+    ) -> None:
         self.threshold = threshold
         self.window_ms = window_ms
         self.max_keys = max_keys
@@ -94,6 +136,21 @@ class MemoryThrottleState:
         # (newest admission when queued, key): never later than the bucket's `last`.
         self._heap: list[tuple[int, str]] = []
         self._watermark = 0
+        self._charge = Charge()
+        if budget is None:
+            self._budget = ThrottleBudget.unlimited()
+        else:
+            self._budget = budget
+            # A processor dropped by a recompile or an eviction gives its share back.
+            weakref.finalize(self, budget.release, self._charge)
+
+    @property
+    def budget(self) -> ThrottleBudget:
+        return self._budget
+
+    @property
+    def bytes_charged(self) -> int:
+        return self._charge.bytes
 
     @property
     def keys_tracked(self) -> int:
@@ -120,14 +177,26 @@ class MemoryThrottleState:
 
     def _sweep(self, cutoff: int) -> None:
         heap, buckets = self._heap, self._buckets
+        freed_keys = freed_bytes = 0
         while heap and heap[0][0] <= cutoff:
             key = heap[0][1]
             bucket = buckets[key]
             if bucket.last <= cutoff:
                 heappop(heap)
                 del buckets[key]
+                freed_keys += 1
+                freed_bytes += bucket.charged(key)
             else:
                 heapreplace(heap, (bucket.last, key))
+        if freed_keys:
+            self._uncharge(freed_keys, freed_bytes)
+
+    def _uncharge(self, keys: int, size: int) -> None:
+        charge, budget = self._charge, self._budget
+        charge.keys -= keys
+        charge.bytes -= size
+        budget.keys -= keys
+        budget.bytes -= size
 
     def run(
         self,
@@ -155,6 +224,8 @@ class MemoryThrottleState:
         to_dropped = dropped.append
         buckets = self._buckets
         heap = self._heap
+        budget = self._budget
+        charge = self._charge
         threshold = self.threshold
         window = self.window_ms
         cap = self.max_keys
@@ -202,8 +273,18 @@ class MemoryThrottleState:
                     over_cap += 1
                     to_passed(event)
                     continue
+                size = KEY_BYTES + len(key)
+                if budget.keys >= budget.max_keys or budget.bytes + size > budget.max_bytes:
+                    over_cap += 1
+                    budget.keys_refused += 1
+                    to_passed(event)
+                    continue
                 buckets[key] = _Bucket(now)
                 heappush(heap, (now, key))
+                budget.keys += 1
+                budget.bytes += size
+                charge.keys += 1
+                charge.bytes += size
                 to_passed(event)
                 continue
             if bucket.last == now:
@@ -214,15 +295,27 @@ class MemoryThrottleState:
                     continue
             elif bucket.total < threshold or bucket.oldest <= cutoff:
                 if bucket.oldest <= cutoff:
-                    bucket.forget_before(cutoff)
+                    freed = bucket.forget_before(cutoff)
+                    budget.bytes -= freed
+                    charge.bytes -= freed
                 if bucket.total < threshold:
+                    if budget.bytes >= budget.max_bytes:
+                        # No room for a new run: count it in the newest (fail open).
+                        bucket.total += 1
+                        budget.runs_folded += 1
+                        to_passed(event)
+                        continue
                     # Close the newest run and open one at `now` (inlined: hot path).
                     runs = bucket.runs
                     if runs is None:
                         bucket.runs = array("q", (bucket.last, bucket.total - bucket.closed))
                         bucket.head = 0
+                        budget.bytes += ARRAY_BYTES + RUN_BYTES
+                        charge.bytes += ARRAY_BYTES + RUN_BYTES
                     else:
                         runs.extend((bucket.last, bucket.total - bucket.closed))
+                        budget.bytes += RUN_BYTES
+                        charge.bytes += RUN_BYTES
                     bucket.closed = bucket.total
                     bucket.last = now
                     bucket.total += 1
@@ -239,6 +332,7 @@ class MemoryThrottleState:
         counters.keys_over_cap += over_cap
         counters.time_missing += time_missing
         counters.keys_tracked = len(buckets)
+        budget.publish()
         return passed, dropped
 
     def _run_keyed(
@@ -261,6 +355,8 @@ class MemoryThrottleState:
         to_dropped = dropped.append
         buckets = self._buckets
         heap = self._heap
+        budget = self._budget
+        charge = self._charge
         threshold = self.threshold
         cap = self.max_keys
         now = self.advance(now_ms)
@@ -275,8 +371,17 @@ class MemoryThrottleState:
                 if len(buckets) >= cap:
                     over_cap += 1
                 else:
-                    buckets[key] = _Bucket(now)
-                    heappush(heap, (now, key))
+                    size = KEY_BYTES + len(key)
+                    if budget.keys >= budget.max_keys or budget.bytes + size > budget.max_bytes:
+                        over_cap += 1
+                        budget.keys_refused += 1
+                    else:
+                        buckets[key] = _Bucket(now)
+                        heappush(heap, (now, key))
+                        budget.keys += 1
+                        budget.bytes += size
+                        charge.keys += 1
+                        charge.bytes += size
                 to_passed(event)
                 continue
             if bucket.last == now:
@@ -286,14 +391,26 @@ class MemoryThrottleState:
                     continue
             elif bucket.total < threshold or bucket.oldest <= cutoff:
                 if bucket.oldest <= cutoff:
-                    bucket.forget_before(cutoff)
+                    freed = bucket.forget_before(cutoff)
+                    budget.bytes -= freed
+                    charge.bytes -= freed
                 if bucket.total < threshold:
+                    if budget.bytes >= budget.max_bytes:
+                        # No room for a new run: count it in the newest (fail open).
+                        bucket.total += 1
+                        budget.runs_folded += 1
+                        to_passed(event)
+                        continue
                     runs = bucket.runs
                     if runs is None:
                         bucket.runs = array("q", (bucket.last, bucket.total - bucket.closed))
                         bucket.head = 0
+                        budget.bytes += ARRAY_BYTES + RUN_BYTES
+                        charge.bytes += ARRAY_BYTES + RUN_BYTES
                     else:
                         runs.extend((bucket.last, bucket.total - bucket.closed))
+                        budget.bytes += RUN_BYTES
+                        charge.bytes += RUN_BYTES
                     bucket.closed = bucket.total
                     bucket.last = now
                     bucket.total += 1
@@ -305,4 +422,5 @@ class MemoryThrottleState:
         counters.discarded += len(dropped)
         counters.keys_over_cap += over_cap
         counters.keys_tracked = len(buckets)
+        budget.publish()
         return passed, dropped

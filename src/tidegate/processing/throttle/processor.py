@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from tidegate.processing.throttle.budget import ThrottleBudget
 from tidegate.processing.throttle.clock import Clock, MonotonicClock
 from tidegate.processing.throttle.config import ThrottleConfig
 from tidegate.processing.throttle.counters import ThrottleCounters
@@ -32,6 +33,9 @@ class ThrottleProcessor:
     works for both. Time is processing time from `clock` (default: a monotonic clock
     in memory, the Redis server's clock on Redis, so every worker shares one
     timeline), or event time when the configuration names a `time_field`.
+
+    In memory, `budget` is the worker's shared `ThrottleBudget` (keys and bytes across
+    all processors); without one the processor is bounded by its `max_keys` only.
     """
 
     DROPPED_OUTPUT: ClassVar[str] = "dropped"
@@ -43,6 +47,7 @@ class ThrottleProcessor:
         *,
         store: RedisStore | None = None,
         clock: Clock | None = None,
+        budget: ThrottleBudget | None = None,
     ) -> None:
         self.config = config
         self.counters = ThrottleCounters()
@@ -58,7 +63,7 @@ class ThrottleProcessor:
             "max_keys": config.max_keys,
         }
         if store is None:
-            self._memory = MemoryThrottleState(**limits)
+            self._memory = MemoryThrottleState(**limits, budget=budget)
             self._clock: Clock | None = clock if clock is not None else MonotonicClock()
         else:
             self._redis = RedisThrottleState(store, **limits)
@@ -111,6 +116,7 @@ class ThrottleProcessor:
             now = self._now()
             if now is not None:
                 state.advance(now)
+                state.budget.publish()
             self.counters.keys_tracked = state.keys_tracked
         return self.counters.keys_tracked
 
