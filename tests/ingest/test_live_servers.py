@@ -261,3 +261,41 @@ def test_sigkill_during_ingestion_loses_no_acknowledged_line(
         headers={"apikey": who["key"]},
     )
     assert response.status_code == 200
+
+
+def test_health_answers_while_the_worker_takes_the_attack_body(
+    live_server_factory: Any, tmp_path: Path
+) -> None:
+    """Issue 7, item 4: one 10 MB body of 873,811 empty lines held the only worker's loop
+    for 20 s (and 2 GB). Now it is parsed in a worker thread and refused (413); health
+    requests to the same worker answer within a 5 s client timeout throughout."""
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'attack.sqlite3'}"
+    server = live_server_factory(env=_env(database_url))
+    who = _account(server.base_url, database_url, tmp_path)
+    attack = b'{"lines": [' + b",".join([b'{"line":""}'] * 873_811) + b"]}"
+    answers: list[httpx.Response] = []
+
+    def send() -> None:
+        answers.append(
+            httpx.post(
+                f"{server.base_url}/logs/ingest",
+                params={"hostname": "h"},
+                content=attack,
+                headers={"apikey": who["key"], "content-type": "application/json"},
+                timeout=120,
+            )
+        )
+
+    attacker = threading.Thread(target=send)
+    attacker.start()
+    checks = 0
+    with httpx.Client(timeout=5) as client:
+        while attacker.is_alive():
+            assert client.get(f"{server.base_url}/healthz").status_code == 200
+            checks += 1
+            time.sleep(0.05)
+    attacker.join()
+    assert checks >= 1
+    (answer,) = answers
+    assert answer.status_code == 413
+    assert answer.json()["code"] == "PayloadTooLarge"

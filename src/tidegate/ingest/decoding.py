@@ -24,8 +24,8 @@ import orjson
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
 MAX_DECODED_BYTES: Final = 10 * 1024 * 1024
-# Lines per request. The platform's libraries flush by bytes (``@logdna/logger`` at
-# 5 MB, the agent at about 2 MB): even minimal 60-byte lines stay under 100,000 per
+# Lines per request. The platform's libraries flush by bytes (``@logdna/logger``'s
+# default flushLimit is 5 MB): even minimal 60-byte line objects stay under 100,000 per
 # batch. Past it a body is an attack or a bug, refused (413) before any line is built.
 MAX_LINES_PER_REQUEST: Final = 100_000
 _CHUNK: Final = 256 * 1024

@@ -42,6 +42,8 @@ class NewLine:
             self.size_bytes = len(self.line.encode("utf-8", "surrogatepass"))
 
 
+_INSERT_CHUNK = 1_000
+
 USAGE_COUNTERS = (
     "lines_stored",
     "bytes_stored",
@@ -68,7 +70,10 @@ async def store_lines(
     """Insert ``lines`` and count them (and the excluded ones) in today's usage.
     ``lines_fallback`` counts the repaired lines among ``lines`` plus
     ``excluded_repaired`` (repaired lines that exclusion rules kept out)."""
-    if lines:
+    # In chunks: SQLAlchemy prepares every row's parameters (JSON columns included) on
+    # the event loop before a statement runs, so one 100,000-row statement held the loop
+    # for seconds; between chunks the loop serves other requests (same transaction).
+    for start in range(0, len(lines), _INSERT_CHUNK):
         await session.execute(
             insert(LogLine),
             [
@@ -88,7 +93,7 @@ async def store_lines(
                     "line": item.line,
                     "size_bytes": item.size_bytes,
                 }
-                for item in lines
+                for item in lines[start : start + _INSERT_CHUNK]
             ],
         )
     if lines or excluded_lines:
