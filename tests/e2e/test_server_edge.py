@@ -197,6 +197,12 @@ def test_a_stalled_body_gets_408(live_server_factory: Any) -> None:
         status, _headers, body = _read_response(sock)
     assert status == 408
     assert json.loads(body)["code"] == "ETIMEOUT"
+    # A client hanging up mid-body is nobody's error: no traceback in the server's log.
+    with _connect(server, timeout=10) as sock:
+        sock.sendall(_ingest_head(length=1000, key=key) + b'{"lines": [')
+    assert httpx.get(f"{server.base_url}/healthz").status_code == 200
+    time.sleep(0.5)
+    assert "Traceback" not in server.log.read_text()
 
 
 def test_request_bodies_share_a_byte_budget_per_worker(live_server_factory: Any) -> None:

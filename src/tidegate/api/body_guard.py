@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import NoReturn
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tidegate.api.error_handlers import render
@@ -131,10 +132,16 @@ class _GuardedRequest:
         self.body_complete = False
         self.refusal: ApiError | None = None
         self.response_started = False
+        self.disconnected = False
 
     async def run(self) -> None:
         try:
             await self.guard.app(self.scope, self.receive, self.send)
+        except ClientDisconnect:
+            # The client hung up while its body was being read: nobody to answer, and
+            # nothing went wrong on our side worth a traceback.
+            if not self.disconnected:
+                raise
         except Exception:
             # The refusal went up through a handler that did not turn it into a response.
             if self.refusal is None or self.response_started:
@@ -166,6 +173,7 @@ class _GuardedRequest:
                 )
             )
         if message["type"] != "http.request":
+            self.disconnected = message["type"] == "http.disconnect"
             return message
         size = len(message.get("body", b""))
         self.received += size

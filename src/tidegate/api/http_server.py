@@ -153,6 +153,12 @@ class TidegateHttpProtocol(HttpToolsProtocol):
         """Answer in the family's JSON shape, then half-close and drop what follows."""
         if self.transport.is_closing():
             return
+        cycle = self.cycle
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            # Mid-answer (a bad chunk while the handler streams): no room for another one.
+            cycle.disconnected = True
+            self.transport.close()
+            return
         url = getattr(self, "url", b"")
         path = url.split(b"?", 1)[0].decode("latin-1")
         body = orjson.dumps(error.v3_body() if family_of(path) == "v3" else error.legacy_body())

@@ -64,6 +64,8 @@ def ensure_sqlite_dir(url: str) -> None:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return
+    if parsed.database.startswith("file:"):
+        return  # a URI filename (memory databases, options): SQLite's to interpret
     path = Path(parsed.database)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
