@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from tidegate.app_state import AppState
 from tidegate.db.engine import Database
 from tidegate.logs.store import NewLine, store_lines
 
@@ -53,3 +54,11 @@ async def export_all(
         if cursor is None:
             return lines, pages
         assert pages < 10_000
+
+
+def app_state_of(client: httpx.AsyncClient) -> AppState:
+    """The state of the in-process app behind ``client`` (the ``client`` fixture)."""
+    transport = client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    state: AppState = transport.app.state.tidegate  # type: ignore[attr-defined]
+    return state
