@@ -18,12 +18,14 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, app_state_of, export, export_all, insert_lines
 from tests.factories import insert_key, make_account, make_tenant
 
 from tidegate.db.engine import Database
-from tidegate.export import service
+from tidegate.export import repository, service
+from tidegate.export.reading import PageAbandoned, SqliteReader
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.store import NewLine
 
@@ -140,3 +142,17 @@ async def test_health_answers_while_big_pages_are_exported(
             for task in exports:
                 task.cancel()
             await asyncio.gather(*exports, return_exceptions=True)
+
+
+async def test_an_abandoned_page_stops_at_its_next_query(client: AppClient) -> None:
+    """A client that goes away stops its page (the thread would otherwise read on)."""
+    if not client.database_url.startswith("sqlite"):
+        pytest.skip("the SQLite reader; PostgreSQL's stops the same way on the loop")
+    reader = SqliteReader(make_url(client.database_url).database or "")
+    try:
+        assert reader.scalar(repository.newest_line_id(account_id="nobody")) is None
+        reader.stop()
+        with pytest.raises(PageAbandoned):
+            reader.scalar(repository.newest_line_id(account_id="nobody"))
+    finally:
+        reader.close()

@@ -21,6 +21,7 @@ The reader gives the page its rows, synchronously, in that thread:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -71,8 +72,11 @@ class SqliteReader:
     def stop(self) -> None:
         """From the loop: abandon the page (``interrupt`` is safe from any thread)."""
         self._stopped = True
-        if self._connection is not None:
-            self._connection.interrupt()
+        connection = self._connection
+        if connection is not None:
+            # The thread may be closing it right now; then there is nothing to stop.
+            with contextlib.suppress(sqlite3.ProgrammingError):
+                connection.interrupt()
 
     def _execute(self, statement: Select[*tuple[Any, ...]]) -> sqlite3.Cursor:
         if self._stopped:
