@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from tidegate.app_state import AppState
 from tidegate.db.engine import Database
 from tidegate.logs.store import NewLine, store_lines
 
-BASE_MS = 1_763_800_000_000  # 2025-11-22, whole second
+BASE_MS = 1_763_800_000_000  # 2025-11-22, whole second: the lines' own times (``ts``)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 async def insert_lines(
-    database_url: str, account_id: str, lines: Sequence[NewLine], *, received_ms: int = BASE_MS
+    database_url: str,
+    account_id: str,
+    lines: Sequence[NewLine],
+    *,
+    received_ms: int | None = None,
 ) -> None:
+    """Stores ``lines`` as received now (by default).
+
+    Not at ``BASE_MS``: retention counts from when a line was received, and the app's
+    retention job (first sweep 1-30 s after start) deletes lines received more than 30
+    days ago, so lines "received" at BASE_MS could vanish in the middle of a test.
+    """
+    if received_ms is None:
+        received_ms = now_ms()
     db = Database.connect(database_url)
     try:
         async with db.write_sessions() as session:
@@ -53,3 +71,11 @@ async def export_all(
         if cursor is None:
             return lines, pages
         assert pages < 10_000
+
+
+def app_state_of(client: httpx.AsyncClient) -> AppState:
+    """The state of the in-process app behind ``client`` (the ``client`` fixture)."""
+    transport = client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    state: AppState = transport.app.state.tidegate  # type: ignore[attr-defined]
+    return state

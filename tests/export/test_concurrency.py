@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from tests.conftest import AppClient
-from tests.export.helpers import BASE_MS, export, insert_lines
+from tests.export.helpers import BASE_MS, export, insert_lines, now_ms
 from tests.factories import make_account, make_tenant
 
 from tidegate.db.engine import Database
+from tidegate.ingest.retention import sweep
 from tidegate.logs.store import NewLine, store_lines
 
 
@@ -68,7 +69,7 @@ async def test_paging_with_concurrent_inserting_transactions(
                         NewLine(line=f"late {number}", ts=BASE_MS + rng.randrange(60_000), host="h")
                         for _ in range(rng.randrange(1, 5))
                     ],
-                    received_ms=BASE_MS,
+                    received_ms=now_ms(),
                 )
                 # Hold the transaction (and its ids) open while others commit.
                 await asyncio.sleep(rng.random() * 0.01)
@@ -76,17 +77,29 @@ async def test_paging_with_concurrent_inserting_transactions(
                 written += 1
             await asyncio.sleep(0)
 
+    pages = 0
+
+    async def between() -> None:
+        nonlocal pages
+        pages += 1
+        if pages == 3:
+            # The app's retention job may sweep at any moment of a test (its first sweep
+            # comes 1-30 s after start): lines within retention must not be touched.
+            # (This test once stored its lines as received at BASE_MS, a year ago, and
+            # lost them whenever that sweep fell inside the export.)
+            await sweep(db=db, now_ms=now_ms(), account_ids=[account.account_id])
+        await asyncio.sleep(0.002)
+
     writers = [asyncio.create_task(writer(n)) for n in range(4 if postgres else 1)]
     try:
-        seen = await _page_through(
-            client, account.headers, prefer=prefer, size=7, between=lambda: asyncio.sleep(0.002)
-        )
+        seen = await _page_through(client, account.headers, prefer=prefer, size=7, between=between)
     finally:
         stop.set()
         await asyncio.gather(*writers)
         await db.dispose()
 
     assert written > 0
+    assert pages >= 3
     ids = Counter(item["_id"] for item in seen)
     assert max(ids.values()) == 1, "a line was returned twice"
     texts = Counter(item["_line"] for item in seen if item["_line"].startswith("base "))
@@ -114,7 +127,7 @@ async def test_a_transaction_in_flight_when_the_export_began(
                 session=slow,
                 account_id=account.account_id,
                 lines=[NewLine(line="in flight", ts=in_flight_ts, host="h")],
-                received_ms=BASE_MS,
+                received_ms=now_ms(),
             )
             await slow.flush()
             # A later id, committed before the export begins: the high-water mark.
@@ -123,7 +136,7 @@ async def test_a_transaction_in_flight_when_the_export_began(
                 account.account_id,
                 [NewLine(line="committed", ts=BASE_MS + 500, host="h")],
                 # Another day's usage row: the slow transaction holds today's.
-                received_ms=BASE_MS + 86_400_000,
+                received_ms=now_ms() - 86_400_000,
             )
             first = (await export(client, account.headers, size=10, prefer="head")).json()
             await slow.commit()

@@ -240,6 +240,15 @@ class _FakeRequest:
         return self.gone
 
 
+class _NeverRevoked:
+    """The stream's credential check (tests/tail/test_revocation.py tests the real one)."""
+
+    account_id = "acct"
+
+    async def revoked(self) -> str | None:
+        return None
+
+
 async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tail_endpoints, "HEARTBEAT_SECONDS", 0.2)
     monkeypatch.setattr(tail_endpoints, "DISCONNECT_CHECK_SECONDS", 0.05)
@@ -248,7 +257,7 @@ async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
     events = tail_endpoints._events(
         request=request,  # type: ignore[arg-type]
         broker=broker,
-        account_id="acct",
+        credential=_NeverRevoked(),  # type: ignore[arg-type]
         line_filter=EVERYTHING,
     )
     ready = await anext(events)

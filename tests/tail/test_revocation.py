@@ -15,19 +15,11 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import AppClient
+from tests.export.helpers import app_state_of
 from tests.factories import AccountCtx, make_account, make_tenant
 from tests.tail.test_live import _env, tail
 
-from tidegate.app_state import AppState
-
 GENEROUS_S = 30.0
-
-
-def _state(client: AppClient) -> AppState:
-    transport = client._transport
-    assert isinstance(transport, httpx.ASGITransport)
-    state: AppState = transport.app.state.tidegate  # type: ignore[attr-defined]
-    return state
 
 
 async def _service_key(client: AppClient, account: AccountCtx) -> tuple[str, str]:
@@ -58,7 +50,7 @@ async def _stream_in_process(
 ) -> asyncio.Task[httpx.Response]:
     """Opens a stream over in-process ASGI (which hands back the body only once the
     stream ends) and returns once the stream is subscribed."""
-    broker = _state(client).tail
+    broker = app_state_of(client).tail
     before = broker.subscriber_count(account_id)
     task = asyncio.create_task(client.get("/v1/tail", headers=headers, timeout=GENEROUS_S))
     for _ in range(500):

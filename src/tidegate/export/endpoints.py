@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
@@ -19,7 +19,13 @@ router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS
 Text = str | None
 
 
-@router.get("", summary="Export the account's stored lines, paged")
+@router.get(
+    "",
+    summary="Export the account's stored lines, paged",
+    # Documents the answer; the body itself is encoded in the export's worker thread
+    # and returned as a ready Response, so FastAPI does not encode it on the loop.
+    response_model=schemas.ExportPage,
+)
 async def export_lines(
     request: Request,
     session: SessionDep,
@@ -39,7 +45,7 @@ async def export_lines(
     pagination_id: Annotated[
         Text, Query(description="The previous page's pagination_id; absent for the first page")
     ] = None,
-) -> schemas.ExportPage:
+) -> Response:
     parsed = schemas.parse_export_request(
         from_=from_,
         to=to,
@@ -51,9 +57,12 @@ async def export_lines(
         prefer=prefer,
         pagination_id=pagination_id,
     )
-    return await service.export_page(
+    state = app_state(request)
+    body = await service.export_page(
+        database_url=state.db.url,
         session=session,
-        sealer=app_state(request).sealer,
+        sealer=state.sealer,
         account_id=account_id,
         request=parsed,
     )
+    return Response(content=body, media_type="application/json")

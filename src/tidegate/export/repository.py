@@ -1,14 +1,55 @@
-"""Queries of the export: the high-water mark and keyset range scans."""
+"""Queries of the export: the high-water mark and keyset range scans.
+
+Each is a Core statement run by a ``PageReader`` (tidegate.export.reading): on SQLite
+by the stdlib driver in the export's worker thread, on PostgreSQL by asyncpg on the
+event loop. ``tags`` and ``meta`` are read as their JSON text, so that decoding them
+(however large) happens in the worker thread, never in the driver on the loop.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import json
+from typing import Any, NamedTuple
 
-from sqlalchemy import Row, func, select, tuple_
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Select, Text, cast, func, literal, select, tuple_
 
 from tidegate.models import LogLine
+
+
+class LineRow(NamedTuple):
+    """A scanned line as the database returns it: ``tags`` and ``meta`` still JSON text."""
+
+    id: int
+    ts: int
+    host: str
+    app: str | None
+    level: str | None
+    env: str | None
+    file: str | None
+    ip: str | None
+    mac: str | None
+    tags_json: str | None
+    meta_json: str | None
+    line: str
+
+    def tags(self) -> list[str] | None:
+        value: list[str] | None = _decode(self.tags_json)
+        return value
+
+    def meta(self) -> dict[str, Any] | None:
+        value: dict[str, Any] | None = _decode(self.meta_json)
+        return value
+
+
+def _no_constant(_name: str) -> None:
+    """NaN and Infinity (which older SQLite rows may hold) read as null: the answer must
+    be valid JSON."""
+    return None
+
+
+def _decode(text: str | None) -> Any:
+    return None if text is None else json.loads(text, parse_constant=_no_constant)
+
 
 _COLUMNS = (
     LogLine.id,
@@ -20,25 +61,19 @@ _COLUMNS = (
     LogLine.file,
     LogLine.ip,
     LogLine.mac,
-    LogLine.tags,
-    LogLine.meta,
+    cast(LogLine.tags, Text),
+    cast(LogLine.meta, Text),
     LogLine.line,
 )
 
-LineRow = Row[tuple[int, int, str, str | None, str | None, str | None, str | None,
-                    str | None, str | None, list[str] | None, dict[str, Any] | None, str]]  # fmt: skip
 
-
-async def newest_line_id(*, session: AsyncSession, account_id: str) -> int | None:
+def newest_line_id(*, account_id: str) -> Select[int | None]:
     """The largest id among the account's committed lines (index (account_id, id))."""
-    statement = select(func.max(LogLine.id)).where(LogLine.account_id == account_id)
-    value: int | None = (await session.execute(statement)).scalar_one_or_none()
-    return value
+    return select(func.max(LogLine.id)).where(LogLine.account_id == account_id)
 
 
-async def scan_lines(
+def scan_lines(
     *,
-    session: AsyncSession,
     account_id: str,
     from_ms: int,
     to_ms: int,
@@ -46,7 +81,7 @@ async def scan_lines(
     after: tuple[int, int] | None,
     newest_first: bool,
     limit: int,
-) -> Sequence[LineRow]:
+) -> Select[*tuple[Any, ...]]:
     """Up to ``limit`` lines with ``from_ms <= ts <= to_ms`` and ``id <= max_id`` in
     (ts, id) order (descending when ``newest_first``), strictly past ``after``: one
     range of the index (account_id, ts, id)."""
@@ -58,12 +93,12 @@ async def scan_lines(
         LogLine.id <= max_id,
     )
     if after is not None:
-        statement = statement.where(
-            position < tuple_(*after) if newest_first else position > tuple_(*after)
-        )
+        # Typed binds: an untyped int is bound as INTEGER on PostgreSQL, which ids past
+        # 2**31 would overflow.
+        bound = tuple_(literal(after[0], LogLine.ts.type), literal(after[1], LogLine.id.type))
+        statement = statement.where(position < bound if newest_first else position > bound)
     if newest_first:
         statement = statement.order_by(LogLine.ts.desc(), LogLine.id.desc())
     else:
         statement = statement.order_by(LogLine.ts.asc(), LogLine.id.asc())
-    rows: Sequence[LineRow] = (await session.execute(statement.limit(limit))).all()
-    return rows
+    return statement.limit(limit)

@@ -15,6 +15,7 @@ that matches little over a long range answers a short (possibly empty) page with
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.auth.secrets import Sealer
 from tidegate.export import repository
 from tidegate.export.cursor import ExportCursor
+from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.repository import LineRow
-from tidegate.export.schemas import ExportPage, ExportRequest
+from tidegate.export.schemas import ExportRequest
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
 
@@ -33,14 +35,35 @@ MAX_SCAN_CHUNK = 5_000
 
 
 async def export_page(
-    *, session: AsyncSession, sealer: Sealer, account_id: str, request: ExportRequest
-) -> ExportPage:
+    *,
+    database_url: str,
+    session: AsyncSession,
+    sealer: Sealer,
+    account_id: str,
+    request: ExportRequest,
+) -> bytes:
+    """The page as the JSON body of the answer (``schemas.ExportPage``). All of it (the
+    cursor, the queries, decoding, filtering and encoding) runs in an export worker
+    thread: tidegate.export.reading."""
+
+    def page(reader: PageReader) -> bytes:
+        return _encode(
+            page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
+        )
+
+    return await run_off_loop(database_url=database_url, session=session, page=page)
+
+
+def page_of_lines(
+    *, reader: PageReader, sealer: Sealer, account_id: str, request: ExportRequest
+) -> dict[str, Any]:
+    """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread."""
     fingerprint = request.fingerprint()
     after: tuple[int, int] | None = None
     if request.pagination_id is None:
-        max_id = await repository.newest_line_id(session=session, account_id=account_id)
+        max_id = reader.scalar(repository.newest_line_id(account_id=account_id))
         if max_id is None:
-            return ExportPage(lines=[], pagination_id=None)
+            return {"lines": [], "pagination_id": None}
     else:
         cursor = ExportCursor.open(
             request.pagination_id, sealer=sealer, account_id=account_id, fingerprint=fingerprint
@@ -48,22 +71,26 @@ async def export_page(
         max_id, after = cursor.max_id, (cursor.last_ts, cursor.last_id)
 
     scan = _Scan(
-        session=session,
-        account_id=account_id,
-        request=request,
-        max_id=max_id,
-        after=after,
+        reader=reader, account_id=account_id, request=request, max_id=int(max_id), after=after
     )
     if request.line_filter.selects_everything:
-        await scan.unfiltered()
+        scan.unfiltered()
     else:
-        await scan.filtered(request.line_filter)
+        scan.filtered(request.line_filter)
 
     if scan.exhausted or scan.after is None:
-        return ExportPage(lines=scan.records, pagination_id=None)
+        return {"lines": scan.records, "pagination_id": None}
     last_ts, last_id = scan.after
-    next_cursor = ExportCursor(account_id, fingerprint, max_id, last_ts, last_id)
-    return ExportPage(lines=scan.records, pagination_id=next_cursor.seal(sealer))
+    next_cursor = ExportCursor(account_id, fingerprint, int(max_id), last_ts, last_id)
+    return {"lines": scan.records, "pagination_id": next_cursor.seal(sealer)}
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # A stored lone surrogate: escaped (\udXXX) it is still valid JSON text.
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 class _Scan:
@@ -72,13 +99,13 @@ class _Scan:
     def __init__(
         self,
         *,
-        session: AsyncSession,
+        reader: PageReader,
         account_id: str,
         request: ExportRequest,
         max_id: int,
         after: tuple[int, int] | None,
     ) -> None:
-        self.session = session
+        self.reader = reader
         self.account_id = account_id
         self.request = request
         self.max_id = max_id
@@ -86,51 +113,52 @@ class _Scan:
         self.records: list[dict[str, Any]] = []
         self.exhausted = False
 
-    async def _rows(self, limit: int) -> list[LineRow]:
-        rows = await repository.scan_lines(
-            session=self.session,
-            account_id=self.account_id,
-            from_ms=self.request.from_ms,
-            to_ms=self.request.to_ms,
-            max_id=self.max_id,
-            after=self.after,
-            newest_first=self.request.prefer == "tail",
-            limit=limit,
+    def _rows(self, limit: int) -> list[LineRow]:
+        return self.reader.rows(
+            repository.scan_lines(
+                account_id=self.account_id,
+                from_ms=self.request.from_ms,
+                to_ms=self.request.to_ms,
+                max_id=self.max_id,
+                after=self.after,
+                newest_first=self.request.prefer == "tail",
+                limit=limit,
+            )
         )
-        return list(rows)
 
-    async def unfiltered(self) -> None:
+    def unfiltered(self) -> None:
         size = self.request.size
         # One row more than the page tells whether another page exists.
-        rows = await self._rows(size + 1)
+        rows = self._rows(size + 1)
         self.exhausted = len(rows) <= size
         page = rows[:size]
-        self.records = [_record(row) for row in page]
+        self.records = [_record(row, row.meta()) for row in page]
         if page:
             self.after = (page[-1].ts, page[-1].id)
 
-    async def filtered(self, line_filter: LineFilter) -> None:
+    def filtered(self, line_filter: LineFilter) -> None:
         size = self.request.size
         scanned = 0
         # Start small (a page of 10 should not read thousands of rows), grow to the cap.
         chunk = min(MAX_SCAN_CHUNK, max(MIN_SCAN_CHUNK, 2 * size))
         while len(self.records) < size and scanned < MAX_SCANNED_PER_REQUEST:
             limit = min(chunk, MAX_SCANNED_PER_REQUEST - scanned)
-            rows = await self._rows(limit)
+            rows = self._rows(limit)
             scanned += len(rows)
             consumed = 0
             for row in rows:
                 consumed += 1
                 self.after = (row.ts, row.id)
+                meta = row.meta()
                 if line_filter.matches(
                     line=row.line,
                     host=row.host,
                     app=row.app,
                     level=row.level,
                     file=row.file,
-                    meta=row.meta,
+                    meta=meta,
                 ):
-                    self.records.append(_record(row))
+                    self.records.append(_record(row, meta))
                     if len(self.records) >= size:
                         break
             if len(rows) < limit and consumed == len(rows):
@@ -139,7 +167,7 @@ class _Scan:
             chunk = min(MAX_SCAN_CHUNK, chunk * 2)
 
 
-def _record(row: LineRow) -> dict[str, Any]:
+def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
     return public_record(
         line=row.line,
         ts=row.ts,
@@ -150,7 +178,7 @@ def _record(row: LineRow) -> dict[str, Any]:
         file=row.file,
         ip=row.ip,
         mac=row.mac,
-        tags=row.tags,
-        meta=row.meta,
+        tags=row.tags(),
+        meta=meta,
         line_id=row.id,
     )

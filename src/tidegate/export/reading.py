@@ -1,0 +1,162 @@
+"""Running an export page off the event loop.
+
+A page may hold 10,000 lines of any size (and a filtered page scans up to 100,000), so
+reading it, decoding each row's JSON, matching filters, sealing the cursor and encoding
+the answer can take seconds of CPU. A worker's event loop serves every tenant, so all of
+that runs in a worker thread: ``run_off_loop(page)`` runs ``page(reader)`` on one of
+``EXPORT_THREADS`` threads per process (a page waits its turn beyond that, without
+holding anything but its request).
+
+The reader gives the page its rows, synchronously, in that thread:
+
+- SQLite: a stdlib ``sqlite3`` connection opened in the thread for the page (WAL: a
+  reader never waits for writers; autocommit, so each query is its own snapshot, like
+  the app's read engine). The app's read engine runs the driver inline on the loop,
+  which suits tiny management reads but not a page of arbitrary-size lines.
+- PostgreSQL: asyncpg's I/O belongs to the loop, so the thread hands each query to the
+  loop (``run_coroutine_threadsafe``) and waits for the raw rows; the loop only moves
+  bytes, everything else stays in the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy import Select
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.export.repository import LineRow
+
+T = TypeVar("T")
+
+# Pages in progress per process; more wait. Two keep one big export from starving the
+# others without letting exports take every core from ingestion.
+EXPORT_THREADS = 2
+THREAD_NAME_PREFIX = "tidegate-export"
+# How long the thread waits for the loop to run one PostgreSQL query (statement
+# timeouts end a stuck query well before this; it only keeps a thread from hanging
+# forever if the loop is gone).
+LOOP_QUERY_TIMEOUT_S = 300.0
+
+_executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
+_SQLITE = sqlite.dialect()
+
+
+class PageAbandoned(Exception):
+    """The request went away: the page stops at its next query."""
+
+
+class PageReader(Protocol):
+    """Runs one statement of tidegate.export.repository; called in the worker thread."""
+
+    def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
+
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]: ...
+
+
+class SqliteReader:
+    """The stdlib driver on a connection of the worker thread's own."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._connection: sqlite3.Connection | None = None
+        self._stopped = False
+
+    def stop(self) -> None:
+        """From the loop: abandon the page (``interrupt`` is safe from any thread)."""
+        self._stopped = True
+        connection = self._connection
+        if connection is not None:
+            # The thread may be closing it right now; then there is nothing to stop.
+            with contextlib.suppress(sqlite3.ProgrammingError):
+                connection.interrupt()
+
+    def _execute(self, statement: Select[*tuple[Any, ...]]) -> sqlite3.Cursor:
+        if self._stopped:
+            raise PageAbandoned
+        if self._connection is None:
+            connection = sqlite3.connect(self._path, timeout=15.0, isolation_level=None)
+            connection.execute("PRAGMA query_only=ON")
+            connection.execute("PRAGMA busy_timeout=15000")
+            self._connection = connection
+        compiled = statement.compile(dialect=_SQLITE)
+        bound = compiled.params
+        parameters = [bound[name] for name in compiled.positiontup or ()]
+        return self._connection.execute(str(compiled), parameters)
+
+    def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
+        row = self._execute(statement).fetchone()
+        return None if row is None else row[0]
+
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
+        return [LineRow(*row) for row in self._execute(statement).fetchall()]
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class LoopReader:
+    """Asks the event loop to run each statement on the request's (asyncpg) session."""
+
+    def __init__(self, session: AsyncSession, loop: asyncio.AbstractEventLoop) -> None:
+        self._session = session
+        self._loop = loop
+        self._stopped = False
+
+    def stop(self) -> None:
+        """On the loop: the request's session is being closed, so use it no more."""
+        self._stopped = True
+
+    def _on_loop(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        async def fetch() -> list[tuple[Any, ...]]:
+            if self._stopped:
+                raise PageAbandoned
+            result = await self._session.execute(statement)
+            return [tuple(row) for row in result.all()]
+
+        future = asyncio.run_coroutine_threadsafe(fetch(), self._loop)
+        return future.result(timeout=LOOP_QUERY_TIMEOUT_S)
+
+    def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
+        rows = self._on_loop(statement)
+        return rows[0][0] if rows else None
+
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
+        return [LineRow(*row) for row in self._on_loop(statement)]
+
+    def close(self) -> None:
+        pass
+
+
+async def run_off_loop(
+    *, database_url: str, session: AsyncSession, page: Callable[[PageReader], T]
+) -> T:
+    """Runs ``page(reader)`` in an export worker thread and returns its result."""
+    loop = asyncio.get_running_loop()
+    url = make_url(database_url)
+    reader: SqliteReader | LoopReader
+    if url.get_backend_name() == "sqlite":
+        reader = SqliteReader(url.database or "")
+    else:
+        reader = LoopReader(session, loop)
+
+    def work() -> T:
+        try:
+            return page(reader)
+        finally:
+            reader.close()
+
+    try:
+        return await loop.run_in_executor(_executor, work)
+    except asyncio.CancelledError:
+        reader.stop()
+        raise
