@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck bench lock clean
+.PHONY: install run test test-fast lint typecheck bench lock clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,8 +21,14 @@ run: install
 
 ## Lint, strict typecheck, then the whole test suite: real SQLite, real PostgreSQL,
 ## real Redis, real HTTP.
+## Two pytest workers (xdist): the suite is mostly waiting on servers and databases.
+PYTEST_ARGS ?= -n 2
 test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## The quick loop: everything but the tests that start real server processes.
+test-fast: install
+	$(BIN)/python -m pytest -n 2 -m "not live"
 
 lint: install
 	$(BIN)/ruff check src tests bench

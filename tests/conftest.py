@@ -205,3 +205,11 @@ async def fresh_pg_url() -> AsyncIterator[str]:
     finally:
         await asyncio.sleep(0)
         await _drop_pg_database(name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start a real server process are marked ``live`` (``make test-fast``
+    leaves them out; ``make test`` runs everything)."""
+    for item in items:
+        if "live_server_factory" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.live)
