@@ -186,7 +186,7 @@ class Runtime:
         sender = self.sender(pipeline_id, node)
         try:
             async with asyncio.timeout_at(deadline):
-                await sender.send(events, deadline=deadline)
+                await sender.send(events, deadline=deadline, offload=self.offload)
         except TimeoutError:
             raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
 
