@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import threading
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -265,3 +266,28 @@ def test_unpaired_surrogates_and_non_finite_numbers_are_400() -> None:
     for body in (b'[{"a": "\\ud800"}]', b'[{"a": NaN}]', b'[{"a": 1e400}]', b'[{"\\udc00": 1}]'):
         with pytest.raises(BadRequest):
             parse_events(body)
+
+
+async def test_an_unreadable_throttle_time_field_never_fails_its_batch(client: AppClient) -> None:
+    """Before: the throttle raised on the batch, the gateway answered 500, every retry.
+    Now the throttle fails open for that batch (as when Redis is unreachable)."""
+    account = await new_account(client, throttle=True)
+    throttle = {"threshold": 1, "window_ms": 60_000, "key_field": ".app", "time_field": ".t"}
+    wired = await wire(
+        client,
+        account,
+        [
+            ("t", "processor", "throttle", throttle, ["source"]),
+            ("store", "destination", "log_analysis", {}, ["t"]),
+        ],
+    )
+    now = int(time.time() * 1000)
+    body = [
+        {"line": "first", "app": "a", "t": now},
+        {"line": "odd", "app": "a", "t": "1" * 5000},
+        {"line": "second", "app": "a", "t": now + 1},
+    ]
+    response = await client.post(wired.url, json=body, headers=wired.auth)
+    assert response.status_code == 200, response.text
+    lines = await stored_lines(client.database_url, account.account_id)
+    assert sorted(line.line for line in lines) == ["first", "odd", "second"]

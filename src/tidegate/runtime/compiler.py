@@ -13,6 +13,7 @@ predicates are pure), so a big request does not stall the event loop.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,6 +41,7 @@ __all__ = [
 
 Event = dict[str, Any]
 T = TypeVar("T")
+log = logging.getLogger("tidegate.runtime")
 
 
 class Offload(Protocol):
@@ -101,7 +103,14 @@ class ThrottleNode:
     ) -> NodeOutput:
         if not throttle_enabled:
             return NodeOutput(events, [], len(events))
-        result = await self.processor.process(events)
+        try:
+            result = await self.processor.process(events)
+        except (ValueError, TypeError, OverflowError) as error:
+            # One event with a value the throttle cannot read (a time field of 5,000
+            # digits) must not fail its batch on every retry (a poison batch). The
+            # batch passes, as the throttle fails open when Redis is unreachable.
+            log.warning("throttle failed open for a batch: %s: %s", type(error).__name__, error)
+            return NodeOutput(events, [], len(events))
         return NodeOutput(result.passed, result.dropped, len(events))
 
 
