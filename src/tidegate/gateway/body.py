@@ -182,7 +182,7 @@ def _skip(source: str, position: int) -> int:
 
 def _ndjson(text: bytes) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.split(b"\n"), start=1):
+    for number, raw in enumerate(_lines(text), start=1):
         line = raw.strip(_WHITESPACE)
         if not line:
             continue
@@ -196,6 +196,18 @@ def _ndjson(text: bytes) -> list[dict[str, Any]]:
             raise _too_many()
         events.append(_checked(value, f"Line {number}"))
     return events
+
+
+def _lines(text: bytes) -> Iterator[bytes]:
+    """The lines of ``text`` one at a time (a split would build them all at once)."""
+    start = 0
+    while True:
+        end = text.find(b"\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
 
 
 def _checked(event: dict[str, Any], where: str, *, check_strings: bool = False) -> dict[str, Any]:
