@@ -1,12 +1,35 @@
 """The body forms of ``POST /gateway/{id}``: one JSON object, a JSON array of objects,
 or newline-delimited JSON (one object per line, blank lines skipped). A body with
 ``Content-Type: application/x-ndjson`` (or ``application/ndjson``, ``application/jsonl``)
-is read as NDJSON only; otherwise the form is recognised from the text. ``Content-Encoding:
-gzip`` bodies are inflated first (to at most 10 MiB)."""
+is read as NDJSON only; otherwise the form is recognised from the text.
+
+``Content-Encoding: gzip`` bodies are inflated member by member (``cat a.gz b.gz`` is
+one valid gzip stream), ``deflate`` bodies with or without the zlib header, all to at
+most 10 MiB in total; a truncated stream is a 400, not a silently shorter batch.
+
+At most ``MAX_EVENTS`` events per request (413 beyond). An array is parsed one element
+at a time, so a body of a million tiny elements is refused at element ``MAX_EVENTS + 1``
+(or at its first non-object) without building the rest: memory stays proportional to
+the events accepted, not to the count of elements sent.
+
+Every event must be one the destinations can carry, or the whole body is a 400 naming
+the element: nested at most ``MAX_DEPTH`` levels, numbers finite, no unpaired UTF-16
+surrogates in strings. (A deeper event parses but cannot be encoded again, so before
+this check it failed delivery on every retry: a poison batch.) Integers beyond 64 bits
+become floats, as the JSON parser of the other forms makes them.
+
+Parsing is CPU work proportional to the body: call ``parse_events`` from a worker
+thread, not from the event loop.
+"""
 
 from __future__ import annotations
 
+import json
+import json.scanner
+import math
+import re
 import zlib
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import orjson
@@ -14,23 +37,51 @@ import orjson
 from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
-__all__ = ["parse_events"]
+__all__ = ["MAX_DEPTH", "MAX_EVENTS", "parse_events"]
+
+MAX_EVENTS: Final = 50_000
+"""Events per request; more is a 413 (split the batch)."""
+MAX_DEPTH: Final = 128
+"""Nesting levels of one event (the event object itself is level 1)."""
 
 _NDJSON_TYPES: Final = frozenset(
     {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"}
 )
 _WHITESPACE: Final = b" \t\r\n"
+_SPACE = re.compile(r"[ \t\r\n]*")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_INT_MIN: Final = -(2**63)
+_INT_LIMIT: Final = 2**64
 
 
-def _inflate(body: bytes) -> bytes:
-    inflater = zlib.decompressobj(wbits=47)  # gzip or zlib header
-    try:
-        data = inflater.decompress(body, INGEST_MAX_BYTES + 1)
-    except zlib.error as error:
-        raise BadRequest(f"Body is not valid gzip: {error}") from None
-    if len(data) > INGEST_MAX_BYTES or inflater.unconsumed_tail:
-        raise PayloadTooLarge(f"Inflated body exceeds {INGEST_MAX_BYTES} bytes")
-    return data
+def _too_many() -> PayloadTooLarge:
+    return PayloadTooLarge(f"More than {MAX_EVENTS} events in one request: split the batch")
+
+
+def _inflate(body: bytes, encoding: str) -> bytes:
+    """Every gzip member (or the deflate stream) of ``body``, at most 10 MiB in all."""
+    if encoding == "deflate":
+        # RFC 9110 says zlib-wrapped, but many senders send raw deflate: accept both.
+        zlib_header = len(body) >= 2 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
+        wbits, name = (15, "deflate") if zlib_header else (-15, "deflate")
+    else:
+        wbits, name = 47, "gzip"  # gzip, or zlib sent as gzip
+    out = bytearray()
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(wbits=wbits)
+        try:
+            out += inflater.decompress(rest, INGEST_MAX_BYTES + 1 - len(out))
+        except zlib.error as error:
+            raise BadRequest(f"Body is not valid {name}: {error}") from None
+        if len(out) > INGEST_MAX_BYTES or inflater.unconsumed_tail:
+            raise PayloadTooLarge(f"Inflated body exceeds {INGEST_MAX_BYTES} bytes")
+        if not inflater.eof:
+            raise BadRequest(f"Body is not valid {name}: the stream is truncated")
+        rest = inflater.unused_data
+        # Concatenated gzip members are one stream; zero padding after the last is not.
+        if wbits != 47 or not rest.strip(b"\x00"):
+            return bytes(out)
 
 
 def _media(content_type: str | None) -> str:
@@ -42,7 +93,7 @@ def parse_events(
 ) -> list[dict[str, Any]]:
     encoding = (content_encoding or "").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
-        body = _inflate(body)
+        body = _inflate(body, "deflate" if encoding == "deflate" else "gzip")
     elif encoding not in ("", "identity"):
         raise UnsupportedMediaType(f"Content-Encoding {encoding!r} is not supported")
     text = body.strip(_WHITESPACE)
@@ -62,24 +113,76 @@ def parse_events(
         raise BadRequest(
             f"Body must be a JSON object, an array of objects or NDJSON, not {_kind(value)}"
         )
-    return [value]
+    return [_checked(value, "The event")]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# The standard library's C scanner parses one value at a given offset, which orjson
+# cannot; it is configured to accept exactly what orjson accepts (no NaN/Infinity).
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(
+    json.JSONDecoder(parse_constant=_refuse_constant)  # type: ignore[arg-type]  # typeshed
+)
 
 
 def _array(text: bytes) -> list[dict[str, Any]]:
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as error:
-        raise BadRequest(f"Body is not valid JSON: {error}") from None
-    assert isinstance(value, list)
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise BadRequest(f"Element {index} of the array is {_kind(item)}, not an object")
-    return value
+        source = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadRequest(f"Body is not valid JSON: not UTF-8 ({error.reason})") from None
+    check_strings = _SURROGATE_ESCAPE.search(text) is not None
+    events: list[dict[str, Any]] = []
+    for index, value in enumerate(_elements(source)):
+        if not isinstance(value, dict):
+            raise BadRequest(f"Element {index} of the array is {_kind(value)}, not an object")
+        if index >= MAX_EVENTS:
+            raise _too_many()
+        events.append(_checked(value, f"Element {index}", check_strings=check_strings))
+    return events
+
+
+def _elements(source: str) -> Iterator[Any]:
+    """The elements of the JSON array ``source``, one at a time."""
+    space = _skip
+    position = space(source, 1)
+    if source.startswith("]", position):
+        if space(source, position + 1) != len(source):
+            raise BadRequest("Body is not valid JSON: data after the array")
+        return
+    index = 0
+    while True:
+        try:
+            value, position = _SCAN(source, position)
+        except StopIteration:
+            raise BadRequest(f"Body is not valid JSON: element {index} is not a value") from None
+        except (json.JSONDecodeError, ValueError, RecursionError) as error:
+            raise BadRequest(f"Body is not valid JSON: element {index}: {error}") from None
+        yield value
+        index += 1
+        position = space(source, position)
+        separator = source[position : position + 1]
+        position = space(source, position + 1)
+        if separator == "]":
+            if position != len(source):
+                raise BadRequest("Body is not valid JSON: data after the array")
+            return
+        if separator != ",":
+            raise BadRequest(
+                f"Body is not valid JSON: expected ',' or ']' after element {index - 1}"
+            )
+
+
+def _skip(source: str, position: int) -> int:
+    """The offset of the first non-whitespace character from ``position``."""
+    match = _SPACE.match(source, position)
+    return position if match is None else match.end()
 
 
 def _ndjson(text: bytes) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.split(b"\n"), start=1):
+    for number, raw in enumerate(_lines(text), start=1):
         line = raw.strip(_WHITESPACE)
         if not line:
             continue
@@ -89,8 +192,66 @@ def _ndjson(text: bytes) -> list[dict[str, Any]]:
             raise BadRequest(f"Line {number} is not valid JSON: {error}") from None
         if not isinstance(value, dict):
             raise BadRequest(f"Line {number} is {_kind(value)}, not a JSON object")
-        events.append(value)
+        if len(events) >= MAX_EVENTS:
+            raise _too_many()
+        events.append(_checked(value, f"Line {number}"))
     return events
+
+
+def _lines(text: bytes) -> Iterator[bytes]:
+    """The lines of ``text`` one at a time (a split would build them all at once)."""
+    start = 0
+    while True:
+        end = text.find(b"\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _checked(event: dict[str, Any], where: str, *, check_strings: bool = False) -> dict[str, Any]:
+    """``event`` when every destination can carry it (integers beyond 64 bits turned into
+    floats, in place), else a 400 naming ``where``."""
+    stack: list[tuple[Any, int]] = [(event, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadRequest(f"{where} is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            items: Any = value.items()
+            if check_strings:
+                for key in value:
+                    _check_text(key, where)
+        else:
+            items = enumerate(value)
+        for key, item in items:
+            if isinstance(item, dict | list):
+                if item:
+                    stack.append((item, depth + 1))
+                elif depth + 1 > MAX_DEPTH:
+                    raise BadRequest(f"{where} is nested deeper than {MAX_DEPTH} levels")
+            elif isinstance(item, float):
+                if not math.isfinite(item):
+                    raise BadRequest(f"{where} holds a number out of range")
+            elif isinstance(item, int) and not isinstance(item, bool):
+                if not _INT_MIN <= item < _INT_LIMIT:
+                    try:
+                        value[key] = float(item)
+                    except OverflowError:
+                        raise BadRequest(f"{where} holds a number out of range") from None
+            elif check_strings and isinstance(item, str):
+                _check_text(item, where)
+    return event
+
+
+def _check_text(text: str, where: str) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(f"{where} holds a string with an unpaired UTF-16 surrogate") from None
 
 
 def _kind(value: Any) -> str:

@@ -4,13 +4,18 @@ access keys, and errors use the legacy shape."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Header, Path, Request
+from starlette.requests import ClientDisconnect
 
+from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.api.error_models import LegacyError
 from tidegate.app_state import app_state
+from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
+from tidegate.gateway.body import MAX_EVENTS
 from tidegate.gateway.service import GatewayRequest, accept
 from tidegate.runtime.runtime import runtime_of
 
@@ -26,11 +31,32 @@ RouteIdPath = Annotated[
     ),
 ]
 
+
+async def read_body(request: Request) -> bytes:
+    """The body, read only once the credentials passed, and never beyond 10 MB (the
+    body guard holds chunked and lying senders to the same limit while streaming)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > INGEST_MAX_BYTES:
+        raise PayloadTooLarge(f"Request body exceeds {INGEST_MAX_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > INGEST_MAX_BYTES:
+                raise PayloadTooLarge(f"Request body exceeds {INGEST_MAX_BYTES} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise BadRequest("The client disconnected before sending the whole body") from None
+    return b"".join(chunks)
+
+
 _EVENT = {"type": "object", "additionalProperties": True}
 _REQUEST_BODY: Final[dict[str, Any]] = {
     "required": True,
     "description": "One JSON object, a JSON array of objects, or newline-delimited JSON "
-    "(one object per line). `Content-Encoding: gzip` is accepted. At most 10 MB.",
+    "(one object per line). `Content-Encoding: gzip` (every member) and `deflate` (zlib "
+    f"or raw) are accepted. At most 10 MB and {MAX_EVENTS} events.",
     "content": {
         "application/json": {
             "schema": {"oneOf": [_EVENT, {"type": "array", "items": _EVENT}]},
@@ -50,7 +76,7 @@ RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     401: _error("Missing or invalid access key, or a missing or invalid signature"),
     403: _error("The route's account is deactivated"),
     404: _error("No such gateway route"),
-    413: _error("Body larger than 10 MB"),
+    413: _error(f"Body larger than 10 MB, or more than {MAX_EVENTS} events"),
     415: _error("Unsupported Content-Encoding"),
     429: {**_error("Too many requests in flight for this route"), "headers": _RETRY_AFTER},
     503: {
@@ -99,11 +125,11 @@ async def send_events(
         runtime=runtime,
         request=GatewayRequest(
             gateway_route_id=gateway_route_id,
-            body=await request.body(),
             authorization=authorization,
             signature=x_hub_signature,
             content_type=request.headers.get("content-type"),
             content_encoding=content_encoding,
         ),
+        read_body=partial(read_body, request),
     )
     return schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)

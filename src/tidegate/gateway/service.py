@@ -7,7 +7,9 @@ some events twice)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Final
 
 from tidegate.app_state import AppState
@@ -30,7 +32,7 @@ from tidegate.runtime.runtime import Delivery, Runtime, now_ms
 
 log = logging.getLogger("tidegate.gateway")
 
-__all__ = ["Accepted", "GatewayRequest", "accept", "presented_access_key"]
+__all__ = ["Accepted", "BodyReader", "GatewayRequest", "accept", "presented_access_key"]
 
 THROTTLE_FEATURE: Final = "throttle-processor"
 RETRY_SATURATED_S: Final = 1
@@ -39,12 +41,17 @@ RETRY_DESTINATION_S: Final = 5
 
 @dataclass(frozen=True, slots=True)
 class GatewayRequest:
+    """What the gateway knows of a request before reading its body."""
+
     gateway_route_id: str
-    body: bytes
     authorization: str | None
     signature: str | None
     content_type: str | None
     content_encoding: str | None
+
+
+BodyReader = Callable[[], Awaitable[bytes]]
+"""Reads the request body (at most 10 MB, else ``PayloadTooLarge``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +75,12 @@ def _unavailable(message: str, retry_after: int) -> ServiceUnavailable:
     return ServiceUnavailable(message, headers={"Retry-After": str(retry_after)})
 
 
-async def accept(*, state: AppState, runtime: Runtime, request: GatewayRequest) -> Accepted:
+async def accept(
+    *, state: AppState, runtime: Runtime, request: GatewayRequest, read_body: BodyReader
+) -> Accepted:
+    """The credentials are checked before ``read_body`` is called: a sender without a
+    valid access key (or of a deactivated account) is answered without tidegate reading,
+    buffering or parsing what it sends."""
     route_id = request.gateway_route_id
     async with state.db.read_sessions() as session:
         route = await repository.gateway_route_by_id(session=session, gateway_route_id=route_id)
@@ -88,11 +100,12 @@ async def accept(*, state: AppState, runtime: Runtime, request: GatewayRequest) 
         secrets = await gateway_service.signing_secrets(
             session=session, sealer=state.sealer, gateway_route_id=route_id
         )
-        if secrets and not verify_signature(request.body, request.signature, secrets):
-            what = "Invalid" if request.signature else "Missing"
-            raise Unauthorized(
-                f"{what} X-Hub-Signature: sign the body with a signing key of the route"
-            )
+    # No database session is held while a (possibly slow) sender uploads its body.
+    body = await read_body()
+    if secrets and not verify_signature(body, request.signature, secrets):
+        what = "Invalid" if request.signature else "Missing"
+        raise Unauthorized(f"{what} X-Hub-Signature: sign the body with a signing key of the route")
+    async with state.db.read_sessions() as session:
         try:
             pipelines = await runtime.pipelines.for_route(
                 session=session, gateway_route_id=route_id
@@ -103,19 +116,29 @@ async def accept(*, state: AppState, runtime: Runtime, request: GatewayRequest) 
         throttle_enabled = any(p.has_throttle for p in pipelines) and await has_feature(
             session=session, account_id=route.account_id, name=THROTTLE_FEATURE
         )
-
-    events = parse_events(
-        request.body,
-        content_type=request.content_type,
-        content_encoding=request.content_encoding,
-    )
     received_ms = now_ms()
     try:
         with runtime.admit(route_id, pipelines):
+            # Inflating and parsing are CPU work proportional to the body: in a worker
+            # thread, a few at a time per worker (which also bounds their memory).
+            events = await runtime.offload(
+                partial(
+                    parse_events,
+                    body,
+                    content_type=request.content_type,
+                    content_encoding=request.content_encoding,
+                ),
+                work=len(body) // 64,
+            )
+            del body
             delivery = Delivery()
             for pipeline in pipelines:
                 outputs = await run_graph(
-                    pipeline, events, gateway_route_id=route_id, throttle_enabled=throttle_enabled
+                    pipeline,
+                    events,
+                    gateway_route_id=route_id,
+                    throttle_enabled=throttle_enabled,
+                    offload=runtime.offload,
                 )
                 delivery.add(pipeline, outputs)
             await runtime.deliver(

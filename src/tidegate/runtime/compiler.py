@@ -3,15 +3,21 @@
 Nodes run in topological order (every node after its inputs). A node's input is the
 concatenation of its inputs' outputs, in the order its ``inputs`` list them; an input
 ``<throttle>.dropped`` takes the throttle's discarded events. Processors never mutate
-events, so one event object may travel down several branches.
+events, so one event object may travel down several branches (no copies are made: a
+batch costs one list of references per node, not a copy of its events).
+
+Given an ``offload``, a filter over a large batch runs in a worker thread (its
+predicates are pure), so a big request does not stall the event loop.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Protocol, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -24,6 +30,7 @@ from tidegate.processing.throttle import ThrottleConfig, ThrottleProcessor
 __all__ = [
     "CompiledPipeline",
     "NodeOutput",
+    "Offload",
     "PipelineBroken",
     "RunningNode",
     "ThrottleFactory",
@@ -33,6 +40,14 @@ __all__ = [
 ]
 
 Event = dict[str, Any]
+T = TypeVar("T")
+log = logging.getLogger("tidegate.runtime")
+
+
+class Offload(Protocol):
+    """Runs ``function`` in a worker thread when ``work`` (events, bytes) is large."""
+
+    def __call__(self, function: Callable[[], T], *, work: int) -> Awaitable[T]: ...
 
 
 class PipelineBroken(Exception):
@@ -50,7 +65,9 @@ _EMPTY = NodeOutput([], None, 0)
 
 
 class Processor(Protocol):
-    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput: ...
+    async def run(
+        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
+    ) -> NodeOutput: ...
 
 
 class FilterProcessor:
@@ -60,10 +77,18 @@ class FilterProcessor:
         self._predicate = config.condition.predicate
         self._keep_matching = config.action == "allow"
 
-    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput:
-        predicate, keep = self._predicate, self._keep_matching
-        kept = [event for event in events if bool(predicate(event)) is keep]
+    async def run(
+        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
+    ) -> NodeOutput:
+        if offload is None:
+            kept = self._kept(events)
+        else:
+            kept = await offload(partial(self._kept, events), work=len(events))
         return NodeOutput(kept, None, len(events))
+
+    def _kept(self, events: list[Event]) -> list[Event]:
+        predicate, keep = self._predicate, self._keep_matching
+        return [event for event in events if bool(predicate(event)) is keep]
 
 
 class ThrottleNode:
@@ -73,10 +98,19 @@ class ThrottleNode:
     def __init__(self, processor: ThrottleProcessor) -> None:
         self.processor = processor
 
-    async def run(self, events: list[Event], *, throttle_enabled: bool) -> NodeOutput:
+    async def run(
+        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
+    ) -> NodeOutput:
         if not throttle_enabled:
-            return NodeOutput(list(events), [], len(events))
-        result = await self.processor.process(events)
+            return NodeOutput(events, [], len(events))
+        try:
+            result = await self.processor.process(events)
+        except (ValueError, TypeError, OverflowError) as error:
+            # One event with a value the throttle cannot read (a time field of 5,000
+            # digits) must not fail its batch on every retry (a poison batch). The
+            # batch passes, as the throttle fails open when Redis is unreachable.
+            log.warning("throttle failed open for a batch: %s: %s", type(error).__name__, error)
+            return NodeOutput(events, [], len(events))
         return NodeOutput(result.passed, result.dropped, len(events))
 
 
@@ -157,34 +191,45 @@ def compile_pipeline(graph: PipelineGraph, *, throttle_for: ThrottleFactory) -> 
     )
 
 
+def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
+    """A node's input; the upstream list itself when it has a single input (nodes never
+    modify the lists they are given)."""
+    parts: list[list[Event]] = []
+    for upstream_id, output in node.inputs:
+        upstream = outputs.get(upstream_id, _EMPTY)
+        part = (upstream.dropped or []) if output == DROPPED else upstream.main
+        if part:
+            parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return [event for part in parts for event in part]
+
+
 async def run_graph(
     pipeline: CompiledPipeline,
     events: Sequence[Event],
     *,
     gateway_route_id: str | None,
     throttle_enabled: bool,
+    offload: Offload | None = None,
 ) -> dict[str, NodeOutput]:
     """Every node's output for one batch, by node id; a destination's "output" is what
     it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
     does when it is None, as in a simulation)."""
     outputs: dict[str, NodeOutput] = {}
-    batch = list(events)
+    batch = events if isinstance(events, list) else list(events)
     for node in pipeline.nodes:
         if node.kind == "source":
             emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
             outputs[node.id] = NodeOutput(batch if emits else [], None, 0)
             continue
-        incoming: list[Event] = []
-        for upstream_id, output in node.inputs:
-            upstream = outputs.get(upstream_id, _EMPTY)
-            if output == DROPPED:
-                incoming.extend(upstream.dropped or ())
-            else:
-                incoming.extend(upstream.main)
+        incoming = _incoming(node, outputs)
         if node.processor is None:
             outputs[node.id] = NodeOutput(incoming, None, len(incoming))
         elif incoming:
-            outputs[node.id] = await node.processor.run(incoming, throttle_enabled=throttle_enabled)
+            outputs[node.id] = await node.processor.run(
+                incoming, throttle_enabled=throttle_enabled, offload=offload
+            )
         else:
             dropped: list[Event] | None = [] if node.type == "throttle" else None
             outputs[node.id] = NodeOutput([], dropped, 0)

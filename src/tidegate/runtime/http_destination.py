@@ -24,12 +24,14 @@ import asyncio
 import logging
 import random
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any, Final
 
 import httpx
 import orjson
 
 from tidegate.pipelines.node_configs import HttpDestinationConfig
+from tidegate.runtime.compiler import Offload
 from tidegate.runtime.destination_guard import DestinationRefused
 
 log = logging.getLogger("tidegate.runtime.http")
@@ -60,6 +62,10 @@ def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iter
         size += len(encoded) + 1
     if parts:
         yield _body(parts, ndjson)
+
+
+def _encoded(events: Sequence[Any], config: HttpDestinationConfig) -> list[bytes]:
+    return list(encode_batches(events, config))
 
 
 def _body(parts: list[bytes], ndjson: bool) -> bytes:
@@ -101,9 +107,15 @@ class HttpDestination:
         ceiling: float = min(self._cap, self._base * 2.0**attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    async def send(self, events: Sequence[Any], *, deadline: float) -> None:
-        """Deliver every event or raise ``DeliveryFailed``; ``deadline`` is loop time."""
-        bodies = list(encode_batches(events, self.config))
+    async def send(
+        self, events: Sequence[Any], *, deadline: float, offload: Offload | None = None
+    ) -> None:
+        """Deliver every event or raise ``DeliveryFailed``; ``deadline`` is loop time.
+        With ``offload``, a large batch is encoded in a worker thread."""
+        if offload is None:
+            bodies = list(encode_batches(events, self.config))
+        else:
+            bodies = await offload(partial(_encoded, events, self.config), work=len(events))
         if len(bodies) == 1:
             await self._send_batch(bodies[0], deadline)
             return

@@ -22,6 +22,13 @@ class RuntimeLimits:
     backoff_cap_ms: int = 5_000
     max_pipelines: int = 10_000
     """Compiled pipelines kept per worker (least recently used leave first)."""
+    cpu_slots: int = 2
+    """CPU-heavy jobs of gateway requests (inflate and parse, a filter or the log line
+    conversion over a large batch) running at once per worker, each in a worker thread;
+    the others wait. Also bounds the memory those jobs take at one time."""
+    offload_threshold: int = 1_000
+    """Work (events; bytes / 64 for bodies) below which a job runs on the loop: a thread
+    hop costs more than it saves."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RuntimeLimits:
@@ -31,6 +38,7 @@ class RuntimeLimits:
             "destination_inflight": "TIDEGATE_GATEWAY_DESTINATION_INFLIGHT",
             "http_concurrency": "TIDEGATE_GATEWAY_HTTP_CONCURRENCY",
             "delivery_deadline_ms": "TIDEGATE_GATEWAY_DEADLINE_MS",
+            "cpu_slots": "TIDEGATE_GATEWAY_CPU_SLOTS",
         }
         values: dict[str, int] = {}
         for field, name in names.items():

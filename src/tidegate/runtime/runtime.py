@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 import httpx
 from fastapi import FastAPI
 from redis.asyncio import Redis
@@ -18,15 +21,15 @@ from redis.asyncio import Redis
 from tidegate import metrics
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.ingest.exclusion import RuleCache
+from tidegate.ingest.exclusion import RuleCache, RuleSet
 from tidegate.ingest.service import IngestOutcome, exclusion_rules, judge
-from tidegate.logs.store import store_lines
+from tidegate.logs.store import NewLine, store_lines
 from tidegate.logs.tail import TailBroker
 from tidegate.pipelines.node_configs import HttpDestinationConfig
 from tidegate.processing.throttle import ThrottleBudget
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, ThrottleRegistry
-from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, RunningNode
+from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, Offload, RunningNode
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     GuardedTransport,
@@ -34,13 +37,14 @@ from tidegate.runtime.destination_guard import (
 )
 from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
 from tidegate.runtime.limits import RuntimeLimits
-from tidegate.runtime.log_lines import events_to_lines
+from tidegate.runtime.log_lines import event_to_line
 
 log = logging.getLogger("tidegate.runtime")
 
 __all__ = ["Delivery", "Runtime", "close_runtime", "runtime_of"]
 
 Event = dict[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -80,6 +84,7 @@ class Runtime:
         self.route_gates = Gates(limits.route_inflight)
         self.destination_gates = Gates(limits.destination_inflight)
         self._client: httpx.AsyncClient | None = None
+        self._cpu: anyio.CapacityLimiter | None = None
         self._senders: dict[tuple[str, str], tuple[str, HttpDestination]] = {}
 
     @property
@@ -98,6 +103,15 @@ class Runtime:
                 headers={"User-Agent": "tidegate-gateway"},
             )
         return self._client
+
+    async def offload(self, function: Callable[[], T], *, work: int) -> T:
+        """``function()`` in a worker thread, at most ``cpu_slots`` at once per worker;
+        on the loop when ``work`` is below the threshold."""
+        if work < self.limits.offload_threshold:
+            return function()
+        if self._cpu is None:
+            self._cpu = anyio.CapacityLimiter(self.limits.cpu_slots)
+        return await anyio.to_thread.run_sync(function, limiter=self._cpu)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -153,7 +167,11 @@ class Runtime:
             for pipeline_id, node, events in delivery.http
         ]
         if delivery.log_events:
-            jobs.append(_store(db, delivery.log_events, received_ms, tail, rules or RuleCache()))
+            jobs.append(
+                _store(
+                    db, delivery.log_events, received_ms, tail, rules or RuleCache(), self.offload
+                )
+            )
         if not jobs:
             return
         results = await asyncio.gather(*jobs, return_exceptions=True)
@@ -172,9 +190,13 @@ class Runtime:
         sender = self.sender(pipeline_id, node)
         try:
             async with asyncio.timeout_at(deadline):
-                await sender.send(events, deadline=deadline)
+                await sender.send(events, deadline=deadline, offload=self.offload)
         except TimeoutError:
             raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
+
+
+_STORE_SLICE = 2_000
+"""Lines per INSERT of the log_analysis destination."""
 
 
 async def _store(
@@ -183,6 +205,7 @@ async def _store(
     received_ms: int,
     tail: TailBroker | None,
     rules: RuleCache,
+    offload: Offload,
 ) -> None:
     """Into the log store through the account's exclusion rules, exactly as ingestion:
     excluded lines are counted, not stored; indexonly ones still reach live tail."""
@@ -191,17 +214,21 @@ async def _store(
         try:
             for account_id, events in by_account.items():
                 ruleset = await exclusion_rules(session=session, account_id=account_id, cache=rules)
-                outcome = IngestOutcome(account_id=account_id)
-                for line in events_to_lines(events, received_ms=received_ms):
-                    judge(outcome, line, ruleset)
-                await store_lines(
-                    session=session,
-                    account_id=account_id,
-                    lines=outcome.stored,
-                    received_ms=received_ms,
-                    excluded_lines=outcome.excluded_lines,
-                    excluded_bytes=outcome.excluded_bytes,
+                outcome = await offload(
+                    partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
                 )
+                # In slices, inside the one transaction: the driver's parameters for
+                # a whole 50,000-event batch would cost ~1 KB per line at once.
+                stored = outcome.stored
+                for start in range(0, max(len(stored), 1), _STORE_SLICE):
+                    await store_lines(
+                        session=session,
+                        account_id=account_id,
+                        lines=stored[start : start + _STORE_SLICE],
+                        received_ms=received_ms,
+                        excluded_lines=outcome.excluded_lines if start == 0 else 0,
+                        excluded_bytes=outcome.excluded_bytes if start == 0 else 0,
+                    )
                 outcomes.append(outcome)
             await session.commit()
         except BaseException:
@@ -211,6 +238,34 @@ async def _store(
         for outcome in outcomes:
             # never raises, never blocks
             await tail.publish(outcome.account_id, [*outcome.stored, *outcome.tail_only])
+
+
+def _judged(
+    account_id: str, events: list[Event], received_ms: int, ruleset: RuleSet
+) -> IngestOutcome:
+    """The events as lines, through the exclusion rules (CPU work: may run in a thread)."""
+    outcome = IngestOutcome(account_id=account_id)
+    for event in events:
+        judge(outcome, _line(event, received_ms), ruleset)
+    return outcome
+
+
+_TIME_FIELDS = ("timestamp", "ts", "time")
+
+
+def _line(event: Event, received_ms: int) -> NewLine:
+    """The event's line. A value the conversion cannot handle must not fail the batch:
+    the request would fail again on every retry (a poison batch). The event is then
+    stored without its time fields (at the receive time), or, failing that, as text."""
+    try:
+        return event_to_line(event, received_ms=received_ms)
+    except Exception as error:  # any: one event may never fail its neighbours
+        log.warning("event stored with a fallback: %s: %s", type(error).__name__, error)
+    try:
+        rest = {key: value for key, value in event.items() if key not in _TIME_FIELDS}
+        return event_to_line(rest, received_ms=received_ms)
+    except Exception:  # any, as above
+        return event_to_line({"line": repr(event)[:32_768]}, received_ms=received_ms)
 
 
 def now_ms() -> int:
