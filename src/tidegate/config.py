@@ -24,6 +24,12 @@ class Settings:
     sqlite_synchronous: str = "FULL"
     ingest_max_in_flight: int = 64
     retention_interval_s: float = 3600.0
+    # Request path (docs/decisions.md): the Redis rate limiter's timeout per call (it
+    # then fails open, behind a circuit breaker); PostgreSQL's statement_timeout and how
+    # long a request waits for a pooled connection before answering 503.
+    rate_limit_redis_timeout_s: float = 0.2
+    db_statement_timeout_s: float = 30.0
+    db_pool_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -41,6 +47,11 @@ class Settings:
             sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
+            rate_limit_redis_timeout_s=float(
+                os.environ.get("TIDEGATE_RATE_LIMIT_REDIS_TIMEOUT_S", "0.2")
+            ),
+            db_statement_timeout_s=float(os.environ.get("TIDEGATE_DB_STATEMENT_TIMEOUT_S", "30")),
+            db_pool_timeout_s=float(os.environ.get("TIDEGATE_DB_POOL_TIMEOUT_S", "10")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -1,4 +1,10 @@
-"""The authentication dependency every management route sits behind."""
+"""The authentication dependency every management route sits behind.
+
+It never touches the request's session: the credential is read through the read engine
+and the rate limiter asked before any transaction is opened, so a slow limiter can never
+hold SQLite's write lock (or a PostgreSQL transaction) while it waits. FastAPI solves it
+once per request however many dependencies name it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,6 @@ from tidegate.app_state import app_state
 from tidegate.auth import repository
 from tidegate.auth.principal import Principal
 from tidegate.auth.secrets import hash_secret, same_secret
-from tidegate.db.session import SessionDep
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -44,7 +49,6 @@ def _presented_key(authorization: str | None, servicekey: str | None) -> str | N
 
 async def authenticate(
     request: Request,
-    session: SessionDep,
     authorization: Annotated[str | None, Depends(_token_header)],
     servicekey: Annotated[str | None, Depends(_servicekey_header)],
 ) -> Principal:
@@ -52,10 +56,11 @@ async def authenticate(
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
-    key = await repository.key_by_hash(session=session, key_hash=key_hash)
+    state = app_state(request)
+    key = await repository.key_by_hash(db=state.db, key_hash=key_hash)
     if key is None or not same_secret(key.key_hash, key_hash):
         raise Unauthorized("Invalid credentials")
-    wait = await app_state(request).limiter.retry_after(key.id)
+    wait = await state.limiter.retry_after(key.id)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
@@ -74,7 +79,7 @@ async def authenticate(
     if delegate is None:
         return Principal(key.id, "enterprise", key.enterprise_id, None)
     target = await repository.child_account_id(
-        session=session, enterprise_id=key.enterprise_id, account_id=delegate.strip()
+        db=state.db, enterprise_id=key.enterprise_id, account_id=delegate.strip()
     )
     if target is None:
         raise Forbidden("x-delegate-account-id names no account of this enterprise")

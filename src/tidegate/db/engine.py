@@ -12,15 +12,25 @@ Writers use ``synchronous=FULL`` by default: a commit (and so a 200 from ingesti
 fsynced, surviving power loss as well as a crash. NORMAL in WAL mode survives a crash of
 the process but may lose the last commits on power loss; TIDEGATE_SQLITE_SYNCHRONOUS
 relaxes it (docs/ingest.md has the measured cost).
+
+PostgreSQL connections carry a ``statement_timeout`` and the pool a checkout timeout,
+so an overloaded or unreachable database answers 503 (api/error_handlers.py) within a
+bound instead of holding requests open.
+
+``Database.fetch`` is the hot read path (credentials, the account read): a prebuilt
+Core SELECT run with the stdlib driver directly on one autocommit connection on SQLite,
+and through a Core connection (no ORM session) on PostgreSQL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Select, event
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -78,6 +88,27 @@ def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") 
     return engine
 
 
+class RawQuery:
+    """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
+    stdlib driver (qmark placeholders in a known order)."""
+
+    def __init__(self, statement: Select[Any]) -> None:
+        self.statement = statement
+        compiled = statement.compile(
+            dialect=sqlite_dialect.dialect(), compile_kwargs={"render_postcompile": True}
+        )
+        self.sqlite_sql = str(compiled)
+        self.sqlite_order: tuple[str, ...] = tuple(compiled.positiontup or ())
+
+
+def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
+    # Autocommit with every cursor drained at once (Database.fetch): each statement is
+    # its own snapshot and no read transaction stays open to hold back checkpoints.
+    connection = sqlite3.connect(path, timeout=1.0, isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA query_only=ON")
+    return connection
+
+
 @dataclass(slots=True)
 class Database:
     """The engines and session factories of one process."""
@@ -87,16 +118,41 @@ class Database:
     write_engine: AsyncEngine
     read_sessions: async_sessionmaker[AsyncSession]
     write_sessions: async_sessionmaker[AsyncSession]
+    # The file of an SQLite database, for the raw reader; None on PostgreSQL/in memory.
+    sqlite_path: str | None = None
+    _reader: sqlite3.Connection | None = field(default=None, repr=False)
 
     @classmethod
-    def connect(cls, url: str, *, sqlite_synchronous: str = "FULL") -> Database:
+    def connect(
+        cls,
+        url: str,
+        *,
+        sqlite_synchronous: str = "FULL",
+        statement_timeout_s: float = 30.0,
+        pool_timeout_s: float = 10.0,
+    ) -> Database:
         ensure_sqlite_dir(url)
+        sqlite_path: str | None = None
         if url.startswith("sqlite"):
             read = _sqlite_engine(url, begin=None)
             write = _sqlite_engine(url, begin="BEGIN IMMEDIATE", synchronous=sqlite_synchronous)
+            database = make_url(url).database
+            if database not in (None, "", ":memory:"):
+                sqlite_path = database
         else:
             read = write = create_async_engine(
-                url, pool_size=10, max_overflow=20, pool_pre_ping=True
+                url,
+                pool_size=10,
+                max_overflow=20,
+                pool_pre_ping=True,
+                pool_timeout=pool_timeout_s,
+                connect_args={
+                    # Server side: no statement runs longer than this. Client side, a
+                    # little later: a server that stopped answering is given up on.
+                    "server_settings": {"statement_timeout": str(int(statement_timeout_s * 1000))},
+                    "command_timeout": statement_timeout_s + 5,
+                    "timeout": pool_timeout_s,
+                },
             )
         return cls(
             url=url,
@@ -104,9 +160,31 @@ class Database:
             write_engine=write,
             read_sessions=async_sessionmaker(read, expire_on_commit=False, autoflush=False),
             write_sessions=async_sessionmaker(write, expire_on_commit=False, autoflush=False),
+            sqlite_path=sqlite_path,
         )
 
+    async def fetch(self, query: RawQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """All rows of a hot read, as plain tuples. On SQLite the values are the
+        driver's (text datetimes and JSON, 0/1 booleans); on PostgreSQL the column
+        types' (see enterprise.service for the normalising)."""
+        if self.sqlite_path is not None:
+            if self._reader is None:
+                self._reader = _raw_sqlite_reader(self.sqlite_path)
+            cursor = self._reader.execute(
+                query.sqlite_sql, [params[name] for name in query.sqlite_order]
+            )
+            try:
+                return cursor.fetchall()
+            finally:
+                cursor.close()
+        async with self.read_engine.connect() as connection:
+            result = await connection.execute(query.statement, params)
+            return [tuple(row) for row in result]
+
     async def dispose(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         await self.read_engine.dispose()
         if self.write_engine is not self.read_engine:
             await self.write_engine.dispose()

@@ -227,12 +227,10 @@ async def enable_feature(
 ) -> schemas.Feature:
     _known(name)
     await _own_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
-    row = await repository.feature(session=session, account_id=account_id, name=name)
-    if row is None:
-        row = AccountFeature(account_id=account_id, feature=name, created_at=utcnow())
-        session.add(row)
-        await session.flush()
-    return _feature(account_id, row, name)
+    created = await repository.enable_feature(
+        session=session, account_id=account_id, name=name, now=utcnow()
+    )
+    return schemas.Feature(feature=name, enabled=True, account_id=account_id, created=created)
 
 
 async def disable_feature(
@@ -240,10 +238,7 @@ async def disable_feature(
 ) -> schemas.Feature:
     _known(name)
     await _own_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
-    row = await repository.feature(session=session, account_id=account_id, name=name)
-    if row is not None:
-        await session.delete(row)
-        await session.flush()
+    await repository.disable_feature(session=session, account_id=account_id, name=name)
     return _feature(account_id, None, name)
 
 
