@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
-from tidegate.api.router import build_router
+from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.config import Settings
@@ -103,7 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
     error_handlers.install(app)
     app.add_middleware(BodyGuard, max_body_bytes=settings.max_body_bytes)
-    app.include_router(build_router())
+    include_routes(app)
     return app
 
 

@@ -35,3 +35,24 @@ async def test_concurrent_enable_and_disable_never_fail(client: AppClient) -> No
     assert first == again
     assert first["enabled"] is True
     assert first["created"] is not None
+
+
+async def test_account_read_matches_the_list_rendering(client: AppClient) -> None:
+    """The account read is served from raw rows straight to JSON (the hot path); it must
+    be the same document the response model renders for the list and the update."""
+    tenant = await make_tenant(client.database_url)
+    one = await make_account(client, tenant, owneremail="shared@example.com")
+    await make_account(client, tenant, owneremail="shared@example.com")
+    path = f"/v3/enterprise/account/{one.account_id}"
+    patched = await client.patch(
+        path, json={"status": "deactivated", "external_id": "x-1"}, headers=tenant.headers
+    )
+    read = await client.get(path, headers=tenant.headers)
+    assert read.status_code == 200
+    assert read.headers["content-type"] == "application/json"
+    listed = (await client.get("/v3/enterprise/account", headers=tenant.headers)).json()["data"]
+    [entry] = [a for a in listed if a["account_id"] == one.account_id]
+    assert read.json()["data"] == entry == patched.json()["data"]
+    assert read.json()["meta"] == patched.json()["meta"]
+    assert entry["deactivated"] is not None
+    assert len(entry["owner"]["accounts"]) == 2

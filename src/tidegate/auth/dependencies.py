@@ -47,12 +47,34 @@ def _presented_key(authorization: str | None, servicekey: str | None) -> str | N
     return None
 
 
+# Where the request's principal is kept once resolved (one credential read, one rate
+# limit count per request, whichever dependency asks first).
+_PRINCIPAL = "tidegate.principal"
+
+
+async def principal_of(request: Request) -> Principal:
+    """The request's principal, resolved on first use and kept in the request scope."""
+    principal: Principal | None = request.scope.get(_PRINCIPAL)
+    if principal is None:
+        principal = await _resolve(request)
+        request.scope[_PRINCIPAL] = principal
+    return principal
+
+
 async def authenticate(
     request: Request,
+    # Declared for the OpenAPI document's security schemes; the headers are read in
+    # _resolve, so that dependencies needing the principal ask for the request only
+    # (every Depends node is solved on every request, cached or not).
     authorization: Annotated[str | None, Depends(_token_header)],
     servicekey: Annotated[str | None, Depends(_servicekey_header)],
 ) -> Principal:
-    secret = _presented_key(authorization, servicekey)
+    return await principal_of(request)
+
+
+async def _resolve(request: Request) -> Principal:
+    headers = request.headers
+    secret = _presented_key(headers.get("authorization"), headers.get("servicekey"))
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
@@ -75,7 +97,7 @@ async def authenticate(
     if key.kind != "enterprise" or key.enterprise_id is None:
         raise Forbidden("This key cannot be used on the management API")
 
-    delegate = request.headers.get("x-delegate-account-id")
+    delegate = headers.get("x-delegate-account-id")
     if delegate is None:
         return Principal(key.id, "enterprise", key.enterprise_id, None)
     target = await repository.child_account_id(
@@ -86,15 +108,15 @@ async def authenticate(
     return Principal(key.id, "enterprise", key.enterprise_id, target)
 
 
-CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+CurrentPrincipal = Annotated[Principal, Depends(principal_of)]
 
 
-async def require_enterprise(principal: CurrentPrincipal) -> str:
-    return principal.enterprise()
+async def require_enterprise(request: Request) -> str:
+    return (await principal_of(request)).enterprise()
 
 
-async def require_account(principal: CurrentPrincipal) -> str:
-    return principal.account()
+async def require_account(request: Request) -> str:
+    return (await principal_of(request)).account()
 
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]

@@ -99,6 +99,10 @@ class RawQuery:
         )
         self.sqlite_sql = str(compiled)
         self.sqlite_order: tuple[str, ...] = tuple(compiled.positiontup or ())
+        # Values fixed in the statement itself (a LIMIT, a literal compared against).
+        self.sqlite_fixed: dict[str, Any] = {
+            name: value for name, value in compiled.params.items() if value is not None
+        }
 
 
 def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
@@ -170,6 +174,8 @@ class Database:
         if self.sqlite_path is not None:
             if self._reader is None:
                 self._reader = _raw_sqlite_reader(self.sqlite_path)
+            if query.sqlite_fixed:
+                params = {**query.sqlite_fixed, **params}
             cursor = self._reader.execute(
                 query.sqlite_sql, [params[name] for name in query.sqlite_order]
             )

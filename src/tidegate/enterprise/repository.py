@@ -9,6 +9,7 @@ from sqlalchemy import Row, bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, AccountFeature, Enterprise, User
 
 _accounts = Account.__table__
@@ -51,6 +52,24 @@ _OWNED_SHORT_IDS = (
     .order_by(_accounts.c.created_at)
     .limit(200)
 )
+
+
+_RAW_ACCOUNT_VIEW = RawQuery(_ONE_ACCOUNT_VIEW)
+_RAW_OWNED_SHORT_IDS = RawQuery(_OWNED_SHORT_IDS)
+
+
+async def raw_account_view(
+    *, db: Database, enterprise_id: str, account_id: str
+) -> tuple[Any, ...] | None:
+    """The account read's hot path: the row as the driver gives it (Database.fetch)."""
+    rows = await db.fetch(
+        _RAW_ACCOUNT_VIEW, {"account_id": account_id, "enterprise_id": enterprise_id}
+    )
+    return rows[0] if rows else None
+
+
+async def raw_short_ids_owned_by(*, db: Database, user_id: str) -> list[str]:
+    return [row[0] for row in await db.fetch(_RAW_OWNED_SHORT_IDS, {"owner_id": user_id})]
 
 
 async def account_view(
