@@ -125,6 +125,7 @@ class Database:
     # The file of an SQLite database, for the raw reader; None on PostgreSQL/in memory.
     sqlite_path: str | None = None
     _reader: sqlite3.Connection | None = field(default=None, repr=False)
+    _autocommit: AsyncEngine | None = field(default=None, repr=False)
 
     @classmethod
     def connect(
@@ -183,7 +184,10 @@ class Database:
                 return cursor.fetchall()
             finally:
                 cursor.close()
-        async with self.read_engine.connect() as connection:
+        if self._autocommit is None:
+            # A single SELECT needs no BEGIN and no ROLLBACK round trip (same pool).
+            self._autocommit = self.read_engine.execution_options(isolation_level="AUTOCOMMIT")
+        async with self._autocommit.connect() as connection:
             result = await connection.execute(query.statement, params)
             return [tuple(row) for row in result]
 
