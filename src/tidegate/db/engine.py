@@ -19,11 +19,14 @@ bound instead of holding requests open.
 
 ``Database.fetch`` is the hot read path (credentials, the account read): a prebuilt
 Core SELECT run with the stdlib driver directly on one autocommit connection on SQLite,
-and through a Core connection (no ORM session) on PostgreSQL.
+and on PostgreSQL with asyncpg from a small pool of its own (asyncpg prepares and caches
+each statement per connection; the pool skips the reset round trip on release, since
+these connections only ever run single SELECTs outside a transaction).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,7 @@ from typing import Any
 
 from sqlalchemy import Select, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -100,9 +104,13 @@ class RawQuery:
         self.sqlite_sql = str(compiled)
         self.sqlite_order: tuple[str, ...] = tuple(compiled.positiontup or ())
         # Values fixed in the statement itself (a LIMIT, a literal compared against).
-        self.sqlite_fixed: dict[str, Any] = {
+        self.fixed: dict[str, Any] = {
             name: value for name, value in compiled.params.items() if value is not None
         }
+        pg_dialect = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
+        pg = statement.compile(dialect=pg_dialect, compile_kwargs={"render_postcompile": True})
+        self.pg_sql = str(pg)
+        self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
 
 
 def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
@@ -125,7 +133,10 @@ class Database:
     # The file of an SQLite database, for the raw reader; None on PostgreSQL/in memory.
     sqlite_path: str | None = None
     _reader: sqlite3.Connection | None = field(default=None, repr=False)
-    _autocommit: AsyncEngine | None = field(default=None, repr=False)
+    statement_timeout_s: float = 30.0
+    pool_timeout_s: float = 10.0
+    _pg_pool: Any = field(default=None, repr=False)
+    _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @classmethod
     def connect(
@@ -166,6 +177,8 @@ class Database:
             read_sessions=async_sessionmaker(read, expire_on_commit=False, autoflush=False),
             write_sessions=async_sessionmaker(write, expire_on_commit=False, autoflush=False),
             sqlite_path=sqlite_path,
+            statement_timeout_s=statement_timeout_s,
+            pool_timeout_s=pool_timeout_s,
         )
 
     async def fetch(self, query: RawQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -175,8 +188,8 @@ class Database:
         if self.sqlite_path is not None:
             if self._reader is None:
                 self._reader = _raw_sqlite_reader(self.sqlite_path)
-            if query.sqlite_fixed:
-                params = {**query.sqlite_fixed, **params}
+            if query.fixed:
+                params = {**query.fixed, **params}
             cursor = self._reader.execute(
                 query.sqlite_sql, [params[name] for name in query.sqlite_order]
             )
@@ -184,17 +197,48 @@ class Database:
                 return cursor.fetchall()
             finally:
                 cursor.close()
-        if self._autocommit is None:
-            # A single SELECT needs no BEGIN and no ROLLBACK round trip (same pool).
-            self._autocommit = self.read_engine.execution_options(isolation_level="AUTOCOMMIT")
-        async with self._autocommit.connect() as connection:
-            result = await connection.execute(query.statement, params)
-            return [tuple(row) for row in result]
+        if not self.url.startswith("postgresql"):  # an in-memory SQLite database
+            async with self.read_engine.connect() as connection:
+                return [tuple(row) for row in await connection.execute(query.statement, params)]
+        if query.fixed:
+            params = {**query.fixed, **params}
+        pool = self._pg_pool or await self._open_pg_pool()
+        async with pool.acquire(timeout=self.pool_timeout_s) as connection:
+            rows = await connection.fetch(query.pg_sql, *[params[name] for name in query.pg_order])
+        return [tuple(row) for row in rows]
+
+    async def _open_pg_pool(self) -> Any:
+        import asyncpg  # type: ignore[import-untyped]
+
+        async def no_reset(_connection: Any) -> None:
+            return None
+
+        async with self._pg_lock:
+            if self._pg_pool is None:
+                dsn = make_url(self.url).set(drivername="postgresql")
+                self._pg_pool = await asyncpg.create_pool(
+                    dsn.render_as_string(hide_password=False),
+                    min_size=1,
+                    max_size=10,
+                    reset=no_reset,
+                    timeout=self.pool_timeout_s,
+                    command_timeout=self.statement_timeout_s + 5,
+                    server_settings={
+                        "statement_timeout": str(int(self.statement_timeout_s * 1000))
+                    },
+                )
+        return self._pg_pool
 
     async def dispose(self) -> None:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+        if self._pg_pool is not None:
+            pool, self._pg_pool = self._pg_pool, None
+            try:
+                await asyncio.wait_for(pool.close(), timeout=5)
+            except TimeoutError:
+                pool.terminate()
         await self.read_engine.dispose()
         if self.write_engine is not self.read_engine:
             await self.write_engine.dispose()
