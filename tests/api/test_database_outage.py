@@ -110,3 +110,37 @@ async def test_statement_timeout_is_set_and_answers_503(tmp_path: Path) -> None:
             await db.dispose()
     finally:
         await _drop_pg_database(name)
+
+
+async def test_connections_killed_under_a_running_server_recover(tmp_path: Path) -> None:
+    """Pooled connections cut by the server (a restart, pg_terminate_backend) are
+    replaced: the next request succeeds instead of failing on a dead connection."""
+    import asyncpg  # type: ignore[import-untyped]
+    from tests.conftest import PG_ADMIN_DSN
+
+    name = await _create_pg_database()
+    try:
+        url = pg_url(name)
+        await upgrade_database(url)
+        tenant = await make_tenant(url)
+        http, lifespan = await open_client(make_settings(url, tmp_path))
+        try:
+            for _ in range(3):
+                assert (await http.get("/v3/enterprise", headers=tenant.headers)).status_code == 200
+            admin = await asyncpg.connect(PG_ADMIN_DSN)
+            try:
+                killed = await admin.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = $1",
+                    name,
+                )
+            finally:
+                await admin.close()
+            assert killed >= 1
+            for _ in range(3):
+                assert (await http.get("/v3/enterprise", headers=tenant.headers)).status_code == 200
+        finally:
+            await http.aclose()
+            await lifespan.__aexit__(None, None, None)
+    finally:
+        await _drop_pg_database(name)

@@ -113,6 +113,20 @@ class RawQuery:
         self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
 
 
+def _pg_connection_lost() -> tuple[type[BaseException], ...]:
+    """What asyncpg raises on a connection the server has cut (a restart,
+    pg_terminate_backend): closed, reset, or caught mid-protocol."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    return (
+        OSError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        asyncpg.PostgresConnectionError,
+        asyncpg.OperatorInterventionError,
+    )
+
+
 def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
     # Autocommit with every cursor drained at once (Database.fetch): each statement is
     # its own snapshot and no read transaction stays open to hold back checkpoints.
@@ -203,12 +217,29 @@ class Database:
         if query.fixed:
             params = {**query.fixed, **params}
         pool = self._pg_pool or await self._open_pg_pool()
+        args = [params[name] for name in query.pg_order]
+        try:
+            return await self._pg_fetch(pool, query.pg_sql, args)
+        except _pg_connection_lost() as error:
+            if isinstance(error, TimeoutError):  # the pool stayed full: no second wait
+                raise
+            # A pooled connection that died with a server restart: a read is
+            # idempotent, so try once more on a fresh one before giving up (503).
+            return await self._pg_fetch(pool, query.pg_sql, args)
+
+    async def _pg_fetch(self, pool: Any, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
         async with pool.acquire(timeout=self.pool_timeout_s) as connection:
-            rows = await connection.fetch(query.pg_sql, *[params[name] for name in query.pg_order])
+            try:
+                rows = await connection.fetch(sql, *args)
+            except BaseException:
+                # Never hand a connection in an unknown state back to the pool (its
+                # release does no reset): the pool opens a fresh one in its place.
+                connection.terminate()
+                raise
         return [tuple(row) for row in rows]
 
     async def _open_pg_pool(self) -> Any:
-        import asyncpg  # type: ignore[import-untyped]
+        import asyncpg
 
         async def no_reset(_connection: Any) -> None:
             return None
