@@ -1,17 +1,173 @@
-"""The floor for bench_account_read: a bare ASGI app that answers every request with the
-same JSON bytes tidegate returned, on the same server (uvicorn, uvloop, httptools)."""
+"""Floors for bench_account_read, served by the same server (uvicorn, uvloop, httptools).
+
+``fastapi_floor``: a FastAPI route doing the same work as tidegate's account read with
+the raw driver (stdlib ``sqlite3``, or ``asyncpg`` on PostgreSQL): keyed hash of the
+presented token, key row joined to its account, the account with its owner, the
+owner's short ids, and the same JSON. No ORM, no session, no dependency beyond the
+request, no response model.
+
+``asgi_floor``: a bare ASGI app answering every request with tidegate's JSON bytes.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-BODY = Path(os.environ["BENCH_BODY_FILE"]).read_bytes()
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+DATABASE_URL = os.environ.get("TIDEGATE_DATABASE_URL", "")
+DOMAIN = b"tidegate:management-key"
+
+_KEY = (
+    "SELECT k.id, k.kind, k.enterprise_id, k.key_hash, a.id, a.enterprise_id, a.status"
+    " FROM api_keys AS k LEFT OUTER JOIN accounts AS a ON a.id = k.account_id"
+    " WHERE k.key_hash = {p}"
+)
+_ACCOUNT = (
+    "SELECT a.id, a.enterprise_id, a.short_id, a.company, a.deactivated_at, a.external_id,"
+    " a.plan_type, a.retention, a.status, a.created_at, a.meta, u.id, u.email, u.firstname,"
+    " u.lastname, u.verified FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
+    " WHERE a.id = {p} AND a.enterprise_id = {q}"
+)
+_SHORT_IDS = "SELECT short_id FROM accounts WHERE owner_id = {p} ORDER BY created_at LIMIT 200"
+_LINKS = {
+    "self": {
+        "list": {"method": "get", "uri": "/v3/enterprise/account"},
+        "detail": {"method": "get", "uri": "/v3/enterprise/account/{account_id}"},
+        "update": {"method": "patch", "uri": "/v3/enterprise/account/{account_id}"},
+        "replace": None,
+        "create": {"method": "post", "uri": "/v3/enterprise/account"},
+    },
+    "related": {
+        "enterprise": "/v3/enterprise",
+        "features": "/v3/enterprise/account/{account_id}/features",
+    },
+}
+
+
+def _when(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # SQLite's text form, stored in UTC
+        text = value.replace(" ", "T").removesuffix(".000000")
+        return text + "Z"
+    text = value.isoformat().replace("+00:00", "Z")
+    return str(text)
+
+
+def _body(row: Any, short_ids: list[str]) -> bytes:
+    first, last = row[13] or "", row[14] or ""
+    name = f"{first} {last}".strip() or row[12].split("@", 1)[0]
+    meta = row[10]
+    if isinstance(meta, str):
+        meta = orjson.loads(meta)
+    data = {
+        "account_id": row[0],
+        "enterprise_id": row[1],
+        "account": row[2],
+        "company": row[3],
+        "deactivated": _when(row[4]),
+        "owneremail": row[12],
+        "external_id": row[5],
+        "plan": {"type": row[6]},
+        "quota": {"retention": row[7]},
+        "retention": row[7],
+        "status": row[8],
+        "created": _when(row[9]),
+        "meta": meta or {},
+        "owner": {
+            "user_id": row[11],
+            "firstname": first,
+            "lastname": last,
+            "email": row[12],
+            "name": name[:125],
+            "accounts": short_ids,
+            "enterprise_ids": [row[1]],
+            "verified": bool(row[15]),
+        },
+    }
+    meta_out = {
+        "type": "account",
+        "page": {"next": None, "previous": None},
+        "pk": "account_id",
+        "links": _LINKS,
+    }
+    return orjson.dumps({"meta": meta_out, "data": data})
+
+
+def _secret(request: Request) -> str | None:
+    authorization = request.headers.get("authorization")
+    if authorization:
+        scheme, _, value = authorization.strip().partition(" ")
+        return value.strip() if scheme.lower() == "token" and value.strip() else None
+    return request.headers.get("servicekey")
+
+
+def _unauthorized() -> Response:
+    return Response(b'{"status":401}', status_code=401, media_type="application/json")
+
+
+fastapi_floor = FastAPI()
+
+if DATABASE_URL.startswith("sqlite"):
+    _path = DATABASE_URL.split("///", 1)[1]
+    _db = sqlite3.connect(_path, isolation_level=None, check_same_thread=False)
+    _db.execute("PRAGMA journal_mode=WAL")
+
+    @fastapi_floor.get("/v3/enterprise/account/{account_id}")
+    async def sqlite_account(account_id: str, request: Request) -> Response:
+        secret = _secret(request)
+        if secret is None:
+            return _unauthorized()
+        key_hash = hmac.new(DOMAIN, secret.encode(), hashlib.sha256).hexdigest()
+        key = _db.execute(_KEY.format(p="?"), (key_hash,)).fetchone()
+        if key is None or not hmac.compare_digest(key[3].encode(), key_hash.encode()):
+            return _unauthorized()
+        row = _db.execute(_ACCOUNT.format(p="?", q="?"), (account_id, key[2])).fetchone()
+        if row is None:
+            return Response(b'{"status":404}', status_code=404, media_type="application/json")
+        short_ids = [r[0] for r in _db.execute(_SHORT_IDS.format(p="?"), (row[11],))]
+        return Response(_body(row, short_ids), media_type="application/json")
+
+elif DATABASE_URL:
+    import asyncpg
+
+    _pool: asyncpg.Pool | None = None
+    _dsn = DATABASE_URL.replace("postgresql+asyncpg://", "postgresql://")
+
+    @fastapi_floor.get("/v3/enterprise/account/{account_id}")
+    async def pg_account(account_id: str, request: Request) -> Response:
+        global _pool
+        if _pool is None:
+            _pool = await asyncpg.create_pool(_dsn, min_size=4, max_size=10)
+        secret = _secret(request)
+        if secret is None:
+            return _unauthorized()
+        key_hash = hmac.new(DOMAIN, secret.encode(), hashlib.sha256).hexdigest()
+        async with _pool.acquire() as conn:
+            key = await conn.fetchrow(_KEY.format(p="$1"), key_hash)
+            if key is None or not hmac.compare_digest(key[3].encode(), key_hash.encode()):
+                return _unauthorized()
+            row = await conn.fetchrow(_ACCOUNT.format(p="$1", q="$2"), account_id, key[2])
+            if row is None:
+                return Response(b'{"status":404}', status_code=404)
+            short_ids = [r[0] for r in await conn.fetch(_SHORT_IDS.format(p="$1"), row[11])]
+        return Response(_body(row, short_ids), media_type="application/json")
+
+
+_BODY_FILE = os.environ.get("BENCH_BODY_FILE")
+BODY = Path(_BODY_FILE).read_bytes() if _BODY_FILE else b"{}"
 HEADERS = [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]
 
 
-async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+async def asgi_floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
         while True:
             message = await receive()

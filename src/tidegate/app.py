@@ -15,24 +15,33 @@ from redis.asyncio import Redis
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
-from tidegate.api.router import build_router
+from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
 from tidegate.logs.tail import create_tail_broker
-from tidegate.ratelimit import MemoryRateLimiter, NoLimit, RateLimiter, RedisRateLimiter
+from tidegate.ratelimit import (
+    MemoryRateLimiter,
+    NoLimit,
+    RateLimiter,
+    RedisRateLimiter,
+    limiter_redis,
+)
 from tidegate.runtime.runtime import close_runtime
 
 API_VERSION = "3.0.0"
 
 
 def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
+    """``redis``: the limiter's own client (ratelimit.limiter_redis), when Redis is set."""
     if settings.rate_limit_per_minute <= 0:
         return NoLimit()
     if redis is not None:
-        return RedisRateLimiter(redis, settings.rate_limit_per_minute)
+        return RedisRateLimiter(
+            redis, settings.rate_limit_per_minute, timeout_s=settings.rate_limit_redis_timeout_s
+        )
     return MemoryRateLimiter(settings.rate_limit_per_minute)
 
 
@@ -46,12 +55,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        db = Database.connect(settings.database_url, sqlite_synchronous=settings.sqlite_synchronous)
+        db = Database.connect(
+            settings.database_url,
+            sqlite_synchronous=settings.sqlite_synchronous,
+            statement_timeout_s=settings.db_statement_timeout_s,
+            pool_timeout_s=settings.db_pool_timeout_s,
+        )
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        limiter_client = (
+            limiter_redis(settings.redis_url, timeout_s=settings.rate_limit_redis_timeout_s)
+            if settings.redis_url
+            else None
+        )
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
-            limiter=_limiter(settings, redis),
+            limiter=_limiter(settings, limiter_client),
             sealer=Sealer(
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
@@ -70,6 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             if redis is not None:
                 await redis.aclose()
+            if limiter_client is not None:
+                await limiter_client.aclose()
 
     app = FastAPI(
         title="tidegate",
@@ -91,7 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body_timeout_s=settings.body_timeout_s,
         max_buffered_bytes=settings.max_buffered_bytes,
     )
-    app.include_router(build_router())
+    include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     return app
 

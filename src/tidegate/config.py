@@ -46,6 +46,12 @@ class Settings:
     # across ALL processors of one worker process; past either, new keys fail open.
     throttle_max_keys: int = 1_000_000
     throttle_max_bytes: int = 256 * 1024 * 1024
+    # Request path (docs/decisions.md): the Redis rate limiter's timeout per call (it
+    # then fails open, behind a circuit breaker); PostgreSQL's statement_timeout and how
+    # long a request waits for a pooled connection before answering 503.
+    rate_limit_redis_timeout_s: float = 0.2
+    db_statement_timeout_s: float = 30.0
+    db_pool_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -74,6 +80,11 @@ class Settings:
             tail_recheck_s=float(os.environ.get("TIDEGATE_TAIL_RECHECK_S", "3")),
             throttle_max_keys=_throttle_limit("TIDEGATE_THROTTLE_MAX_KEYS", 1_000_000),
             throttle_max_bytes=_throttle_limit("TIDEGATE_THROTTLE_MAX_BYTES", 256 * 1024 * 1024),
+            rate_limit_redis_timeout_s=float(
+                os.environ.get("TIDEGATE_RATE_LIMIT_REDIS_TIMEOUT_S", "0.2")
+            ),
+            db_statement_timeout_s=float(os.environ.get("TIDEGATE_DB_STATEMENT_TIMEOUT_S", "30")),
+            db_pool_timeout_s=float(os.environ.get("TIDEGATE_DB_POOL_TIMEOUT_S", "10")),
         )
 
     def __post_init__(self) -> None:

@@ -62,7 +62,9 @@ async def test_memory_limiter_refills() -> None:
 async def test_redis_limiter_is_exact_under_concurrency() -> None:
     redis = Redis.from_url(REDIS_URL)
     try:
-        limiter = RedisRateLimiter(redis, per_minute=25, prefix="tidegate:test:rl:")
+        # A generous timeout: this is about exactness, and a loaded machine can take
+        # longer than the default 0.2 s for 60 scripts at once (the limiter fails open).
+        limiter = RedisRateLimiter(redis, per_minute=25, prefix="tidegate:test:rl:", timeout_s=5)
         key = f"k-{id(limiter)}"
         results = await asyncio.gather(*(limiter.retry_after(key) for _ in range(60)))
         assert sum(result is None for result in results) == 25
@@ -118,3 +120,110 @@ def test_limit_holds_across_two_servers_sharing_redis(
     # Per-process limiters would let 10 through each; the shared one lets 10 through in all.
     assert statuses.count(200) == 10
     assert statuses.count(429) == 10
+
+
+class HungRedis:
+    """A TCP listener on loopback that accepts connections and never answers: a Redis
+    that hangs (as a stalled or partitioned one does), without pausing the shared one."""
+
+    def __init__(self) -> None:
+        self.server: asyncio.Server | None = None
+        self.connections: list[asyncio.StreamWriter] = []
+
+    async def __aenter__(self) -> str:
+        async def accept(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections.append(writer)
+
+        self.server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"redis://127.0.0.1:{port}/0"
+
+    async def __aexit__(self, *_exc: object) -> None:
+        for writer in self.connections:
+            writer.close()
+        assert self.server is not None
+        self.server.close()
+
+
+async def test_hung_redis_never_turns_sqlite_writes_into_errors(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Item 7: the limiter ran inside the write transaction (BEGIN IMMEDIATE, SQLite's
+    one write lock) with redis-py's long timeouts, so concurrent management writes
+    queued behind a hung Redis until they failed with `database is locked` (500). Now
+    credentials and the limiter come before any transaction, with a short timeout and a
+    circuit breaker. The old code needed far longer than the generous bound here."""
+    from tests.factories import make_tenant
+
+    from tidegate.db.migrate import upgrade_database
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'hung.sqlite3'}"
+    await upgrade_database(url)
+    async with HungRedis() as redis_url:
+        http, lifespan = await open_client(
+            make_settings(url, tmp_path, redis_url=redis_url, rate_limit_per_minute=1000)
+        )
+        try:
+            tenant = await make_tenant(url)
+
+            async def create(i: int) -> int:
+                response = await http.post(
+                    "/v3/enterprise/account",
+                    json={"company": f"C{i}", "owneremail": f"o{i}@example.com"},
+                    headers=tenant.headers,
+                )
+                return response.status_code
+
+            async def wave() -> list[int]:
+                return list(await asyncio.gather(*(create(i) for i in range(12))))
+
+            # Two waves: the first pays the timeout, the second finds the circuit open.
+            statuses = await asyncio.wait_for(wave(), timeout=12)
+            statuses += await asyncio.wait_for(wave(), timeout=12)
+            assert statuses == [201] * 24
+            listed = await http.get("/v3/enterprise/account", headers=tenant.headers)
+            assert len(listed.json()["data"]) == 24
+        finally:
+            await http.aclose()
+            await lifespan.__aexit__(None, None, None)
+    trips = [r for r in caplog.records if "circuit open" in r.getMessage()]
+    assert len(trips) == 1
+    assert tenant.token not in caplog.text
+
+
+async def test_circuit_breaker_skips_then_probes_once() -> None:
+    from tidegate.ratelimit import CircuitBreaker
+
+    now = [0.0]
+    breaker = CircuitBreaker(name="t", failures=3, cooldown_s=5.0, clock=lambda: now[0])
+    for _ in range(3):
+        assert breaker.allow()
+        breaker.failed(TimeoutError())
+    assert breaker.is_open
+    assert not breaker.allow()
+    now[0] = 5.0
+    assert breaker.allow()  # the probe
+    assert not breaker.allow()  # the others wait for the probe's answer
+    breaker.failed(TimeoutError())
+    now[0] = 9.0
+    assert not breaker.allow()
+    now[0] = 10.0
+    assert breaker.allow()
+    breaker.succeeded()
+    assert not breaker.is_open
+    assert breaker.allow()
+
+
+async def test_redis_limiter_gives_up_after_its_timeout() -> None:
+    async with HungRedis() as redis_url:
+        from tidegate.ratelimit import limiter_redis
+
+        redis = limiter_redis(redis_url, timeout_s=0.1)
+        try:
+            limiter = RedisRateLimiter(redis, per_minute=1, timeout_s=0.1)
+            # Fails open each time; after three failures the breaker skips Redis.
+            for _ in range(5):
+                assert await asyncio.wait_for(limiter.retry_after("k"), timeout=5) is None
+            assert limiter.breaker.is_open
+        finally:
+            await redis.aclose()

@@ -104,3 +104,29 @@ async def test_deactivated_account_key_is_refused(client: AppClient) -> None:
     )
     response = await client.get("/v1/config/board", headers={"Authorization": f"Token {key}"})
     assert response.status_code == 403
+
+
+async def test_deleted_key_is_refused_by_the_next_request(client: AppClient) -> None:
+    """Credentials are not cached: deleting a key takes effect at once."""
+    tenant = await make_tenant(client.database_url)
+    account = await make_account(client, tenant)
+    key = await insert_key(client.database_url, kind="service", account_id=account.account_id)
+    headers = {"Authorization": f"Token {key}"}
+    assert (await client.get("/v1/config/board", headers=headers)).status_code == 200
+    from sqlalchemy import delete
+
+    from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
+    from tidegate.auth.secrets import hash_secret
+    from tidegate.db.engine import Database
+    from tidegate.models import ApiKey
+
+    db = Database.connect(client.database_url)
+    try:
+        async with db.write_sessions() as session:
+            await session.execute(
+                delete(ApiKey).where(ApiKey.key_hash == hash_secret(key, domain=MANAGEMENT_DOMAIN))
+            )
+            await session.commit()
+    finally:
+        await db.dispose()
+    assert (await client.get("/v1/config/board", headers=headers)).status_code == 401

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 
+import asyncpg  # type: ignore[import-untyped]
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from tidegate.api.validation import translate
-from tidegate.errors import ApiError, MalformedJson, ValidationFailed, error_for_status
+from tidegate.errors import (
+    ApiError,
+    MalformedJson,
+    ServiceUnavailable,
+    ValidationFailed,
+    error_for_status,
+)
 from tidegate.types import ApiFamily
 
 log = logging.getLogger("tidegate.errors")
@@ -79,6 +89,55 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+# What a database that cannot serve right now raises, through SQLAlchemy or straight
+# from the driver (connecting happens outside SQLAlchemy's error translation).
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    OperationalError,  # SQLite locked past busy_timeout, a connection refused or lost
+    InterfaceError,  # the driver's connection is closed
+    PoolTimeout,  # every pooled connection busy for pool_timeout
+    OSError,  # connection refused/reset, timeouts (TimeoutError is an OSError)
+    sqlite3.OperationalError,  # the raw reader (db.engine.Database.fetch)
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,  # starting up or shutting down
+    asyncpg.InvalidCatalogNameError,  # the database is gone
+    asyncpg.OperatorInterventionError,  # terminated by an administrator, shutdown
+    asyncpg.QueryCanceledError,  # statement_timeout
+    asyncpg.InsufficientResourcesError,  # too many connections, disk full
+)
+
+
+def store_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` (or what it wraps) means the database cannot serve now."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, _UNAVAILABLE):
+            return True
+        if isinstance(seen, DBAPIError):
+            if seen.connection_invalidated:
+                return True
+            seen = seen.orig if seen.orig is not None else seen.__cause__
+        else:
+            seen = seen.__cause__
+    return False
+
+
+async def _database_error(request: Request, exc: Exception) -> Response:
+    """A database outage or overload is a 503 with Retry-After on every path (clients
+    of the platform retry those), never a 500."""
+    if not store_unavailable(exc):
+        return await _unexpected(request, exc)
+    log.warning(
+        "database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__
+    )
+    error = ServiceUnavailable(
+        "The database is unavailable; retry shortly", headers={"Retry-After": "1"}
+    )
+    return render(error, request.url.path)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return render(ApiError(), request.url.path)
@@ -88,4 +147,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    for database_error in (DBAPIError, PoolTimeout, OSError, *_UNAVAILABLE):
+        app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _unexpected)

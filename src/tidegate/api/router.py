@@ -1,9 +1,10 @@
-"""Every router is registered here. The management router requires credentials, so a
-management endpoint is authenticated unless it is deliberately put elsewhere."""
+"""Every router is registered here. Each management router is included with the
+credential check, so a management endpoint is authenticated unless it is deliberately
+put elsewhere."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, FastAPI
 
 from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate
@@ -21,28 +22,36 @@ from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
 
 
-def build_router() -> APIRouter:
-    management = APIRouter(dependencies=[Depends(authenticate)])
-    management.include_router(enterprise_router)
-    management.include_router(keys_router)
-    management.include_router(exclusions_router)
-    management.include_router(boards_router)
-    management.include_router(usage_router)
-    # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
-    management.include_router(gateway_routes_router)
-    # Before the pipelines: "/v3/pipeline/simulate-processor" is not a pipeline id.
-    management.include_router(simulation_router)
-    management.include_router(pipelines_router)
-    # Data plane reads: account-scoped, management credentials, the per-key rate limit
-    # counts each export page and each tail connection once.
-    management.include_router(export_router)
-    management.include_router(tail_router)
-
-    root = APIRouter()
-    root.include_router(health.router)
-    root.include_router(metrics.router)  # GET /metrics, no credentials
-    root.include_router(gateway_router)  # its own credential: a route's access key
+def include_routes(target: FastAPI | APIRouter) -> None:
+    """Register every router on ``target`` (the app), each one level deep: FastAPI
+    matches included routers as a tree and walks it on every request, so nesting the
+    management routers under a router of their own cost each request a level of it."""
+    target.include_router(health.router)
+    target.include_router(metrics.router)  # GET /metrics, no credentials
+    target.include_router(gateway_router)  # its own credential: a route's access key
     # Ingestion keys only: management credentials do not apply here.
-    root.include_router(ingest_router)
-    root.include_router(management)
+    target.include_router(ingest_router)
+    management = [Depends(authenticate)]
+    for router in (
+        enterprise_router,
+        keys_router,
+        exclusions_router,
+        boards_router,
+        usage_router,
+        # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
+        gateway_routes_router,
+        # Before the pipelines: "/v3/pipeline/simulate-processor" is not a pipeline id.
+        simulation_router,
+        pipelines_router,
+        # Data plane reads: account-scoped, management credentials, the per-key rate
+        # limit counts each export page and each tail connection once.
+        export_router,
+        tail_router,
+    ):
+        target.include_router(router, dependencies=management)
+
+
+def build_router() -> APIRouter:
+    root = APIRouter()
+    include_routes(root)
     return root

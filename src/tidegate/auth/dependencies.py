@@ -1,4 +1,10 @@
-"""The authentication dependency every management route sits behind."""
+"""The authentication dependency every management route sits behind.
+
+It never touches the request's session: the credential is read through the read engine
+and the rate limiter asked before any transaction is opened, so a slow limiter can never
+hold SQLite's write lock (or a PostgreSQL transaction) while it waits. FastAPI solves it
+once per request however many dependencies name it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,6 @@ from tidegate.app_state import app_state
 from tidegate.auth import repository
 from tidegate.auth.principal import Principal
 from tidegate.auth.secrets import hash_secret, same_secret
-from tidegate.db.session import SessionDep
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -42,20 +47,42 @@ def _presented_key(authorization: str | None, servicekey: str | None) -> str | N
     return None
 
 
+# Where the request's principal is kept once resolved (one credential read, one rate
+# limit count per request, whichever dependency asks first).
+_PRINCIPAL = "tidegate.principal"
+
+
+async def principal_of(request: Request) -> Principal:
+    """The request's principal, resolved on first use and kept in the request scope."""
+    principal: Principal | None = request.scope.get(_PRINCIPAL)
+    if principal is None:
+        principal = await _resolve(request)
+        request.scope[_PRINCIPAL] = principal
+    return principal
+
+
 async def authenticate(
     request: Request,
-    session: SessionDep,
+    # Declared for the OpenAPI document's security schemes; the headers are read in
+    # _resolve, so that dependencies needing the principal ask for the request only
+    # (every Depends node is solved on every request, cached or not).
     authorization: Annotated[str | None, Depends(_token_header)],
     servicekey: Annotated[str | None, Depends(_servicekey_header)],
 ) -> Principal:
-    secret = _presented_key(authorization, servicekey)
+    return await principal_of(request)
+
+
+async def _resolve(request: Request) -> Principal:
+    headers = request.headers
+    secret = _presented_key(headers.get("authorization"), headers.get("servicekey"))
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
-    key = await repository.key_by_hash(session=session, key_hash=key_hash)
+    state = app_state(request)
+    key = await repository.key_by_hash(db=state.db, key_hash=key_hash)
     if key is None or not same_secret(key.key_hash, key_hash):
         raise Unauthorized("Invalid credentials")
-    wait = await app_state(request).limiter.retry_after(key.id)
+    wait = await state.limiter.retry_after(key.id)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
@@ -70,26 +97,26 @@ async def authenticate(
     if key.kind != "enterprise" or key.enterprise_id is None:
         raise Forbidden("This key cannot be used on the management API")
 
-    delegate = request.headers.get("x-delegate-account-id")
+    delegate = headers.get("x-delegate-account-id")
     if delegate is None:
         return Principal(key.id, "enterprise", key.enterprise_id, None)
     target = await repository.child_account_id(
-        session=session, enterprise_id=key.enterprise_id, account_id=delegate.strip()
+        db=state.db, enterprise_id=key.enterprise_id, account_id=delegate.strip()
     )
     if target is None:
         raise Forbidden("x-delegate-account-id names no account of this enterprise")
     return Principal(key.id, "enterprise", key.enterprise_id, target)
 
 
-CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+CurrentPrincipal = Annotated[Principal, Depends(principal_of)]
 
 
-async def require_enterprise(principal: CurrentPrincipal) -> str:
-    return principal.enterprise()
+async def require_enterprise(request: Request) -> str:
+    return (await principal_of(request)).enterprise()
 
 
-async def require_account(principal: CurrentPrincipal) -> str:
-    return principal.account()
+async def require_account(request: Request) -> str:
+    return (await principal_of(request)).account()
 
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]

@@ -1,7 +1,11 @@
 """Credential lookups (queries only).
 
-These run on every authenticated request, so they are prebuilt Core statements with
-bind parameters (compiled and cache-keyed once) returning plain rows, not ORM objects.
+These run on every authenticated request, so they are prebuilt Core statements run
+through ``Database.fetch`` (the raw driver on SQLite) and return plain rows. They read
+through the read engine, outside the request's transaction: credentials are checked and
+the rate limit applied before a write transaction (on SQLite, the one write lock) is
+opened. Nothing is cached, so a deleted key or a deactivated account is refused by the
+very next request in every worker.
 """
 
 from __future__ import annotations
@@ -9,8 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, ApiKey
 
 _keys = ApiKey.__table__
@@ -27,7 +31,7 @@ class KeyRecord(NamedTuple):
     account_status: str | None
 
 
-_KEY_BY_HASH = (
+_KEY_BY_HASH = RawQuery(
     select(
         _keys.c.id,
         _keys.c.kind,
@@ -41,23 +45,21 @@ _KEY_BY_HASH = (
     .where(_keys.c.key_hash == bindparam("key_hash"))
 )
 
-_CHILD_ACCOUNT = select(_accounts.c.id).where(
-    _accounts.c.id == bindparam("account_id"),
-    _accounts.c.enterprise_id == bindparam("enterprise_id"),
+_CHILD_ACCOUNT = RawQuery(
+    select(_accounts.c.id).where(
+        _accounts.c.id == bindparam("account_id"),
+        _accounts.c.enterprise_id == bindparam("enterprise_id"),
+    )
 )
 
 
-async def key_by_hash(*, session: AsyncSession, key_hash: str) -> KeyRecord | None:
-    row = (await session.execute(_KEY_BY_HASH, {"key_hash": key_hash})).first()
-    return None if row is None else KeyRecord(*row)
+async def key_by_hash(*, db: Database, key_hash: str) -> KeyRecord | None:
+    rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
+    return KeyRecord(*rows[0]) if rows else None
 
 
-async def child_account_id(
-    *, session: AsyncSession, enterprise_id: str, account_id: str
-) -> str | None:
-    row = (
-        await session.execute(
-            _CHILD_ACCOUNT, {"account_id": account_id, "enterprise_id": enterprise_id}
-        )
-    ).first()
-    return None if row is None else str(row[0])
+async def child_account_id(*, db: Database, enterprise_id: str, account_id: str) -> str | None:
+    rows = await db.fetch(
+        _CHILD_ACCOUNT, {"account_id": account_id, "enterprise_id": enterprise_id}
+    )
+    return str(rows[0][0]) if rows else None

@@ -12,16 +12,30 @@ Writers use ``synchronous=FULL`` by default: a commit (and so a 200 from ingesti
 fsynced, surviving power loss as well as a crash. NORMAL in WAL mode survives a crash of
 the process but may lose the last commits on power loss; TIDEGATE_SQLITE_SYNCHRONOUS
 relaxes it (docs/ingest.md has the measured cost).
+
+PostgreSQL connections carry a ``statement_timeout`` and the pool a checkout timeout,
+so an overloaded or unreachable database answers 503 (api/error_handlers.py) within a
+bound instead of holding requests open.
+
+``Database.fetch`` is the hot read path (credentials, the account read): a prebuilt
+Core SELECT run with the stdlib driver directly on one autocommit connection on SQLite,
+and on PostgreSQL with asyncpg from a small pool of its own (asyncpg prepares and caches
+each statement per connection; the pool skips the reset round trip on release, since
+these connections only ever run single SELECTs outside a transaction).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from dataclasses import dataclass
+import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Select, event
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -117,6 +131,49 @@ def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") 
     return engine
 
 
+class RawQuery:
+    """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
+    stdlib driver (qmark placeholders in a known order)."""
+
+    def __init__(self, statement: Select[Any]) -> None:
+        self.statement = statement
+        compiled = statement.compile(
+            dialect=sqlite_dialect.dialect(), compile_kwargs={"render_postcompile": True}
+        )
+        self.sqlite_sql = str(compiled)
+        self.sqlite_order: tuple[str, ...] = tuple(compiled.positiontup or ())
+        # Values fixed in the statement itself (a LIMIT, a literal compared against).
+        self.fixed: dict[str, Any] = {
+            name: value for name, value in compiled.params.items() if value is not None
+        }
+        pg_dialect = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
+        pg = statement.compile(dialect=pg_dialect, compile_kwargs={"render_postcompile": True})
+        self.pg_sql = str(pg)
+        self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
+
+
+def _pg_connection_lost() -> tuple[type[BaseException], ...]:
+    """What asyncpg raises on a connection the server has cut (a restart,
+    pg_terminate_backend): closed, reset, or caught mid-protocol."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    return (
+        OSError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        asyncpg.PostgresConnectionError,
+        asyncpg.OperatorInterventionError,
+    )
+
+
+def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
+    # Autocommit with every cursor drained at once (Database.fetch): each statement is
+    # its own snapshot and no read transaction stays open to hold back checkpoints.
+    connection = sqlite3.connect(path, timeout=1.0, isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA query_only=ON")
+    return connection
+
+
 @dataclass(slots=True)
 class Database:
     """The engines and session factories of one process."""
@@ -126,16 +183,45 @@ class Database:
     write_engine: AsyncEngine
     read_sessions: async_sessionmaker[AsyncSession]
     write_sessions: async_sessionmaker[AsyncSession]
+    # The file of an SQLite database, for the raw reader; None on PostgreSQL/in memory.
+    sqlite_path: str | None = None
+    _reader: sqlite3.Connection | None = field(default=None, repr=False)
+    statement_timeout_s: float = 30.0
+    pool_timeout_s: float = 10.0
+    _pg_pool: Any = field(default=None, repr=False)
+    _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @classmethod
-    def connect(cls, url: str, *, sqlite_synchronous: str = "FULL") -> Database:
+    def connect(
+        cls,
+        url: str,
+        *,
+        sqlite_synchronous: str = "FULL",
+        statement_timeout_s: float = 30.0,
+        pool_timeout_s: float = 10.0,
+    ) -> Database:
         ensure_sqlite_dir(url)
+        sqlite_path: str | None = None
         if url.startswith("sqlite"):
             read = _sqlite_engine(url, begin=None)
             write = _sqlite_engine(url, begin="BEGIN IMMEDIATE", synchronous=sqlite_synchronous)
+            database = make_url(url).database
+            if database not in (None, "", ":memory:"):
+                sqlite_path = database
         else:
             read = write = create_async_engine(
-                url, pool_size=10, max_overflow=20, pool_pre_ping=True
+                url,
+                pool_size=10,
+                max_overflow=20,
+                pool_pre_ping=True,
+                pool_timeout=pool_timeout_s,
+                connect_args={
+                    # Server side: no statement runs longer than this. Client side, a
+                    # little later: a server that stopped answering is given up on.
+                    "server_settings": {"statement_timeout": str(int(statement_timeout_s * 1000))},
+                    "command_timeout": statement_timeout_s + 5,
+                    "timeout": pool_timeout_s,
+                },
             )
         return cls(
             url=url,
@@ -143,9 +229,86 @@ class Database:
             write_engine=write,
             read_sessions=async_sessionmaker(read, expire_on_commit=False, autoflush=False),
             write_sessions=async_sessionmaker(write, expire_on_commit=False, autoflush=False),
+            sqlite_path=sqlite_path,
+            statement_timeout_s=statement_timeout_s,
+            pool_timeout_s=pool_timeout_s,
         )
 
+    async def fetch(self, query: RawQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """All rows of a hot read, as plain tuples. On SQLite the values are the
+        driver's (text datetimes and JSON, 0/1 booleans); on PostgreSQL the column
+        types' (see enterprise.service for the normalising)."""
+        if self.sqlite_path is not None:
+            if self._reader is None:
+                self._reader = _raw_sqlite_reader(self.sqlite_path)
+            if query.fixed:
+                params = {**query.fixed, **params}
+            cursor = self._reader.execute(
+                query.sqlite_sql, [params[name] for name in query.sqlite_order]
+            )
+            try:
+                return cursor.fetchall()
+            finally:
+                cursor.close()
+        if not self.url.startswith("postgresql"):  # an in-memory SQLite database
+            async with self.read_engine.connect() as connection:
+                return [tuple(row) for row in await connection.execute(query.statement, params)]
+        if query.fixed:
+            params = {**query.fixed, **params}
+        pool = self._pg_pool or await self._open_pg_pool()
+        args = [params[name] for name in query.pg_order]
+        try:
+            return await self._pg_fetch(pool, query.pg_sql, args)
+        except _pg_connection_lost() as error:
+            if isinstance(error, TimeoutError):  # the pool stayed full: no second wait
+                raise
+            # A pooled connection that died with a server restart: a read is
+            # idempotent, so try once more on a fresh one before giving up (503).
+            return await self._pg_fetch(pool, query.pg_sql, args)
+
+    async def _pg_fetch(self, pool: Any, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
+        async with pool.acquire(timeout=self.pool_timeout_s) as connection:
+            try:
+                rows = await connection.fetch(sql, *args)
+            except BaseException:
+                # Never hand a connection in an unknown state back to the pool (its
+                # release does no reset): the pool opens a fresh one in its place.
+                connection.terminate()
+                raise
+        return [tuple(row) for row in rows]
+
+    async def _open_pg_pool(self) -> Any:
+        import asyncpg
+
+        async def no_reset(_connection: Any) -> None:
+            return None
+
+        async with self._pg_lock:
+            if self._pg_pool is None:
+                dsn = make_url(self.url).set(drivername="postgresql")
+                self._pg_pool = await asyncpg.create_pool(
+                    dsn.render_as_string(hide_password=False),
+                    min_size=1,
+                    max_size=10,
+                    reset=no_reset,
+                    timeout=self.pool_timeout_s,
+                    command_timeout=self.statement_timeout_s + 5,
+                    server_settings={
+                        "statement_timeout": str(int(self.statement_timeout_s * 1000))
+                    },
+                )
+        return self._pg_pool
+
     async def dispose(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        if self._pg_pool is not None:
+            pool, self._pg_pool = self._pg_pool, None
+            try:
+                await asyncio.wait_for(pool.close(), timeout=5)
+            except TimeoutError:
+                pool.terminate()
         await self.read_engine.dispose()
         if self.write_engine is not self.read_engine:
             await self.write_engine.dispose()

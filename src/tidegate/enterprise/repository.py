@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, TypeAlias
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Row, bindparam, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, AccountFeature, Enterprise, User
 
 _accounts = Account.__table__
@@ -49,6 +52,24 @@ _OWNED_SHORT_IDS = (
     .order_by(_accounts.c.created_at)
     .limit(200)
 )
+
+
+_RAW_ACCOUNT_VIEW = RawQuery(_ONE_ACCOUNT_VIEW)
+_RAW_OWNED_SHORT_IDS = RawQuery(_OWNED_SHORT_IDS)
+
+
+async def raw_account_view(
+    *, db: Database, enterprise_id: str, account_id: str
+) -> tuple[Any, ...] | None:
+    """The account read's hot path: the row as the driver gives it (Database.fetch)."""
+    rows = await db.fetch(
+        _RAW_ACCOUNT_VIEW, {"account_id": account_id, "enterprise_id": enterprise_id}
+    )
+    return rows[0] if rows else None
+
+
+async def raw_short_ids_owned_by(*, db: Database, user_id: str) -> list[str]:
+    return [row[0] for row in await db.fetch(_RAW_OWNED_SHORT_IDS, {"owner_id": user_id})]
 
 
 async def account_view(
@@ -108,3 +129,32 @@ async def features_of(*, session: AsyncSession, account_id: str) -> list[Account
 
 async def feature(*, session: AsyncSession, account_id: str, name: str) -> AccountFeature | None:
     return await session.get(AccountFeature, (account_id, name))
+
+
+async def enable_feature(
+    *, session: AsyncSession, account_id: str, name: str, now: datetime
+) -> datetime:
+    """Idempotent under concurrency: INSERT ... ON CONFLICT DO NOTHING, then read the
+    row (ours or the one a concurrent request committed first). Returns its creation time."""
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    await session.execute(
+        insert(AccountFeature)
+        .values(account_id=account_id, feature=name, created_at=now)
+        .on_conflict_do_nothing(index_elements=["account_id", "feature"])
+    )
+    created = await session.scalar(
+        select(AccountFeature.created_at).where(
+            AccountFeature.account_id == account_id, AccountFeature.feature == name
+        )
+    )
+    return now if created is None else created
+
+
+async def disable_feature(*, session: AsyncSession, account_id: str, name: str) -> None:
+    """Idempotent: deleting a row that a concurrent request deleted first is no error."""
+    await session.execute(
+        delete(AccountFeature).where(
+            AccountFeature.account_id == account_id, AccountFeature.feature == name
+        )
+    )

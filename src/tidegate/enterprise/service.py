@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import secrets
 from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
 
+import orjson
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, hint, new_enterprise_key
+from tidegate.db.engine import Database
 from tidegate.enterprise import repository, schemas
 from tidegate.enterprise.repository import AccountView
 from tidegate.errors import NotFound
@@ -48,6 +52,65 @@ def account_schema(view: AccountView, owner_short_ids: list[str]) -> schemas.Acc
             verified=view.owner_verified,
         ),
     )
+
+
+def _utc(value: Any) -> datetime | None:
+    """A datetime column as the raw reader gives it: SQLite's text (stored in UTC by
+    UTCDateTime) or PostgreSQL's aware datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = datetime.fromisoformat(value)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def account_data(row: tuple[Any, ...], owner_short_ids: list[str]) -> dict[str, Any]:
+    """The spec's Account as plain data (for orjson) from a raw account-view row, the
+    same document account_schema builds (tests compare the two paths)."""
+    (
+        account_id, enterprise_id, short_id, company, deactivated_at, external_id,
+        plan_type, retention, status, created_at, meta, owner_id, owner_email,
+        owner_firstname, owner_lastname, owner_verified,
+    ) = row  # fmt: skip
+    first, last = owner_firstname or "", owner_lastname or ""
+    name = f"{first} {last}".strip() or owner_email.split("@", 1)[0]
+    if isinstance(meta, str | bytes):
+        meta = orjson.loads(meta)
+    return {
+        "account_id": account_id,
+        "enterprise_id": enterprise_id,
+        "account": short_id,
+        "company": company,
+        "deactivated": _utc(deactivated_at),
+        "owneremail": owner_email,
+        "external_id": external_id,
+        "plan": {"type": plan_type},
+        "quota": {"retention": retention},
+        "retention": retention,
+        "status": status,
+        "created": _utc(created_at),
+        "meta": meta or {},
+        "owner": {
+            "user_id": owner_id,
+            "firstname": first,
+            "lastname": last,
+            "email": owner_email,
+            "name": name[:125],
+            "accounts": owner_short_ids[:200],
+            "enterprise_ids": [enterprise_id],
+            "verified": bool(owner_verified),
+        },
+    }
+
+
+async def read_account(*, db: Database, enterprise_id: str, account_id: str) -> dict[str, Any]:
+    """GET of one account, the API's hottest read: raw rows, no session, no models."""
+    row = await repository.raw_account_view(
+        db=db, enterprise_id=enterprise_id, account_id=account_id
+    )
+    if row is None:
+        raise NotFound()
+    short_ids = await repository.raw_short_ids_owned_by(db=db, user_id=row[11])
+    return account_data(row, short_ids)
 
 
 async def create_enterprise(
@@ -227,12 +290,10 @@ async def enable_feature(
 ) -> schemas.Feature:
     _known(name)
     await _own_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
-    row = await repository.feature(session=session, account_id=account_id, name=name)
-    if row is None:
-        row = AccountFeature(account_id=account_id, feature=name, created_at=utcnow())
-        session.add(row)
-        await session.flush()
-    return _feature(account_id, row, name)
+    created = await repository.enable_feature(
+        session=session, account_id=account_id, name=name, now=utcnow()
+    )
+    return schemas.Feature(feature=name, enabled=True, account_id=account_id, created=created)
 
 
 async def disable_feature(
@@ -240,10 +301,7 @@ async def disable_feature(
 ) -> schemas.Feature:
     _known(name)
     await _own_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
-    row = await repository.feature(session=session, account_id=account_id, name=name)
-    if row is not None:
-        await session.delete(row)
-        await session.flush()
+    await repository.disable_feature(session=session, account_id=account_id, name=name)
     return _feature(account_id, None, name)
 
 
