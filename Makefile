@@ -43,6 +43,10 @@ bench: install
 	$(BIN)/python bench/bench_gateway.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_tenant_patterns.py
+	$(BIN)/python bench/bench_health_under_attack.py
+	$(BIN)/python bench/bench_ingest_memory.py
+	$(BIN)/python bench/bench_gateway_memory.py
+	$(BIN)/python bench/bench_export_loop.py
 
 ## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).
 lock:
