@@ -25,17 +25,17 @@ thread, not from the event loop.
 from __future__ import annotations
 
 import json
-import json.scanner
 import math
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, Final
 
 import orjson
 
 from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from tidegate.json_stream import JsonStreamError, make_scanner, read_array, skip_space
 
 __all__ = ["MAX_DEPTH", "MAX_EVENTS", "parse_events"]
 
@@ -48,7 +48,6 @@ _NDJSON_TYPES: Final = frozenset(
     {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"}
 )
 _WHITESPACE: Final = b" \t\r\n"
-_SPACE = re.compile(r"[ \t\r\n]*")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _INT_MIN: Final = -(2**63)
 _INT_LIMIT: Final = 2**64
@@ -122,9 +121,7 @@ def _refuse_constant(name: str) -> Any:
 
 # The standard library's C scanner parses one value at a given offset, which orjson
 # cannot; it is configured to accept exactly what orjson accepts (no NaN/Infinity).
-_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(
-    json.JSONDecoder(parse_constant=_refuse_constant)  # type: ignore[arg-type]  # typeshed
-)
+_SCAN: Final = make_scanner(json.JSONDecoder(parse_constant=_refuse_constant))
 
 
 def _array(text: bytes) -> list[dict[str, Any]]:
@@ -133,51 +130,19 @@ def _array(text: bytes) -> list[dict[str, Any]]:
     except UnicodeDecodeError as error:
         raise BadRequest(f"Body is not valid JSON: not UTF-8 ({error.reason})") from None
     check_strings = _SURROGATE_ESCAPE.search(text) is not None
-    events: list[dict[str, Any]] = []
-    for index, value in enumerate(_elements(source)):
+
+    def event(value: Any, index: int) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise BadRequest(f"Element {index} of the array is {_kind(value)}, not an object")
-        if index >= MAX_EVENTS:
-            raise _too_many()
-        events.append(_checked(value, f"Element {index}", check_strings=check_strings))
+        return _checked(value, f"Element {index}", check_strings=check_strings)
+
+    try:
+        events, end = read_array(_SCAN, source, 0, limit=MAX_EVENTS, too_many=_too_many, each=event)
+    except JsonStreamError as error:
+        raise BadRequest(f"Body is not valid JSON: {error}") from None
+    if skip_space(source, end) != len(source):
+        raise BadRequest("Body is not valid JSON: data after the array")
     return events
-
-
-def _elements(source: str) -> Iterator[Any]:
-    """The elements of the JSON array ``source``, one at a time."""
-    space = _skip
-    position = space(source, 1)
-    if source.startswith("]", position):
-        if space(source, position + 1) != len(source):
-            raise BadRequest("Body is not valid JSON: data after the array")
-        return
-    index = 0
-    while True:
-        try:
-            value, position = _SCAN(source, position)
-        except StopIteration:
-            raise BadRequest(f"Body is not valid JSON: element {index} is not a value") from None
-        except (json.JSONDecodeError, ValueError, RecursionError) as error:
-            raise BadRequest(f"Body is not valid JSON: element {index}: {error}") from None
-        yield value
-        index += 1
-        position = space(source, position)
-        separator = source[position : position + 1]
-        position = space(source, position + 1)
-        if separator == "]":
-            if position != len(source):
-                raise BadRequest("Body is not valid JSON: data after the array")
-            return
-        if separator != ",":
-            raise BadRequest(
-                f"Body is not valid JSON: expected ',' or ']' after element {index - 1}"
-            )
-
-
-def _skip(source: str, position: int) -> int:
-    """The offset of the first non-whitespace character from ``position``."""
-    match = _SPACE.match(source, position)
-    return position if match is None else match.end()
 
 
 def _ndjson(text: bytes) -> list[dict[str, Any]]:

@@ -5,10 +5,10 @@ The wire body is already capped at 10 MB by ``api.body_guard``; a gzip body is h
 the same 10 MB once decompressed, checked while inflating, so a small bomb never
 allocates more than the cap.
 
-The body is parsed once, by orjson, into plain lists and dicts; no model is built per
-line (a pydantic model per line, then a store record, cost 2 GB for one 10 MB body of
-873,811 empty lines). The line count is checked right after the parse, before anything
-is built per line. Everything here is CPU work for a worker thread, never the event
+The body is parsed once into plain lists and dicts; no model is built per line (a
+pydantic model per line, then a store record, cost 2 GB for one 10 MB body of 873,811
+empty lines). Its arrays are read one element at a time and the line count is checked
+as they are read, before anything is built per line. Everything here is CPU work for a worker thread, never the event
 loop (``service.prepare``).
 """
 
@@ -16,12 +16,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import zlib
 from typing import Any, Final
 
 import orjson
 
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from tidegate.json_stream import (
+    JsonStreamError,
+    make_scanner,
+    object_members,
+    read_array,
+    skip_space,
+)
 
 MAX_DECODED_BYTES: Final = 10 * 1024 * 1024
 # Lines per request. The platform's libraries flush by bytes (``@logdna/logger``'s
@@ -132,19 +140,63 @@ def _text(value: str) -> str:
     return value
 
 
+# The body's own parser: one line element per C call (``tidegate.json_stream``), reading
+# what Python's ``json.dumps`` writes too, normalised as ``load_json`` does.
+_SCAN: Final = make_scanner(
+    json.JSONDecoder(parse_constant=_no_constant, parse_int=_json_int, parse_float=_json_float)
+)
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+_LINE_KEYS: Final = ("lines", "ls")
+
+
+def _too_many_lines() -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"At most {MAX_LINES_PER_REQUEST} lines per request; send smaller batches"
+    )
+
+
 def body_lines(raw: bytes) -> list[Any]:
     """The body's line elements (``lines``, or the handler's ``ls``), unchecked one by
-    one: a body that is not the protocol at all is a 400, one odd line never is."""
-    if not raw.strip():
-        raise bad_request("The body is empty.")
+    one: a body that is not the protocol at all is a 400, one odd line never is.
+
+    Arrays in the body are read one element at a time, and the line past the cap stops
+    the parse (413): a worker thread parsing a 10 MB body never holds the interpreter
+    for long, so the event loop keeps answering (``tidegate.json_stream``)."""
     try:
-        document = load_json(raw)
-    except ValueError as error:
-        raise bad_request(f"The body is not valid JSON: {error}.") from None
-    if not isinstance(document, dict):
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise bad_request(f"The body is not valid JSON: not UTF-8 ({error.reason}).") from None
+    position = skip_space(source, 0)
+    if position == len(source):
+        raise bad_request("The body is empty.")
+    if not source.startswith("{", position):
+        try:
+            load_json(raw)
+        except ValueError as error:
+            raise bad_request(f"The body is not valid JSON: {error}.") from None
         raise bad_request("The body must be a JSON object with lines.")
-    lines = document.get("lines")
-    ls = document.get("ls")
+
+    def read_value(name: str, offset: int) -> tuple[Any, int]:
+        if source.startswith("[", offset):
+            return read_array(
+                _SCAN,
+                source,
+                offset,
+                limit=MAX_LINES_PER_REQUEST,
+                too_many=_too_many_lines,
+                name=f"{name} element",
+            )
+        return NotImplemented, offset
+
+    found: dict[str, Any] = {}
+    try:
+        for name, value in object_members(_SCAN, source, position, read_value=read_value):
+            if name in _LINE_KEYS:
+                found[name] = value  # a repeated name: the last one counts
+    except JsonStreamError as error:
+        raise bad_request(f"The body is not valid JSON: {error}.") from None
+    lines = found.get("lines")
+    ls = found.get("ls")
     if lines is not None and ls is not None:
         raise bad_request("Send either lines or ls, not both.")
     chosen = lines if lines is not None else ls
@@ -152,8 +204,6 @@ def body_lines(raw: bytes) -> list[Any]:
         raise bad_request("The body needs lines (or the handler's ls).")
     if not isinstance(chosen, list):
         raise bad_request(f"{'lines' if lines is not None else 'ls'}: an array of lines.")
-    if len(chosen) > MAX_LINES_PER_REQUEST:
-        raise PayloadTooLarge(
-            f"At most {MAX_LINES_PER_REQUEST} lines per request; send smaller batches"
-        )
+    if _SURROGATE_ESCAPE.search(raw) is not None:
+        chosen = [_repaired(item) for item in chosen]
     return chosen
