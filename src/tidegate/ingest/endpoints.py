@@ -152,25 +152,23 @@ async def ingest(
     return schemas.IngestOk(status="ok")
 
 
-router.add_api_route(
-    "/logs/ingest",
-    ingest,
-    methods=["POST"],
-    summary="Ingest log lines (the platform's ingestion protocol)",
-    response_model=schemas.IngestOk,
-    responses=_INGEST_RESPONSES,
-    openapi_extra={"requestBody": _INGEST_BODY},
-)
-# The platform agent's default endpoint: the same protocol, credentials and answers.
-router.add_api_route(
-    "/logs/agent",
-    ingest,
-    methods=["POST"],
-    summary="Ingest log lines (the platform agent's endpoint; same protocol as /logs/ingest)",
-    response_model=schemas.IngestOk,
-    responses=_INGEST_RESPONSES,
-    openapi_extra={"requestBody": _INGEST_BODY},
-)
+for path, summary in (
+    ("/logs/ingest", "Ingest log lines (the platform's ingestion protocol)"),
+    # The platform agent's default endpoint: the same protocol, credentials and answers.
+    (
+        "/logs/agent",
+        "Ingest log lines (the platform agent's endpoint; same protocol as /logs/ingest)",
+    ),
+):
+    router.add_api_route(
+        path,
+        ingest,
+        methods=["POST"],
+        summary=summary,
+        response_model=schemas.IngestOk,
+        responses=_INGEST_RESPONSES,
+        openapi_extra={"requestBody": _INGEST_BODY},
+    )
 
 
 def _day_query(description: str, alias: str | None = None) -> Any:

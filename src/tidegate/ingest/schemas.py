@@ -92,21 +92,24 @@ class IngestOk(BaseModel):
     status: Literal["ok"]
 
 
+LinesFallback = Annotated[
+    int,
+    Field(
+        description=(
+            "Lines stored or excluded only after a repair (a timestamp replaced by the "
+            "default time, a non-text field coerced, a field truncated or dropped)"
+        )
+    ),
+]
+
+
 class DayUsage(BaseModel):
     day: date
     lines_stored: int
     bytes_stored: int
     lines_excluded: int
     bytes_excluded: int
-    lines_fallback: Annotated[
-        int,
-        Field(
-            description=(
-                "Lines stored or excluded only after a repair (a timestamp replaced by the "
-                "default time, a non-text field coerced, a field truncated or dropped)"
-            )
-        ),
-    ]
+    lines_fallback: LinesFallback
 
 
 class UsageTotals(BaseModel):
@@ -114,15 +117,7 @@ class UsageTotals(BaseModel):
     bytes_stored: int
     lines_excluded: int
     bytes_excluded: int
-    lines_fallback: Annotated[
-        int,
-        Field(
-            description=(
-                "Lines stored or excluded only after a repair (a timestamp replaced by the "
-                "default time, a non-text field coerced, a field truncated or dropped)"
-            )
-        ),
-    ]
+    lines_fallback: LinesFallback
 
 
 class Usage(BaseModel):
