@@ -25,46 +25,27 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
 from pathlib import Path
 
-import asyncpg
 import httpx
 
+from harness import (
+    cli_enterprise_token,
+    cpu_seconds,
+    create_pg_database,
+    drop_pg_database,
+    free_port,
+    wait_up,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def pinned(cpu: int, command: list[str]) -> list[str]:
     return ["taskset", "-c", str(cpu), *command] if shutil.which("taskset") else command
-
-
-def wait_up(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (and its reaped children: none here) in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wrk(url: str, headers: dict[str, str], seconds: int, pid: int) -> dict[str, float]:
@@ -122,14 +103,7 @@ def main() -> int:
     if args.database == "sqlite":
         database_url = f"sqlite+aiosqlite:///{work / 'bench.sqlite3'}"
     else:
-        pg_name = f"tidegate_bench_{uuid.uuid4().hex[:8]}"
-
-        async def create() -> None:
-            conn = await asyncpg.connect(PG_ADMIN)
-            await conn.execute(f'CREATE DATABASE "{pg_name}"')
-            await conn.close()
-
-        asyncio.run(create())
+        pg_name = asyncio.run(create_pg_database())
         database_url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
 
     env = {
@@ -139,13 +113,7 @@ def main() -> int:
         "TIDEGATE_BOOTSTRAP": "0",
         "TIDEGATE_RATE_LIMIT_PER_MINUTE": str(10**9),
     }
-    created = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
-            env=env, capture_output=True, check=True, text=True,
-        ).stdout
-    )  # fmt: skip
-    headers = {"Authorization": f"Token {created['token']}"}
+    headers = {"Authorization": f"Token {cli_enterprise_token(env)}"}
     serve = ["-m", "tidegate", "serve", "--log-level", "warning", "--port"]
     uvicorn = [
         "-m", "uvicorn", "--loop", "uvloop", "--http", "httptools", "--no-access-log",
@@ -194,13 +162,7 @@ def main() -> int:
             process.wait()
         shutil.rmtree(work, ignore_errors=True)
         if pg_name:
-
-            async def drop() -> None:
-                conn = await asyncpg.connect(PG_ADMIN)
-                await conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
-                await conn.close()
-
-            asyncio.run(drop())
+            asyncio.run(drop_pg_database(pg_name))
 
     # Best round by CPU per request: the least disturbed by other load on the machine.
     best = {name: min(runs, key=lambda r: r["cpu_ms"]) for name, runs in results.items()}

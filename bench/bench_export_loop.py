@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,19 +24,10 @@ from pathlib import Path
 
 import httpx
 
+from harness import Server, cli_enterprise_token, cpu_seconds, new_account
+
 ROOT = Path(__file__).resolve().parent.parent
 BASE_MS = 1_763_800_000_000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def seed(database_url: str, account_id: str) -> None:
@@ -125,12 +113,7 @@ def main() -> int:
         "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
         "TIDEGATE_SECRET_KEY": "bench",
     }
-    created = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
-            env=env, capture_output=True, check=True, text=True,
-        ).stdout
-    )  # fmt: skip
+    token = cli_enterprise_token(env)
     trees = {"this tree": str(ROOT / "src")}
     if args.compare_src is not None:
         trees["compare"] = str(args.compare_src.resolve())
@@ -138,33 +121,17 @@ def main() -> int:
     account_id = None
     try:
         for name, src in trees.items():
-            port = free_port()
-            server = subprocess.Popen(
-                [sys.executable, "-m", "tidegate", "serve", "--port", str(port), "--log-level", "warning"],
-                env={**env, "PYTHONPATH": src},
-            )  # fmt: skip
+            server = Server({**env, "PYTHONPATH": src}, "--log-level", "warning", output=None)
             try:
-                base = f"http://127.0.0.1:{port}"
-                for _ in range(300):
-                    try:
-                        httpx.get(base + "/healthz", timeout=1)
-                        break
-                    except httpx.HTTPError:
-                        time.sleep(0.1)
-                enterprise = {"Authorization": f"Token {created['token']}"}
+                base = server.base
+                enterprise = {"Authorization": f"Token {token}"}
                 if account_id is None:
-                    account = httpx.post(
-                        base + "/v3/enterprise/account",
-                        json={"company": "Bench", "owneremail": "bench@example.com"},
-                        headers=enterprise,
-                    ).json()["data"]
-                    account_id = account["account_id"]
+                    account_id = new_account(base, enterprise)
                     asyncio.run(seed(database_url, account_id))
                 headers = {**enterprise, "x-delegate-account-id": account_id}
                 results[name] = asyncio.run(measure(base, headers, args.exports, server.pid))
             finally:
-                server.terminate()
-                server.wait()
+                server.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.exports} concurrent export pages of 40 lines (1 MB + 20,000-key meta each)")

@@ -20,34 +20,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
+from harness import Server, api_data, cli_enterprise_token, gateway_pipeline, new_account
+
 REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_up(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
 
 
 def wrk(url: str, key: str, body_file: Path, seconds: int, *, pin: bool) -> float:
@@ -73,52 +55,26 @@ def setup(base: str, token: str) -> dict[str, tuple[str, str]]:
     """Two routes: ``{"floor": (route_id, key), "throttle": (route_id, key)}``."""
     enterprise = {"Authorization": f"Token {token}"}
     with httpx.Client(base_url=base, timeout=30) as http:
-
-        def ok(response: httpx.Response) -> Any:
-            assert response.status_code in (200, 201), response.text
-            return response.json()["data"]
-
-        account = ok(
-            http.post(
-                "/v3/enterprise/account",
-                json={"company": "Bench", "owneremail": "bench@example.com"},
-                headers=enterprise,
-            )
-        )["account_id"]
+        account = new_account(base, enterprise)
         headers = {**enterprise, "x-delegate-account-id": account}
-        ok(
+        api_data(
             http.put(
                 f"/v3/enterprise/account/{account}/features/throttle-processor", headers=enterprise
             )
         )
         routes: dict[str, tuple[str, str]] = {}
         for name in ("floor", "throttle"):
-            pipeline = ok(http.post("/v3/pipeline", json={"title": name}, headers=headers))["id"]
-            route = ok(
-                http.post("/v3/pipeline/gateway-route", json={"title": name}, headers=headers)
-            )["id"]
-            key = ok(
-                http.post(
-                    f"/v3/pipeline/gateway-route/{route}/access-key", json={}, headers=headers
-                )
-            )["key"]
-            last = ok(
-                http.post(
-                    f"/v3/pipeline/{pipeline}/source",
-                    json={"type": "http", "gateway_route_id": route},
-                    headers=headers,
-                )
-            )["id"]
+            pipeline, route, key, last = gateway_pipeline(http, headers, name)
             if name == "throttle":
                 config = {"threshold": 10**9, "window_ms": 3_600_000, "key_field": ".app"}
-                last = ok(
+                last = api_data(
                     http.post(
                         f"/v3/pipeline/{pipeline}/processor",
                         json={"type": "throttle", "user_config": config, "inputs": [last]},
                         headers=headers,
                     )
                 )["id"]
-            ok(
+            api_data(
                 http.post(
                     f"/v3/pipeline/{pipeline}/destination",
                     json={"type": "blackhole", "inputs": [last]},
@@ -142,25 +98,15 @@ def run(label: str, *, workers: int, redis: bool, seconds: int, body: Path) -> d
         env["TIDEGATE_REDIS_URL"] = REDIS_URL
     else:
         env.pop("TIDEGATE_REDIS_URL", None)
-    created = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
-            env=env, capture_output=True, check=True, text=True,
-        ).stdout
-    )  # fmt: skip
-    port = free_port()
-    command = [
-        sys.executable, "-m", "tidegate", "serve", "--port", str(port),
-        "--workers", str(workers), "--log-level", "warning",
-    ]  # fmt: skip
+    token = cli_enterprise_token(env)
     pin = workers == 1 and shutil.which("taskset") is not None
-    if pin:
-        command = ["taskset", "-c", "0", *command]
-    server = subprocess.Popen(command, env=env)
+    server = Server(
+        env, "--workers", str(workers), "--log-level", "warning",
+        output=None, timeout=30, prefix=["taskset", "-c", "0"] if pin else [],
+    )  # fmt: skip
     try:
-        base = f"http://127.0.0.1:{port}"
-        wait_up(base + "/healthz")
-        routes = setup(base, created["token"])
+        base = server.base
+        routes = setup(base, token)
         eps: dict[str, float] = {}
         events_per_request = len(json.loads(body.read_bytes()))
         for route, key in routes.values():
@@ -176,8 +122,7 @@ def run(label: str, *, workers: int, redis: bool, seconds: int, body: Path) -> d
         )
         return eps
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

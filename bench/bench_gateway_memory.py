@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tarfile
@@ -40,59 +39,26 @@ from typing import Any
 
 import httpx
 
+from harness import (
+    Server,
+    api_data,
+    cli_enterprise_token,
+    cpu_seconds,
+    gateway_pipeline,
+    new_account,
+    status_kb,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def status_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field} for {pid}")
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def setup(base: str, token: str) -> tuple[str, str]:
     enterprise = {"Authorization": f"Token {token}"}
     with httpx.Client(base_url=base, timeout=30) as http:
-
-        def ok(response: httpx.Response) -> Any:
-            assert response.status_code in (200, 201), response.text
-            return response.json()["data"]
-
-        account = ok(
-            http.post(
-                "/v3/enterprise/account",
-                json={"company": "Bench", "owneremail": "bench@example.com"},
-                headers=enterprise,
-            )
-        )["account_id"]
+        account = new_account(base, enterprise)
         headers = {**enterprise, "x-delegate-account-id": account}
-        pipeline = ok(http.post("/v3/pipeline", json={"title": "mem"}, headers=headers))["id"]
-        route = ok(http.post("/v3/pipeline/gateway-route", json={"title": "m"}, headers=headers))[
-            "id"
-        ]
-        key = ok(
-            http.post(f"/v3/pipeline/gateway-route/{route}/access-key", json={}, headers=headers)
-        )["key"]
-        source = ok(
-            http.post(
-                f"/v3/pipeline/{pipeline}/source",
-                json={"type": "http", "gateway_route_id": route},
-                headers=headers,
-            )
-        )["id"]
-        ok(
+        pipeline, route, key, source = gateway_pipeline(http, headers, "mem")
+        api_data(
             http.post(
                 f"/v3/pipeline/{pipeline}/destination",
                 json={"type": "log_analysis", "inputs": [source]},
@@ -113,30 +79,13 @@ def one_case(src: Path, body: bytes, content_type: str) -> dict[str, Any]:
         "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
     }
     env.pop("TIDEGATE_REDIS_URL", None)
-    created = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
-            env=env, capture_output=True, check=True, text=True, cwd=work,
-        ).stdout
-    )  # fmt: skip
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tidegate", "serve", "--port", str(port), "--workers", "1",
-         "--log-level", "error"],
-        env=env, cwd=work,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    token = cli_enterprise_token(env, cwd=work)
+    server = Server(
+        env, "--workers", "1", "--log-level", "error", cwd=work, output=None, timeout=30
+    )
+    base = server.base
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(base + "/healthz", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        route, key = setup(base, created["token"])
+        route, key = setup(base, token)
         auth = {"Authorization": f"Token {key}", "Content-Type": content_type}
         with httpx.Client(base_url=base, timeout=600) as http:
             warm = http.post(
@@ -145,8 +94,8 @@ def one_case(src: Path, body: bytes, content_type: str) -> dict[str, Any]:
                 headers={**auth, "Content-Type": "application/json"},
             )
             assert warm.status_code == 200, warm.text
-            before_kb = status_kb(server.pid, "VmHWM")
-            cpu_before = cpu_s(server.pid)
+            before_kb = status_kb(server.pid, "VmHWM")["VmHWM"]
+            cpu_before = cpu_seconds(server.pid)
             started = time.monotonic()
             try:
                 status: Any = http.post(f"/gateway/{route}", content=body, headers=auth).status_code
@@ -156,13 +105,12 @@ def one_case(src: Path, body: bytes, content_type: str) -> dict[str, Any]:
         return {
             "status": status,
             "base_mb": before_kb / 1024,
-            "peak_mb": status_kb(server.pid, "VmHWM") / 1024,
+            "peak_mb": status_kb(server.pid, "VmHWM")["VmHWM"] / 1024,
             "wall_s": wall,
-            "cpu_s": cpu_s(server.pid) - cpu_before,
+            "cpu_s": cpu_seconds(server.pid) - cpu_before,
         }
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

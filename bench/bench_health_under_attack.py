@@ -32,7 +32,6 @@ import os
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,6 +43,16 @@ from typing import Any
 
 import httpx
 
+from harness import (
+    Server,
+    api_data,
+    api_json,
+    gateway_pipeline,
+    ingestion_key,
+    new_account,
+    status_kb,
+)
+
 PROBE_INTERVAL_S = 0.05
 PROBE_TIMEOUT_S = 5.0
 ATTACK_TIMEOUT_S = 10.0
@@ -51,29 +60,18 @@ TEN_MB = 10 * 1024 * 1024
 ATTACKS = ("regex", "wildcard", "stalled", "empty-lines", "gateway")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def memory_kb(pid: int) -> dict[str, int]:
-    fields: dict[str, int] = {}
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                fields[name] = int(value.split()[0])
+        return status_kb(pid, "VmRSS", "VmHWM")
     except OSError:
-        pass
-    return fields
+        return {}
 
 
-class Server:
+class HealthServer(Server):
+    """The server with its output in a log file of its work directory, killed at the end."""
+
     def __init__(self) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="tidegate-bench-health-"))
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
             "TIDEGATE_DATA_DIR": str(self.work / "var"),
@@ -81,21 +79,10 @@ class Server:
             "TIDEGATE_SQLITE_SYNCHRONOUS": "NORMAL",
         }
         self.log = (self.work / "server.log").open("wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tidegate", "serve", "--port", str(self.port)],
-            env=env,
-            cwd=self.work,
-            stdout=self.log,
-            stderr=self.log,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server did not start; see {self.work / 'server.log'}")
+        try:
+            super().__init__(env, cwd=self.work, output=self.log, timeout=30)
+        except RuntimeError:
+            raise RuntimeError(f"server did not start; see {self.work / 'server.log'}") from None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -104,50 +91,23 @@ class Server:
         self.log.close()
 
 
-def ok(response: httpx.Response) -> Any:
-    if response.status_code not in (200, 201):
-        raise RuntimeError(f"set-up failed: {response.status_code} {response.text[:300]}")
-    return response.json()
-
-
-def set_up(server: Server) -> dict[str, Any]:
+def set_up(server: HealthServer) -> dict[str, Any]:
     """An account with an ingestion key, the wildcard exclusion rule and a gateway route."""
     token = (server.work / "var" / "enterprise-key").read_text().strip()
     enterprise = {"Authorization": f"Token {token}"}
     with httpx.Client(base_url=server.base, timeout=30) as http:
-        account = ok(
-            http.post(
-                "/v3/enterprise/account",
-                json={"company": "Bench", "owneremail": "bench@example.com"},
-                headers=enterprise,
-            )
-        )["data"]["account_id"]
+        account = new_account(server.base, enterprise)
         headers = {**enterprise, "x-delegate-account-id": account}
-        key = ok(http.post("/v1/config/keys", params={"type": "ingestion"}, headers=headers))["key"]
-        ok(
+        key = ingestion_key(server.base, headers)
+        api_json(
             http.post(
                 "/v1/config/ingestion/exclusions",
                 json={"title": "wildcard", "active": True, "hosts": ["*a*a*a*a*b"]},
                 headers=headers,
             )
         )
-        pipeline = ok(http.post("/v3/pipeline", json={"title": "bench"}, headers=headers))["data"][
-            "id"
-        ]
-        route = ok(http.post("/v3/pipeline/gateway-route", json={"title": "b"}, headers=headers))[
-            "data"
-        ]["id"]
-        route_key = ok(
-            http.post(f"/v3/pipeline/gateway-route/{route}/access-key", json={}, headers=headers)
-        )["data"]["key"]
-        source = ok(
-            http.post(
-                f"/v3/pipeline/{pipeline}/source",
-                json={"type": "http", "gateway_route_id": route},
-                headers=headers,
-            )
-        )["data"]["id"]
-        ok(
+        pipeline, route, route_key, source = gateway_pipeline(http, headers, "bench")
+        api_data(
             http.post(
                 f"/v3/pipeline/{pipeline}/destination",
                 json={"type": "blackhole", "inputs": [source]},
@@ -215,7 +175,7 @@ class Attack(threading.Thread):
                     time.sleep(0.1)
 
 
-def attacks(server: Server, ctx: dict[str, Any], regex_len: int) -> list[Attack]:
+def attacks(server: HealthServer, ctx: dict[str, Any], regex_len: int) -> list[Attack]:
     base = server.base
     regex_body = {
         "processor": {
@@ -268,7 +228,7 @@ class Stall(threading.Thread):
     """``count`` connections each sending a 10 MB unauthenticated body but its last
     byte, then holding the connection open until the end."""
 
-    def __init__(self, server: Server, count: int = 60) -> None:
+    def __init__(self, server: HealthServer, count: int = 60) -> None:
         super().__init__(daemon=True)
         self.server = server
         self.count = count
@@ -335,7 +295,7 @@ def main() -> int:
         parser.error(f"--only takes some of {', '.join(ATTACKS)}")
     print("starting a server, then a quiet phase and an attack phase...", file=sys.stderr)
 
-    server = Server()
+    server = HealthServer()
     stall = Stall(server)
     try:
         ctx = set_up(server)

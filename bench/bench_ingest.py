@@ -20,28 +20,30 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import timeit
-import uuid
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 from sqlalchemy import text
 
+from harness import (
+    Server,
+    create_pg_database,
+    db_enterprise_token,
+    drop_pg_database,
+    ingestion_key,
+    new_account,
+)
 from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
-from tidegate.enterprise.service import create_enterprise
 from tidegate.ingest.exclusion import RuleSet
 from tidegate.ingest.service import IngestParams, sort_lines
 from tidegate.logs.store import NewLine, store_lines
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 BATCH = 100
 CONNECTIONS = 16
 
@@ -86,57 +88,17 @@ def rules(count: int) -> list[dict[str, Any]]:
     return made
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    def __init__(self, url: str, workdir: Path, workers: int, synchronous: str = "FULL") -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "TIDEGATE_DATABASE_URL": url,
-            "TIDEGATE_DATA_DIR": str(workdir / "var"),
-            "TIDEGATE_SECRET_KEY": "bench",
-            "TIDEGATE_BOOTSTRAP": "0",
-            "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
-            "TIDEGATE_SQLITE_SYNCHRONOUS": synchronous,
-        }
-        command = [sys.executable, "-m", "tidegate", "serve", "--port", str(self.port)]
-        self.process = subprocess.Popen(
-            [*command, "--workers", str(workers)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
-async def make_tenant(url: str) -> str:
-    db = Database.connect(url)
-    try:
-        async with db.write_sessions() as session:
-            _, token = await create_enterprise(
-                session=session, name=f"bench-{uuid.uuid4().hex[:6]}"
-            )
-            await session.commit()
-            return token
-    finally:
-        await db.dispose()
+def start_server(url: str, workdir: Path, workers: int, synchronous: str = "FULL") -> Server:
+    env = {
+        **os.environ,
+        "TIDEGATE_DATABASE_URL": url,
+        "TIDEGATE_DATA_DIR": str(workdir / "var"),
+        "TIDEGATE_SECRET_KEY": "bench",
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        "TIDEGATE_SQLITE_SYNCHRONOUS": synchronous,
+    }
+    return Server(env, "--workers", str(workers))
 
 
 def make_account_id(url: str) -> str:
@@ -155,17 +117,12 @@ def make_account_id(url: str) -> str:
 
 def make_account(base: str, token: str, rule_count: int) -> tuple[str, str]:
     enterprise = {"Authorization": f"Token {token}"}
-    account = httpx.post(
-        f"{base}/v3/enterprise/account",
-        json={"company": "bench", "owneremail": f"b-{uuid.uuid4().hex[:6]}@example.com"},
-        headers=enterprise,
-    ).json()["data"]
-    headers = {**enterprise, "x-delegate-account-id": account["account_id"]}
+    account_id = new_account(base, enterprise)
+    headers = {**enterprise, "x-delegate-account-id": account_id}
     for rule in rules(rule_count):
         created = httpx.post(f"{base}/v1/config/ingestion/exclusions", json=rule, headers=headers)
         assert created.status_code == 200, created.text
-    key = httpx.post(f"{base}/v1/config/keys", params={"type": "ingestion"}, headers=headers)
-    return account["account_id"], str(key.json()["key"])
+    return account_id, ingestion_key(base, headers)
 
 
 LUA = """
@@ -248,39 +205,21 @@ def judging_cost_us(rule_count: int) -> float:
     return min(timeit.repeat(once, number=runs, repeat=3)) / runs * 1e6
 
 
-async def create_pg() -> str:
-    name = f"tidegate_bench_{uuid.uuid4().hex[:8]}"
-    conn = await asyncpg.connect(PG_ADMIN)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return name
-
-
-async def drop_pg(name: str) -> None:
-    conn = await asyncpg.connect(PG_ADMIN)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
-
-
 def bench_backend(backend: str, seconds: int, workdir: Path) -> list[str]:
     pg_name = None
     if backend == "sqlite":
         url = f"sqlite+aiosqlite:///{workdir / 'bench.sqlite3'}"
     else:
-        pg_name = asyncio.run(create_pg())
+        pg_name = asyncio.run(create_pg_database())
         url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
     rows: list[str] = []
     try:
         asyncio.run(upgrade_database(url))
-        token = asyncio.run(make_tenant(url))
+        token = asyncio.run(db_enterprise_token(url))
         floor: float | None = None
         results_full = 0.0
         for workers in (1, 4):
-            server = Server(url, workdir, workers)
+            server = start_server(url, workdir, workers)
             try:
                 accounts = {n: make_account(server.base, token, n) for n in (0, 10, 100)}
                 results = {
@@ -300,7 +239,7 @@ def bench_backend(backend: str, seconds: int, workdir: Path) -> list[str]:
                     f"{lines_per_s / base:>10.2f} | {lines_per_s / floor:>8.2f} | {floor:>11,.0f} | {failed:>7} |"
                 )
         if backend == "sqlite":
-            server = Server(url, workdir, 1, synchronous="NORMAL")
+            server = start_server(url, workdir, 1, synchronous="NORMAL")
             try:
                 _, key = make_account(server.base, token, 0)
                 normal, failed = run_wrk(server.base, key, seconds, workdir)
@@ -318,7 +257,7 @@ def bench_backend(backend: str, seconds: int, workdir: Path) -> list[str]:
             )
     finally:
         if pg_name:
-            asyncio.run(drop_pg(pg_name))
+            asyncio.run(drop_pg_database(pg_name))
     return rows
 
 

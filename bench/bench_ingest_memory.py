@@ -19,33 +19,27 @@ import asyncio
 import concurrent.futures
 import gzip
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import httpx
 
-from tidegate.db.engine import Database
-from tidegate.enterprise.service import create_enterprise
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from harness import (
+    Server,
+    cpu_seconds,
+    db_enterprise_token,
+    ingestion_key,
+    new_account,
+    status_kb,
+)
 
 
-class Server:
+class MemoryServer(Server):
+    """The server with its worker processes: peak RSS and CPU over all of them."""
+
     def __init__(self, workdir: Path, src: str | None) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"sqlite+aiosqlite:///{workdir / 'bench.sqlite3'}"
         env = {
             **os.environ,
@@ -57,21 +51,7 @@ class Server:
         }
         if src:
             env["PYTHONPATH"] = src
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tidegate", "serve", "--port", str(self.port)],
-            env=env,
-            cwd=workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
+        super().__init__(env, cwd=workdir)
 
     def pids(self) -> list[int]:
         found = [self.process.pid]
@@ -86,48 +66,16 @@ class Server:
             Path(f"/proc/{pid}/clear_refs").write_text("5")
 
     def peak_mb(self) -> float:
-        peak = 0
-        for pid in self.pids():
-            for row in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if row.startswith("VmHWM:"):
-                    peak = max(peak, int(row.split()[1]))
-        return peak / 1024
+        return max(status_kb(pid, "VmHWM").get("VmHWM", 0) for pid in self.pids()) / 1024
 
     def cpu_s(self) -> float:
-        total = 0
-        for pid in self.pids():
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        return total / CLK_TCK
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        return cpu_seconds(*self.pids())
 
 
-async def _tenant(url: str) -> str:
-    db = Database.connect(url)
-    try:
-        async with db.write_sessions() as session:
-            _, token = await create_enterprise(
-                session=session, name=f"bench-{uuid.uuid4().hex[:6]}"
-            )
-            await session.commit()
-            return token
-    finally:
-        await db.dispose()
-
-
-def ingestion_key(server: Server) -> str:
-    enterprise = {"Authorization": f"Token {asyncio.run(_tenant(server.url))}"}
-    account = httpx.post(
-        f"{server.base}/v3/enterprise/account",
-        json={"company": "bench", "owneremail": f"b-{uuid.uuid4().hex[:6]}@example.com"},
-        headers=enterprise,
-    ).json()["data"]
-    headers = {**enterprise, "x-delegate-account-id": account["account_id"]}
-    key = httpx.post(f"{server.base}/v1/config/keys", params={"type": "ingestion"}, headers=headers)
-    return str(key.json()["key"])
+def make_ingestion_key(server: MemoryServer) -> str:
+    enterprise = {"Authorization": f"Token {asyncio.run(db_enterprise_token(server.url))}"}
+    account_id = new_account(server.base, enterprise)
+    return ingestion_key(server.base, {**enterprise, "x-delegate-account-id": account_id})
 
 
 def bodies() -> list[tuple[str, bytes, dict[str, str], int]]:
@@ -156,9 +104,9 @@ def health_watch(base: str, stop: threading.Event, worst: list[float]) -> None:
 
 def run(label: str, src: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp), src)
+        server = MemoryServer(Path(tmp), src)
         try:
-            key = ingestion_key(server)
+            key = make_ingestion_key(server)
             headers = {"apikey": key, "content-type": "application/json"}
             url = f"{server.base}/logs/ingest?hostname=bench"
             httpx.post(url, content=b'{"lines":[{"line":"warm"}]}', headers=headers)

@@ -1,0 +1,207 @@
+"""Helpers the benchmarks share: a free loopback port, a real ``tidegate serve`` process
+waiting until it answers, /proc readings of a process (CPU time, VmHWM/VmRSS), an
+enterprise token (CLI or database), an account with an ingestion key, and a scratch
+PostgreSQL database.
+
+The scripts run as ``python bench/bench_x.py``, so this directory is on ``sys.path`` and
+they import it as ``from harness import ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_up(url: str, timeout: float = 30.0, *, status: int | None = None) -> None:
+    """Return once ``url`` answers (with ``status``, when given); raise after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            response = httpx.get(url, timeout=1)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+            continue
+        if status is None or response.status_code == status:
+            return
+    raise RuntimeError(f"{url} did not come up")
+
+
+class Server:
+    """``tidegate serve`` on a free port (extra ``args`` after ``--port``), started with
+    ``env``; ready once /healthz answers 200. ``prefix`` goes before the command (e.g.
+    ``taskset -c 0``, which execs it, so the pid stays the server's)."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        *args: str,
+        cwd: Path | None = None,
+        output: int | IO[bytes] | None = subprocess.DEVNULL,
+        timeout: float = 60.0,
+        prefix: Sequence[str] = (),
+    ) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "tidegate", "serve", "--port", str(self.port), *args]
+        self.process = subprocess.Popen(
+            [*prefix, *command], env=env, cwd=cwd, stdout=output, stderr=output
+        )
+        try:
+            wait_up(self.base + "/healthz", timeout, status=200)
+        except RuntimeError:
+            self.stop()
+            raise RuntimeError("server did not start") from None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def cpu_seconds(*pids: int) -> float:
+    """utime + stime of the processes, in seconds (/proc/<pid>/stat)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def status_kb(pid: int, *names: str) -> dict[str, int]:
+    """The named kB fields of /proc/<pid>/status (e.g. ``VmHWM``, ``VmRSS``)."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in names:
+            fields[name] = int(value.split()[0])
+    return fields
+
+
+def cli_enterprise_token(env: dict[str, str], cwd: Path | None = None) -> str:
+    """A new enterprise's token, made by ``tidegate enterprise create`` with ``env``."""
+    created = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "tidegate", "enterprise", "create", "--name", "bench"],
+            env=env, capture_output=True, check=True, text=True, cwd=cwd,
+        ).stdout
+    )  # fmt: skip
+    return str(created["token"])
+
+
+async def db_enterprise_token(url: str) -> str:
+    """A new enterprise's token, written straight into the database at ``url``."""
+    from tidegate.db.engine import Database
+    from tidegate.enterprise.service import create_enterprise
+
+    db = Database.connect(url)
+    try:
+        async with db.write_sessions() as session:
+            _, token = await create_enterprise(
+                session=session, name=f"bench-{uuid.uuid4().hex[:6]}"
+            )
+            await session.commit()
+            return token
+    finally:
+        await db.dispose()
+
+
+def new_account(base: str, enterprise: dict[str, str]) -> str:
+    """A new account (random owner e-mail) of the enterprise whose headers are given."""
+    response = httpx.post(
+        f"{base}/v3/enterprise/account",
+        json={"company": "bench", "owneremail": f"b-{uuid.uuid4().hex[:6]}@example.com"},
+        headers=enterprise,
+        timeout=30,
+    )
+    if response.status_code not in (200, 201):
+        raise RuntimeError(f"account not created: {response.status_code} {response.text[:300]}")
+    return str(response.json()["data"]["account_id"])
+
+
+def ingestion_key(base: str, headers: dict[str, str]) -> str:
+    """A new ingestion key of the account the headers act for."""
+    response = httpx.post(
+        f"{base}/v1/config/keys", params={"type": "ingestion"}, headers=headers, timeout=30
+    )
+    if response.status_code not in (200, 201):
+        raise RuntimeError(f"key not created: {response.status_code} {response.text[:300]}")
+    return str(response.json()["key"])
+
+
+async def create_pg_database() -> str:
+    """A new, empty PostgreSQL database on 127.0.0.1; returns its name."""
+    import asyncpg
+
+    name = f"tidegate_bench_{uuid.uuid4().hex[:8]}"
+    conn = await asyncpg.connect(PG_ADMIN)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return name
+
+
+async def drop_pg_database(name: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(PG_ADMIN)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def api_json(response: httpx.Response) -> Any:
+    """The JSON of a successful API answer; raise on any other status."""
+    if response.status_code not in (200, 201):
+        raise RuntimeError(f"set-up failed: {response.status_code} {response.text[:300]}")
+    return response.json()
+
+
+def api_data(response: httpx.Response) -> Any:
+    """The ``data`` of a successful /v3 answer; raise on any other status."""
+    return api_json(response)["data"]
+
+
+def gateway_pipeline(
+    http: httpx.Client, headers: dict[str, str], title: str
+) -> tuple[str, str, str, str]:
+    """A new pipeline whose http source is fed by a new gateway route with an access key:
+    ``(pipeline_id, route_id, route_key, source_id)``; the caller adds the rest."""
+    pipeline = api_data(http.post("/v3/pipeline", json={"title": title}, headers=headers))["id"]
+    route = api_data(
+        http.post("/v3/pipeline/gateway-route", json={"title": title}, headers=headers)
+    )["id"]
+    key = api_data(
+        http.post(f"/v3/pipeline/gateway-route/{route}/access-key", json={}, headers=headers)
+    )["key"]
+    source = api_data(
+        http.post(
+            f"/v3/pipeline/{pipeline}/source",
+            json={"type": "http", "gateway_route_id": route},
+            headers=headers,
+        )
+    )["id"]
+    return pipeline, route, key, source
