@@ -124,11 +124,10 @@ async def ingest(
     runtime = state.ingest
     with runtime.limit.slot():
         # Credentials first: the body is read only for a known key.
-        with service.store_unavailable_is_503():
-            async with state.db.read_sessions() as session:
-                account_id, rules = await service.account_for_key(
-                    session=session, key=key, cache=runtime.rules
-                )
+        async with state.db.read_sessions() as session:
+            account_id, rules = await service.account_for_key(
+                session=session, key=key, cache=runtime.rules
+            )
         params = service.check_params(hostname=hostname, mac=mac, ip=ip, now=now, tags=tags or ())
         body = await request.body()
         received_ms = service.now_ms()

@@ -10,22 +10,19 @@ ingestion behind the slowest client.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import INGESTION_DOMAIN
 from tidegate.auth.secrets import hash_secret
 from tidegate.db.engine import Database
-from tidegate.errors import BadRequest, Forbidden, ServiceUnavailable, ValidationFailed
+from tidegate.errors import BadRequest, Forbidden, ValidationFailed
 from tidegate.ingest import repository, schemas
 from tidegate.ingest.decoding import (
     MAX_DECODED_BYTES,
@@ -353,36 +350,17 @@ async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: i
     """Store the kept lines and count usage in one transaction, committed on return."""
     if not outcome.stored and not outcome.excluded_lines:
         return
-    with store_unavailable_is_503():
-        async with db.write_sessions() as session:
-            await store_lines(
-                session=session,
-                account_id=outcome.account_id,
-                lines=outcome.stored,
-                received_ms=received_ms,
-                excluded_lines=outcome.excluded_lines,
-                excluded_bytes=outcome.excluded_bytes,
-                excluded_repaired=outcome.excluded_repaired,
-            )
-            await session.commit()
-
-
-@contextlib.contextmanager
-def store_unavailable_is_503() -> Iterator[None]:
-    """A database that cannot serve now (locked past busy_timeout, unreachable, pool
-    exhausted) is a 503 with ``Retry-After``, which the platform's clients retry."""
-    try:
-        yield
-    except (OperationalError, PoolTimeout, OSError) as error:
-        raise ServiceUnavailable(
-            "The log store is busy; retry shortly", headers={"Retry-After": "1"}
-        ) from error
-    except DBAPIError as error:
-        if error.connection_invalidated:
-            raise ServiceUnavailable(
-                "The log store is unreachable; retry shortly", headers={"Retry-After": "1"}
-            ) from error
-        raise
+    async with db.write_sessions() as session:
+        await store_lines(
+            session=session,
+            account_id=outcome.account_id,
+            lines=outcome.stored,
+            received_ms=received_ms,
+            excluded_lines=outcome.excluded_lines,
+            excluded_bytes=outcome.excluded_bytes,
+            excluded_repaired=outcome.excluded_repaired,
+        )
+        await session.commit()
 
 
 async def usage_report(
