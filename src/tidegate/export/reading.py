@@ -58,6 +58,10 @@ class PageReader(Protocol):
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Every row of a statement with a small answer (counts), as plain tuples."""
+        ...
+
     def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]: ...
 
 
@@ -86,7 +90,8 @@ class SqliteReader:
             connection.execute("PRAGMA query_only=ON")
             connection.execute("PRAGMA busy_timeout=15000")
             self._connection = connection
-        compiled = statement.compile(dialect=_SQLITE)
+        # Expanding IN lists (``hosts=a,b``) are rendered as one bound value per item.
+        compiled = statement.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
         bound = compiled.params
         parameters = [bound[name] for name in compiled.positiontup or ()]
         return self._connection.execute(str(compiled), parameters)
@@ -94,6 +99,9 @@ class SqliteReader:
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
         row = self._execute(statement).fetchone()
         return None if row is None else row[0]
+
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        return self._execute(statement).fetchall()
 
     def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
         return [LineRow(*row) for row in self._execute(statement).fetchall()]
@@ -129,6 +137,9 @@ class LoopReader:
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
         rows = self._on_loop(statement)
         return rows[0][0] if rows else None
+
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        return self._on_loop(statement)
 
     def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
         return [LineRow(*row) for row in self._on_loop(statement)]
