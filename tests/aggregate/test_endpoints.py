@@ -180,6 +180,10 @@ async def test_top_values_order_ties_and_missing_fields(client: AppClient) -> No
     }
     two = (await aggregate(client, account.headers, top=2, **{"from": HOUR_START})).json()
     assert two["top"]["host"] == [{"value": "db-2", "count": 5}, {"value": "web-1", "count": 5}]
+    # top=0: the histogram alone.
+    none = (await aggregate(client, account.headers, top=0, **{"from": HOUR_START})).json()
+    assert none["top"] == {"host": [], "app": [], "level": []}
+    assert none["histogram"] == body["histogram"]
     # The same order when the matcher confirms (a bare term is never exact in SQL).
     confirmed = (
         await aggregate(client, account.headers, top=2, query="x", **{"from": HOUR_START})
@@ -253,8 +257,8 @@ async def test_credentials_as_for_export(client: AppClient) -> None:
         ({"buckets": 0}, "buckets: must be an integer from 1 to 500"),
         ({"buckets": 501}, "buckets: must be an integer from 1 to 500"),
         ({"buckets": "many"}, "buckets: must be an integer from 1 to 500"),
-        ({"top": 0}, "top: must be an integer from 1 to 100"),
-        ({"top": 101}, "top: must be an integer from 1 to 100"),
+        ({"top": -1}, "top: must be an integer from 0 to 100"),
+        ({"top": 101}, "top: must be an integer from 0 to 100"),
         ({"query": "app:(a OR"}, "query: "),
         ({"query": "a\x00b"}, "query: must not contain NUL"),
         ({"levels": ",".join(f"l{i}" for i in range(101))}, "levels: at most 100 values"),

@@ -50,7 +50,8 @@ async def aggregate_lines(
     top: Annotated[
         Text,
         Query(
-            description=f"Values per field, 1 to {schemas.MAX_TOP} (default {schemas.DEFAULT_TOP})"
+            description=f"Values per field, 0 to {schemas.MAX_TOP} (default {schemas.DEFAULT_TOP}); "
+            "0 leaves the top values out, which spares counting them"
         ),
     ] = None,
 ) -> Response:

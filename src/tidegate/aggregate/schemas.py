@@ -49,7 +49,7 @@ def parse_aggregate_request(
         buckets=bounded_int(
             buckets, name="buckets", low=1, high=MAX_BUCKETS, default=DEFAULT_BUCKETS
         ),
-        top=bounded_int(top, name="top", low=1, high=MAX_TOP, default=DEFAULT_TOP),
+        top=bounded_int(top, name="top", low=0, high=MAX_TOP, default=DEFAULT_TOP),
         line_filter=parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query),
     )
 
@@ -110,7 +110,9 @@ class Aggregation(BaseModel):
         "oldest first, empty ones included. The first and last may start before `from` "
         "or end after `to`; only lines within the range are counted."
     )
-    top: TopValues = Field(description="The most frequent values of host, app and level")
+    top: TopValues = Field(
+        description="The most frequent values of host, app and level (empty lists for `top=0`)"
+    )
     exact: bool = Field(
         description="True: every matching line of the range is counted. False: the query "
         "needed more lines checked than one request may check; the counts cover the lines "

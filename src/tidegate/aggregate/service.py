@@ -124,7 +124,8 @@ def aggregation(
         if translated.exact:
             for bucket, lines in scope.bucket_counts(reader, translated):
                 histogram[bucket - first_bucket] = lines
-            top = {name: scope.top_values(reader, translated, name) for name in TOP_FIELDS}
+            if request.top:
+                top = {name: scope.top_values(reader, translated, name) for name in TOP_FIELDS}
         else:
             tally = _Tally(first_bucket=first_bucket, histogram=histogram)
             counted_from = scope.confirm(reader, translated, tally)
