@@ -8,8 +8,9 @@ The data set (seeded; 7 days; 14 hosts, 8 apps, 6 levels, JSON meta, a rare word
 0.1% of the lines) is written through the store's own write path (``line_rows`` and
 ``insert_rows``) once and kept in ``--data`` for later runs (PostgreSQL: a database
 named after the line count). A real ``tidegate serve`` answers, over the whole range:
-no query, ``level:error app:web`` (exact in SQL), the rare word and a common word
-(both confirmed by the matcher; the common one passes the candidate cap). Printed:
+no query (the histogram alone, ``top=0``, and with the top values), ``level:error
+app:web`` (exact in SQL), the rare word and a common word (both confirmed by the
+matcher; the common one passes the candidate cap). Printed:
 median wall time of ``--runs`` requests, the server's CPU per request, the answer's
 ``total`` and ``exact``, and the floor: the same histogram and top values by GROUP BY
 queries written by hand, run by the drivers directly.
@@ -43,7 +44,14 @@ WORDS = [
 APPS = ["api", "web", "worker", "healthcheck", "billing", "auth", "nginx", "cron"]
 LEVELS = ["DEBUG", "INFO", "INFO", "INFO", "WARN", "ERROR"]
 HOSTS = [f"web-{n:02d}.prod" for n in range(12)] + ["db-1.prod", "staging-3"]
-QUERIES = [None, "level:error app:web", RARE, "timeout"]
+# (query, top): the histogram alone (top=0), then with the top values.
+CASES: list[tuple[str | None, int]] = [
+    (None, 0),
+    (None, 10),
+    ("level:error app:web", 10),
+    (RARE, 10),
+    ("timeout", 10),
+]
 BATCH = 20_000
 
 
@@ -195,8 +203,8 @@ def measure(backend: str, data: dict[str, str], runs: int, workdir: Path) -> Non
     try:
         with httpx.Client(base_url=server.base, headers=headers, timeout=300) as http:
             width = 0
-            for query in QUERIES:
-                params: dict[str, Any] = {"from": START_MS, "to": START_MS + SPAN_MS}
+            for query, top in CASES:
+                params: dict[str, Any] = {"from": START_MS, "to": START_MS + SPAN_MS, "top": top}
                 if query:
                     params["query"] = query
                 http.get("/v1/aggregate", params=params).raise_for_status()  # warm
@@ -211,7 +219,7 @@ def measure(backend: str, data: dict[str, str], runs: int, workdir: Path) -> Non
                 body = response.json()
                 width = body["bucket_ms"]
                 print(
-                    f"  {backend:10} {query or '(no query)':22} "
+                    f"  {backend:10} {query or '(no query)':20} top={top:<3} "
                     f"{statistics.median(times) * 1000:8.0f} ms  "
                     f"cpu {statistics.median(cpus) * 1000:6.0f} ms  "
                     f"total {body['total']:>9,}  exact {body['exact']}",
@@ -219,7 +227,7 @@ def measure(backend: str, data: dict[str, str], runs: int, workdir: Path) -> Non
                 )
         floors = [floor_sql(backend, data, width, 10) for _ in range(runs)]
         print(
-            f"  {backend:10} {'floor: GROUP BY by hand':22} "
+            f"  {backend:10} {'floor: GROUP BY by hand':27} "
             f"{statistics.median(floors) * 1000:8.0f} ms  (histogram + 3 top lists, no query)"
         )
     finally:
