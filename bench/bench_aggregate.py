@@ -10,7 +10,8 @@ The data set (seeded; 7 days; 14 hosts, 8 apps, 6 levels, JSON meta, a rare word
 named after the line count). A real ``tidegate serve`` answers, over the whole range:
 no query (the histogram alone, ``top=0``, and with the top values), ``level:error
 app:web`` (exact in SQL), the rare word and a common word (both confirmed by the
-matcher; the common one passes the candidate cap). Printed:
+matcher; the common one passes the candidate cap) and a ``meta`` field (each candidate's
+meta decoded). Printed:
 median wall time of ``--runs`` requests, the server's CPU per request, the answer's
 ``total`` and ``exact``, and the floor: the same histogram and top values by GROUP BY
 queries written by hand, run by the drivers directly.
@@ -51,6 +52,7 @@ CASES: list[tuple[str | None, int]] = [
     ("level:error app:web", 10),
     (RARE, 10),
     ("timeout", 10),
+    ("status:500", 10),
 ]
 BATCH = 20_000
 

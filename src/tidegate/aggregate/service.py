@@ -42,8 +42,8 @@ NICE_WIDTHS_MS = (
 )  # fmt: skip
 
 # Candidates one request confirms with the matcher at most. Each costs reading its row
-# and matching it (and decoding its meta when the query names a meta field): about
-# 5-10 µs of CPU, so the cap holds a request to a second or two.
+# and matching it (and decoding its meta when the query names a meta field): 3.5-7 µs
+# of CPU measured (docs/aggregate.md), so the cap holds a request to a second or two.
 MAX_CANDIDATES = 200_000
 
 
