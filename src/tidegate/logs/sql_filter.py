@@ -14,7 +14,7 @@ query runs in the database".
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy import (
@@ -29,7 +29,8 @@ from sqlalchemy import (
     select,
     true,
 )
-from sqlalchemy.sql.elements import False_, True_
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import BooleanClauseList, False_, True_
 from sqlalchemy.sql.expression import column, table
 
 from tidegate.logs.filtering import LineFilter
@@ -78,31 +79,54 @@ _SMALL_FLOAT_PREFIX = re.compile(r"-[1-9]|[1-9][.e]")
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}")
 
 
+# A prefix test of a built-in field: (field, case-folded prefix).
+FoldedPrefix = tuple[str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class SqlFilter:
-    """``where``: a condition over ``log_lines`` (None: no condition), a superset of the
-    filter's lines. ``exact``: it selects exactly the filter's lines, so candidates need
-    no confirmation by ``LineFilter.matches``. ``fts_queries`` (SQLite): the FTS5 MATCH
-    expressions ``where`` uses, for callers that check how many rows each one selects
-    (see ``translate(drop_fts=...)``)."""
+    """The SQL form of a ``LineFilter``.
+
+    - ``where``: a condition over ``log_lines`` (None: no condition), true for every line
+      the filter selects.
+    - ``exact``: ``where`` selects exactly the filter's lines, so candidates need no
+      confirmation by ``LineFilter.matches``.
+    - ``fts_queries`` (SQLite): the FTS5 MATCH expressions ``where`` uses, for callers
+      that check how many rows each one finds (``fts_candidates``) and leave out the
+      common ones (``translate(drop_fts=...)``).
+    - ``driving_fts`` (SQLite): those of them that every selected line satisfies (top
+      level conjuncts of ``where``): ``fts_condition(query)`` of one may drive a scan.
+    - ``folded_prefixes``: the prefix tests of host/app/level, for callers that list the
+      stored values with each prefix (``folded_value_after``) and have them tested by
+      equality (``translate(folded_values=...)``), which SQLite's planner serves better.
+    """
 
     where: Condition | None
     exact: bool
     fts_queries: tuple[str, ...] = ()
+    driving_fts: tuple[str, ...] = ()
+    folded_prefixes: tuple[FoldedPrefix, ...] = ()
 
 
 def translate(
-    line_filter: LineFilter, *, dialect: str, drop_fts: Collection[str] = ()
+    line_filter: LineFilter,
+    *,
+    dialect: str,
+    drop_fts: Collection[str] = (),
+    folded_values: Mapping[FoldedPrefix, Collection[str]] | None = None,
 ) -> SqlFilter:
     """The SQL form of ``line_filter`` for ``dialect`` (``sqlite`` or ``postgresql``).
 
     ``drop_fts``: FTS5 MATCH expressions (from a previous ``SqlFilter.fts_queries``) to
     leave out, as if their literal could not be looked up; for a literal so common that
     walking the time index and confirming in Python is cheaper than the subquery.
+    ``folded_values``: for a prefix test (from ``SqlFilter.folded_prefixes``), every
+    stored value of the field that starts with it; the test becomes ``IN (values)``.
+    It must list every such value of the lines the caller reads, or lines are missed.
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unsupported dialect {dialect!r}")
-    translator = _Translator(dialect, frozenset(drop_fts))
+    translator = _Translator(dialect, frozenset(drop_fts), folded_values or {})
     parts: list[Condition] = []
     for values, folded in (
         (line_filter.hosts, LogLine.host_folded),
@@ -118,11 +142,22 @@ def translate(
         parts.append(condition)
         exact = query_exact
     where = _all(parts)
+    driving = [translator.fts_of.get(id(part)) for part in _conjuncts(where)]
     return SqlFilter(
         where=None if isinstance(where, True_) else where,
         exact=exact,
-        fts_queries=tuple(dict.fromkeys(translator.fts_queries)),
+        fts_queries=tuple(dict.fromkeys(translator.fts_of.values())),
+        driving_fts=tuple(dict.fromkeys(query for query in driving if query is not None)),
+        folded_prefixes=tuple(dict.fromkeys(translator.folded_prefixes)),
     )
+
+
+def _conjuncts(condition: Condition) -> Iterator[Condition]:
+    if isinstance(condition, BooleanClauseList) and condition.operator is operators.and_:
+        for clause in condition.clauses:
+            yield from _conjuncts(clause)
+    else:
+        yield condition
 
 
 # A translated node: its condition and whether that condition is exact.
@@ -182,10 +217,18 @@ def _starts_with_range(folded: ColumnElement[str], prefix: str) -> Condition:
 
 
 class _Translator:
-    def __init__(self, dialect: str, drop_fts: frozenset[str]) -> None:
+    def __init__(
+        self,
+        dialect: str,
+        drop_fts: frozenset[str],
+        folded_values: Mapping[FoldedPrefix, Collection[str]],
+    ) -> None:
         self.dialect = dialect
         self.drop_fts = drop_fts
-        self.fts_queries: list[str] = []
+        self.folded_values = folded_values
+        # The FTS5 query of each lookup condition made, by the condition's id().
+        self.fts_of: dict[int, str] = {}
+        self.folded_prefixes: list[FoldedPrefix] = []
 
     # -- line nodes -------------------------------------------------------------------
 
@@ -215,13 +258,14 @@ class _Translator:
         columns = LogLine.__table__.c
         original: ColumnElement[str] = columns[node.name]
         folded = columns[f"{node.name}_folded"] if node.name in _FOLDED else None
-        test, exact = self.builtin_value(node.test, original, folded)
+        test, exact = self.builtin_value(node.name, node.test, original, folded)
         # A missing field matches nothing (``host`` is never missing).
         present = true() if node.name == "host" else original.is_not(None)
         return _all((present, test)), exact
 
     def builtin_value(
         self,
+        name: str,
         node: ValueNode,
         original: ColumnElement[str],
         folded: ColumnElement[str] | None,
@@ -232,20 +276,23 @@ class _Translator:
         if isinstance(node, Compare):
             return _SUPERSET_OF_ALL  # a number spelled in text: not worth SQL
         if isinstance(node, Match):
-            return self.builtin_match(node, original, folded)
+            return self.builtin_match(name, node, original, folded)
         if isinstance(node, ValueNot):
-            inner, exact = self.builtin_value(node.operand, original, folded)
+            inner, exact = self.builtin_value(name, node.operand, original, folded)
             return (_negate(inner), True) if exact else _SUPERSET_OF_ALL
-        parts = [self.builtin_value(operand, original, folded) for operand in node.operands]
+        parts = [self.builtin_value(name, operand, original, folded) for operand in node.operands]
         conditions = [condition for condition, _ in parts]
         exact = all(part_exact for _, part_exact in parts)
         if isinstance(node, ValueAnd):
             return _all(conditions), exact
         return _any(conditions), exact
 
-    @staticmethod
     def builtin_match(
-        node: Match, original: ColumnElement[str], folded: ColumnElement[str] | None
+        self,
+        name: str,
+        node: Match,
+        original: ColumnElement[str],
+        folded: ColumnElement[str] | None,
     ) -> Translated:
         value = node.value
         # Case-sensitive: the original column. casefold() works per character, so a
@@ -262,7 +309,15 @@ class _Translator:
             # ``file`` has no folded copy: only the case-sensitive forms are exact.
             return (sensitive, True) if sensitive is not None else _SUPERSET_OF_ALL
         target = value.casefold()
-        test = folded == target if node.exact else _starts_with_range(folded, target)
+        if node.exact:
+            test = folded == target
+        else:
+            self.folded_prefixes.append((name, target))
+            values = self.folded_values.get((name, target))
+            if values is None:
+                test = _starts_with_range(folded, target)
+            else:
+                test = folded.in_(sorted(values)) if values else false()
         return (test if sensitive is None else _all((test, sensitive))), True
 
     def meta_field(self, node: Field) -> Condition:
@@ -318,9 +373,34 @@ class _Translator:
         query = fts_query(literal)
         if query in self.drop_fts:
             return true()
-        self.fts_queries.append(query)
-        candidates = select(_LOG_SEARCH.c.rowid).where(literal_column("log_search").match(query))
-        return LogLine.id.in_(candidates)
+        condition = fts_condition(query)
+        self.fts_of[id(condition)] = query
+        return condition
+
+
+def fts_condition(fts_query: str) -> Condition:
+    """SQLite: the line is among the rows an FTS5 MATCH finds."""
+    found = select(_LOG_SEARCH.c.rowid).where(literal_column("log_search").match(fts_query))
+    return LogLine.id.in_(found)
+
+
+def folded_value_after(
+    *, account_id: str, prefix: FoldedPrefix, after: str | None
+) -> Select[str | None]:
+    """The smallest value of the field (folded) of the account's lines that starts with
+    the prefix and comes after ``after`` (None: the first one): one seek of the index
+    led by (account_id, <field>_folded). Called again with each answer, it lists the
+    values for ``translate(folded_values=...)``."""
+    field, start = prefix
+    folded: ColumnElement[str] = LogLine.__table__.c[f"{field}_folded"]
+    conditions = [
+        LogLine.account_id == account_id,
+        folded >= start if after is None else folded > after,
+    ]
+    upper = _successor(start)
+    if upper is not None:
+        conditions.append(folded < upper)
+    return select(func.min(folded)).where(*conditions)
 
 
 def fts_candidates(fts_query: str, *, limit: int) -> Select[int]:
