@@ -1,8 +1,9 @@
 """Aggregations: how many of an account's lines a filter selects, per time bucket and
 per value of host, app and level.
 
-The filter is translated to SQL once (tidegate.logs.sql_filter, as export does). When
-the translation is exact, the database counts (a count per bucket, or GROUP BY, and
+The filter is planned exactly as for an export page (``export.service.plan_filter``:
+translated by tidegate.logs.sql_filter and, on SQLite, tuned to the data). When the
+translation is exact, the database counts (a count per bucket, or GROUP BY, and
 GROUP BY per field). Otherwise the candidates it selects are read newest first and the
 Python matcher confirms each before it is counted, at most ``MAX_CANDIDATES`` per
 request: past that the answer counts the lines from ``counted_from`` on only and says
@@ -23,9 +24,8 @@ from tidegate.aggregate import repository, schemas
 from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.service import sql_filter
+from tidegate.export.service import FilterPlan, plan_filter
 from tidegate.logs.filtering import LineFilter
-from tidegate.logs.sql_filter import SqlFilter
 from tidegate.search.compiler import BUILTIN_FIELDS
 
 SECOND_MS = 1_000
@@ -120,15 +120,15 @@ def aggregation(
     max_id = reader.scalar(export_repository.newest_line_id(account_id=account_id))
     if max_id is not None:
         scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
-        translated = sql_filter(reader, request.line_filter)
-        if translated.exact:
-            for bucket, lines in scope.bucket_counts(reader, translated):
+        plan = plan_filter(reader, account_id, request.line_filter)
+        if plan.sql.exact:
+            for bucket, lines in scope.bucket_counts(reader, plan):
                 histogram[bucket - first_bucket] = lines
             if request.top:
-                top = {name: scope.top_values(reader, translated, name) for name in TOP_FIELDS}
+                top = {name: scope.top_values(reader, plan, name) for name in TOP_FIELDS}
         else:
             tally = _Tally(first_bucket=first_bucket, histogram=histogram)
-            counted_from = scope.confirm(reader, translated, tally)
+            counted_from = scope.confirm(reader, plan, tally)
             top = {name: tally.top(name, request.top) for name in TOP_FIELDS}
     return schemas.Aggregation(
         from_ms=request.from_ms,
@@ -160,10 +160,10 @@ class _Scope:
     max_id: int
     width: int
 
-    def bucket_counts(self, reader: PageReader, translated: SqlFilter) -> Iterable[tuple[int, int]]:
-        """``(ts // width, lines)`` of the buckets that hold lines."""
+    def bucket_counts(self, reader: PageReader, plan: FilterPlan) -> Iterable[tuple[int, int]]:
+        """``(ts // width, lines)`` of the buckets that hold lines (an exact plan)."""
         request = self.request
-        if translated.where is None:
+        if plan.sql.where is None:
             first_ms = request.from_ms // self.width * self.width
             statement = repository.counts_per_bucket(
                 account_id=self.account_id,
@@ -181,26 +181,24 @@ class _Scope:
             from_ms=request.from_ms,
             to_ms=request.to_ms,
             max_id=self.max_id,
-            where=translated.where,
+            where=plan.sql.where,
             width_ms=self.width,
         )
         return ((int(bucket), int(lines)) for bucket, lines in reader.all(statement))
 
-    def top_values(
-        self, reader: PageReader, translated: SqlFilter, name: str
-    ) -> list[tuple[str, int]]:
+    def top_values(self, reader: PageReader, plan: FilterPlan, name: str) -> list[tuple[str, int]]:
         statement = repository.top_values(
             field=name,
             account_id=self.account_id,
             from_ms=self.request.from_ms,
             to_ms=self.request.to_ms,
             max_id=self.max_id,
-            where=translated.where,
+            where=plan.sql.where,
             limit=self.request.top,
         )
         return [(str(value), int(lines)) for value, lines in reader.all(statement)]
 
-    def confirm(self, reader: PageReader, translated: SqlFilter, tally: _Tally) -> int:
+    def confirm(self, reader: PageReader, plan: FilterPlan, tally: _Tally) -> int:
         """Counts the candidates the matcher confirms, newest first, into ``tally``;
         returns the time from which on every line was counted.
 
@@ -217,7 +215,8 @@ class _Scope:
             after=None,
             newest_first=True,
             limit=MAX_CANDIDATES + 1,
-            where=translated.where,
+            where=plan.sql.where,
+            drive=plan.drive,
         )
         # The matching lines at the time being read (their bucket, host, app and level):
         # counted once the walk is past that time.
