@@ -11,7 +11,7 @@ path (SQL, then the matcher on the candidates when inexact) selects exactly them
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -271,6 +271,22 @@ async def store(client: AppClient) -> AsyncIterator[Store]:
         await db.dispose()
 
 
+@pytest.fixture(params=["as-configured", "nearly-all-common"])
+def common_rows(request: pytest.FixtureRequest, store: Store) -> Iterator[int]:
+    """The export's threshold past which an FTS5 literal is left to the matcher: as
+    configured, and 2 (nearly every literal of these small lines, on SQLite)."""
+    if request.param == "as-configured":
+        yield service.COMMON_FTS_ROWS
+        return
+    if store.dialect == "postgresql":
+        pytest.skip("only SQLite looks literals up in FTS5")
+    saved, service.COMMON_FTS_ROWS = service.COMMON_FTS_ROWS, 2
+    try:
+        yield 2
+    finally:
+        service.COMMON_FTS_ROWS = saved
+
+
 def _matches(line_filter: LineFilter, row: LineRow) -> bool:
     return line_filter.matches(
         line=row.line, host=row.host, app=row.app, level=row.level, file=row.file, meta=row.meta()
@@ -341,16 +357,8 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
         Filter('app:"i̇"'),
     ],
 )
-@pytest.mark.parametrize("common_rows", [service.COMMON_FTS_ROWS, 2])
+@pytest.mark.usefixtures("common_rows")
 async def test_sql_selects_what_the_matcher_selects(
-    store: Store, lines: list[NewLine], filters: list[Filter], common_rows: int
+    store: Store, lines: list[NewLine], filters: list[Filter]
 ) -> None:
-    """``common_rows``: the export's threshold past which an FTS5 literal is left to
-    the matcher (2: nearly every literal of these small lines)."""
-    if store.dialect == "postgresql" and common_rows != service.COMMON_FTS_ROWS:
-        pytest.skip("only SQLite looks literals up in FTS5")
-    saved, service.COMMON_FTS_ROWS = service.COMMON_FTS_ROWS, common_rows
-    try:
-        await check(store, lines, filters)
-    finally:
-        service.COMMON_FTS_ROWS = saved
+    await check(store, lines, filters)

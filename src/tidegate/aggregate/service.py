@@ -120,7 +120,8 @@ def aggregation(
     max_id = reader.scalar(export_repository.newest_line_id(account_id=account_id))
     if max_id is not None:
         scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
-        plan = plan_filter(reader, account_id, request.line_filter)
+        # Every candidate is wanted (up to the cap), not a page of them.
+        plan = plan_filter(reader, account_id, request.line_filter, MAX_CANDIDATES)
         if plan.sql.exact:
             for bucket, lines in scope.bucket_counts(reader, plan):
                 histogram[bucket - first_bucket] = lines

@@ -49,10 +49,14 @@ MAX_SCANNED_PER_REQUEST = 100_000
 # answer still takes a client well under a second on any link worth exporting over.
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 # SQLite: a literal the FTS5 index finds in more rows than this (all accounts) is not
-# looked up; the scan walks the time index and the matcher confirms instead. Building
-# the subquery's row set costs about what confirming that many rows does, and a page
-# of a literal that common fills after a short walk. (docs/search-syntax.md)
+# looked up; the scan walks the time index and the matcher confirms instead: the
+# subquery's row set, built on every page, would cost more than confirming the short
+# walk that fills a page of a literal this common. (docs/search-syntax.md)
 COMMON_FTS_ROWS = 100_000
+# SQLite: a literal found in at most this many pages' worth of rows drives the scan: its
+# rows are read by id and their keys sorted, on every page, for about what walking the
+# time index costs to fill this many pages at the density of a literal that common.
+DRIVE_PAGES = 10
 # SQLite: a prefix of host/app/level covering more stored values than this stays a
 # range (each value is one index seek to list).
 MAX_FOLDED_VALUES = 32
@@ -97,7 +101,7 @@ def page_of_lines(
     scan = _Scan(
         reader=reader, account_id=account_id, request=request, max_id=int(max_id), after=after
     )
-    scan.run(plan_filter(reader, account_id, request.line_filter))
+    scan.run(plan_filter(reader, account_id, request.line_filter, request.size))
 
     if scan.exhausted or scan.after is None:
         return {"lines": scan.records, "pagination_id": None}
@@ -114,12 +118,16 @@ class FilterPlan:
     drive: Condition | None = None  # SQLite: the FTS5 lookup the scan starts from
 
 
-def plan_filter(reader: PageReader, account_id: str, line_filter: LineFilter) -> FilterPlan:
+def plan_filter(
+    reader: PageReader, account_id: str, line_filter: LineFilter, size: int
+) -> FilterPlan:
     """The filter's SQL form, tuned to the data on SQLite (whose planner has no
     statistics): FTS5 literals found in more than ``COMMON_FTS_ROWS`` rows are left to
-    the matcher, the rarest remaining literal every line must contain drives the scan,
-    and a prefix of host/app/level becomes the list of the stored values it covers
-    (equality, which the folded indexes serve in time order). docs/search-syntax.md."""
+    the matcher; the rarest remaining literal every line must contain drives the scan
+    when its rows are few for the ``size`` lines wanted (a page; all of them for an
+    aggregation); a prefix of host/app/level becomes the list of the stored values it
+    covers (equality, which the folded indexes serve in time order).
+    docs/search-syntax.md."""
     sql = translate(line_filter, dialect=reader.dialect)
     if reader.dialect != "sqlite":
         return FilterPlan(sql)
@@ -138,6 +146,8 @@ def plan_filter(reader: PageReader, account_id: str, line_filter: LineFilter) ->
     if not sql.driving_fts:
         return FilterPlan(sql)
     rarest = min(sql.driving_fts, key=found.__getitem__)
+    if found[rarest] > DRIVE_PAGES * size:
+        return FilterPlan(sql)  # the walk fills a page sooner than sorting all of them
     return FilterPlan(sql, drive=fts_condition(rarest))
 
 
