@@ -135,7 +135,7 @@ class RawQuery:
     """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
     stdlib driver (qmark placeholders in a known order)."""
 
-    def __init__(self, statement: Select[Any]) -> None:
+    def __init__(self, statement: Select[*tuple[Any, ...]]) -> None:
         self.statement = statement
         compiled = statement.compile(
             dialect=sqlite_dialect.dialect(), compile_kwargs={"render_postcompile": True}

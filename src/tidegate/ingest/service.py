@@ -123,13 +123,11 @@ def check_params(
     )
 
 
-async def account_for_key(
-    *, session: AsyncSession, key: str, cache: RuleCache
-) -> tuple[str, RuleSet]:
+async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[str, RuleSet]:
     """The account an ingestion key writes to and its active exclusion rules. An unknown
     or deleted key, a key of another kind, and a deactivated account are all 403."""
     found = await repository.ingestion_key(
-        session=session, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
+        db=db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
     )
     if (
         found is None
@@ -139,7 +137,7 @@ async def account_for_key(
     ):
         raise Forbidden(INACTIVE)
     rules = await _rules_for(
-        session=session,
+        db=db,
         account_id=found.account_id,
         fingerprint=(found.rule_count, found.rules_updated),
         cache=cache,
@@ -148,24 +146,22 @@ async def account_for_key(
 
 
 async def _rules_for(
-    *, session: AsyncSession, account_id: str, fingerprint: Fingerprint, cache: RuleCache
+    *, db: Database, account_id: str, fingerprint: Fingerprint, cache: RuleCache
 ) -> RuleSet:
     rules = cache.get(account_id, fingerprint)
     if rules is None:
-        rules = RuleSet.from_rows(
-            await repository.active_rules(session=session, account_id=account_id)
-        )
+        async with db.read_sessions() as session:
+            rows = await repository.active_rules(session=session, account_id=account_id)
+        rules = RuleSet.from_rows(rows)
         cache.put(account_id, fingerprint, rules)
     return rules
 
 
-async def exclusion_rules(*, session: AsyncSession, account_id: str, cache: RuleCache) -> RuleSet:
+async def exclusion_rules(*, db: Database, account_id: str, cache: RuleCache) -> RuleSet:
     """An account's active exclusion rules, compiled and cached per worker, fresh on
     every call (the fingerprint is read each time): for every writer of lines."""
-    fingerprint = await repository.rules_fingerprint(session=session, account_id=account_id)
-    return await _rules_for(
-        session=session, account_id=account_id, fingerprint=fingerprint, cache=cache
-    )
+    fingerprint = await repository.rules_fingerprint(db=db, account_id=account_id)
+    return await _rules_for(db=db, account_id=account_id, fingerprint=fingerprint, cache=cache)
 
 
 def judge(outcome: IngestOutcome, new: NewLine, rules: RuleSet) -> None:

@@ -213,7 +213,7 @@ async def _store(
     async with db.write_sessions() as session:
         try:
             for account_id, events in by_account.items():
-                ruleset = await exclusion_rules(session=session, account_id=account_id, cache=rules)
+                ruleset = await exclusion_rules(db=db, account_id=account_id, cache=rules)
                 outcome = await offload(
                     partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
                 )
