@@ -142,7 +142,7 @@ async def ingest(
             )
         )
         del body
-        await service.commit_outcome(db=state.db, outcome=outcome, received_ms=received_ms)
+        await service.commit_outcome(writer=runtime.writer, outcome=outcome)
     # Committed: live tail gets the stored lines and the indexonly ones, after the answer.
     live = outcome.for_live_tail()
     if live:

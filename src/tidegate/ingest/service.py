@@ -32,9 +32,10 @@ from tidegate.ingest.decoding import (
     load_json,
 )
 from tidegate.ingest.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
-from tidegate.logs.store import NewLine, store_lines, utc_day
+from tidegate.logs.store import NewLine, StoreBatch, utc_day
 from tidegate.logs.tail import TailLine
 from tidegate.logs.timestamps import epoch_ms, line_time
+from tidegate.logs.writer import LineWriter
 
 INACTIVE = "Account not found or inactive"
 MAX_USAGE_DAYS = 366
@@ -69,6 +70,20 @@ class IngestOutcome:
     excluded_lines: int = 0
     excluded_bytes: int = 0
     excluded_repaired: int = 0
+    # What to write, built by ``to_store`` (off the loop); None when there is nothing
+    # to store or count.
+    batch: StoreBatch | None = None
+
+    def to_store(self, received_ms: int) -> None:
+        if self.stored or self.excluded_lines:
+            self.batch = StoreBatch.of(
+                account_id=self.account_id,
+                received_ms=received_ms,
+                lines=self.stored,
+                excluded_lines=self.excluded_lines,
+                excluded_bytes=self.excluded_bytes,
+                excluded_repaired=self.excluded_repaired,
+            )
 
     def for_live_tail(self) -> list[TailLine | NewLine]:
         return [*self.stored, *self.tail_only]
@@ -329,34 +344,25 @@ def prepare(
     rules: RuleSet,
     received_ms: int,
 ) -> IngestOutcome:
-    """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules), for
-    a worker thread: the event loop only awaits it."""
+    """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules, the
+    rows to insert), for a worker thread: the event loop only awaits it."""
     raw = decode_content(body, content_encoding, limit=MAX_DECODED_BYTES)
     del body
-    return sort_lines(
+    outcome = sort_lines(
         account_id=account_id,
         params=params,
         lines=body_lines(raw),
         rules=rules,
         received_ms=received_ms,
     )
+    outcome.to_store(received_ms)
+    return outcome
 
 
-async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: int) -> None:
-    """Store the kept lines and count usage in one transaction, committed on return."""
-    if not outcome.stored and not outcome.excluded_lines:
-        return
-    async with db.write_sessions() as session:
-        await store_lines(
-            session=session,
-            account_id=outcome.account_id,
-            lines=outcome.stored,
-            received_ms=received_ms,
-            excluded_lines=outcome.excluded_lines,
-            excluded_bytes=outcome.excluded_bytes,
-            excluded_repaired=outcome.excluded_repaired,
-        )
-        await session.commit()
+async def commit_outcome(*, writer: LineWriter, outcome: IngestOutcome) -> None:
+    """Store the kept lines and count usage (group commit), committed on return."""
+    if outcome.batch is not None:
+        await writer.write([outcome.batch])
 
 
 async def usage_report(
