@@ -143,10 +143,13 @@ async def ingest(
         )
         del body
         await service.commit_outcome(writer=runtime.writer, outcome=outcome)
-    # Committed: live tail gets the stored lines and the indexonly ones, after the answer.
-    live = outcome.for_live_tail()
-    if live:
-        background.add_task(state.tail.publish, account_id, live)
+    # Committed: live tail gets the stored lines and the indexonly ones, after the answer
+    # (unless nobody can be listening: no subscriber in this process, no Redis).
+    tail = state.tail
+    if tail.spans_processes or tail.subscriber_count(account_id):
+        live = outcome.for_live_tail()
+        if live:
+            background.add_task(tail.publish, account_id, live)
     return schemas.IngestOk(status="ok")
 
 

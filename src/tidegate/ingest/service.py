@@ -239,13 +239,14 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
                 parsed = None
         meta = parsed if isinstance(parsed, dict) else {"value": value}
         repaired = not isinstance(parsed, dict)
-    extras = {
-        name: item[key]
-        for key, name in _AGENT_META
-        if item.get(key) is not None and (meta is None or name not in meta)
-    }
-    if extras:
-        meta = {**extras, **meta} if meta else extras
+    if not _AGENT_KEYS.isdisjoint(item):
+        extras = {
+            name: item[key]
+            for key, name in _AGENT_META
+            if item.get(key) is not None and (meta is None or name not in meta)
+        }
+        if extras:
+            meta = {**extras, **meta} if meta else extras
     return meta, repaired
 
 
@@ -256,6 +257,7 @@ _AGENT_META = (
     ("annotations", "annotations"),
     ("pid", "pid"),
 )
+_AGENT_KEYS = frozenset(key for key, _ in _AGENT_META)
 
 
 def build_line(
@@ -330,6 +332,11 @@ def sort_lines(
     outcome = IngestOutcome(account_id=account_id)
     default_ts = params.now if params.now is not None else received_ms
     tags = list(params.tags) or None
+    if not rules:  # the usual case: every line is kept
+        outcome.stored = [
+            build_line(item, params=params, default_ts=default_ts, tags=tags) for item in lines
+        ]
+        return outcome
     for item in lines:
         judge(outcome, build_line(item, params=params, default_ts=default_ts, tags=tags), rules)
     return outcome
