@@ -151,20 +151,28 @@ class Cell:
     failed: int = 0
 
 
-def postgres_pids() -> list[int]:
-    found = subprocess.run(["pgrep", "-x", "postgres"], capture_output=True, text=True)
-    return [int(pid) for pid in found.stdout.split()]
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
-def live_cpu(pids: list[int]) -> float:
-    """CPU seconds of those of ``pids`` still running (backends come and go)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            total += cpu_seconds(pid)
-        except (FileNotFoundError, ProcessLookupError):
+def postgres_cpu() -> float:
+    """CPU seconds of the PostgreSQL server: the postmaster with the children it has
+    reaped (backends that closed count too), plus its children still running."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
-    return total
+        try:
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            fields = _stat(int(entry.name))
+            parent = (Path("/proc") / fields[1] / "comm").read_text().strip()
+        except OSError:
+            continue  # gone meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+        if parent != "postgres":  # the postmaster: what its exited children used
+            ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
@@ -198,8 +206,7 @@ async def pg_floor(url: str, account_id: str, seconds: float) -> Cell:
     connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
     batches = [batch] * (FLOOR_TX_LINES // BATCH)
     lines = 0
-    pids = postgres_pids()
-    started, cpu, db_cpu = time.perf_counter(), time.process_time(), live_cpu(pids)
+    started, cpu, db_cpu = time.perf_counter(), time.process_time(), postgres_cpu()
     try:
         while time.perf_counter() - started < seconds:
             async with connection.transaction():
@@ -208,7 +215,7 @@ async def pg_floor(url: str, account_id: str, seconds: float) -> Cell:
     finally:
         await connection.close()
     wall, used = time.perf_counter() - started, time.process_time() - cpu
-    return Cell(lines / wall, used / lines * 1e6, (live_cpu(pids) - db_cpu) / lines * 1e6)
+    return Cell(lines / wall, used / lines * 1e6, (postgres_cpu() - db_cpu) / lines * 1e6)
 
 
 def children(pid: int) -> list[int]:
@@ -277,12 +284,11 @@ def http_cells(
         pids = [server.pid, *children(server.pid)]
         for count, key in keys.items():
             run_wrk(server.base, key, 1, workdir)  # warm every worker's caches
-            # After the warm-up: the workers' database connections exist by now.
-            pg = postgres_pids() if url.startswith("postgresql") else []
-            cpu, db_cpu = cpu_seconds(*pids), live_cpu(pg)
+            postgres = url.startswith("postgresql")
+            cpu, db_cpu = cpu_seconds(*pids), postgres_cpu() if postgres else 0.0
             lines, failed = run_wrk(server.base, key, seconds, workdir)
             used = cpu_seconds(*pids) - cpu
-            db_used = (live_cpu(pg) - db_cpu) / lines * 1e6 if pg else None
+            db_used = (postgres_cpu() - db_cpu) / lines * 1e6 if postgres else None
             cells[count] = Cell(lines / seconds, used / lines * 1e6, db_used, failed)
     finally:
         server.stop()
