@@ -454,7 +454,7 @@ async def test_a_page_stops_at_its_byte_bound_and_continues(
             if cursor is None:
                 break
         assert [name for page in pages for name in page] == [f"n{i:02d}" for i in selected]
-        # About 700 bytes a line: two fit, a third would pass 2,000.
+        # About 800 characters a line: two fit, a third would pass 2,000.
         assert all(len(page) <= 2 for page in pages), pages
         assert ["n07"] in pages
         assert len(pages) >= len(selected) // 2

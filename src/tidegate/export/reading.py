@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select
+from sqlalchemy import Select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -50,6 +50,7 @@ LOOP_QUERY_TIMEOUT_S = 300.0
 # Rows fetched at a time by ``PageReader.rows``.
 FETCH_BATCH = 256
 
+_CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
 _SQLITE = sqlite.dialect()
 
@@ -140,6 +141,7 @@ class LoopReader:
         self._session = session
         self._loop = loop
         self._stopped = False
+        self._planned_per_call = False
 
     def stop(self) -> None:
         """On the loop: the request's session is being closed, so use it no more."""
@@ -149,6 +151,13 @@ class LoopReader:
         async def run() -> T:
             if self._stopped:
                 raise PageAbandoned
+            if not self._planned_per_call:
+                # A search literal is a parameter: a cached generic plan would treat a
+                # rare literal and a common one alike (the trigram index or the time
+                # index for both). Each statement of the page's transaction is planned
+                # with its values instead.
+                await self._session.execute(_CUSTOM_PLANS)
+                self._planned_per_call = True
             return await work()
 
         future = asyncio.run_coroutine_threadsafe(run(), self._loop)

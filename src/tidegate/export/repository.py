@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+import orjson
 from sqlalchemy import ColumnElement, Select, Text, cast, func, literal, select, tuple_
 
 from tidegate.models import LogLine
@@ -48,7 +49,12 @@ def _no_constant(_name: str) -> None:
 
 
 def _decode(text: str | None) -> Any:
-    return None if text is None else json.loads(text, parse_constant=_no_constant)
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)  # several times faster than json, for every row
+    except orjson.JSONDecodeError:  # NaN or Infinity
+        return json.loads(text, parse_constant=_no_constant)
 
 
 _COLUMNS = (

@@ -23,6 +23,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import Sealer
@@ -166,37 +167,27 @@ def _folded_values(reader: PageReader, account_id: str, prefix: FoldedPrefix) ->
 
 def _encode(body: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:
-        # A stored lone surrogate: escaped (\udXXX) it is still valid JSON text.
+        return orjson.dumps(body)
+    except TypeError:
+        # What orjson refuses: a lone surrogate (older rows; the store now replaces
+        # them), escaped (\udXXX) still valid JSON text; an integer past 64 bits.
         return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _weight(row: LineRow) -> int:
-    """About the bytes a row's record takes in the answer: its text columns."""
+    """About the bytes a row's record takes in the answer (characters of its text, JSON
+    escapes aside): the line, meta and tags, and a share for everything else."""
     return (
-        sum(
-            len(text)
-            for text in (
-                row.line,
-                row.meta_json,
-                row.tags_json,
-                row.host,
-                row.app,
-                row.level,
-                row.env,
-                row.file,
-                row.ip,
-                row.mac,
-            )
-            if text is not None
-        )
+        len(row.line)
+        + (len(row.meta_json) if row.meta_json is not None else 0)
+        + (len(row.tags_json) if row.tags_json is not None else 0)
         + _RECORD_OVERHEAD
     )
 
 
-# Field names, quotes and the numbers of a record.
-_RECORD_OVERHEAD = 100
+# Field names, quotes, the numbers and the short fields (host, app, level, ... are
+# at most a few hundred characters each; typically tens).
+_RECORD_OVERHEAD = 200
 
 
 class _Scan:
