@@ -48,6 +48,7 @@ QUERIES = [
     "region:eu",
     "timeout OR app:api",
     "-timeout",
+    "-timeout app:*",
     "(disk -full) OR level:warn",
 ]
 
