@@ -261,8 +261,12 @@ class _Translator:
         original: ColumnElement[str] = columns[node.name]
         folded = columns[f"{node.name}_folded"] if node.name in _FOLDED else None
         test, exact = self.builtin_value(node.name, node.test, original, folded)
-        # A missing field matches nothing (``host`` is never missing).
-        present = true() if node.name == "host" else original.is_not(None)
+        # A missing field matches nothing (``host`` is never missing). Tested on the
+        # folded copy where there is one (null exactly when the field is), so the
+        # folded index alone can answer the query.
+        present = (
+            true() if node.name == "host" else (original if folded is None else folded).is_not(None)
+        )
         return _all((present, test)), exact
 
     def builtin_value(
