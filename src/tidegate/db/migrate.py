@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tidegate.db.engine import ensure_sqlite_dir
+from tidegate.logs.search_index import refresh_if_stale
 
 
 def alembic_config() -> Config:
@@ -24,6 +25,8 @@ def _upgrade(connection: Connection, revision: str) -> None:
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
+    if revision == "head":
+        refresh_if_stale(connection)
 
 
 async def upgrade_database(url: str, revision: str = "head") -> None:

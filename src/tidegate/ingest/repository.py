@@ -8,12 +8,13 @@ exclusion rules (count and latest ``updated_at``), in a single round trip.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import NamedTuple
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import Text, bindparam, cast, delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.logs import search_index
 from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine
 
 _keys = ApiKey.__table__
@@ -107,7 +108,8 @@ async def delete_received_before(
     Ids grow in the order lines are stored, so the oldest lines by id are the oldest
     received: each batch reads ``batch`` rows through the (account_id, id) index, never
     the whole account, and a caller stops at the first batch that is not all old. A
-    concurrent sweep deleting the same rows only finds fewer.
+    concurrent sweep deleting the same rows only finds fewer. On SQLite the lines'
+    entries in the search index go in the same transaction.
     """
     window = (
         select(_lines.c.id, _lines.c.received_ms)
@@ -117,5 +119,62 @@ async def delete_received_before(
         .subquery()
     )
     doomed = select(window.c.id).where(window.c.received_ms < before_ms)
-    result = await session.execute(delete(LogLine).where(LogLine.id.in_(doomed)))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    statement = delete(LogLine).where(LogLine.id.in_(doomed))
+    if session.get_bind().dialect.name != "sqlite":
+        result = await session.execute(statement)
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    gone = (
+        await session.execute(
+            statement.returning(LogLine.id, LogLine.line, cast(LogLine.meta, Text))
+        )
+    ).all()
+    if gone:
+        await session.execute(search_index.DELETE_ENTRY, search_index.deleted_entries(gone))
+    return len(gone)
+
+
+_PARTITIONS = text(
+    "SELECT child.relname FROM pg_inherits JOIN pg_class child ON child.oid = pg_inherits.inhrelid "
+    "WHERE pg_inherits.inhparent = 'log_lines'::regclass"
+)
+# The distinct accounts of a partition, one index probe each (a loose index scan).
+_PARTITION_ACCOUNTS = """
+WITH RECURSIVE found(account_id) AS (
+    (SELECT account_id FROM "{name}" ORDER BY account_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT account_id FROM "{name}" WHERE account_id > found.account_id
+            ORDER BY account_id LIMIT 1)
+    FROM found WHERE found.account_id IS NOT NULL
+)
+SELECT found.account_id, accounts.retention FROM found
+LEFT JOIN accounts ON accounts.id = found.account_id
+WHERE found.account_id IS NOT NULL
+"""
+
+
+async def partitions(*, session: AsyncSession) -> dict[int, str]:
+    """PostgreSQL: the partitions of ``log_lines`` by day (days since the epoch)."""
+    found = {}
+    for (name,) in (await session.execute(_PARTITIONS)).all():
+        digits = name.removeprefix("log_lines_d")
+        if len(digits) == 8 and digits.isascii() and digits.isdigit():
+            stamp = datetime.strptime(digits, "%Y%m%d").replace(tzinfo=UTC)
+            found[int(stamp.timestamp()) // 86_400] = name
+    return found
+
+
+async def partition_retentions(*, session: AsyncSession, name: str) -> list[int | None]:
+    """The retention (days; 0 keeps forever, None for a deleted account) of every account
+    with lines in the partition ``name``."""
+    rows = await session.execute(text(_PARTITION_ACCOUNTS.format(name=name)))
+    return [row[1] for row in rows.all()]
+
+
+async def drop_partition(*, session: AsyncSession, name: str) -> int:
+    """PostgreSQL: drop the partition ``name``; how many lines it held. Dropping locks
+    the parent table: a short lock timeout gives up (for the next sweep) rather than
+    queueing every reader behind a long export."""
+    await session.execute(text("SET LOCAL lock_timeout = '2s'"))
+    count = int((await session.execute(text(f'SELECT count(*) FROM "{name}"'))).scalar_one())
+    await session.execute(text(f'DROP TABLE "{name}"'))
+    return count

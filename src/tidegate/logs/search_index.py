@@ -1,0 +1,93 @@
+"""Keeping the search index in step with the lines, outside the write path.
+
+The index holds each line's search text (``store.search_text``): case-folded by Python's
+``str.casefold``, whose tables come with the Python version (``unicodedata``). The
+Unicode version the index was built with is recorded in ``log_store_state``; when the
+server runs on a Python whose Unicode version differs, ``refresh_if_stale`` rebuilds the
+index so folded literals and folded lines agree again (``tidegate db upgrade`` calls it).
+
+On SQLite the FTS5 table is contentless: removing a line's entry takes the exact text it
+was indexed with, which is why that text is a pure function of the stored row (the
+line and the stored meta JSON) and why deletes go through ``delete_search_entries``.
+
+All functions take a synchronous SQLAlchemy connection (Alembic's, or ``run_sync``).
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from tidegate.logs.store import search_text
+
+log = logging.getLogger(__name__)
+
+BATCH = 5_000
+
+
+def unicode_version() -> str:
+    return unicodedata.unidata_version
+
+
+DELETE_ENTRY = text(
+    "INSERT INTO log_search (log_search, rowid, text) VALUES ('delete', :id, :text)"
+)
+
+
+def deleted_entries(rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """SQLite: the parameters of ``DELETE_ENTRY`` for deleted lines, given
+    ``(id, line, meta JSON text)`` as they were stored."""
+    return [{"id": row[0], "text": search_text(row[1], row[2])} for row in rows]
+
+
+def reindex(connection: Connection) -> int:
+    """Rebuild every line's search text (SQLite: the FTS5 table; PostgreSQL: the
+    ``search`` column), in batches by id; how many lines."""
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        connection.execute(text("INSERT INTO log_search (log_search) VALUES ('delete-all')"))
+    last = 0
+    done = 0
+    while True:
+        rows = connection.execute(
+            text(
+                "SELECT id, line, CAST(meta AS TEXT) FROM log_lines WHERE id > :last "
+                "ORDER BY id LIMIT :batch"
+            ),
+            {"last": last, "batch": BATCH},
+        ).all()
+        if not rows:
+            break
+        entries = [{"id": row[0], "text": search_text(row[1], row[2])} for row in rows]
+        if sqlite:
+            connection.execute(
+                text("INSERT INTO log_search (rowid, text) VALUES (:id, :text)"), entries
+            )
+        else:
+            connection.execute(text("UPDATE log_lines SET search = :text WHERE id = :id"), entries)
+        last = rows[-1][0]
+        done += len(rows)
+    connection.execute(
+        text("UPDATE log_store_state SET unidata_version = :version WHERE id = 1"),
+        {"version": unicode_version()},
+    )
+    return done
+
+
+def refresh_if_stale(connection: Connection) -> None:
+    """Rebuild the index when it was folded under another Unicode version."""
+    recorded = connection.execute(
+        text("SELECT unidata_version FROM log_store_state WHERE id = 1")
+    ).scalar()
+    if recorded is not None and recorded != unicode_version():
+        log.warning(
+            "search index folded under Unicode %s, this Python has %s: rebuilding it",
+            recorded,
+            unicode_version(),
+        )
+        reindex(connection)
