@@ -1,5 +1,10 @@
 """Micro-benchmark of compiled search queries (not a test).
 
+Searching runs in the database, but the Python matcher still confirms every candidate
+the SQL selects (and judges every line against exclusion rules and live-tail filters),
+so its cost per line is part of every filtered export page; bench_search.py measures
+the whole path, this the matcher alone.
+
 Lines per second through 0, 10 and 100 compiled rules of mixed kinds, against a floor:
 a plain loop doing ``term in line.lower()`` once per rule, the least any rule could cost.
 Every rule is evaluated for every line (the worst case: no early exit on a match).

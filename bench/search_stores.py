@@ -230,6 +230,12 @@ SQLITE_FLOORS: dict[str, tuple[str | None, str]] = {
     "phrase": (fts_match(PHRASE), f"instr(lower(l.line), '{PHRASE}') > 0"),
     "common word": (fts_match("request"), "lower(l.line) LIKE '%request%'"),
 }
+# Which FTS cases read the FTS matches first (then each line by id, then sort): the
+# selective ones. A common word reads the account's time range in order and looks each
+# id up in the list of matches instead. Never a plain JOIN: SQLite then drives the join
+# from the time index and runs the full-text query once per line (11.7 s instead of
+# 20 ms for the common word over 20,000 lines).
+SQLITE_FTS_FIRST = {"rare word", "meta field", "phrase"}
 POSTGRES_FLOORS: dict[str, str] = {
     "no query": "true",
     "rare word": f"l.search LIKE '%{RARE_WORD}%' AND lower(l.line) LIKE '%{RARE_WORD}%'",
@@ -307,9 +313,14 @@ class SqliteTarget(Target):
         match, condition = SQLITE_FLOORS[case.name]
         source = "log_lines l"
         params: list[Any] = [account_id, from_ms, to_ms]
-        if match is not None:
-            source = "log_search s JOIN log_lines l ON l.id = s.rowid"
+        if match is not None and case.name in SQLITE_FTS_FIRST:
+            source = "log_search s CROSS JOIN log_lines l ON l.id = s.rowid"
             condition = f"s.log_search MATCH ? AND {condition}"
+            params = [match, *params]
+        elif match is not None:
+            condition = (
+                f"l.id IN (SELECT rowid FROM log_search WHERE log_search MATCH ?) AND {condition}"
+            )
             params = [match, *params]
         sql = (
             f"SELECT {COLUMNS} FROM {source} WHERE {condition} AND l.account_id = ? "
