@@ -85,6 +85,14 @@ def _db_upgrade(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _db_reindex(_args: argparse.Namespace) -> int:
+    from tidegate.db.migrate import reindex_database
+
+    count = asyncio.run(reindex_database(Settings.from_env().database_url))
+    print(f"tidegate: search index rebuilt for {count} lines", file=sys.stderr)
+    return 0
+
+
 def _enterprise_create(args: argparse.Namespace) -> int:
     from tidegate.db.engine import Database
     from tidegate.db.migrate import upgrade_database
@@ -131,6 +139,10 @@ def _parser() -> argparse.ArgumentParser:
         "upgrade", help="create or migrate the schema to the latest revision"
     )
     upgrade.set_defaults(func=_db_upgrade)
+    reindex = db_commands.add_parser(
+        "reindex", help="rebuild the search index of every stored line (docs/log-store.md)"
+    )
+    reindex.set_defaults(func=_db_reindex)
 
     enterprise = commands.add_parser("enterprise", help="enterprises")
     ent_commands = enterprise.add_subparsers(dest="enterprise_command", required=True)

@@ -13,7 +13,7 @@ from tests.conftest import PG_ADMIN_DSN, AppClient, pg_url
 from tests.factories import make_account, make_tenant
 
 from tidegate.db.engine import Database
-from tidegate.db.migrate import upgrade_database
+from tidegate.db.migrate import reindex_database, upgrade_database
 from tidegate.ingest.retention import DAY_MS, sweep
 from tidegate.ingest.service import now_ms
 from tidegate.logs.store import NewLine, document_json, partition_name, search_text, store_lines
@@ -225,6 +225,15 @@ async def _migrate_from_0003(url: str) -> None:
         assert await _search_hits(db, "a1", "zoë") == ["Straße one"]
         assert await _search_hits(db, "a1", "strasse") == ["Straße one"]
         assert await _search_hits(db, "a1", "three") == ["three"]
+    finally:
+        await db.dispose()
+    # ``tidegate db reindex`` rebuilds the same index.
+    assert await reindex_database(url) == 3
+    db = Database.connect(url)
+    try:
+        assert await _search_hits(db, "a1", "zoë") == ["Straße one"]
+        assert await _search_hits(db, "a1", "three") == ["three"]
+        assert await _search_hits(db, "a1", "zzz") == []
     finally:
         await db.dispose()
 

@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tidegate.db.engine import ensure_sqlite_dir
-from tidegate.logs.search_index import refresh_if_stale
+from tidegate.logs.search_index import refresh_if_stale, reindex
 
 
 def alembic_config() -> Config:
@@ -35,5 +35,17 @@ async def upgrade_database(url: str, revision: str = "head") -> None:
     try:
         async with engine.begin() as connection:
             await connection.run_sync(_upgrade, revision)
+    finally:
+        await engine.dispose()
+
+
+async def reindex_database(url: str) -> int:
+    """Rebuild the search text of every line (``tidegate db reindex``); how many lines.
+    One transaction: searches see the old index until it commits."""
+    await upgrade_database(url)
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as connection:
+            return await connection.run_sync(reindex)
     finally:
         await engine.dispose()

@@ -20,10 +20,11 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from tidegate.logs.store import search_text
+from tidegate.logs.store import document_json, search_text
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,14 @@ def reindex(connection: Connection) -> int:
         ).all()
         if not rows:
             break
-        entries = [{"id": row[0], "text": search_text(row[1], row[2])} for row in rows]
+        if sqlite:
+            # The stored text itself: what deletes recompute the entry from.
+            entries = deleted_entries(rows)
+        else:
+            # jsonb prints its own spelling; the store's is what the search text holds.
+            entries = [
+                {"id": row[0], "text": search_text(row[1], _stored_json(row[2]))} for row in rows
+            ]
         if sqlite:
             connection.execute(
                 text("INSERT INTO log_search (rowid, text) VALUES (:id, :text)"), entries
@@ -77,6 +85,10 @@ def reindex(connection: Connection) -> int:
         {"version": unicode_version()},
     )
     return done
+
+
+def _stored_json(jsonb_text: str | None) -> str | None:
+    return None if jsonb_text is None else document_json(orjson.loads(jsonb_text))
 
 
 def refresh_if_stale(connection: Connection) -> None:
