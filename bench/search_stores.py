@@ -5,7 +5,7 @@ server: the ids in load order, the size on disk, and the floor of each case (the
 hand-written SQL over the same tables, through the raw driver).
 
 A kept load lives under the cache directory, keyed by seed, line count, generator
-version and the schema (the migrations and the store's source, hashed): when either
+version and the schema (the migrations and the store's row-building code, hashed): when
 changes, the next ``--keep`` run loads afresh and removes the older loads of the same
 seed and size.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import inspect
 import json
 import sqlite3
 import time
@@ -24,7 +25,6 @@ from typing import Any
 
 import asyncpg
 
-import tidegate.logs.store
 import tidegate.migrations
 from harness import PG_ADMIN, create_pg_database, drop_pg_database
 from search_dataset import GENERATOR_VERSION, OTHER_ACCOUNTS, PHRASE, RARE_WORD, Batch, Case
@@ -32,16 +32,20 @@ from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
 from tidegate.enterprise.schemas import AccountCreate
 from tidegate.enterprise.service import create_account, create_enterprise
+from tidegate.logs import store
 from tidegate.logs.store import store_lines
 
 
 def schema_key() -> str:
-    """A digest of everything that decides what a loaded database holds."""
+    """A digest of what decides what a loaded database holds: the migrations and the
+    store's functions that build rows (not the whole module, which changes for reasons
+    that leave the rows alike)."""
     digest = hashlib.sha256()
     versions = Path(tidegate.migrations.__file__).parent / "versions"
     for path in sorted(versions.glob("*.py")):
         digest.update(path.read_bytes())
-    digest.update(Path(tidegate.logs.store.__file__).read_bytes())
+    for function in (store.line_rows, store.search_text, store.document_json, store._repaired):
+        digest.update(inspect.getsource(function).encode())
     return digest.hexdigest()[:10]
 
 
