@@ -6,7 +6,7 @@ hand-written SQL over the same tables, through the raw driver).
 
 A kept load lives under the cache directory, keyed by seed, line count, generator
 version and the schema (the migrations and the store's row-building code, hashed): when
-changes, the next ``--keep`` run loads afresh and removes the older loads of the same
+one changes, the next ``--keep`` run loads afresh and removes the older loads of the same
 seed and size.
 """
 
