@@ -188,6 +188,7 @@ async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[
     try:
         with httpx.Client(base_url=server.base, headers=headers, timeout=600) as http:
             rss_before = status_kb(server.pid, "VmRSS")["VmRSS"]
+            load_before = os.getloadavg()[0]
             for case in CASES:
                 params = export_params(expected, case)
                 first = first_page_s(http, params)
@@ -215,19 +216,21 @@ async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[
             notes.append(measure_aggregation(http, expected))
             memory = status_kb(server.pid, "VmHWM", "VmRSS")
         notes.append(
+            f"load average (1 min, {os.cpu_count()} cores): {load_before:.1f} as the walks "
+            f"began, {os.getloadavg()[0]:.1f} as they ended"
+        )
+        notes.append(
             f"server worker memory: VmRSS {rss_before / 1024:.0f} MB before the walks, "
             f"VmHWM {memory['VmHWM'] / 1024:.0f} MB after them"
         )
         size = await target.size()
         million = target.loaded.lines / 1_000_000
         parts = ", ".join(
-            f"{name} {value / million / 2**20:.0f} MB"
-            if name != "partitions"
-            else f"{value} partitions"
-            for name, value in size.parts.items()
+            f"{name} {value / million / 2**20:.0f}" for name, value in size.parts.items()
         )
         notes.append(
-            f"size on disk: {size.total / million / 2**20:.0f} MB per million lines ({parts})"
+            f"size on disk: {size.total / million / 2**20:.0f} MB per million lines "
+            f"(of all accounts; {parts}) {size.note}".rstrip()
         )
     finally:
         server.stop()
@@ -235,7 +238,7 @@ async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[
 
 
 HEADER = (
-    "| backend  | case        | matches | first page ms | walk s | pages | server CPU s "
+    "| backend  | case        |   matches | first page ms | walk s | pages | server CPU s "
     "| floor first ms | floor walk s | floor rows | walk / floor |"
 )
 
@@ -243,7 +246,7 @@ HEADER = (
 def format_row(row: Row) -> str:
     ratio = row.walk.seconds / row.floor.walk_s if row.floor.walk_s else float("inf")
     return (
-        f"| {row.backend:<8} | {row.case.name:<11} | {row.matches:>7,} | {row.first_page_s * 1000:>13,.0f} "
+        f"| {row.backend:<8} | {row.case.name:<11} | {row.matches:>9,} | {row.first_page_s * 1000:>13,.0f} "
         f"| {row.walk.seconds:>6.2f} | {row.walk.pages:>5} | {row.walk.cpu_s:>12.2f} "
         f"| {row.floor.first_page_s * 1000:>14,.0f} | {row.floor.walk_s:>12.2f} | {row.floor.rows:>10,} "
         f"| {ratio:>12.1f} |"

@@ -66,7 +66,8 @@ class Loaded:
 @dataclass
 class Size:
     total: int
-    parts: dict[str, int]
+    parts: dict[str, int]  # bytes by table or index
+    note: str = ""
 
 
 @dataclass
@@ -301,15 +302,14 @@ class SqliteTarget(Target):
                 "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE"
             ):
                 group = (
-                    "fts" if name.startswith("log_search")
-                    else "lines" if name == "log_lines"
-                    else "line indexes" if name.startswith("ix_log_lines")
-                    else "other"
+                    "log_search (FTS5)" if name.startswith("log_search")
+                    else name if name.startswith(("log_lines", "ix_log_lines"))
+                    else "other tables"
                 )  # fmt: skip
                 parts[group] = parts.get(group, 0) + size
         wal = Path(f"{self.path}-wal")
-        parts["wal"] = wal.stat().st_size if wal.exists() else 0
-        return Size(self.path.stat().st_size + parts["wal"], parts)
+        parts["WAL"] = wal.stat().st_size if wal.exists() else 0
+        return Size(self.path.stat().st_size + parts["WAL"], parts)
 
     async def floor(
         self, case: Case, *, account_id: str, from_ms: int, to_ms: int, page: int
@@ -432,20 +432,20 @@ class PostgresTarget(Target):
     async def size(self) -> Size:
         connection = await self._connect()
         try:
-            row = await connection.fetchrow(
-                "SELECT count(*) AS partitions, sum(pg_table_size(relid)) AS lines, "
-                "sum(pg_indexes_size(relid)) AS indexes, sum(pg_total_relation_size(relid)) AS total "
+            total, table, partitions = await connection.fetchrow(
+                "SELECT sum(pg_total_relation_size(relid)), sum(pg_table_size(relid)), count(*) "
                 "FROM pg_partition_tree('log_lines') WHERE isleaf"
             )
+            parts = {"log_lines (with TOAST)": int(table)}
+            for name, size in await connection.fetch(
+                "SELECT c.relname, (SELECT sum(pg_relation_size(relid)) "
+                "FROM pg_partition_tree(i.indexrelid)) FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'log_lines'::regclass"
+            ):
+                parts[name] = int(size)
         finally:
             await connection.close()
-        assert row is not None
-        parts = {
-            "lines (with TOAST)": int(row["lines"]),
-            "indexes": int(row["indexes"]),
-            "partitions": int(row["partitions"]),
-        }
-        return Size(int(row["total"]), parts)
+        return Size(int(total), parts, f"{partitions} partitions")
 
     async def floor(
         self, case: Case, *, account_id: str, from_ms: int, to_ms: int, page: int
