@@ -4,9 +4,9 @@ kept between runs; and what the bench reads from them directly, not through the
 server: the ids in load order, the size on disk, and the floor of each case (the
 hand-written SQL over the same tables, through the raw driver).
 
-A kept load lives under the cache directory, keyed by seed, line count, generator
-version and the schema (the migrations and the store's row-building code, hashed): when
-one changes, the next ``--keep`` run loads afresh and removes the older loads of the same
+A kept load lives under the cache directory, keyed by seed, line count, the generator's
+code and the schema (the migrations and the store's row-building code), hashed: when one
+changes, the next ``--keep`` run loads afresh and removes the older loads of the same
 seed and size.
 """
 
@@ -27,7 +27,8 @@ import asyncpg
 
 import tidegate.migrations
 from harness import PG_ADMIN, create_pg_database, drop_pg_database
-from search_dataset import GENERATOR_VERSION, OTHER_ACCOUNTS, PHRASE, RARE_WORD, Batch, Case
+from search_dataset import OTHER_ACCOUNTS, Batch, Case, generator_key
+from search_lines import PHRASE, RARE_WORD
 from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
 from tidegate.enterprise.schemas import AccountCreate
@@ -50,7 +51,7 @@ def schema_key() -> str:
 
 
 def dataset_dir(cache: Path, seed: int, lines: int) -> Path:
-    return cache / f"s{seed}-n{lines}-g{GENERATOR_VERSION}"
+    return cache / f"s{seed}-n{lines}"
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Target:
     def __init__(self, *, dataset: Path | None, work: Path) -> None:
         self.dataset = dataset
         self.work = work
-        self.key = schema_key()
+        self.key = f"{generator_key()}-{schema_key()}"
         self.loaded: Loaded | None = None
 
     @property
@@ -350,9 +351,10 @@ class PostgresTarget(Target):
     def __init__(self, *, dataset: Path | None, work: Path) -> None:
         super().__init__(dataset=dataset, work=work)
         if dataset is None:
-            self.name = ""  # made by _create
+            self.prefix, self.name = "", ""  # a random name, made by _create
         else:
-            self.name = f"tidegate_bench_search_{dataset.name.replace('-', '_')}_{self.key}"
+            self.prefix = f"tidegate_bench_search_{dataset.name.replace('-', '_')}_"
+            self.name = self.prefix + self.key.replace("-", "_")
 
     @property
     def url(self) -> str:
@@ -379,13 +381,12 @@ class PostgresTarget(Target):
 
     async def _prune(self) -> None:
         assert self.dataset is not None
-        prefix = self.name.removesuffix(self.key)
         admin = await self._admin()
         try:
             names = [
                 row[0]
                 for row in await admin.fetch(
-                    "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", prefix
+                    "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", self.prefix
                 )
             ]
         finally:
