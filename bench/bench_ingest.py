@@ -1,16 +1,25 @@
-"""Benchmark: lines/second through POST /logs/ingest (batches of 100 lines) with 0, 10
-and 100 active exclusion rules (hosts, apps and query rules; none matches, so every rule
-is evaluated for every line and every line is stored), one worker and four, on SQLite
-and PostgreSQL.
+"""Benchmark: ingestion throughput and server CPU through POST /logs/ingest against the
+raw floor of the store, measured in the same run.
 
-    python bench/bench_ingest.py [--seconds 5] [--databases sqlite,postgres]
+    python bench/bench_ingest.py [--seconds 10] [--databases sqlite,postgres]
+                                 [--workers 1,4] [--rules 0,100]
 
-Needs `wrk` (Debian package), 16 connections. Ratios are against the 0-rule case of the
-same row and against a floor: the same batches written by ``store_lines`` directly
-(same engine and driver, one transaction per 100-line batch, 8 concurrent writers in
-one process, no HTTP, no parsing), i.e. what the store alone sustains. It also prints
-the cost of SQLite's synchronous=FULL against NORMAL and the CPU cost of judging one
-batch against the rules in process. Takes about two and a half minutes.
+For each backend, workers and rule count: `wrk` (Debian package; 2 threads, 16
+connections) posts 100-line batches (realistic lines with app, level, timestamp and a
+JSON meta) to a real `tidegate serve`; rules match none of the lines (a third each
+hosts, apps and query rules), so every rule is evaluated for every line and every line
+is stored. Reported: lines/s, the server's CPU (all its processes, user + system, from
+/proc) per 1,000 lines, and on PostgreSQL the database's CPU too (every postgres
+process of the machine, so PostgreSQL's own background work is included).
+
+The floor writes the same rows (the same batch through ``line_rows``: same tables, the
+FTS row on SQLite and the ``search`` column on PostgreSQL, usage included) with the
+store's own functions and no HTTP: ``sqlite_write`` (``executemany``) on a stdlib
+connection with the server's pragmas, and ``pg_write`` (binary COPY) on an asyncpg
+connection, ``FLOOR_TX_LINES`` lines per transaction, for as long as one cell. Ratios
+are lines/s against it. The issue's aims: at least 0.5 of the floor, at most 20 ms of
+server CPU per 1,000 lines. Takes about (2 + 4 cells) x seconds per backend plus
+start-up.
 """
 
 from __future__ import annotations
@@ -21,32 +30,40 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 import timeit
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import text
 
 from harness import (
     Server,
+    cpu_seconds,
     create_pg_database,
     db_enterprise_token,
     drop_pg_database,
     ingestion_key,
     new_account,
 )
-from tidegate.db.engine import Database
+from tidegate.db.engine import sqlite_writer
 from tidegate.db.migrate import upgrade_database
-from tidegate.ingest.exclusion import RuleSet
-from tidegate.ingest.service import IngestParams, sort_lines
-from tidegate.logs.store import NewLine, store_lines
+from tidegate.ingest.exclusion import CompiledRule, RuleSet
+from tidegate.ingest.service import IngestParams, prepare
+from tidegate.logs.store import (
+    NewLine,
+    StoreBatch,
+    batch_days,
+    pg_write,
+    sqlite_write,
+)
 
 BATCH = 100
 CONNECTIONS = 16
-
+FLOOR_TX_LINES = 5_000  # the writer's default group size (TIDEGATE_INGEST_GROUP_COMMIT_LINES)
 LEVELS = ["INFO", "WARN", "ERROR", "DEBUG"]
 APPS = ["web", "api", "worker", "auth"]
 
@@ -88,41 +105,130 @@ def rules(count: int) -> list[dict[str, Any]]:
     return made
 
 
-def start_server(url: str, workdir: Path, workers: int, synchronous: str = "FULL") -> Server:
-    env = {
-        **os.environ,
-        "TIDEGATE_DATABASE_URL": url,
-        "TIDEGATE_DATA_DIR": str(workdir / "var"),
-        "TIDEGATE_SECRET_KEY": "bench",
-        "TIDEGATE_BOOTSTRAP": "0",
-        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
-        "TIDEGATE_SQLITE_SYNCHRONOUS": synchronous,
-    }
-    return Server(env, "--workers", str(workers))
+def compiled_rules(count: int) -> RuleSet:
+    return RuleSet(
+        [
+            CompiledRule.build(
+                rule_id=str(n), indexonly=False, hosts=rule.get("hosts"),
+                apps=rule.get("apps"), query=rule.get("query"),
+            )
+            for n, rule in enumerate(rules(count))
+        ]
+    )  # fmt: skip
 
 
-def make_account_id(url: str) -> str:
-    """Any account of the database (the floor writes lines to it)."""
+def prepare_cost_us(rule_count: int) -> float:
+    """CPU of everything a worker thread does for one 100-line body (parse, build,
+    exclusion rules, rows): microseconds, best of three."""
+    body = json.dumps({"lines": batch_lines()}).encode()
+    compiled = compiled_rules(rule_count)
+    params = IngestParams(hostname="web-1", tags=("bench",))
 
-    async def first() -> str:
-        db = Database.connect(url)
+    def once() -> None:
+        prepare(
+            account_id="a", params=params, body=body, content_encoding=None,
+            rules=compiled, received_ms=int(time.time() * 1000),
+        )  # fmt: skip
+
+    runs = 300
+    return min(timeit.repeat(once, number=runs, repeat=3)) / runs * 1e6
+
+
+def floor_batch(account_id: str) -> StoreBatch:
+    lines = [
+        NewLine(line=item["line"], ts=item["timestamp"], host="web-1", app=item["app"],
+                level=item["level"], tags=["bench"], meta=item["meta"])
+        for item in batch_lines()
+    ]  # fmt: skip
+    return StoreBatch.of(account_id=account_id, received_ms=int(time.time() * 1000), lines=lines)
+
+
+@dataclass
+class Cell:
+    lines_per_s: float
+    cpu_ms: float  # per 1,000 lines: the server (or the floor's process)
+    db_cpu_ms: float | None  # per 1,000 lines: PostgreSQL's processes
+    failed: int = 0
+
+
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of the PostgreSQL server: the postmaster with the children it has
+    reaped (backends that closed count too), plus its children still running."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            async with db.read_sessions() as session:
-                return str((await session.execute(text("SELECT id FROM accounts"))).first()[0])  # type: ignore[index]
-        finally:
-            await db.dispose()
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            fields = _stat(int(entry.name))
+            parent = (Path("/proc") / fields[1] / "comm").read_text().strip()
+        except OSError:
+            continue  # gone meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+        if parent != "postgres":  # the postmaster: what its exited children used
+            ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
-    return asyncio.run(first())
+
+def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
+    connection = sqlite_writer(path, "FULL")
+    connection.execute("PRAGMA cache_size=-65536")  # as the server's writer
+    batches = [floor_batch(account_id)] * (FLOOR_TX_LINES // BATCH)
+    lines = 0
+    started, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - started < seconds:
+        connection.execute("BEGIN IMMEDIATE")
+        sqlite_write(connection, batches)
+        connection.execute("COMMIT")
+        lines += FLOOR_TX_LINES
+    wall, used = time.perf_counter() - started, time.process_time() - cpu
+    connection.close()
+    return Cell(lines / wall, used / lines * 1e6, None)
 
 
-def make_account(base: str, token: str, rule_count: int) -> tuple[str, str]:
-    enterprise = {"Authorization": f"Token {token}"}
-    account_id = new_account(base, enterprise)
-    headers = {**enterprise, "x-delegate-account-id": account_id}
-    for rule in rules(rule_count):
-        created = httpx.post(f"{base}/v1/config/ingestion/exclusions", json=rule, headers=headers)
-        assert created.status_code == 200, created.text
-    return account_id, ingestion_key(base, headers)
+async def pg_floor(url: str, account_id: str, seconds: float) -> Cell:
+    import asyncpg
+
+    from tidegate.db.engine import Database
+    from tidegate.logs.store import ensure_partitions
+
+    batch = floor_batch(account_id)
+    db = Database.connect(url)
+    try:
+        await ensure_partitions(db.write_engine, batch_days([batch]))
+    finally:
+        await db.dispose()
+    connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
+    batches = [batch] * (FLOOR_TX_LINES // BATCH)
+    lines = 0
+    started, cpu, db_cpu = time.perf_counter(), time.process_time(), postgres_cpu()
+    try:
+        while time.perf_counter() - started < seconds:
+            async with connection.transaction():
+                await pg_write(connection, batches)
+            lines += FLOOR_TX_LINES
+    finally:
+        await connection.close()
+    wall, used = time.perf_counter() - started, time.process_time() - cpu
+    return Cell(lines / wall, used / lines * 1e6, (postgres_cpu() - db_cpu) / lines * 1e6)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 LUA = """
@@ -133,7 +239,8 @@ wrk.headers["apikey"] = "%s"
 """
 
 
-def run_wrk(base: str, key: str, seconds: int, workdir: Path) -> tuple[float, int]:
+def run_wrk(base: str, key: str, seconds: int, workdir: Path) -> tuple[int, int]:
+    """(lines acknowledged, non-2xx answers)."""
     script = workdir / f"ingest-{key[:6]}.lua"
     script.write_text(LUA % (json.dumps({"lines": batch_lines()}), key))
     out = subprocess.run(
@@ -141,74 +248,60 @@ def run_wrk(base: str, key: str, seconds: int, workdir: Path) -> tuple[float, in
          f"{base}/logs/ingest?hostname=web-1&tags=bench"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    assert rps, out
-    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    failed = int(non_2xx.group(1)) if non_2xx else 0
     total = re.search(r"(\d+) requests in", out)
     assert total, out
-    ok_share = 1 - failed / max(1, int(total.group(1)))
-    return float(rps.group(1)) * BATCH * ok_share, failed
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    failed = int(non_2xx.group(1)) if non_2xx else 0
+    return (int(total.group(1)) - failed) * BATCH, failed
 
 
-async def floor_lines_per_s(
-    url: str, account_id: str, seconds: float, synchronous: str = "FULL"
-) -> float:
-    """store_lines alone: 8 concurrent writers, one transaction per 100-line batch."""
-    db = Database.connect(url, sqlite_synchronous=synchronous)
-    lines = [
-        NewLine(line=item["line"], ts=item["timestamp"], host="web-1", app=item["app"],
-                level=item["level"], tags=["bench"], meta=item["meta"])
-        for item in batch_lines()
-    ]  # fmt: skip
-    done = 0
-    deadline = time.monotonic() + seconds
+def make_key(base: str, token: str, rule_count: int) -> str:
+    enterprise = {"Authorization": f"Token {token}"}
+    account_id = new_account(base, enterprise)
+    headers = {**enterprise, "x-delegate-account-id": account_id}
+    for rule in rules(rule_count):
+        created = httpx.post(f"{base}/v1/config/ingestion/exclusions", json=rule, headers=headers)
+        assert created.status_code == 200, created.text
+    return ingestion_key(base, headers)
 
-    async def writer() -> None:
-        nonlocal done
-        while time.monotonic() < deadline:
-            async with db.write_sessions() as session:
-                await store_lines(
-                    session=session, account_id=account_id, lines=lines, received_ms=0
-                )
-                await session.commit()
-            done += BATCH
 
-    started = time.monotonic()
+def http_cells(
+    url: str, workdir: Path, token: str, workers: int, rule_counts: list[int], seconds: int
+) -> tuple[dict[int, Cell], str]:
+    env = {
+        **os.environ,
+        "TIDEGATE_DATABASE_URL": url,
+        "TIDEGATE_DATA_DIR": str(workdir / "var"),
+        "TIDEGATE_SECRET_KEY": "bench",
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    server = Server(env, "--workers", str(workers))
+    cells: dict[int, Cell] = {}
     try:
-        await asyncio.gather(*(writer() for _ in range(8)))
+        keys = {count: make_key(server.base, token, count) for count in rule_counts}
+        account_id = new_account(server.base, {"Authorization": f"Token {token}"})
+        pids = [server.pid, *children(server.pid)]
+        for count, key in keys.items():
+            run_wrk(server.base, key, 1, workdir)  # warm every worker's caches
+            postgres = url.startswith("postgresql")
+            cpu, db_cpu = cpu_seconds(*pids), postgres_cpu() if postgres else 0.0
+            lines, failed = run_wrk(server.base, key, seconds, workdir)
+            used = cpu_seconds(*pids) - cpu
+            db_used = (postgres_cpu() - db_cpu) / lines * 1e6 if postgres else None
+            cells[count] = Cell(lines / seconds, used / lines * 1e6, db_used, failed)
     finally:
-        await db.dispose()
-    return done / (time.monotonic() - started)
+        server.stop()
+    return cells, account_id
 
 
-def judging_cost_us(rule_count: int) -> float:
-    """Microseconds of CPU to build and judge one 100-line batch (no I/O)."""
-    from tidegate.ingest.exclusion import CompiledRule
-
-    compiled = RuleSet(
-        [
-            CompiledRule.build(
-                rule_id=str(n), indexonly=True, hosts=rule.get("hosts"),
-                apps=rule.get("apps"), query=rule.get("query"),
-            )
-            for n, rule in enumerate(rules(rule_count))
-        ]
-    )  # fmt: skip
-    parsed = batch_lines()
-    params = IngestParams(hostname="web-1", tags=("bench",))
-
-    def once() -> None:
-        sort_lines(account_id="a", params=params, lines=parsed, rules=compiled, received_ms=0)
-
-    runs = 300
-    return min(timeit.repeat(once, number=runs, repeat=3)) / runs * 1e6
-
-
-def bench_backend(backend: str, seconds: int, workdir: Path) -> list[str]:
+def bench_backend(
+    backend: str, seconds: int, workdir: Path, worker_counts: list[int], rule_counts: list[int]
+) -> list[str]:
     pg_name = None
     if backend == "sqlite":
-        url = f"sqlite+aiosqlite:///{workdir / 'bench.sqlite3'}"
+        path = workdir / "bench.sqlite3"
+        url = f"sqlite+aiosqlite:///{path}"
     else:
         pg_name = asyncio.run(create_pg_database())
         url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
@@ -216,80 +309,69 @@ def bench_backend(backend: str, seconds: int, workdir: Path) -> list[str]:
     try:
         asyncio.run(upgrade_database(url))
         token = asyncio.run(db_enterprise_token(url))
-        floor: float | None = None
-        results_full = 0.0
-        for workers in (1, 4):
-            server = start_server(url, workdir, workers)
-            try:
-                accounts = {n: make_account(server.base, token, n) for n in (0, 10, 100)}
-                results = {
-                    n: run_wrk(server.base, key, seconds, workdir)
-                    for n, (_, key) in accounts.items()
-                }
-            finally:
-                server.stop()
-            if floor is None:  # once per backend, on the table the first runs filled
-                floor = asyncio.run(floor_lines_per_s(url, accounts[0][0], 4))
-            base = results[0][0]
-            if workers == 1:
-                results_full = base
-            for n, (lines_per_s, failed) in results.items():
-                rows.append(
-                    f"| {backend:<8} | {workers:>7} | {n:>5} | {lines_per_s:>11,.0f} | "
-                    f"{lines_per_s / base:>10.2f} | {lines_per_s / floor:>8.2f} | {floor:>11,.0f} | {failed:>7} |"
+        floor: Cell | None = None
+        for workers in worker_counts:
+            cells, account_id = http_cells(url, workdir, token, workers, rule_counts, seconds)
+            if floor is None:  # once per backend, on the tables the first cells filled
+                floor = (
+                    sqlite_floor(str(path), account_id, seconds)
+                    if backend == "sqlite"
+                    else asyncio.run(pg_floor(url, account_id, seconds))
                 )
-        if backend == "sqlite":
-            server = start_server(url, workdir, 1, synchronous="NORMAL")
-            try:
-                _, key = make_account(server.base, token, 0)
-                normal, failed = run_wrk(server.base, key, seconds, workdir)
-            finally:
-                server.stop()
-            account = make_account_id(url)
-            direct = {
-                mode: asyncio.run(floor_lines_per_s(url, account, 4, synchronous=mode))
-                for mode in ("FULL", "NORMAL")
-            }
-            rows.append(
-                f"\nSQLite synchronous: HTTP, 1 worker, 0 rules: FULL {results_full:,.0f} "
-                f"vs NORMAL {normal:,.0f} lines/s (non-2xx {failed}); store_lines alone: "
-                f"FULL {direct['FULL']:,.0f} vs NORMAL {direct['NORMAL']:,.0f} lines/s"
-            )
+                rows.append(row(backend, "floor", "-", floor, floor))
+            for count, cell in cells.items():
+                rows.append(row(backend, str(workers), str(count), cell, floor))
     finally:
         if pg_name:
             asyncio.run(drop_pg_database(pg_name))
     return rows
 
 
+def row(backend: str, workers: str, rule_count: str, cell: Cell, floor: Cell) -> str:
+    db_cpu = f"{cell.db_cpu_ms:>9.1f}" if cell.db_cpu_ms is not None else f"{'-':>9}"
+    return (
+        f"| {backend:<8} | {workers:>7} | {rule_count:>5} | {cell.lines_per_s:>9,.0f} | "
+        f"{cell.lines_per_s / floor.lines_per_s:>8.2f} | {cell.cpu_ms:>10.1f} | {db_cpu} | "
+        f"{cell.failed:>7} |"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--databases", default="sqlite,postgres")
+    parser.add_argument("--workers", default="1,4")
+    parser.add_argument("--rules", default="0,100")
     args = parser.parse_args()
+    worker_counts = [int(item) for item in args.workers.split(",")]
+    rule_counts = [int(item) for item in args.rules.split(",")]
 
-    print("In-process cost of building and judging one 100-line batch (CPU only):")
-    zero = judging_cost_us(0)
-    for n in (0, 10, 100):
-        cost = judging_cost_us(n)
-        print(f"  {n:>3} rules: {cost:8.0f} us per batch ({cost / zero:.2f}x the 0-rule cost)")
+    print("Worker-thread CPU for one 100-line body (parse, build, rules, rows):")
+    for count in rule_counts:
+        print(f"  {count:>3} rules: {prepare_cost_us(count):6.0f} us")
     print()
     print(
-        f"POST /logs/ingest, {BATCH} lines per request, wrk -c{CONNECTIONS}, {args.seconds}s per cell"
+        f"POST /logs/ingest, {BATCH} lines per request, wrk -t2 -c{CONNECTIONS}, "
+        f"{args.seconds}s per cell; floor: {FLOOR_TX_LINES} lines per transaction, no HTTP. "
+        "CPU columns: ms per 1,000 lines (server: every tidegate process, or the floor's "
+        "own process; db: every postgres process)."
     )
     print(
-        "| backend  | workers | rules |     lines/s | vs 0 rules | vs floor | floor lines/s | non-2xx |"
+        "| backend  | workers | rules |   lines/s | vs floor | server CPU |    db CPU | non-2xx |"
     )
     print(
-        "|----------|---------|-------|-------------|------------|----------|---------------|---------|"
+        "|----------|---------|-------|-----------|----------|------------|-----------|---------|"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for backend in args.databases.split(","):
-            for row in bench_backend(backend.strip(), args.seconds, Path(tmp)):
-                print(row, flush=True)
+            for line in bench_backend(
+                backend.strip(), args.seconds, Path(tmp), worker_counts, rule_counts
+            ):
+                print(line, flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

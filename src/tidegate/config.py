@@ -29,6 +29,10 @@ class Settings:
     # Ingest bodies parsed at once per worker, each in a worker thread (docs/ingest.md:
     # this bounds a worker's parsing memory).
     ingest_parse_threads: int = 2
+    # Group commit (docs/ingest.md): a worker's pending lines are committed together
+    # after this many milliseconds, or as soon as this many lines wait.
+    ingest_group_commit_ms: float = 2.0
+    ingest_group_commit_lines: int = 5_000
     # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
     destination_allow: str = ""
@@ -70,6 +74,10 @@ class Settings:
             ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
             retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
             ingest_parse_threads=int(os.environ.get("TIDEGATE_INGEST_PARSE_THREADS", "2")),
+            ingest_group_commit_ms=float(os.environ.get("TIDEGATE_INGEST_GROUP_COMMIT_MS", "2")),
+            ingest_group_commit_lines=int(
+                os.environ.get("TIDEGATE_INGEST_GROUP_COMMIT_LINES", "5000")
+            ),
             destination_allow=os.environ.get("TIDEGATE_DESTINATION_ALLOW", ""),
             body_timeout_s=float(os.environ.get("TIDEGATE_BODY_TIMEOUT_S", "30")),
             max_buffered_bytes=int(

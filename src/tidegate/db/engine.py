@@ -93,6 +93,26 @@ def ensure_sqlite_dir(url: str) -> None:
         _tighten(candidate)
 
 
+def _set_pragmas(dbapi_connection: Any, synchronous: str) -> None:
+    if synchronous not in SQLITE_SYNCHRONOUS_MODES:
+        raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS_MODES}")
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA synchronous={synchronous}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.close()
+
+
+def sqlite_writer(path: str, synchronous: str) -> sqlite3.Connection:
+    """A write connection of the stdlib driver, set up as the write engine's are: the
+    caller emits BEGIN IMMEDIATE and COMMIT itself (the group writer of lines, which
+    keeps it on a thread of its own)."""
+    connection = sqlite3.connect(path, timeout=15, isolation_level=None)
+    _set_pragmas(connection, synchronous)
+    return connection
+
+
 def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") -> AsyncEngine:
     if synchronous not in SQLITE_SYNCHRONOUS_MODES:
         raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS_MODES}")
@@ -115,12 +135,7 @@ def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") 
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control away from the driver so BEGIN is ours to emit.
         dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=15000")
-        cursor.close()
+        _set_pragmas(dbapi_connection, synchronous)
 
     if begin is not None:
 
@@ -135,7 +150,7 @@ class RawQuery:
     """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
     stdlib driver (qmark placeholders in a known order)."""
 
-    def __init__(self, statement: Select[Any]) -> None:
+    def __init__(self, statement: Select[*tuple[Any, ...]]) -> None:
         self.statement = statement
         compiled = statement.compile(
             dialect=sqlite_dialect.dialect(), compile_kwargs={"render_postcompile": True}
@@ -152,7 +167,7 @@ class RawQuery:
         self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
 
 
-def _pg_connection_lost() -> tuple[type[BaseException], ...]:
+def pg_connection_lost() -> tuple[type[BaseException], ...]:
     """What asyncpg raises on a connection the server has cut (a restart,
     pg_terminate_backend): closed, reset, or caught mid-protocol."""
     import asyncpg  # type: ignore[import-untyped]
@@ -185,6 +200,7 @@ class Database:
     write_sessions: async_sessionmaker[AsyncSession]
     # The file of an SQLite database, for the raw reader; None on PostgreSQL/in memory.
     sqlite_path: str | None = None
+    sqlite_synchronous: str = "FULL"
     _reader: sqlite3.Connection | None = field(default=None, repr=False)
     statement_timeout_s: float = 30.0
     pool_timeout_s: float = 10.0
@@ -230,6 +246,7 @@ class Database:
             read_sessions=async_sessionmaker(read, expire_on_commit=False, autoflush=False),
             write_sessions=async_sessionmaker(write, expire_on_commit=False, autoflush=False),
             sqlite_path=sqlite_path,
+            sqlite_synchronous=sqlite_synchronous,
             statement_timeout_s=statement_timeout_s,
             pool_timeout_s=pool_timeout_s,
         )
@@ -259,7 +276,7 @@ class Database:
         args = [params[name] for name in query.pg_order]
         try:
             return await self._pg_fetch(pool, query.pg_sql, args)
-        except _pg_connection_lost() as error:
+        except pg_connection_lost() as error:
             if isinstance(error, TimeoutError):  # the pool stayed full: no second wait
                 raise
             # A pooled connection that died with a server restart: a read is
@@ -277,6 +294,22 @@ class Database:
                 raise
         return [tuple(row) for row in rows]
 
+    def _pg_options(self) -> dict[str, Any]:
+        return {
+            "dsn": make_url(self.url)
+            .set(drivername="postgresql")
+            .render_as_string(hide_password=False),
+            "timeout": self.pool_timeout_s,
+            "command_timeout": self.statement_timeout_s + 5,
+            "server_settings": {"statement_timeout": str(int(self.statement_timeout_s * 1000))},
+        }
+
+    async def pg_connection(self) -> Any:
+        """A new asyncpg connection with the same limits (the group writer's own)."""
+        import asyncpg
+
+        return await asyncpg.connect(**self._pg_options())
+
     async def _open_pg_pool(self) -> Any:
         import asyncpg
 
@@ -285,17 +318,8 @@ class Database:
 
         async with self._pg_lock:
             if self._pg_pool is None:
-                dsn = make_url(self.url).set(drivername="postgresql")
                 self._pg_pool = await asyncpg.create_pool(
-                    dsn.render_as_string(hide_password=False),
-                    min_size=1,
-                    max_size=10,
-                    reset=no_reset,
-                    timeout=self.pool_timeout_s,
-                    command_timeout=self.statement_timeout_s + 5,
-                    server_settings={
-                        "statement_timeout": str(int(self.statement_timeout_s * 1000))
-                    },
+                    min_size=1, max_size=10, reset=no_reset, **self._pg_options()
                 )
         return self._pg_pool
 

@@ -144,6 +144,7 @@ async def accept(
             await runtime.deliver(
                 delivery,
                 db=state.db,
+                writer=state.ingest.writer,
                 received_ms=received_ms,
                 tail=state.tail,
                 rules=state.ingest.rules,

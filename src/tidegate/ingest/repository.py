@@ -1,8 +1,11 @@
 """Queries of the data plane (queries only).
 
 The credential lookup runs on every ingest request, so it is one prebuilt Core
-statement: the key, its account's status, and the fingerprint of the account's
-exclusion rules (count and latest ``updated_at``), in a single round trip.
+statement run through ``Database.fetch`` (the raw driver, no ORM session): the key, its
+account's status, and the fingerprint of the account's exclusion rules (count and
+latest ``updated_at``), in a single round trip. The fingerprint of a writer that starts
+from an account (the pipeline's log store) is read the same way, so both give the
+driver's values and compare equal in the rule cache.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import NamedTuple
 from sqlalchemy import Text, bindparam, cast, delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.logs import search_index
 from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine
 
@@ -40,28 +44,33 @@ _rules_updated = (
     .scalar_subquery()
 )
 
-_KEY_BY_HASH = (
+_KEY_BY_HASH = RawQuery(
     select(_keys.c.kind, _keys.c.account_id, _accounts.c.status, _rule_count, _rules_updated)
     .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
     .where(_keys.c.key_hash == bindparam("key_hash"))
 )
 
 
-_ACCOUNT_RULES_FINGERPRINT = select(func.count(), func.max(_rules.c.updated_at)).where(
-    _rules.c.account_id == bindparam("account_id")
+_ACCOUNT_RULES_FINGERPRINT = RawQuery(
+    select(func.count(), func.max(_rules.c.updated_at)).where(
+        _rules.c.account_id == bindparam("account_id")
+    )
 )
 
 
-async def rules_fingerprint(*, session: AsyncSession, account_id: str) -> tuple[int, object]:
+async def rules_fingerprint(*, db: Database, account_id: str) -> tuple[int, object]:
     """The same fingerprint the key lookup reads, for writers that start from an account
     (the pipeline's log store) rather than from an ingestion key."""
-    row = (await session.execute(_ACCOUNT_RULES_FINGERPRINT, {"account_id": account_id})).one()
-    return int(row[0]), row[1]
+    ((count, updated),) = await db.fetch(_ACCOUNT_RULES_FINGERPRINT, {"account_id": account_id})
+    return int(count), updated
 
 
-async def ingestion_key(*, session: AsyncSession, key_hash: str) -> IngestionKey | None:
-    row = (await session.execute(_KEY_BY_HASH, {"key_hash": key_hash})).first()
-    return None if row is None else IngestionKey(row[0], row[1], row[2], int(row[3]), row[4])
+async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
+    rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
+    if not rows:
+        return None
+    kind, account_id, status, rule_count, rules_updated = rows[0]
+    return IngestionKey(kind, account_id, status, int(rule_count), rules_updated)
 
 
 async def active_rules(*, session: AsyncSession, account_id: str) -> list[ExclusionRule]:

@@ -1,5 +1,6 @@
 """What ingestion keeps per worker process: compiled exclusion rules, the bound on work
-in flight, and the retention job."""
+in flight, the writer of lines (group commit, shared with the pipeline's log store),
+and the retention job."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tidegate.db.engine import Database
 from tidegate.errors import ServiceUnavailable
 from tidegate.ingest.exclusion import RuleCache
 from tidegate.ingest.retention import run_retention
+from tidegate.logs.writer import DEFAULT_DELAY_S, DEFAULT_MAX_LINES, LineWriter
 
 T = TypeVar("T")
 
@@ -57,6 +59,9 @@ class IngestRuntime:
     rules: RuleCache = field(default_factory=RuleCache)
     retention_interval_s: float = 3600.0
     parse_threads: int = DEFAULT_PARSE_THREADS
+    group_commit_s: float = DEFAULT_DELAY_S
+    group_commit_lines: int = DEFAULT_MAX_LINES
+    _writer: LineWriter | None = None
     _retention: asyncio.Task[None] | None = None
     _parse_limiter: anyio.CapacityLimiter | None = None
 
@@ -66,7 +71,16 @@ class IngestRuntime:
             limit=InFlightLimit(settings.ingest_max_in_flight),
             retention_interval_s=settings.retention_interval_s,
             parse_threads=max(1, settings.ingest_parse_threads),
+            group_commit_s=settings.ingest_group_commit_ms / 1000,
+            group_commit_lines=settings.ingest_group_commit_lines,
         )
+
+    @property
+    def writer(self) -> LineWriter:
+        """The worker's writer of lines (made by ``start``)."""
+        if self._writer is None:
+            raise RuntimeError("IngestRuntime.start was not called")
+        return self._writer
 
     async def off_loop(self, work: Callable[[], T]) -> T:
         """Run CPU-heavy ``work`` (inflate, parse, build, exclusion rules) in a worker
@@ -78,6 +92,10 @@ class IngestRuntime:
         return await anyio.to_thread.run_sync(work, limiter=self._parse_limiter)
 
     def start(self, db: Database) -> None:
+        if self._writer is None:
+            self._writer = LineWriter(
+                db, delay_s=self.group_commit_s, max_lines=self.group_commit_lines
+            )
         if self.retention_interval_s > 0 and self._retention is None:
             self._retention = asyncio.create_task(
                 run_retention(db=db, interval_s=self.retention_interval_s),
@@ -85,6 +103,10 @@ class IngestRuntime:
             )
 
     async def close(self) -> None:
+        """Commit the pending lines and stop the retention job."""
+        if self._writer is not None:
+            await self._writer.close()
+            self._writer = None
         if self._retention is not None:
             self._retention.cancel()
             with contextlib.suppress(asyncio.CancelledError):

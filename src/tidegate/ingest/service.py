@@ -32,9 +32,10 @@ from tidegate.ingest.decoding import (
     load_json,
 )
 from tidegate.ingest.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
-from tidegate.logs.store import NewLine, store_lines, utc_day
+from tidegate.logs.store import NewLine, StoreBatch, utc_day
 from tidegate.logs.tail import TailLine
 from tidegate.logs.timestamps import epoch_ms, line_time
+from tidegate.logs.writer import LineWriter
 
 INACTIVE = "Account not found or inactive"
 MAX_USAGE_DAYS = 366
@@ -69,6 +70,20 @@ class IngestOutcome:
     excluded_lines: int = 0
     excluded_bytes: int = 0
     excluded_repaired: int = 0
+    # What to write, built by ``to_store`` (off the loop); None when there is nothing
+    # to store or count.
+    batch: StoreBatch | None = None
+
+    def to_store(self, received_ms: int) -> None:
+        if self.stored or self.excluded_lines:
+            self.batch = StoreBatch.of(
+                account_id=self.account_id,
+                received_ms=received_ms,
+                lines=self.stored,
+                excluded_lines=self.excluded_lines,
+                excluded_bytes=self.excluded_bytes,
+                excluded_repaired=self.excluded_repaired,
+            )
 
     def for_live_tail(self) -> list[TailLine | NewLine]:
         return [*self.stored, *self.tail_only]
@@ -123,13 +138,11 @@ def check_params(
     )
 
 
-async def account_for_key(
-    *, session: AsyncSession, key: str, cache: RuleCache
-) -> tuple[str, RuleSet]:
+async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[str, RuleSet]:
     """The account an ingestion key writes to and its active exclusion rules. An unknown
     or deleted key, a key of another kind, and a deactivated account are all 403."""
     found = await repository.ingestion_key(
-        session=session, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
+        db=db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
     )
     if (
         found is None
@@ -139,7 +152,7 @@ async def account_for_key(
     ):
         raise Forbidden(INACTIVE)
     rules = await _rules_for(
-        session=session,
+        db=db,
         account_id=found.account_id,
         fingerprint=(found.rule_count, found.rules_updated),
         cache=cache,
@@ -148,24 +161,22 @@ async def account_for_key(
 
 
 async def _rules_for(
-    *, session: AsyncSession, account_id: str, fingerprint: Fingerprint, cache: RuleCache
+    *, db: Database, account_id: str, fingerprint: Fingerprint, cache: RuleCache
 ) -> RuleSet:
     rules = cache.get(account_id, fingerprint)
     if rules is None:
-        rules = RuleSet.from_rows(
-            await repository.active_rules(session=session, account_id=account_id)
-        )
+        async with db.read_sessions() as session:
+            rows = await repository.active_rules(session=session, account_id=account_id)
+        rules = RuleSet.from_rows(rows)
         cache.put(account_id, fingerprint, rules)
     return rules
 
 
-async def exclusion_rules(*, session: AsyncSession, account_id: str, cache: RuleCache) -> RuleSet:
+async def exclusion_rules(*, db: Database, account_id: str, cache: RuleCache) -> RuleSet:
     """An account's active exclusion rules, compiled and cached per worker, fresh on
     every call (the fingerprint is read each time): for every writer of lines."""
-    fingerprint = await repository.rules_fingerprint(session=session, account_id=account_id)
-    return await _rules_for(
-        session=session, account_id=account_id, fingerprint=fingerprint, cache=cache
-    )
+    fingerprint = await repository.rules_fingerprint(db=db, account_id=account_id)
+    return await _rules_for(db=db, account_id=account_id, fingerprint=fingerprint, cache=cache)
 
 
 def judge(outcome: IngestOutcome, new: NewLine, rules: RuleSet) -> None:
@@ -228,13 +239,14 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
                 parsed = None
         meta = parsed if isinstance(parsed, dict) else {"value": value}
         repaired = not isinstance(parsed, dict)
-    extras = {
-        name: item[key]
-        for key, name in _AGENT_META
-        if item.get(key) is not None and (meta is None or name not in meta)
-    }
-    if extras:
-        meta = {**extras, **meta} if meta else extras
+    if not _AGENT_KEYS.isdisjoint(item):
+        extras = {
+            name: item[key]
+            for key, name in _AGENT_META
+            if item.get(key) is not None and (meta is None or name not in meta)
+        }
+        if extras:
+            meta = {**extras, **meta} if meta else extras
     return meta, repaired
 
 
@@ -245,6 +257,7 @@ _AGENT_META = (
     ("annotations", "annotations"),
     ("pid", "pid"),
 )
+_AGENT_KEYS = frozenset(key for key, _ in _AGENT_META)
 
 
 def build_line(
@@ -319,6 +332,11 @@ def sort_lines(
     outcome = IngestOutcome(account_id=account_id)
     default_ts = params.now if params.now is not None else received_ms
     tags = list(params.tags) or None
+    if not rules:  # the usual case: every line is kept
+        outcome.stored = [
+            build_line(item, params=params, default_ts=default_ts, tags=tags) for item in lines
+        ]
+        return outcome
     for item in lines:
         judge(outcome, build_line(item, params=params, default_ts=default_ts, tags=tags), rules)
     return outcome
@@ -333,34 +351,25 @@ def prepare(
     rules: RuleSet,
     received_ms: int,
 ) -> IngestOutcome:
-    """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules), for
-    a worker thread: the event loop only awaits it."""
+    """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules, the
+    rows to insert), for a worker thread: the event loop only awaits it."""
     raw = decode_content(body, content_encoding, limit=MAX_DECODED_BYTES)
     del body
-    return sort_lines(
+    outcome = sort_lines(
         account_id=account_id,
         params=params,
         lines=body_lines(raw),
         rules=rules,
         received_ms=received_ms,
     )
+    outcome.to_store(received_ms)
+    return outcome
 
 
-async def commit_outcome(*, db: Database, outcome: IngestOutcome, received_ms: int) -> None:
-    """Store the kept lines and count usage in one transaction, committed on return."""
-    if not outcome.stored and not outcome.excluded_lines:
-        return
-    async with db.write_sessions() as session:
-        await store_lines(
-            session=session,
-            account_id=outcome.account_id,
-            lines=outcome.stored,
-            received_ms=received_ms,
-            excluded_lines=outcome.excluded_lines,
-            excluded_bytes=outcome.excluded_bytes,
-            excluded_repaired=outcome.excluded_repaired,
-        )
-        await session.commit()
+async def commit_outcome(*, writer: LineWriter, outcome: IngestOutcome) -> None:
+    """Store the kept lines and count usage (group commit), committed on return."""
+    if outcome.batch is not None:
+        await writer.write([outcome.batch])
 
 
 async def usage_report(

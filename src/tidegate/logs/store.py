@@ -1,7 +1,8 @@
 """The log store: lines in the same database as everything else, with per-account,
 per-day usage. Every writer of lines (ingestion, the pipeline's log_analysis
-destination) goes through ``store_lines`` so usage can never drift from what is stored.
-Runs inside the caller's transaction: the request's session commits before it answers.
+destination) writes ``StoreBatch``es through ``sqlite_write`` / ``pg_write`` (the
+worker's group writer, ``tidegate.logs.writer``, or ``store_lines`` inside a caller's
+transaction), so usage can never drift from what is stored.
 
 A stored line is one row of ``log_lines`` plus its *search text* (``search_text``: the
 line and its meta JSON, case-folded), which the search index holds: an FTS5 trigram
@@ -22,10 +23,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import text
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-
-from tidegate.models import AccountUsage
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 
 @dataclass(slots=True)
@@ -49,7 +47,11 @@ class NewLine:
 
     def __post_init__(self) -> None:
         if self.size_bytes < 0:
-            self.size_bytes = len(self.line.encode("utf-8", "surrogatepass"))
+            line = self.line
+            # str.isascii() reads a flag: an ASCII line's size is its length.
+            self.size_bytes = (
+                len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
+            )
 
 
 USAGE_COUNTERS = (
@@ -142,7 +144,12 @@ def _folded(value: str | None) -> str | None:
 def line_rows(account_id: str, received_ms: int, lines: Sequence[NewLine]) -> list[tuple[Any, ...]]:
     """The rows of ``lines`` in ``COLUMNS`` order: plain CPU, no database."""
     rows = []
+    # A request's lines share one tags list: its JSON is written once.
+    tags: Any = None
+    tags_json: str | None = None
     for item in lines:
+        if item.tags is not tags:
+            tags, tags_json = item.tags, document_json(item.tags)
         meta = document_json(item.meta)
         rows.append(
             (
@@ -156,7 +163,7 @@ def line_rows(account_id: str, received_ms: int, lines: Sequence[NewLine]) -> li
                 item.file,
                 item.ip,
                 item.mac,
-                document_json(item.tags),
+                tags_json,
                 meta,
                 item.line,
                 item.size_bytes,
@@ -169,35 +176,76 @@ def line_rows(account_id: str, received_ms: int, lines: Sequence[NewLine]) -> li
     return rows
 
 
-async def insert_rows(connection: AsyncConnection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Write ``rows`` (from ``line_rows``) and their search text inside the connection's
-    transaction, with the driver itself."""
-    if not rows:
-        return
-    raw: Any = (await connection.get_raw_connection()).driver_connection  # asyncpg, aiosqlite
-    if connection.dialect.name == "postgresql":
-        if not raw.is_in_transaction():
-            # SQLAlchemy's asyncpg adapter sends BEGIN with its first statement; COPY on
-            # the driver before that would commit on its own.
-            await connection.execute(text("SELECT 1"))
-        await _ensure_partitions(connection, {row[2] // DAY_MS for row in rows})
-        await raw.copy_records_to_table("log_lines", records=rows, columns=COLUMNS)
-        return
-    # SQLite: the writer numbers the lines, from a counter that only grows (the
-    # transaction holds the write lock): an id is never used twice, so the FTS index
-    # can never attribute a deleted line's words to a new one.
-    count = len(rows)
-    cursor = await raw.execute(_SQLITE_TAKE_IDS, (count,))
-    (end,) = await cursor.fetchone()
-    first = end - count + 1
-    await raw.executemany(
-        _SQLITE_INSERT_LINE, [(first + offset, *row[:_SEARCH]) for offset, row in enumerate(rows)]
+@dataclass(slots=True)
+class StoreBatch:
+    """One account's lines of a write, as rows (``line_rows``), and the usage they add.
+    Built off the event loop: the rows are most of a write's CPU outside the database."""
+
+    account_id: str
+    received_ms: int
+    rows: list[tuple[Any, ...]]
+    lines_stored: int
+    bytes_stored: int
+    lines_excluded: int = 0
+    bytes_excluded: int = 0
+    lines_fallback: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        account_id: str,
+        received_ms: int,
+        lines: Sequence[NewLine],
+        excluded_lines: int = 0,
+        excluded_bytes: int = 0,
+        excluded_repaired: int = 0,
+    ) -> StoreBatch:
+        """``lines_fallback`` counts the repaired lines among ``lines`` plus
+        ``excluded_repaired`` (repaired lines that exclusion rules kept out)."""
+        return cls(
+            account_id=account_id,
+            received_ms=received_ms,
+            rows=line_rows(account_id, received_ms, lines),
+            lines_stored=len(lines),
+            bytes_stored=sum(item.size_bytes for item in lines),
+            lines_excluded=excluded_lines,
+            bytes_excluded=excluded_bytes,
+            lines_fallback=sum(1 for item in lines if item.repaired) + excluded_repaired,
+        )
+
+
+def usage_rows(batches: Sequence[StoreBatch]) -> list[tuple[Any, ...]]:
+    """The batches' usage summed per account and day: ``(account_id, day,
+    *USAGE_COUNTERS)``, sorted, so that two transactions adding to the same days always
+    take their rows in the same order (opposite orders deadlock on PostgreSQL)."""
+    usage: dict[tuple[str, date], list[int]] = {}
+    for batch in batches:
+        if not batch.lines_stored and not batch.lines_excluded:
+            continue
+        counts = usage.setdefault((batch.account_id, utc_day(batch.received_ms)), [0] * 5)
+        counts[0] += batch.lines_stored
+        counts[1] += batch.bytes_stored
+        counts[2] += batch.lines_excluded
+        counts[3] += batch.bytes_excluded
+        counts[4] += batch.lines_fallback
+    return [(account_id, day, *counts) for (account_id, day), counts in sorted(usage.items())]
+
+
+def _usage_upsert(placeholders: Sequence[str]) -> str:
+    names = ("account_id", "day", *USAGE_COUNTERS)
+    increments = ", ".join(
+        f"{name} = account_usage.{name} + excluded.{name}" for name in USAGE_COUNTERS
     )
-    await raw.executemany(
-        _SQLITE_INSERT_SEARCH, [(first + offset, row[_SEARCH]) for offset, row in enumerate(rows)]
+    return (
+        f"INSERT INTO account_usage ({', '.join(names)}) VALUES ({', '.join(placeholders)}) "
+        f"ON CONFLICT (account_id, day) DO UPDATE SET {increments}"
     )
 
 
+_USAGE_COLUMNS = 2 + len(USAGE_COUNTERS)
+_SQLITE_ADD_USAGE = _usage_upsert(["?"] * _USAGE_COLUMNS)
+_PG_ADD_USAGE = _usage_upsert([f"${n}" for n in range(1, _USAGE_COLUMNS + 1)])
 # Past the largest id in the table too, in case anything inserted lines without the
 # counter (an id there is one lookup of the primary key).
 _SQLITE_TAKE_IDS = (
@@ -209,6 +257,71 @@ _SQLITE_INSERT_LINE = "INSERT INTO log_lines (id, {}) VALUES (?, {})".format(
     ", ".join(COLUMNS[:_SEARCH]), ", ".join("?" * _SEARCH)
 )
 _SQLITE_INSERT_SEARCH = "INSERT INTO log_search (rowid, text) VALUES (?, ?)"
+# Rows per COPY: the driver encodes a COPY's rows on the event loop.
+_COPY_CHUNK = 2_000
+
+
+def sqlite_write(connection: Any, batches: Sequence[StoreBatch]) -> None:
+    """Write the batches' rows, their search text and their usage inside the
+    connection's transaction (a DB-API connection on SQLite: the stdlib driver's own in
+    the group writer's thread, or SQLAlchemy's adapted one through ``run_sync``)."""
+    rows = [row for batch in batches for row in batch.rows]
+    cursor = connection.cursor()
+    try:
+        if rows:
+            # The writer numbers the lines, from a counter that only grows (the
+            # transaction holds the write lock): an id is never used twice, so the FTS
+            # index can never attribute a deleted line's words to a new one.
+            count = len(rows)
+            cursor.execute(_SQLITE_TAKE_IDS, (count,))
+            (end,) = cursor.fetchone()
+            first = end - count + 1
+            cursor.executemany(
+                _SQLITE_INSERT_LINE,
+                [(first + offset, *row[:_SEARCH]) for offset, row in enumerate(rows)],
+            )
+            cursor.executemany(
+                _SQLITE_INSERT_SEARCH,
+                [(first + offset, row[_SEARCH]) for offset, row in enumerate(rows)],
+            )
+        usage = [(row[0], row[1].isoformat(), *row[2:]) for row in usage_rows(batches)]
+        if usage:
+            cursor.executemany(_SQLITE_ADD_USAGE, usage)
+    finally:
+        cursor.close()
+
+
+async def pg_write(connection: Any, batches: Sequence[StoreBatch]) -> None:
+    """Write the batches' rows (COPY into the partitioned table) and their usage inside
+    the asyncpg connection's transaction; their days' partitions must exist
+    (``ensure_partitions``)."""
+    for batch in batches:
+        for start in range(0, len(batch.rows), _COPY_CHUNK):
+            await connection.copy_records_to_table(
+                "log_lines", records=batch.rows[start : start + _COPY_CHUNK], columns=COLUMNS
+            )
+    usage = usage_rows(batches)
+    if usage:
+        await connection.executemany(_PG_ADD_USAGE, usage)
+
+
+def batch_days(batches: Sequence[StoreBatch]) -> set[int]:
+    """The days (since the epoch) whose partitions the batches' rows go to."""
+    return {batch.received_ms // DAY_MS for batch in batches if batch.rows}
+
+
+async def write_batches(connection: AsyncConnection, batches: Sequence[StoreBatch]) -> None:
+    """``sqlite_write`` or ``pg_write`` inside the transaction of a SQLAlchemy connection."""
+    if connection.dialect.name == "postgresql":
+        raw: Any = (await connection.get_raw_connection()).driver_connection
+        if not raw.is_in_transaction():
+            # SQLAlchemy's asyncpg adapter sends BEGIN with its first statement; COPY on
+            # the driver before that would commit on its own.
+            await connection.execute(text("SELECT 1"))
+        await ensure_partitions(connection.engine, batch_days(batches))
+        await pg_write(raw, batches)
+        return
+    await connection.run_sync(lambda sync: sqlite_write(sync.connection.dbapi_connection, batches))
 
 
 def partition_name(day: int) -> str:
@@ -222,14 +335,16 @@ def partition_name(day: int) -> str:
 _known_partitions: set[tuple[str, int]] = set()
 
 
-async def _ensure_partitions(connection: AsyncConnection, days: set[int]) -> None:
-    database = connection.engine.url.render_as_string()
+async def ensure_partitions(engine: AsyncEngine, days: set[int]) -> None:
+    """Create the partitions of ``days`` (and of the day after each) that this process
+    has not seen yet, in a transaction of their own."""
+    database = engine.url.render_as_string()
     missing = {day for day in days if (database, day) not in _known_partitions}
     if not missing:
         return
     # The next day too, so the first write after midnight rarely changes the catalog.
     wanted = missing | {day + 1 for day in missing}
-    async with connection.engine.begin() as own:
+    async with engine.begin() as own:
         for day in sorted(wanted):
             await ensure_partition(own, day)
     _known_partitions.update((database, day) for day in wanted)
@@ -274,51 +389,17 @@ async def store_lines(
     excluded_bytes: int = 0,
     excluded_repaired: int = 0,
 ) -> int:
-    """Insert ``lines`` and count them (and the excluded ones) in today's usage.
-    ``lines_fallback`` counts the repaired lines among ``lines`` plus
-    ``excluded_repaired`` (repaired lines that exclusion rules kept out)."""
-    await insert_rows(await session.connection(), line_rows(account_id, received_ms, lines))
-    if lines or excluded_lines:
-        await add_usage(
-            session=session,
-            account_id=account_id,
-            day=utc_day(received_ms),
-            lines_stored=len(lines),
-            bytes_stored=sum(item.size_bytes for item in lines),
-            lines_excluded=excluded_lines,
-            bytes_excluded=excluded_bytes,
-            lines_fallback=sum(1 for item in lines if item.repaired) + excluded_repaired,
-        )
+    """Insert ``lines`` and count them (and the excluded ones) in today's usage, inside
+    the session's transaction (``StoreBatch.of`` says what is counted). Requests write
+    through the worker's group writer (``tidegate.logs.writer``) instead, which commits
+    the same rows with the same functions."""
+    batch = StoreBatch.of(
+        account_id=account_id,
+        received_ms=received_ms,
+        lines=lines,
+        excluded_lines=excluded_lines,
+        excluded_bytes=excluded_bytes,
+        excluded_repaired=excluded_repaired,
+    )
+    await write_batches(await session.connection(), [batch])
     return len(lines)
-
-
-async def add_usage(
-    *,
-    session: AsyncSession,
-    account_id: str,
-    day: date,
-    lines_stored: int = 0,
-    bytes_stored: int = 0,
-    lines_excluded: int = 0,
-    bytes_excluded: int = 0,
-    lines_fallback: int = 0,
-) -> None:
-    values = {
-        "account_id": account_id,
-        "day": day,
-        "lines_stored": lines_stored,
-        "bytes_stored": bytes_stored,
-        "lines_excluded": lines_excluded,
-        "bytes_excluded": bytes_excluded,
-        "lines_fallback": lines_fallback,
-    }
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    upsert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(AccountUsage).values(
-        values
-    )
-    increments = {
-        name: getattr(AccountUsage, name) + upsert.excluded[name] for name in USAGE_COUNTERS
-    }
-    await session.execute(
-        upsert.on_conflict_do_update(index_elements=["account_id", "day"], set_=increments)
-    )

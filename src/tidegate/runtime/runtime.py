@@ -23,8 +23,9 @@ from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.exclusion import RuleCache, RuleSet
 from tidegate.ingest.service import IngestOutcome, exclusion_rules, judge
-from tidegate.logs.store import NewLine, store_lines
+from tidegate.logs.store import NewLine
 from tidegate.logs.tail import TailBroker
+from tidegate.logs.writer import LineWriter
 from tidegate.pipelines.node_configs import HttpDestinationConfig
 from tidegate.processing.throttle import ThrottleBudget
 from tidegate.runtime.backpressure import Gates
@@ -153,6 +154,7 @@ class Runtime:
         delivery: Delivery,
         *,
         db: Database,
+        writer: LineWriter,
         received_ms: int,
         tail: TailBroker | None = None,
         rules: RuleCache | None = None,
@@ -169,7 +171,13 @@ class Runtime:
         if delivery.log_events:
             jobs.append(
                 _store(
-                    db, delivery.log_events, received_ms, tail, rules or RuleCache(), self.offload
+                    db,
+                    writer,
+                    delivery.log_events,
+                    received_ms,
+                    tail,
+                    rules or RuleCache(),
+                    self.offload,
                 )
             )
         if not jobs:
@@ -195,12 +203,9 @@ class Runtime:
             raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
 
 
-_STORE_SLICE = 2_000
-"""Lines per INSERT of the log_analysis destination."""
-
-
 async def _store(
     db: Database,
+    writer: LineWriter,
     by_account: dict[str, list[Event]],
     received_ms: int,
     tail: TailBroker | None,
@@ -208,32 +213,18 @@ async def _store(
     offload: Offload,
 ) -> None:
     """Into the log store through the account's exclusion rules, exactly as ingestion:
-    excluded lines are counted, not stored; indexonly ones still reach live tail."""
+    excluded lines are counted, not stored; indexonly ones still reach live tail. Every
+    account's lines go to the worker's writer as one write (group commit): all of them
+    are stored, or none, as the request is answered."""
     outcomes: list[IngestOutcome] = []
-    async with db.write_sessions() as session:
-        try:
-            for account_id, events in by_account.items():
-                ruleset = await exclusion_rules(session=session, account_id=account_id, cache=rules)
-                outcome = await offload(
-                    partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
-                )
-                # In slices, inside the one transaction: the driver's parameters for
-                # a whole 50,000-event batch would cost ~1 KB per line at once.
-                stored = outcome.stored
-                for start in range(0, max(len(stored), 1), _STORE_SLICE):
-                    await store_lines(
-                        session=session,
-                        account_id=account_id,
-                        lines=stored[start : start + _STORE_SLICE],
-                        received_ms=received_ms,
-                        excluded_lines=outcome.excluded_lines if start == 0 else 0,
-                        excluded_bytes=outcome.excluded_bytes if start == 0 else 0,
-                    )
-                outcomes.append(outcome)
-            await session.commit()
-        except BaseException:
-            await session.rollback()
-            raise
+    for account_id, events in by_account.items():
+        ruleset = await exclusion_rules(db=db, account_id=account_id, cache=rules)
+        outcomes.append(
+            await offload(
+                partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
+            )
+        )
+    await writer.write([outcome.batch for outcome in outcomes if outcome.batch is not None])
     if tail is not None:
         for outcome in outcomes:
             # never raises, never blocks
@@ -243,10 +234,12 @@ async def _store(
 def _judged(
     account_id: str, events: list[Event], received_ms: int, ruleset: RuleSet
 ) -> IngestOutcome:
-    """The events as lines, through the exclusion rules (CPU work: may run in a thread)."""
+    """The events as lines, through the exclusion rules, and the rows to store (CPU
+    work: may run in a thread)."""
     outcome = IngestOutcome(account_id=account_id)
     for event in events:
         judge(outcome, _line(event, received_ms), ruleset)
+    outcome.to_store(received_ms)
     return outcome
 
 
