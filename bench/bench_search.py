@@ -1,7 +1,7 @@
 """Benchmark: search over a realistic log store, SQLite and PostgreSQL side by side.
 
     python bench/bench_search.py [--lines 1m] [--backends sqlite,postgres] [--keep]
-                                 [--seed 8] [--cache-dir DIR]
+                                 [--load-only] [--seed 8] [--cache-dir DIR]
 
 Generates a seeded data set (``search_dataset.py``: ``--lines`` lines of one account over
 7 days, plus 5% more lines of three other accounts), loads it through the store's own
@@ -274,17 +274,19 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     dataset = dataset_dir(args.cache_dir, args.seed, args.lines) if args.keep else None
     targets = [TARGETS[name](dataset=dataset, work=work) for name in args.backends]
     expected = Expected.load(dataset) if dataset is not None else None
-    to_load = [target for target in targets if not await target.reuse()]
+    # The measured account's first batch, to check kept loads against.
+    sample = next(generate(seed=args.seed, lines=args.lines, batch=LOAD_BATCH))[0]
+    to_load = [target for target in targets if not await target.reuse(sample)]
     for target in targets:
         state = "loading" if target in to_load else f"reusing the load in {dataset}"
         print(f"{target.backend}: {state}", flush=True)
-    if to_load or expected is None:
-        expected = await load(to_load, seed=args.seed, lines=args.lines)
-        if dataset is not None:
-            expected.save(dataset)
     rows: list[Row] = []
     notes: dict[str, list[str]] = {}
     try:
+        if to_load or expected is None:
+            expected = await load(to_load, seed=args.seed, lines=args.lines)
+            if dataset is not None:
+                expected.save(dataset)
         for target in targets:
             assert target.loaded is not None
             rate = target.loaded.lines / target.loaded.load_s
@@ -293,6 +295,8 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                 f"{target.loaded.load_s:.0f} s ({rate:,.0f} lines/s, generation excluded)",
                 flush=True,
             )
+        if args.load_only:
+            return 0
         print(HEADER, flush=True)
         for target in targets:
             backend_rows, notes[target.backend] = await measure(target, expected, work)
@@ -327,7 +331,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--keep", action="store_true", help="keep and reuse loads in --cache-dir")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE / "search")
+    parser.add_argument(
+        "--load-only", action="store_true", help="with --keep: load (or check), measure nothing"
+    )
     args = parser.parse_args()
+    if args.load_only and not args.keep:
+        parser.error("--load-only needs --keep")
     unknown = set(args.backends) - set(TARGETS)
     if unknown:
         parser.error(f"unknown backends: {', '.join(sorted(unknown))}")

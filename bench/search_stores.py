@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import array
 import hashlib
-import inspect
 import json
 import sqlite3
 import time
@@ -38,16 +37,26 @@ from tidegate.logs.store import store_lines
 
 
 def schema_key() -> str:
-    """A digest of what decides what a loaded database holds: the migrations and the
-    store's functions that build rows (not the whole module, which changes for reasons
-    that leave the rows alike)."""
+    """A digest of the migrations: which tables and indexes a load has. Whether its rows
+    are still what the store writes is checked on a sample instead (``reuse``): the
+    store's code changes far more often than what it writes."""
     digest = hashlib.sha256()
     versions = Path(tidegate.migrations.__file__).parent / "versions"
     for path in sorted(versions.glob("*.py")):
         digest.update(path.read_bytes())
-    for function in (store.line_rows, store.search_text, store.document_json, store._repaired):
-        digest.update(inspect.getsource(function).encode())
     return digest.hexdigest()[:10]
+
+
+def _comparable(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row with its JSON columns decoded (PostgreSQL's jsonb gives its own spelling)."""
+    return tuple(
+        json.loads(value) if index in _JSON_COLUMNS and value is not None else value
+        for index, value in enumerate(row)
+    )
+
+
+_JSON_COLUMNS = {store.COLUMNS.index("tags"), store.COLUMNS.index("meta")}
+SAMPLE = 200  # rows compared by ``Target.reuse``
 
 
 def dataset_dir(cache: Path, seed: int, lines: int) -> Path:
@@ -103,14 +112,22 @@ class Target:
         base = self.dataset if self.dataset is not None else self.work
         return base / f"{self.backend}-{self.key}.ids"
 
-    async def reuse(self) -> bool:
-        """Whether a kept load of this data set and schema is there (then ``loaded``)."""
+    async def reuse(self, sample: Batch) -> bool:
+        """Whether a kept load of this data set and schema is there (then ``loaded``) and
+        its rows are what the store writes now: ``sample`` (the measured account's first
+        batch) built by ``line_rows`` must begin the stored rows."""
         manifest = self._manifest
         if manifest is None or not manifest.exists() or not self._ids_file.exists():
             return False
         if not await self._exists():
             return False
-        self.loaded = Loaded(**json.loads(manifest.read_text()))
+        loaded = Loaded(**json.loads(manifest.read_text()))
+        built = store.line_rows(loaded.account_id, sample.received_ms, sample.lines[:SAMPLE])
+        stored = await self._stored_rows(self.ids()[: len(built)])
+        if [_comparable(row[: len(stored[0])]) for row in built] != list(map(_comparable, stored)):
+            print(f"{self.backend}: the store now writes other rows than the kept load holds")
+            return False
+        self.loaded = loaded
         return True
 
     async def load_start(self) -> None:
@@ -188,6 +205,10 @@ class Target:
         raise NotImplementedError
 
     async def _account_ids(self, account_id: str) -> array.array[int]:
+        raise NotImplementedError
+
+    async def _stored_rows(self, ids: array.array[int]) -> list[tuple[Any, ...]]:
+        """The lines of ``ids`` in id order, their columns in ``store.COLUMNS`` order."""
         raise NotImplementedError
 
     async def _after_load(self) -> None:
@@ -291,6 +312,15 @@ class SqliteTarget(Target):
                 "SELECT id FROM log_lines WHERE account_id = ? ORDER BY id", (account_id,)
             )
             return array.array("q", (row[0] for row in rows))
+
+    async def _stored_rows(self, ids: array.array[int]) -> list[tuple[Any, ...]]:
+        # The search text is not stored on SQLite (contentless FTS5).
+        columns = ", ".join(store.COLUMNS[:-1])
+        marks = ", ".join("?" * len(ids))
+        with closing(self._connect()) as connection:
+            return connection.execute(
+                f"SELECT {columns} FROM log_lines WHERE id IN ({marks}) ORDER BY id", list(ids)
+            ).fetchall()
 
     async def drop(self) -> None:
         if self.dataset is None:
@@ -416,6 +446,17 @@ class PostgresTarget(Target):
             return ids
         finally:
             await connection.close()
+
+    async def _stored_rows(self, ids: array.array[int]) -> list[tuple[Any, ...]]:
+        connection = await self._connect()
+        try:
+            rows = await connection.fetch(
+                f"SELECT {', '.join(store.COLUMNS)} FROM log_lines WHERE id = ANY($1) ORDER BY id",
+                list(ids),
+            )
+        finally:
+            await connection.close()
+        return [tuple(row) for row in rows]
 
     async def _after_load(self) -> None:
         # What autovacuum would have done by the time anyone searches: statistics and
