@@ -21,7 +21,10 @@ time range with ``prefer=head``:
 - correctness: the ids a walk returned must be exactly those of the lines the Python
   matcher (``compile_query(...).matches``) selected while generating, each once, each
   the line it should be (its ``meta.request_id``); anything else is printed and the
-  exit status is 1.
+  exit status is 1;
+- aggregation: ``GET /v1/aggregate`` (histogram and top values) over the same range and
+  query, median of 3, its counts checked against the walk's lines
+  (``search_aggregate.py``); skipped when the server has no such endpoint.
 
 Then the size on disk per million lines (all accounts' lines) and the server's peak
 memory (VmHWM) after the walks. ``--keep`` keeps each load under the cache directory
@@ -48,6 +51,7 @@ import httpx
 import orjson
 
 from harness import Server, cpu_seconds, status_kb
+from search_aggregate import BUCKETS, TOP, Aggregated, WalkedLines, measure_aggregation
 from search_dataset import CASES, Case, Expected, generate
 from search_stores import TARGETS, Floor, Target, dataset_dir
 
@@ -65,6 +69,7 @@ class Walk:
     foreign: int = 0  # ids that are no line of the account
     duplicates: int = 0
     wrong: int = 0  # records whose meta.request_id is another line's
+    lines: WalkedLines = field(default_factory=WalkedLines)
 
 
 @dataclass
@@ -75,6 +80,7 @@ class Row:
     first_page_s: float
     walk: Walk
     floor: Floor
+    aggregated: Aggregated | None
     problems: list[str]
 
 
@@ -126,6 +132,7 @@ def walk(http: httpx.Client, params: dict[str, Any], ids: array[int], pid: int) 
             if result.returned[seq]:
                 result.duplicates += 1
             result.returned[seq] = 1
+            result.lines.add(record)
             request_id = (record.get("_meta") or {}).get("request_id")
             if request_id is not None and request_id != f"req_{seq:09d}":
                 result.wrong += 1
@@ -161,12 +168,6 @@ def problems_of(walk_result: Walk, expected: bytearray) -> list[str]:
     return problems
 
 
-def measure_aggregation(http: httpx.Client, expected: Expected) -> str:
-    """The histogram and top values (host, app, level) over the whole range, per case.
-    The aggregation endpoint of issue 8 is not on main yet: wired when it lands."""
-    return "aggregations: the endpoint is not on main yet"
-
-
 async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[Row], list[str]]:
     assert target.loaded is not None
     env = {
@@ -200,6 +201,11 @@ async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[
                     to_ms=expected.last_ms,
                     page=PAGE,
                 )
+                aggregated = measure_aggregation(http, params, walked.lines, server.pid)
+                walked.lines = WalkedLines()  # all checked: let the memory go
+                problems = problems_of(walked, expected.selected[case.name])
+                if aggregated is not None:
+                    problems += [f"aggregate: {problem}" for problem in aggregated.problems]
                 row = Row(
                     target.backend,
                     case,
@@ -207,13 +213,13 @@ async def measure(target: Target, expected: Expected, work: Path) -> tuple[list[
                     first,
                     walked,
                     floor,
-                    problems_of(walked, expected.selected[case.name]),
+                    aggregated,
+                    problems,
                 )
                 rows.append(row)
                 print(format_row(row), flush=True)
                 for problem in row.problems:
                     print(f"  MISMATCH {target.backend} {case.name}: {problem}", flush=True)
-            notes.append(measure_aggregation(http, expected))
             memory = status_kb(server.pid, "VmHWM", "VmRSS")
         notes.append(
             f"load average (1 min, {os.cpu_count()} cores): {load_before:.1f} as the walks "
@@ -241,6 +247,18 @@ HEADER = (
     "| backend  | case        |   matches | first page ms | walk s | pages | server CPU s "
     "| floor first ms | floor walk s | floor rows | walk / floor |"
 )
+
+
+AGGREGATE_HEADER = "| backend  | case        | aggregate ms | server CPU ms |     total | exact |"
+
+
+def format_aggregate(row: Row) -> str:
+    aggregated = row.aggregated
+    assert aggregated is not None
+    return (
+        f"| {row.backend:<8} | {row.case.name:<11} | {aggregated.seconds * 1000:>12,.0f} "
+        f"| {aggregated.cpu_s * 1000:>13,.0f} | {aggregated.total:>9,} | {aggregated.exact!s:>5} |"
+    )
 
 
 def format_row(row: Row) -> str:
@@ -308,6 +326,14 @@ async def run(args: argparse.Namespace, work: Path) -> int:
     print(HEADER)
     for row in rows:
         print(format_row(row))
+    aggregated = [row for row in rows if row.aggregated is not None]
+    if aggregated:
+        print(f"\nGET /v1/aggregate, whole range, buckets={BUCKETS} top={TOP}, median of 3")
+        print(AGGREGATE_HEADER)
+        for row in aggregated:
+            print(format_aggregate(row))
+    else:
+        print("\nGET /v1/aggregate: the server has no such endpoint (not on main yet)")
     for backend, lines in notes.items():
         for note in lines:
             print(f"{backend}: {note}")
