@@ -362,14 +362,17 @@ async def test_a_scan_stops_at_the_cap_and_continues(
 ) -> None:
     monkeypatch.setattr(service, "MAX_SCANNED_PER_REQUEST", 40)
     account = await _account(client)
-    lines = _lines(150)
-    lines[120] = NewLine(line="needle", ts=lines[120].ts, host="web-1")
+    lines = _lines(150, file="/var/log/app")
+    lines[120] = NewLine(line="needle", ts=lines[120].ts, host="web-1", file="/var/log/NEEDLE")
     await insert_lines(client.database_url, account.account_id, lines)
-    first = (await export(client, account.headers, query="needle", prefer="head")).json()
+    # A query SQL cannot narrow (``file`` has no case-folded copy): every line is a
+    # candidate for the matcher to confirm.
+    query = "file:/var/log/needle"
+    first = (await export(client, account.headers, query=query, prefer="head")).json()
     # 40 rows scanned, nothing found: an empty page that is not the last.
     assert first["lines"] == []
     assert first["pagination_id"] is not None
-    found, pages = await export_all(client, account.headers, query="needle", prefer="head")
+    found, pages = await export_all(client, account.headers, query=query, prefer="head")
     assert _texts(found) == ["needle"]
     assert pages == 4  # 40 + 40 + 40 + the rest
 
@@ -417,3 +420,41 @@ async def test_lines_through_ingestion_are_exported(client: AppClient) -> None:
     assert _texts(lines) == ["from ingestion", "second"]
     assert lines[0]["_host"] == "ingest-host"
     assert lines[0]["level"] == "WARN"
+
+
+async def test_a_page_stops_at_its_byte_bound_and_continues(
+    client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page stops before its lines pass MAX_PAGE_BYTES (a line bigger than that still
+    gets a page of its own), with a pagination_id; every line comes exactly once, with or
+    without a filter, exact in SQL or confirmed by the matcher."""
+    monkeypatch.setattr(service, "MAX_PAGE_BYTES", 2_000)
+    account = await _account(client)
+    lines = [
+        NewLine(line=f"n{i:02d} " + "x" * 600, ts=BASE_MS + i, host="h", app=("api", "web")[i % 2])
+        for i in range(20)
+    ]
+    lines[7] = NewLine(line="n07 " + "y" * 5_000, ts=BASE_MS + 7, host="h", app="web")
+    await insert_lines(client.database_url, account.account_id, lines)
+    for params, selected in (
+        ({}, range(20)),
+        ({"apps": "WEB"}, range(1, 20, 2)),  # exact in SQL
+        ({"query": "n0"}, range(10)),  # confirmed by the matcher
+    ):
+        pages: list[list[str]] = []
+        cursor: str | None = None
+        while True:
+            response = await export(
+                client, account.headers, size=100, prefer="head", pagination_id=cursor, **params
+            )
+            assert response.status_code == 200, response.text
+            body = response.json()
+            pages.append([item["_line"][:3] for item in body["lines"]])
+            cursor = body["pagination_id"]
+            if cursor is None:
+                break
+        assert [name for page in pages for name in page] == [f"n{i:02d}" for i in selected]
+        # About 800 characters a line: two fit, a third would pass 2,000.
+        assert all(len(page) <= 2 for page in pages), pages
+        assert ["n07"] in pages
+        assert len(pages) >= len(selected) // 2

@@ -7,15 +7,18 @@ that runs in a worker thread: ``run_off_loop(page)`` runs ``page(reader)`` on on
 ``EXPORT_THREADS`` threads per process (a page waits its turn beyond that, without
 holding anything but its request).
 
-The reader gives the page its rows, synchronously, in that thread:
+The reader gives the page its rows, synchronously, in that thread, a batch at a time
+(``FETCH_BATCH``): the page stops reading where it is full, so a page of huge lines
+never holds more rows than it uses plus one batch.
 
 - SQLite: a stdlib ``sqlite3`` connection opened in the thread for the page (WAL: a
   reader never waits for writers; autocommit, so each query is its own snapshot, like
   the app's read engine). The app's read engine runs the driver inline on the loop,
   which suits tiny management reads but not a page of arbitrary-size lines.
-- PostgreSQL: asyncpg's I/O belongs to the loop, so the thread hands each query to the
-  loop (``run_coroutine_threadsafe``) and waits for the raw rows; the loop only moves
-  bytes, everything else stays in the thread.
+- PostgreSQL: asyncpg's I/O belongs to the loop, so the thread hands each query (and
+  each batch of a server-side cursor) to the loop (``run_coroutine_threadsafe``) and
+  waits for the raw rows; the loop only moves bytes, everything else stays in the
+  thread.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select
+from sqlalchemy import Select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -44,7 +47,10 @@ THREAD_NAME_PREFIX = "tidegate-export"
 # timeouts end a stuck query well before this; it only keeps a thread from hanging
 # forever if the loop is gone).
 LOOP_QUERY_TIMEOUT_S = 300.0
+# Rows fetched at a time by ``PageReader.rows``.
+FETCH_BATCH = 256
 
+_CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
 _SQLITE = sqlite.dialect()
 
@@ -56,13 +62,19 @@ class PageAbandoned(Exception):
 class PageReader(Protocol):
     """Runs one statement of tidegate.export.repository; called in the worker thread."""
 
+    dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
+
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
-    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]: ...
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
+        """The statement's rows as they are read; close the iterator to stop early."""
+        ...
 
 
 class SqliteReader:
     """The stdlib driver on a connection of the worker thread's own."""
+
+    dialect = "sqlite"
 
     def __init__(self, path: str) -> None:
         self._path = path
@@ -86,7 +98,8 @@ class SqliteReader:
             connection.execute("PRAGMA query_only=ON")
             connection.execute("PRAGMA busy_timeout=15000")
             self._connection = connection
-        compiled = statement.compile(dialect=_SQLITE)
+        # render_postcompile: IN lists (a filter's hosts, apps, levels) as plain parameters.
+        compiled = statement.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
         bound = compiled.params
         parameters = [bound[name] for name in compiled.positiontup or ()]
         return self._connection.execute(str(compiled), parameters)
@@ -95,8 +108,16 @@ class SqliteReader:
         row = self._execute(statement).fetchone()
         return None if row is None else row[0]
 
-    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
-        return [LineRow(*row) for row in self._execute(statement).fetchall()]
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
+        cursor = self._execute(statement)
+        try:
+            while batch := cursor.fetchmany(FETCH_BATCH):
+                for row in batch:
+                    yield LineRow(*row)
+                if self._stopped:
+                    raise PageAbandoned
+        finally:
+            cursor.close()
 
     def close(self) -> None:
         if self._connection is not None:
@@ -107,31 +128,54 @@ class SqliteReader:
 class LoopReader:
     """Asks the event loop to run each statement on the request's (asyncpg) session."""
 
+    dialect = "postgresql"
+
     def __init__(self, session: AsyncSession, loop: asyncio.AbstractEventLoop) -> None:
         self._session = session
         self._loop = loop
         self._stopped = False
+        self._planned_per_call = False
 
     def stop(self) -> None:
         """On the loop: the request's session is being closed, so use it no more."""
         self._stopped = True
 
-    def _on_loop(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        async def fetch() -> list[tuple[Any, ...]]:
+    def _on_loop(self, work: Callable[[], Awaitable[T]]) -> T:
+        async def run() -> T:
             if self._stopped:
                 raise PageAbandoned
-            result = await self._session.execute(statement)
-            return [tuple(row) for row in result.all()]
+            if not self._planned_per_call:
+                # A search literal is a parameter: a cached generic plan would treat a
+                # rare literal and a common one alike (the trigram index or the time
+                # index for both). Each statement of the page's transaction is planned
+                # with its values instead.
+                await self._session.execute(_CUSTOM_PLANS)
+                self._planned_per_call = True
+            return await work()
 
-        future = asyncio.run_coroutine_threadsafe(fetch(), self._loop)
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         return future.result(timeout=LOOP_QUERY_TIMEOUT_S)
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
-        rows = self._on_loop(statement)
-        return rows[0][0] if rows else None
+        async def fetch() -> Any:
+            return (await self._session.execute(statement)).scalar()
 
-    def rows(self, statement: Select[*tuple[Any, ...]]) -> list[LineRow]:
-        return [LineRow(*row) for row in self._on_loop(statement)]
+        return self._on_loop(fetch)
+
+    def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
+        # A server-side cursor, read a batch per trip to the loop.
+        result = self._on_loop(lambda: self._session.stream(statement))
+
+        async def batch() -> list[tuple[Any, ...]]:
+            return [tuple(row) for row in await result.fetchmany(FETCH_BATCH)]
+
+        try:
+            while rows := self._on_loop(batch):
+                for row in rows:
+                    yield LineRow(*row)
+        finally:
+            if not self._stopped:  # else the request is closing the session itself
+                self._on_loop(result.close)
 
     def close(self) -> None:
         pass

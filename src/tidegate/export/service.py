@@ -7,17 +7,23 @@ newest first for ``tail``. Each page continues strictly after the last line the
 previous one scanned, so no line is returned twice, and every line committed before the
 first request is returned exactly once (see docs/export-and-tail.md for PostgreSQL).
 
-``hosts``, ``apps``, ``levels`` and ``query`` are evaluated in Python on chunks of an
-indexed range scan, at most ``MAX_SCANNED_PER_REQUEST`` rows per request: a filter
-that matches little over a long range answers a short (possibly empty) page with a
-``pagination_id`` to continue from where the scan stopped.
+``hosts``, ``apps``, ``levels`` and ``query`` become a SQL condition of the scan
+(tidegate.logs.sql_filter), so the database returns only candidates, through its
+indexes. When the condition is exact, the candidates are the page; otherwise each is
+confirmed by the Python matcher, at most ``MAX_SCANNED_PER_REQUEST`` candidates per
+request: a filter that SQL narrows little and that matches little over a long range
+answers a short (possibly empty) page with a ``pagination_id`` to continue from where
+the scan stopped. A page also stops before its records reach ``MAX_PAGE_BYTES``.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import Sealer
@@ -28,10 +34,33 @@ from tidegate.export.repository import LineRow
 from tidegate.export.schemas import ExportRequest
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
+from tidegate.logs.sql_filter import (
+    Condition,
+    FoldedPrefix,
+    SqlFilter,
+    folded_value_after,
+    fts_candidates,
+    fts_condition,
+    translate,
+)
 
 MAX_SCANNED_PER_REQUEST = 100_000
-MIN_SCAN_CHUNK = 100
-MAX_SCAN_CHUNK = 5_000
+# A page stops early (with a pagination_id) rather than let its lines' text pass this:
+# it bounds the answer and the worker's memory for a page of huge lines, and a 4 MiB
+# answer still takes a client well under a second on any link worth exporting over.
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+# SQLite: a literal the FTS5 index finds in more rows than this (all accounts) is not
+# looked up; the scan walks the time index and the matcher confirms instead: the
+# subquery's row set, built on every page, would cost more than confirming the short
+# walk that fills a page of a literal this common. (docs/search-syntax.md)
+COMMON_FTS_ROWS = 100_000
+# SQLite: a literal found in at most this many pages' worth of rows drives the scan: its
+# rows are read by id and their keys sorted, on every page, for about what walking the
+# time index costs to fill this many pages at the density of a literal that common.
+DRIVE_PAGES = 10
+# SQLite: a prefix of host/app/level covering more stored values than this stays a
+# range (each value is one index seek to list).
+MAX_FOLDED_VALUES = 32
 
 
 async def export_page(
@@ -73,10 +102,7 @@ def page_of_lines(
     scan = _Scan(
         reader=reader, account_id=account_id, request=request, max_id=int(max_id), after=after
     )
-    if request.line_filter.selects_everything:
-        scan.unfiltered()
-    else:
-        scan.filtered(request.line_filter)
+    scan.run(_plan(reader, account_id, request.line_filter, request.size))
 
     if scan.exhausted or scan.after is None:
         return {"lines": scan.records, "pagination_id": None}
@@ -85,16 +111,82 @@ def page_of_lines(
     return {"lines": scan.records, "pagination_id": next_cursor.seal(sealer)}
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    sql: SqlFilter
+    drive: Condition | None = None  # SQLite: the FTS5 lookup the scan starts from
+
+
+def _plan(reader: PageReader, account_id: str, line_filter: LineFilter, size: int) -> _Plan:
+    """The filter's SQL form, tuned to the data on SQLite (whose planner has no
+    statistics): FTS5 literals found in more than ``COMMON_FTS_ROWS`` rows are left to
+    the matcher; the rarest remaining literal every line must contain drives the scan
+    when its rows are few for the page ``size``; a prefix of host/app/level becomes the
+    list of the stored values it covers (equality, which the folded indexes serve in
+    time order). docs/search-syntax.md."""
+    sql = translate(line_filter, dialect=reader.dialect)
+    if reader.dialect != "sqlite":
+        return _Plan(sql)
+    found = {
+        query: int(reader.scalar(fts_candidates(query, limit=COMMON_FTS_ROWS + 1)))
+        for query in sql.fts_queries
+    }
+    common = [query for query, rows in found.items() if rows > COMMON_FTS_ROWS]
+    values = {
+        prefix: listed
+        for prefix in sql.folded_prefixes
+        if (listed := _folded_values(reader, account_id, prefix)) is not None
+    }
+    if common or values:
+        sql = translate(line_filter, dialect=reader.dialect, drop_fts=common, folded_values=values)
+    if not sql.driving_fts:
+        return _Plan(sql)
+    rarest = min(sql.driving_fts, key=found.__getitem__)
+    if found[rarest] > DRIVE_PAGES * size:
+        return _Plan(sql)  # the walk fills a page sooner than sorting all of them
+    return _Plan(sql, drive=fts_condition(rarest))
+
+
+def _folded_values(reader: PageReader, account_id: str, prefix: FoldedPrefix) -> list[str] | None:
+    """Every stored value of the field starting with the prefix, or None past
+    ``MAX_FOLDED_VALUES`` of them (the prefix then stays a range)."""
+    values: list[str] = []
+    after: str | None = None
+    while len(values) <= MAX_FOLDED_VALUES:
+        after = reader.scalar(folded_value_after(account_id=account_id, prefix=prefix, after=after))
+        if after is None:
+            return values
+        values.append(after)
+    return None
+
+
 def _encode(body: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:
-        # A stored lone surrogate: escaped (\udXXX) it is still valid JSON text.
+        return orjson.dumps(body)
+    except TypeError:
+        # What orjson refuses: a lone surrogate (older rows; the store now replaces
+        # them), escaped (\udXXX) still valid JSON text; an integer past 64 bits.
         return json.dumps(body, separators=(",", ":")).encode()
 
 
+def _weight(row: LineRow) -> int:
+    """About the bytes a row's record takes in the answer (characters of its text, JSON
+    escapes aside): the line, meta and tags, and a share for everything else."""
+    return (
+        len(row.line)
+        + (len(row.meta_json) if row.meta_json is not None else 0)
+        + (len(row.tags_json) if row.tags_json is not None else 0)
+        + _RECORD_OVERHEAD
+    )
+
+
+# Field names, quotes, the numbers and the short fields (host, app, level, ... are
+# at most a few hundred characters each; typically tens).
+_RECORD_OVERHEAD = 200
+
+
 class _Scan:
-    """One request's walk along the index, from ``after`` on."""
+    """One request's walk along the candidates, from ``after`` on."""
 
     def __init__(
         self,
@@ -113,44 +205,34 @@ class _Scan:
         self.records: list[dict[str, Any]] = []
         self.exhausted = False
 
-    def _rows(self, limit: int) -> list[LineRow]:
-        return self.reader.rows(
-            repository.scan_lines(
-                account_id=self.account_id,
-                from_ms=self.request.from_ms,
-                to_ms=self.request.to_ms,
-                max_id=self.max_id,
-                after=self.after,
-                newest_first=self.request.prefer == "tail",
-                limit=limit,
-            )
+    def run(self, plan: _Plan) -> None:
+        """Fills the page. ``after`` ends as the last row the page used: its last record,
+        or past it the last candidate the matcher turned down."""
+        sql = plan.sql
+        size = self.request.size
+        line_filter = self.request.line_filter
+        # Exact: one row past the page tells whether another page exists.
+        limit = size + 1 if sql.exact else MAX_SCANNED_PER_REQUEST
+        statement = repository.scan_lines(
+            account_id=self.account_id,
+            from_ms=self.request.from_ms,
+            to_ms=self.request.to_ms,
+            max_id=self.max_id,
+            after=self.after,
+            newest_first=self.request.prefer == "tail",
+            limit=limit,
+            where=sql.where,
+            drive=plan.drive,
         )
-
-    def unfiltered(self) -> None:
-        size = self.request.size
-        # One row more than the page tells whether another page exists.
-        rows = self._rows(size + 1)
-        self.exhausted = len(rows) <= size
-        page = rows[:size]
-        self.records = [_record(row, row.meta()) for row in page]
-        if page:
-            self.after = (page[-1].ts, page[-1].id)
-
-    def filtered(self, line_filter: LineFilter) -> None:
-        size = self.request.size
         scanned = 0
-        # Start small (a page of 10 should not read thousands of rows), grow to the cap.
-        chunk = min(MAX_SCAN_CHUNK, max(MIN_SCAN_CHUNK, 2 * size))
-        while len(self.records) < size and scanned < MAX_SCANNED_PER_REQUEST:
-            limit = min(chunk, MAX_SCANNED_PER_REQUEST - scanned)
-            rows = self._rows(limit)
-            scanned += len(rows)
-            consumed = 0
+        used_bytes = 0
+        with closing(self.reader.rows(statement)) as rows:
             for row in rows:
-                consumed += 1
-                self.after = (row.ts, row.id)
+                if len(self.records) >= size:
+                    return  # a row past a full page: there is more
+                scanned += 1
                 meta = row.meta()
-                if line_filter.matches(
+                if not sql.exact and not line_filter.matches(
                     line=row.line,
                     host=row.host,
                     app=row.app,
@@ -158,13 +240,15 @@ class _Scan:
                     file=row.file,
                     meta=meta,
                 ):
-                    self.records.append(_record(row, meta))
-                    if len(self.records) >= size:
-                        break
-            if len(rows) < limit and consumed == len(rows):
-                self.exhausted = True
-                return
-            chunk = min(MAX_SCAN_CHUNK, chunk * 2)
+                    self.after = (row.ts, row.id)
+                    continue
+                weight = _weight(row)
+                if self.records and used_bytes + weight > MAX_PAGE_BYTES:
+                    return  # the next page starts with this row
+                used_bytes += weight
+                self.records.append(_record(row, meta))
+                self.after = (row.ts, row.id)
+        self.exhausted = scanned < limit
 
 
 def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:

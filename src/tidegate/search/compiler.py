@@ -138,10 +138,16 @@ def field_getter(name: str) -> FieldGetter:
     """Where a field name points: a built-in attribute, or a path into ``meta``."""
     if name in BUILTIN_FIELDS:
         return attrgetter(name)
+    return _meta_getter(meta_path(name))
+
+
+def meta_path(name: str) -> tuple[str, ...]:
+    """The keys into ``meta`` a non-built-in field name stands for (``meta.`` is
+    stripped; ``meta`` alone is the empty path, the meta object itself)."""
     parts = name.split(".")
     if parts[0] == "meta":
         parts = parts[1:]
-    return _meta_getter(tuple(parts))
+    return tuple(parts)
 
 
 def _meta_getter(path: tuple[str, ...]) -> FieldGetter:

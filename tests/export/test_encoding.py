@@ -1,0 +1,26 @@
+"""Decoding stored JSON and encoding a page: orjson, with stdlib json for what it refuses."""
+
+from __future__ import annotations
+
+import json
+
+from tidegate.export.repository import LineRow
+from tidegate.export.service import _encode
+
+
+def _row(meta_json: str | None) -> LineRow:
+    return LineRow(1, 2, "h", None, None, None, None, None, None, None, meta_json, "x")
+
+
+def test_meta_is_decoded_and_nan_reads_as_null() -> None:
+    assert _row('{"a": [1, 1.5, "é"]}').meta() == {"a": [1, 1.5, "é"]}
+    # Older SQLite rows may hold NaN/Infinity, which is not JSON.
+    assert _row('{"a": NaN, "b": [Infinity]}').meta() == {"a": None, "b": [None]}
+    assert _row(None).meta() is None
+
+
+def test_a_page_is_valid_json_whatever_it_holds() -> None:
+    body = {"lines": [{"_line": "é"}], "pagination_id": None}
+    assert json.loads(_encode(body)) == body
+    odd = {"lines": [{"_line": "\ud800", "_meta": {"n": 2**70}}], "pagination_id": None}
+    assert json.loads(_encode(odd)) == odd
