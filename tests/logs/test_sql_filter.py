@@ -357,8 +357,19 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
         Filter('app:"i̇"'),
     ],
 )
+# A negated term's lookup is not in the condition, so it must not drive the scan.
+@example(lines=[_line("ab ", host="ß", app="ab")], filters=[Filter("(-str app:* host:(-a))")])
 @pytest.mark.usefixtures("common_rows")
 async def test_sql_selects_what_the_matcher_selects(
     store: Store, lines: list[NewLine], filters: list[Filter]
 ) -> None:
     await check(store, lines, filters)
+
+
+@pytest.mark.parametrize("query", ["-str app:*", "(-str app:* host:(-a))", "-str level:x", "-str"])
+def test_only_lookups_in_the_condition_drive(query: str) -> None:
+    """A lookup under a NOT is dropped from the condition (a NOT of a superset is no
+    subset); it must not come back as a driving lookup (it once did when a later
+    condition reused its id())."""
+    line_filter = parse_line_filter(hosts=None, apps=None, levels=None, query=query)
+    assert translate(line_filter, dialect="sqlite").driving_fts == ()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, FastAPI
 
+from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate
 from tidegate.boards.endpoints import router as boards_router
@@ -44,8 +45,9 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         simulation_router,
         pipelines_router,
         # Data plane reads: account-scoped, management credentials, the per-key rate
-        # limit counts each export page and each tail connection once.
+        # limit counts each export page, aggregation and tail connection once.
         export_router,
+        aggregate_router,
         tail_router,
     ):
         target.include_router(router, dependencies=management)

@@ -66,6 +66,10 @@ class PageReader(Protocol):
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Every row of a statement with a small answer (counts), as plain tuples."""
+        ...
+
     def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
         """The statement's rows as they are read; close the iterator to stop early."""
         ...
@@ -107,6 +111,9 @@ class SqliteReader:
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
         row = self._execute(statement).fetchone()
         return None if row is None else row[0]
+
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        return self._execute(statement).fetchall()
 
     def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
         cursor = self._execute(statement)
@@ -159,6 +166,12 @@ class LoopReader:
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
         async def fetch() -> Any:
             return (await self._session.execute(statement)).scalar()
+
+        return self._on_loop(fetch)
+
+    def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        async def fetch() -> list[tuple[Any, ...]]:
+            return [tuple(row) for row in await self._session.execute(statement)]
 
         return self._on_loop(fetch)
 

@@ -85,16 +85,27 @@ def epoch_ms(raw: str | None, *, name: str, end: bool) -> int:
     return value
 
 
-def page_size(raw: str | None) -> int:
+def time_range(from_: str | None, to: str | None) -> tuple[int, int]:
+    """``from`` and ``to`` (both required, inclusive) as milliseconds; ``from`` after
+    ``to`` is a 400."""
+    from_ms = epoch_ms(from_, name="from", end=False)
+    to_ms = epoch_ms(to, name="to", end=True)
+    if from_ms > to_ms:
+        raise BadRequest("from: must not be after to")
+    return from_ms, to_ms
+
+
+def bounded_int(raw: str | None, *, name: str, low: int, high: int, default: int) -> int:
+    """An optional integer parameter from ``low`` to ``high``; absent or empty: ``default``."""
     if raw is None or not raw.strip():
-        return DEFAULT_SIZE
+        return default
     try:
-        size = int(raw.strip())
+        value = int(raw.strip())
     except ValueError:
-        raise BadRequest("size: must be an integer from 1 to 10000") from None
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise BadRequest("size: must be an integer from 1 to 10000")
-    return size
+        value = low - 1
+    if not low <= value <= high:
+        raise BadRequest(f"{name}: must be an integer from {low} to {high}")
+    return value
 
 
 def parse_export_request(
@@ -109,17 +120,14 @@ def parse_export_request(
     prefer: str | None,
     pagination_id: str | None,
 ) -> ExportRequest:
-    from_ms = epoch_ms(from_, name="from", end=False)
-    to_ms = epoch_ms(to, name="to", end=True)
-    if from_ms > to_ms:
-        raise BadRequest("from: must not be after to")
+    from_ms, to_ms = time_range(from_, to)
     chosen = (prefer or "tail").strip().lower()
     if chosen not in ("head", "tail"):
         raise BadRequest("prefer: must be head or tail")
     return ExportRequest(
         from_ms=from_ms,
         to_ms=to_ms,
-        size=page_size(size),
+        size=bounded_int(size, name="size", low=MIN_SIZE, high=MAX_SIZE, default=DEFAULT_SIZE),
         prefer="head" if chosen == "head" else "tail",
         line_filter=parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query),
         pagination_id=pagination_id.strip() if pagination_id and pagination_id.strip() else None,

@@ -102,7 +102,7 @@ def page_of_lines(
     scan = _Scan(
         reader=reader, account_id=account_id, request=request, max_id=int(max_id), after=after
     )
-    scan.run(_plan(reader, account_id, request.line_filter, request.size))
+    scan.run(plan_filter(reader, account_id, request.line_filter, request.size))
 
     if scan.exhausted or scan.after is None:
         return {"lines": scan.records, "pagination_id": None}
@@ -112,21 +112,26 @@ def page_of_lines(
 
 
 @dataclass(frozen=True, slots=True)
-class _Plan:
+class FilterPlan:
+    """How a scan reads a filter's lines (export pages and aggregations alike)."""
+
     sql: SqlFilter
     drive: Condition | None = None  # SQLite: the FTS5 lookup the scan starts from
 
 
-def _plan(reader: PageReader, account_id: str, line_filter: LineFilter, size: int) -> _Plan:
+def plan_filter(
+    reader: PageReader, account_id: str, line_filter: LineFilter, size: int
+) -> FilterPlan:
     """The filter's SQL form, tuned to the data on SQLite (whose planner has no
     statistics): FTS5 literals found in more than ``COMMON_FTS_ROWS`` rows are left to
     the matcher; the rarest remaining literal every line must contain drives the scan
-    when its rows are few for the page ``size``; a prefix of host/app/level becomes the
-    list of the stored values it covers (equality, which the folded indexes serve in
-    time order). docs/search-syntax.md."""
+    when its rows are few for the ``size`` lines wanted (a page; all of them for an
+    aggregation); a prefix of host/app/level becomes the list of the stored values it
+    covers (equality, which the folded indexes serve in time order).
+    docs/search-syntax.md."""
     sql = translate(line_filter, dialect=reader.dialect)
     if reader.dialect != "sqlite":
-        return _Plan(sql)
+        return FilterPlan(sql)
     found = {
         query: int(reader.scalar(fts_candidates(query, limit=COMMON_FTS_ROWS + 1)))
         for query in sql.fts_queries
@@ -140,11 +145,11 @@ def _plan(reader: PageReader, account_id: str, line_filter: LineFilter, size: in
     if common or values:
         sql = translate(line_filter, dialect=reader.dialect, drop_fts=common, folded_values=values)
     if not sql.driving_fts:
-        return _Plan(sql)
+        return FilterPlan(sql)
     rarest = min(sql.driving_fts, key=found.__getitem__)
     if found[rarest] > DRIVE_PAGES * size:
-        return _Plan(sql)  # the walk fills a page sooner than sorting all of them
-    return _Plan(sql, drive=fts_condition(rarest))
+        return FilterPlan(sql)  # the walk fills a page sooner than sorting all of them
+    return FilterPlan(sql, drive=fts_condition(rarest))
 
 
 def _folded_values(reader: PageReader, account_id: str, prefix: FoldedPrefix) -> list[str] | None:
@@ -205,7 +210,7 @@ class _Scan:
         self.records: list[dict[str, Any]] = []
         self.exhausted = False
 
-    def run(self, plan: _Plan) -> None:
+    def run(self, plan: FilterPlan) -> None:
         """Fills the page. ``after`` ends as the last row the page used: its last record,
         or past it the last candidate the matcher turned down."""
         sql = plan.sql

@@ -142,11 +142,11 @@ def translate(
         parts.append(condition)
         exact = query_exact
     where = _all(parts)
-    driving = [translator.fts_of.get(id(part)) for part in _conjuncts(where)]
+    driving = [translator.fts_query_of(part) for part in _conjuncts(where)]
     return SqlFilter(
         where=None if isinstance(where, True_) else where,
         exact=exact,
-        fts_queries=tuple(dict.fromkeys(translator.fts_of.values())),
+        fts_queries=tuple(dict.fromkeys(query for _, query in translator.fts_of.values())),
         driving_fts=tuple(dict.fromkeys(query for query in driving if query is not None)),
         folded_prefixes=tuple(dict.fromkeys(translator.folded_prefixes)),
     )
@@ -226,8 +226,10 @@ class _Translator:
         self.dialect = dialect
         self.drop_fts = drop_fts
         self.folded_values = folded_values
-        # The FTS5 query of each lookup condition made, by the condition's id().
-        self.fts_of: dict[int, str] = {}
+        # Each lookup condition made and its FTS5 query, by the condition's id(). The
+        # condition is kept too: a condition dropped under a NOT would otherwise be freed
+        # and its id() reused by a later one, which would then pass for a lookup.
+        self.fts_of: dict[int, tuple[Condition, str]] = {}
         self.folded_prefixes: list[FoldedPrefix] = []
 
     # -- line nodes -------------------------------------------------------------------
@@ -374,8 +376,13 @@ class _Translator:
         if query in self.drop_fts:
             return true()
         condition = fts_condition(query)
-        self.fts_of[id(condition)] = query
+        self.fts_of[id(condition)] = (condition, query)
         return condition
+
+    def fts_query_of(self, condition: Condition) -> str | None:
+        """The FTS5 query of ``condition`` when it is one of the lookups made."""
+        made = self.fts_of.get(id(condition))
+        return made[1] if made is not None and made[0] is condition else None
 
 
 def fts_condition(fts_query: str) -> Condition:

@@ -1,0 +1,74 @@
+"""HTTP for aggregations (``GET /v1/aggregate``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from tidegate.aggregate import schemas, service
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.app_state import app_state
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+
+router = APIRouter(prefix="/v1/aggregate", tags=["Aggregate"], responses=LEGACY_ERRORS)
+
+# Taken as text and parsed by ``schemas.parse_aggregate_request`` so that every mistake
+# is a 400 naming the parameter (as export does).
+Text = str | None
+
+
+@router.get(
+    "",
+    summary="Count the account's lines per time bucket and per host, app and level",
+    description="The lines `from` <= `_ts` <= `to` that match `hosts`, `apps`, `levels` "
+    "and `query` (as in `GET /v2/export`): a histogram of every bucket of the range and "
+    "the most frequent hosts, apps and levels. See docs/aggregate.md.",
+    # Documents the answer; the body is encoded in the worker thread that computed it.
+    response_model=schemas.Aggregation,
+)
+async def aggregate_lines(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[
+        Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
+    ] = None,
+    to: Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")] = None,
+    hosts: Annotated[Text, Query(description="Comma list of hosts")] = None,
+    apps: Annotated[Text, Query(description="Comma list of apps")] = None,
+    levels: Annotated[Text, Query(description="Comma list of levels")] = None,
+    query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    buckets: Annotated[
+        Text,
+        Query(
+            description=f"Most histogram buckets wanted, 1 to {schemas.MAX_BUCKETS} "
+            f"(default {schemas.DEFAULT_BUCKETS})"
+        ),
+    ] = None,
+    top: Annotated[
+        Text,
+        Query(
+            description=f"Values per field, 0 to {schemas.MAX_TOP} (default {schemas.DEFAULT_TOP}); "
+            "0 leaves the top values out, which spares counting them"
+        ),
+    ] = None,
+) -> Response:
+    parsed = schemas.parse_aggregate_request(
+        from_=from_,
+        to=to,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        query=query,
+        buckets=buckets,
+        top=top,
+    )
+    body = await service.aggregate(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        request=parsed,
+    )
+    return Response(content=body, media_type="application/json")

@@ -1,0 +1,253 @@
+"""Aggregations: how many of an account's lines a filter selects, per time bucket and
+per value of host, app and level.
+
+The filter is planned exactly as for an export page (``export.service.plan_filter``:
+translated by tidegate.logs.sql_filter and, on SQLite, tuned to the data). When the
+translation is exact, the database counts (a count per bucket, or GROUP BY, and
+GROUP BY per field). Otherwise the candidates it selects are read newest first and the
+Python matcher confirms each before it is counted, at most ``MAX_CANDIDATES`` per
+request: past that the answer counts the lines from ``counted_from`` on only and says
+``exact: false``. All of it runs in an export worker thread (tidegate.export.reading),
+never on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import closing
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.aggregate import repository, schemas
+from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
+from tidegate.export import repository as export_repository
+from tidegate.export.reading import PageReader, run_off_loop
+from tidegate.export.service import FilterPlan, plan_filter
+from tidegate.logs.filtering import LineFilter
+from tidegate.search.compiler import BUILTIN_FIELDS
+
+SECOND_MS = 1_000
+MINUTE_MS = 60 * SECOND_MS
+HOUR_MS = 60 * MINUTE_MS
+DAY_MS = 24 * HOUR_MS
+WEEK_MS = 7 * DAY_MS
+# Bucket widths people read at a glance; past a week, multiples of a week.
+NICE_WIDTHS_MS = (
+    SECOND_MS, 5 * SECOND_MS, 10 * SECOND_MS, 30 * SECOND_MS,
+    MINUTE_MS, 5 * MINUTE_MS, 10 * MINUTE_MS, 30 * MINUTE_MS,
+    HOUR_MS, 3 * HOUR_MS, 6 * HOUR_MS, 12 * HOUR_MS,
+    DAY_MS, WEEK_MS,
+)  # fmt: skip
+
+# Candidates one request confirms with the matcher at most. Each costs reading its row
+# and matching it (and decoding its meta when the query names a meta field): 3.5-7 µs
+# of CPU measured (docs/aggregate.md), so the cap holds a request to a second or two.
+MAX_CANDIDATES = 200_000
+
+
+def bucket_count(from_ms: int, to_ms: int, width_ms: int) -> int:
+    """Buckets of ``width_ms``, aligned to multiples of it, from the one holding
+    ``from_ms`` to the one holding ``to_ms``."""
+    return to_ms // width_ms - from_ms // width_ms + 1
+
+
+def bucket_width(from_ms: int, to_ms: int, buckets: int) -> int:
+    """The smallest nice width (NICE_WIDTHS_MS, then multiples of a week) that covers
+    ``from_ms..to_ms`` in at most ``buckets`` aligned buckets."""
+    for width in NICE_WIDTHS_MS:
+        if bucket_count(from_ms, to_ms, width) <= buckets:
+            return width
+    # There are always at least (to - from) / width buckets, so no smaller multiple can
+    # do; alignment may need a few more weeks than that.
+    weeks = max(2, (to_ms - from_ms) // (WEEK_MS * buckets))
+    while bucket_count(from_ms, to_ms, weeks * WEEK_MS) > buckets:
+        weeks += 1
+    return weeks * WEEK_MS
+
+
+async def aggregate(
+    *, database_url: str, session: AsyncSession, account_id: str, request: AggregateRequest
+) -> bytes:
+    """The aggregation as the JSON body of the answer (``schemas.Aggregation``),
+    computed and encoded in an export worker thread."""
+
+    def work(reader: PageReader) -> bytes:
+        answer = aggregation(reader=reader, account_id=account_id, request=request)
+        return answer.model_dump_json(by_alias=True).encode()
+
+    return await run_off_loop(database_url=database_url, session=session, page=work)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Counts per bucket and per folded value."""
+
+    first_bucket: int  # ts // width of the first bucket
+    histogram: list[int]
+    values: dict[str, Counter[str]] = field(
+        default_factory=lambda: {name: Counter() for name in TOP_FIELDS}
+    )
+
+    def add_lines(self, lines: Iterable[tuple[int, str | None, str | None, str | None]]) -> None:
+        """Lines as ``(ts // width, host, app, level)``."""
+        histogram, first = self.histogram, self.first_bucket
+        hosts, apps, levels = (self.values[name] for name in TOP_FIELDS)
+        for bucket, host, app, level in lines:
+            histogram[bucket - first] += 1
+            if host is not None:
+                hosts[host.casefold()] += 1
+            if app is not None:
+                apps[app.casefold()] += 1
+            if level is not None:
+                levels[level.casefold()] += 1
+
+    def top(self, name: str, limit: int) -> list[tuple[str, int]]:
+        counts = self.values[name]
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def aggregation(
+    *, reader: PageReader, account_id: str, request: AggregateRequest
+) -> schemas.Aggregation:
+    """Runs in the worker thread."""
+    width = bucket_width(request.from_ms, request.to_ms, request.buckets)
+    first_bucket = request.from_ms // width
+    histogram = [0] * bucket_count(request.from_ms, request.to_ms, width)
+    top: dict[str, list[tuple[str, int]]] = {name: [] for name in TOP_FIELDS}
+    counted_from = request.from_ms
+    max_id = reader.scalar(export_repository.newest_line_id(account_id=account_id))
+    if max_id is not None:
+        scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
+        # Every candidate is wanted (up to the cap), not a page of them.
+        plan = plan_filter(reader, account_id, request.line_filter, MAX_CANDIDATES)
+        if plan.sql.exact:
+            for bucket, lines in scope.bucket_counts(reader, plan):
+                histogram[bucket - first_bucket] = lines
+            if request.top:
+                top = {name: scope.top_values(reader, plan, name) for name in TOP_FIELDS}
+        else:
+            tally = _Tally(first_bucket=first_bucket, histogram=histogram)
+            counted_from = scope.confirm(reader, plan, tally)
+            top = {name: tally.top(name, request.top) for name in TOP_FIELDS}
+    return schemas.Aggregation(
+        from_ms=request.from_ms,
+        to=request.to_ms,
+        bucket_ms=width,
+        total=sum(histogram),
+        histogram=[
+            schemas.Bucket(ts=(first_bucket + index) * width, count=lines)
+            for index, lines in enumerate(histogram)
+        ],
+        top=schemas.TopValues(
+            **{
+                name: [schemas.TopValue(value=value, count=lines) for value, lines in values]
+                for name, values in top.items()
+            }
+        ),
+        exact=counted_from == request.from_ms,
+        counted_from=counted_from,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The lines one aggregation reads: the account's, in the range, committed when it
+    began."""
+
+    account_id: str
+    request: AggregateRequest
+    max_id: int
+    width: int
+
+    def bucket_counts(self, reader: PageReader, plan: FilterPlan) -> Iterable[tuple[int, int]]:
+        """``(ts // width, lines)`` of the buckets that hold lines (an exact plan)."""
+        request = self.request
+        if plan.sql.where is None:
+            first_ms = request.from_ms // self.width * self.width
+            statement = repository.counts_per_bucket(
+                account_id=self.account_id,
+                from_ms=request.from_ms,
+                to_ms=request.to_ms,
+                max_id=self.max_id,
+                first_ms=first_ms,
+                width_ms=self.width,
+            )
+            return (
+                (int(start) // self.width, int(lines)) for start, lines in reader.all(statement)
+            )
+        statement = repository.bucket_counts(
+            account_id=self.account_id,
+            from_ms=request.from_ms,
+            to_ms=request.to_ms,
+            max_id=self.max_id,
+            where=plan.sql.where,
+            width_ms=self.width,
+        )
+        return ((int(bucket), int(lines)) for bucket, lines in reader.all(statement))
+
+    def top_values(self, reader: PageReader, plan: FilterPlan, name: str) -> list[tuple[str, int]]:
+        statement = repository.top_values(
+            field=name,
+            account_id=self.account_id,
+            from_ms=self.request.from_ms,
+            to_ms=self.request.to_ms,
+            max_id=self.max_id,
+            where=plan.sql.where,
+            limit=self.request.top,
+        )
+        return [(str(value), int(lines)) for value, lines in reader.all(statement)]
+
+    def confirm(self, reader: PageReader, plan: FilterPlan, tally: _Tally) -> int:
+        """Counts the candidates the matcher confirms, newest first, into ``tally``;
+        returns the time from which on every line was counted.
+
+        Past ``MAX_CANDIDATES`` the walk stops at a candidate at ``ts``: lines after
+        ``ts`` have all been counted, and those at ``ts`` itself (some seen, some not)
+        are left out, so the counts are exactly those of ``ts + 1`` to ``to``."""
+        line_filter = self.request.line_filter
+        with_meta = _reads_meta(line_filter)
+        statement = export_repository.scan_lines(
+            account_id=self.account_id,
+            from_ms=self.request.from_ms,
+            to_ms=self.request.to_ms,
+            max_id=self.max_id,
+            after=None,
+            newest_first=True,
+            limit=MAX_CANDIDATES + 1,
+            where=plan.sql.where,
+            drive=plan.drive,
+        )
+        # The matching lines at the time being read (their bucket, host, app and level):
+        # counted once the walk is past that time.
+        pending: list[tuple[int, str | None, str | None, str | None]] = []
+        pending_ts = -1
+        examined = 0
+        with closing(reader.rows(statement)) as rows:
+            for row in rows:
+                if row.ts != pending_ts:
+                    tally.add_lines(pending)
+                    pending.clear()
+                    pending_ts = row.ts
+                examined += 1
+                if examined > MAX_CANDIDATES:
+                    return row.ts + 1
+                if line_filter.matches(
+                    line=row.line,
+                    host=row.host,
+                    app=row.app,
+                    level=row.level,
+                    file=row.file,
+                    meta=row.meta() if with_meta else None,
+                ):
+                    pending.append((row.ts // self.width, row.host, row.app, row.level))
+        tally.add_lines(pending)
+        return self.request.from_ms
+
+
+def _reads_meta(line_filter: LineFilter) -> bool:
+    """Whether the filter's query looks into ``meta`` (a field that is not built in):
+    only then is each candidate's meta decoded."""
+    query = line_filter.query
+    return query is not None and not query.fields <= BUILTIN_FIELDS
