@@ -150,11 +150,12 @@ def ingestion_key(base: str, headers: dict[str, str]) -> str:
     return str(response.json()["key"])
 
 
-async def create_pg_database() -> str:
-    """A new, empty PostgreSQL database on 127.0.0.1; returns its name."""
+async def create_pg_database(name: str | None = None) -> str:
+    """A new, empty PostgreSQL database on 127.0.0.1 (named ``name``, or a random name);
+    returns its name."""
     import asyncpg
 
-    name = f"tidegate_bench_{uuid.uuid4().hex[:8]}"
+    name = name or f"tidegate_bench_{uuid.uuid4().hex[:8]}"
     conn = await asyncpg.connect(PG_ADMIN)
     try:
         await conn.execute(f'CREATE DATABASE "{name}"')
