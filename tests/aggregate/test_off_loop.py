@@ -4,27 +4,18 @@ app's read engine (whose driver runs inline on the loop)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 from tests.aggregate.helpers import HOUR_START, aggregate
 from tests.conftest import AppClient
-from tests.export.helpers import app_state_of, insert_lines
+from tests.export.helpers import app_state_of, insert_lines, on_event_loop
 from tests.factories import make_account, make_tenant
 
 from tidegate.aggregate import service
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.store import NewLine
-
-
-def _on_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 async def test_aggregations_run_in_a_worker_thread(
@@ -40,11 +31,11 @@ async def test_aggregations_run_in_a_worker_thread(
     aggregation, matches = service.aggregation, LineFilter.matches
 
     def spy_aggregation(**kwargs: Any) -> Any:
-        calls.append(("aggregation", _on_loop()))
+        calls.append(("aggregation", on_event_loop()))
         return aggregation(**kwargs)
 
     def spy_matches(self: LineFilter, **kwargs: Any) -> bool:
-        calls.append(("matches", _on_loop()))
+        calls.append(("matches", on_event_loop()))
         return matches(self, **kwargs)
 
     monkeypatch.setattr(service, "aggregation", spy_aggregation)

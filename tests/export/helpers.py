@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,15 @@ from tidegate.db.engine import Database
 from tidegate.logs.store import NewLine, store_lines
 
 BASE_MS = 1_763_800_000_000  # 2025-11-22, whole second: the lines' own times (``ts``)
+
+
+def on_event_loop() -> bool:
+    """Whether the calling thread is running an event loop (the server's, in tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def now_ms() -> int:

@@ -20,7 +20,14 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from tests.conftest import AppClient
-from tests.export.helpers import BASE_MS, app_state_of, export, export_all, insert_lines
+from tests.export.helpers import (
+    BASE_MS,
+    app_state_of,
+    export,
+    export_all,
+    insert_lines,
+    on_event_loop,
+)
 from tests.factories import insert_key, make_account, make_tenant
 
 from tidegate.db.engine import Database
@@ -36,14 +43,6 @@ _DOUBLE = text(
     "host_folded) SELECT account_id, ts + 1000, received_ms, host, meta, line, size_bytes, "
     "host_folded FROM log_lines WHERE account_id = :account_id"
 )
-
-
-def _on_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 async def test_page_work_runs_in_a_worker_thread(
@@ -62,11 +61,11 @@ async def test_page_work_runs_in_a_worker_thread(
     record, matches = service._record, LineFilter.matches
 
     def spy_record(*args: Any, **kwargs: Any) -> Any:
-        calls.append(("record", _on_loop()))
+        calls.append(("record", on_event_loop()))
         return record(*args, **kwargs)
 
     def spy_matches(self: LineFilter, **kwargs: Any) -> bool:
-        calls.append(("matches", _on_loop()))
+        calls.append(("matches", on_event_loop()))
         return matches(self, **kwargs)
 
     monkeypatch.setattr(service, "_record", spy_record)

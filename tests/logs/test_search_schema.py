@@ -3,13 +3,11 @@ writes beside each line, how retention removes it, and migrating existing lines.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
-import asyncpg
 import pytest
 from sqlalchemy import text
-from tests.conftest import PG_ADMIN_DSN, AppClient, pg_url
+from tests.conftest import AppClient, _create_pg_database, _drop_pg_database, pg_url
 from tests.factories import make_account, make_tenant
 
 from tidegate.db.engine import Database
@@ -243,17 +241,8 @@ async def test_migration_0004_carries_lines_over_sqlite(tmp_path: Path) -> None:
 
 
 async def test_migration_0004_carries_lines_over_postgresql() -> None:
-    name = f"tidegate_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
+    name = await _create_pg_database()
     try:
         await _migrate_from_0003(pg_url(name))
     finally:
-        admin = await asyncpg.connect(PG_ADMIN_DSN)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await _drop_pg_database(name)

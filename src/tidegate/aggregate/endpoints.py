@@ -11,12 +11,17 @@ from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
+from tidegate.export.endpoints import (
+    AppsParam,
+    FromParam,
+    HostsParam,
+    LevelsParam,
+    SearchParam,
+    Text,
+    ToParam,
+)
 
 router = APIRouter(prefix="/v1/aggregate", tags=["Aggregate"], responses=LEGACY_ERRORS)
-
-# Taken as text and parsed by ``schemas.parse_aggregate_request`` so that every mistake
-# is a 400 naming the parameter (as export does).
-Text = str | None
 
 
 @router.get(
@@ -32,14 +37,12 @@ async def aggregate_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
-    from_: Annotated[
-        Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
-    ] = None,
-    to: Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")] = None,
-    hosts: Annotated[Text, Query(description="Comma list of hosts")] = None,
-    apps: Annotated[Text, Query(description="Comma list of apps")] = None,
-    levels: Annotated[Text, Query(description="Comma list of levels")] = None,
-    query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    from_: FromParam = None,
+    to: ToParam = None,
+    hosts: HostsParam = None,
+    apps: AppsParam = None,
+    levels: LevelsParam = None,
+    query: SearchParam = None,
     buckets: Annotated[
         Text,
         Query(

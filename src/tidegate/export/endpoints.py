@@ -15,8 +15,17 @@ from tidegate.export import schemas, service
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
 
 # Taken as text and parsed by ``schemas.parse_export_request`` so that every mistake is a
-# 400 naming the parameter.
+# 400 naming the parameter. The parameters that choose lines are shared with the
+# aggregations (tidegate.aggregate.endpoints).
 Text = str | None
+FromParam = Annotated[
+    Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
+]
+ToParam = Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")]
+HostsParam = Annotated[Text, Query(description="Comma list of hosts")]
+AppsParam = Annotated[Text, Query(description="Comma list of apps")]
+LevelsParam = Annotated[Text, Query(description="Comma list of levels")]
+SearchParam = Annotated[Text, Query(description="A search query (the platform syntax)")]
 
 
 @router.get(
@@ -30,15 +39,13 @@ async def export_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
-    from_: Annotated[
-        Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
-    ] = None,
-    to: Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")] = None,
+    from_: FromParam = None,
+    to: ToParam = None,
     size: Annotated[Text, Query(description="Lines per page, 1 to 10000 (default 10000)")] = None,
-    hosts: Annotated[Text, Query(description="Comma list of hosts")] = None,
-    apps: Annotated[Text, Query(description="Comma list of apps")] = None,
-    levels: Annotated[Text, Query(description="Comma list of levels")] = None,
-    query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    hosts: HostsParam = None,
+    apps: AppsParam = None,
+    levels: LevelsParam = None,
+    query: SearchParam = None,
     prefer: Annotated[
         Text, Query(description="head: oldest first; tail (default): newest first")
     ] = None,
