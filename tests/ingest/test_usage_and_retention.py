@@ -10,9 +10,9 @@ from tests.conftest import AppClient
 from tests.ingest.factories import add_rule, ingest, make_ingestor, stored_lines
 
 from tidegate.db.engine import Database
-from tidegate.ingest.retention import DAY_MS, run_retention, sweep
+from tidegate.ingest.retention import run_retention, sweep
 from tidegate.ingest.service import now_ms, utc_today
-from tidegate.logs.store import NewLine, store_lines
+from tidegate.logs.store import DAY_MS, NewLine, store_lines
 
 USAGE = "/v1/usage"
 

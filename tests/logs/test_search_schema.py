@@ -12,9 +12,16 @@ from tests.factories import make_account, make_tenant
 
 from tidegate.db.engine import Database
 from tidegate.db.migrate import reindex_database, upgrade_database
-from tidegate.ingest.retention import DAY_MS, sweep
+from tidegate.ingest.retention import sweep
 from tidegate.ingest.service import now_ms
-from tidegate.logs.store import NewLine, document_json, partition_name, search_text, store_lines
+from tidegate.logs.store import (
+    DAY_MS,
+    NewLine,
+    document_json,
+    partition_name,
+    search_text,
+    store_lines,
+)
 
 
 async def _search_hits(db: Database, account_id: str, literal: str) -> list[str]:

@@ -11,7 +11,7 @@ driver's values and compare equal in the rule cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import NamedTuple
 
 from sqlalchemy import Text, bindparam, cast, delete, func, select, text
@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database, RawQuery
 from tidegate.logs import search_index
+from tidegate.logs.store import partition_day
 from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine
 
 _keys = ApiKey.__table__
@@ -165,10 +166,9 @@ async def partitions(*, session: AsyncSession) -> dict[int, str]:
     """PostgreSQL: the partitions of ``log_lines`` by day (days since the epoch)."""
     found = {}
     for (name,) in (await session.execute(_PARTITIONS)).all():
-        digits = name.removeprefix("log_lines_d")
-        if len(digits) == 8 and digits.isascii() and digits.isdigit():
-            stamp = datetime.strptime(digits, "%Y%m%d").replace(tzinfo=UTC)
-            found[int(stamp.timestamp()) // 86_400] = name
+        day = partition_day(name)
+        if day is not None:
+            found[day] = name
     return found
 
 

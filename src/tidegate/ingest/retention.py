@@ -27,10 +27,10 @@ from sqlalchemy.exc import DBAPIError
 
 from tidegate.db.engine import Database
 from tidegate.ingest import repository
+from tidegate.logs.store import DAY_MS, forget_partition
 
 log = logging.getLogger("tidegate.retention")
 
-DAY_MS = 86_400_000
 BATCH = 5_000
 
 
@@ -82,6 +82,7 @@ async def drop_expired_partitions(*, db: Database, now_ms: int) -> int:
                 async with db.write_sessions() as session:
                     deleted += await repository.drop_partition(session=session, name=name)
                     await session.commit()
+                forget_partition(db.write_engine, day)
             except DBAPIError:
                 log.warning("retention: could not drop %s now; the next sweep retries", name)
                 continue

@@ -324,10 +324,23 @@ async def write_batches(connection: AsyncConnection, batches: Sequence[StoreBatc
     await connection.run_sync(lambda sync: sqlite_write(sync.connection.dbapi_connection, batches))
 
 
+_PARTITION_PREFIX = "log_lines_d"
+
+
 def partition_name(day: int) -> str:
     """The PostgreSQL partition of ``log_lines`` holding lines received on ``day``
     (days since the epoch, UTC)."""
-    return "log_lines_d" + datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y%m%d")
+    stamp = datetime.fromtimestamp(day * DAY_MS / 1000, UTC)
+    return _PARTITION_PREFIX + stamp.strftime("%Y%m%d")
+
+
+def partition_day(name: str) -> int | None:
+    """The day of a partition named by ``partition_name``; None for any other name."""
+    digits = name.removeprefix(_PARTITION_PREFIX)
+    if name == digits or len(digits) != 8 or not (digits.isascii() and digits.isdigit()):
+        return None
+    stamp = datetime.strptime(digits, "%Y%m%d").replace(tzinfo=UTC)
+    return int(stamp.timestamp() * 1000) // DAY_MS
 
 
 # Partitions known to exist, per process and database: creating one is a catalog
@@ -348,6 +361,13 @@ async def ensure_partitions(engine: AsyncEngine, days: set[int]) -> None:
         for day in sorted(wanted):
             await ensure_partition(own, day)
     _known_partitions.update((database, day) for day in wanted)
+
+
+def forget_partition(engine: AsyncEngine, day: int) -> None:
+    """Retention dropped the partition of ``day``: this process creates it again if it
+    ever writes to that day. (Other processes only know the days they wrote to, which
+    are today's and tomorrow's: retention never drops those.)"""
+    _known_partitions.discard((engine.url.render_as_string(), day))
 
 
 async def ensure_partition(connection: AsyncConnection, day: int) -> None:
