@@ -29,6 +29,7 @@ from tidegate.ratelimit import (
     RedisRateLimiter,
     limiter_redis,
 )
+from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import close_runtime
 
 API_VERSION = "3.0.0"
@@ -52,6 +53,7 @@ def _telemetry(settings: Settings) -> TelemetryConfig:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
+    policy_from_setting(settings.destination_allow)  # a mistyped allow-list fails start
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -1,114 +1,116 @@
-"""Settings, read once from the environment (flags of the CLI override them)."""
+"""Settings: one pydantic-settings class, read and validated once at start-up from
+``TIDEGATE_*`` environment variables (flags of the CLI override them). A bad value
+fails start with the variable's name, never a request. The foundation layer: this
+module imports nothing of tidegate's domains (docs/architecture.md)."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
-from tidegate.runtime.destination_guard import policy_from_setting
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("var")
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    database_url: str
-    redis_url: str | None
-    data_dir: Path
-    secret_key: str | None
-    rate_limit_per_minute: int
-    max_body_bytes: int
-    bootstrap: bool
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TIDEGATE_",
+        frozen=True,
+        extra="ignore",
+        env_ignore_empty=True,
+        validate_default=True,
+    )
+
+    # An SQLite file under data_dir when unset (the validator below fills it in).
+    database_url: str = ""
+    redis_url: str | None = None
+    data_dir: Path = DEFAULT_DATA_DIR
+    secret_key: str | None = None
+    rate_limit_per_minute: int = Field(default=50, ge=0)
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    bootstrap: bool = True
     otel: bool = False
     # Ingestion (docs/ingest.md): fsync mode of SQLite's write engine, requests in flight
     # per worker before 503, seconds between retention sweeps.
-    sqlite_synchronous: str = "FULL"
-    ingest_max_in_flight: int = 64
-    retention_interval_s: float = 3600.0
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
+    ingest_max_in_flight: int = Field(default=64, ge=1)
+    retention_interval_s: float = Field(default=3600.0, gt=0)
     # Ingest bodies parsed at once per worker, each in a worker thread (docs/ingest.md:
     # this bounds a worker's parsing memory).
-    ingest_parse_threads: int = 2
+    ingest_parse_threads: int = Field(default=2, ge=1)
     # Group commit (docs/ingest.md): a worker's pending lines are committed together
     # after this many milliseconds, or as soon as this many lines wait.
-    ingest_group_commit_ms: float = 2.0
-    ingest_group_commit_lines: int = 5_000
+    ingest_group_commit_ms: float = Field(default=2.0, ge=0)
+    ingest_group_commit_lines: int = Field(default=5_000, ge=1)
     # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
+    # Parsed (and a mistyped one refused) when the app starts.
     destination_allow: str = ""
     # The server's edge (docs/decisions.md "The server's edge"): seconds without a body
     # byte before 408, bytes of request bodies one worker holds at once before 503,
     # the request line plus headers before 431, seconds to complete them before close.
-    body_timeout_s: float = 30.0
-    max_buffered_bytes: int = 64 * 1024 * 1024
-    max_header_bytes: int = 64 * 1024
-    header_timeout_s: float = 10.0
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    max_buffered_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    max_header_bytes: int = Field(default=64 * 1024, ge=1)
+    header_timeout_s: float = Field(default=10.0, gt=0)
     # Live tail (docs/export-and-tail.md): seconds between re-checks of an open stream's
     # credential (a deleted key or deactivated account ends the stream).
-    tail_recheck_s: float = 3.0
+    tail_recheck_s: float = Field(default=3.0, gt=0)
     # Throttle (docs/throttle.md): keys and approximate bytes of in-memory throttle state
     # across ALL processors of one worker process; past either, new keys fail open.
-    throttle_max_keys: int = 1_000_000
-    throttle_max_bytes: int = 256 * 1024 * 1024
+    throttle_max_keys: int = Field(default=1_000_000, ge=1)
+    throttle_max_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
     # Request path (docs/decisions.md): the Redis rate limiter's timeout per call (it
     # then fails open, behind a circuit breaker); PostgreSQL's statement_timeout and how
     # long a request waits for a pooled connection before answering 503.
-    rate_limit_redis_timeout_s: float = 0.2
-    db_statement_timeout_s: float = 30.0
-    db_pool_timeout_s: float = 10.0
+    rate_limit_redis_timeout_s: float = Field(default=0.2, gt=0)
+    db_statement_timeout_s: float = Field(default=30.0, ge=0)
+    db_pool_timeout_s: float = Field(default=10.0, gt=0)
+
+    # Where people reach this server (links in invitation and password-reset e-mail,
+    # alert notifications); empty: http://127.0.0.1:8080.
+    public_url: str = "http://127.0.0.1:8080"
+    # Outgoing e-mail (alerts, invitations, password resets). No host: nothing is sent
+    # (invitation links are still returned to the inviting admin).
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=25, ge=1, le=65535)
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = False
+    smtp_from: str = "tidegate@localhost"
+    smtp_timeout_s: float = Field(default=10.0, gt=0)
+    # Alert channels whose services live elsewhere: the base URLs tidegate posts to, so
+    # tests and air-gapped installs can point them anywhere.
+    slack_base_url: str = "https://hooks.slack.com"
+    pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"
+
+    @field_validator("sqlite_synchronous", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("redis_url", "secret_key", "smtp_host", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _default_database(self) -> Settings:
+        if not self.database_url:
+            path = (self.data_dir / "tidegate.sqlite3").as_posix()
+            object.__setattr__(self, "database_url", f"sqlite+aiosqlite:///{path}")
+        return self
 
     @classmethod
     def from_env(cls) -> Settings:
-        data_dir = Path(os.environ.get("TIDEGATE_DATA_DIR", str(DEFAULT_DATA_DIR)))
-        default_db = f"sqlite+aiosqlite:///{(data_dir / 'tidegate.sqlite3').as_posix()}"
-        return cls(
-            database_url=os.environ.get("TIDEGATE_DATABASE_URL") or default_db,
-            redis_url=os.environ.get("TIDEGATE_REDIS_URL") or None,
-            data_dir=data_dir,
-            secret_key=os.environ.get("TIDEGATE_SECRET_KEY") or None,
-            rate_limit_per_minute=int(os.environ.get("TIDEGATE_RATE_LIMIT_PER_MINUTE", "50")),
-            max_body_bytes=int(os.environ.get("TIDEGATE_MAX_BODY_BYTES", str(1024 * 1024))),
-            bootstrap=os.environ.get("TIDEGATE_BOOTSTRAP", "1") not in ("0", "false", "no"),
-            otel=os.environ.get("TIDEGATE_OTEL", "0") in ("1", "true", "yes"),
-            sqlite_synchronous=os.environ.get("TIDEGATE_SQLITE_SYNCHRONOUS", "FULL").upper(),
-            ingest_max_in_flight=int(os.environ.get("TIDEGATE_INGEST_MAX_IN_FLIGHT", "64")),
-            retention_interval_s=float(os.environ.get("TIDEGATE_RETENTION_INTERVAL_S", "3600")),
-            ingest_parse_threads=int(os.environ.get("TIDEGATE_INGEST_PARSE_THREADS", "2")),
-            ingest_group_commit_ms=float(os.environ.get("TIDEGATE_INGEST_GROUP_COMMIT_MS", "2")),
-            ingest_group_commit_lines=int(
-                os.environ.get("TIDEGATE_INGEST_GROUP_COMMIT_LINES", "5000")
-            ),
-            destination_allow=os.environ.get("TIDEGATE_DESTINATION_ALLOW", ""),
-            body_timeout_s=float(os.environ.get("TIDEGATE_BODY_TIMEOUT_S", "30")),
-            max_buffered_bytes=int(
-                os.environ.get("TIDEGATE_MAX_BUFFERED_BYTES", str(64 * 1024 * 1024))
-            ),
-            max_header_bytes=int(os.environ.get("TIDEGATE_MAX_HEADER_BYTES", str(64 * 1024))),
-            header_timeout_s=float(os.environ.get("TIDEGATE_HEADER_TIMEOUT_S", "10")),
-            tail_recheck_s=float(os.environ.get("TIDEGATE_TAIL_RECHECK_S", "3")),
-            throttle_max_keys=_throttle_limit("TIDEGATE_THROTTLE_MAX_KEYS", 1_000_000),
-            throttle_max_bytes=_throttle_limit("TIDEGATE_THROTTLE_MAX_BYTES", 256 * 1024 * 1024),
-            rate_limit_redis_timeout_s=float(
-                os.environ.get("TIDEGATE_RATE_LIMIT_REDIS_TIMEOUT_S", "0.2")
-            ),
-            db_statement_timeout_s=float(os.environ.get("TIDEGATE_DB_STATEMENT_TIMEOUT_S", "30")),
-            db_pool_timeout_s=float(os.environ.get("TIDEGATE_DB_POOL_TIMEOUT_S", "10")),
-        )
-
-    def __post_init__(self) -> None:
-        # A mistyped allow-list fails at startup, not on the first delivery.
-        policy_from_setting(self.destination_allow)
+        return cls()
 
     def with_overrides(self, **changes: object) -> Settings:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        """A copy with ``changes`` applied and validated like the environment's values."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
-
-
-def _throttle_limit(name: str, default: int) -> int:
-    value = int(os.environ.get(name) or default)
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1")
-    return value
