@@ -10,10 +10,12 @@ from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.categories.endpoints import router as categories_router
 from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
 from tidegate.gateway.endpoints import router as gateway_router
+from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
@@ -21,6 +23,7 @@ from tidegate.logs.tail_endpoints import router as tail_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
+from tidegate.views.endpoints import router as views_router
 
 
 def include_routes(target: FastAPI | APIRouter) -> None:
@@ -38,6 +41,9 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         keys_router,
         exclusions_router,
         boards_router,
+        views_router,
+        categories_router,
+        index_rate_router,
         usage_router,
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
         gateway_routes_router,

@@ -1,0 +1,24 @@
+"""Request dependencies on what the process holds (app_state), shared by domains."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from tidegate.app_state import app_state
+from tidegate.auth.secrets import Sealer
+from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
+
+
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+def _destination_policy(request: Request) -> DestinationPolicy:
+    """Where tenant-chosen URLs may point (``TIDEGATE_DESTINATION_ALLOW``)."""
+    return policy_from_setting(app_state(request).settings.destination_allow)
+
+
+SealerDep = Annotated[Sealer, Depends(_sealer)]
+DestinationPolicyDep = Annotated[DestinationPolicy, Depends(_destination_policy)]
