@@ -43,6 +43,13 @@ class Harness:
     sealer: Sealer
     who: Ingestor
     clock: HandClock
+    shared: Evaluator | None = None
+
+    def main_evaluator(self) -> Evaluator:
+        """One evaluator kept for the test (another would wait for its lease)."""
+        if self.shared is None:
+            self.shared = self.evaluator()
+        return self.shared
 
     def evaluator(self, clock: Any = None) -> Evaluator:
         return Evaluator(
