@@ -11,6 +11,7 @@ from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.export import schemas, service
+from tidegate.views.service import apply_view
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
 
@@ -26,6 +27,14 @@ HostsParam = Annotated[Text, Query(description="Comma list of hosts")]
 AppsParam = Annotated[Text, Query(description="Comma list of apps")]
 LevelsParam = Annotated[Text, Query(description="Comma list of levels")]
 SearchParam = Annotated[Text, Query(description="A search query (the platform syntax)")]
+ViewParam = Annotated[
+    Text,
+    Query(
+        alias="viewID",
+        description="A view's id: its query is ANDed with `query`; its hosts, apps and "
+        "levels apply where the request gives none",
+    ),
+]
 
 
 @router.get(
@@ -52,15 +61,25 @@ async def export_lines(
     pagination_id: Annotated[
         Text, Query(description="The previous page's pagination_id; absent for the first page")
     ] = None,
+    view_id: ViewParam = None,
 ) -> Response:
+    search = await apply_view(
+        session=session,
+        account_id=account_id,
+        view_id=view_id,
+        query=query,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+    )
     parsed = schemas.parse_export_request(
         from_=from_,
         to=to,
         size=size,
-        hosts=hosts,
-        apps=apps,
-        levels=levels,
-        query=query,
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        query=search.query,
         prefer=prefer,
         pagination_id=pagination_id,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.integrations import checked_channels
@@ -256,3 +258,46 @@ async def delete_preset(
     await session.delete(preset)
     await session.flush()
     return deleted
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSearch:
+    """What a reader (export, live tail) asked for once a view is applied: the view's
+    query ANDed with the request's, and the request's host/app/level lists where it
+    gave them, else the view's."""
+
+    query: str | None
+    hosts: str | None
+    apps: str | None
+    levels: str | None
+
+
+def _joined(given: str | None, saved: list[str]) -> str | None:
+    if given is not None and given.strip():
+        return given
+    return ",".join(saved) if saved else None
+
+
+async def apply_view(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    view_id: str | None,
+    query: str | None,
+    hosts: str | None,
+    apps: str | None,
+    levels: str | None,
+) -> SavedSearch:
+    """The search of a request naming a view (``viewID``); a view of another account,
+    or none, is a 404 like a missing one. Without a view: the request as it is."""
+    if view_id is None or not view_id.strip():
+        return SavedSearch(query=query, hosts=hosts, apps=apps, levels=levels)
+    view = await own_view(session=session, account_id=account_id, view_id=view_id.strip()[:64])
+    given = query.strip() if query else ""
+    combined = f"({view.query}) ({given})" if view.query and given else (view.query or given)
+    return SavedSearch(
+        query=combined or None,
+        hosts=_joined(hosts, view.hosts),
+        apps=_joined(apps, view.apps),
+        levels=_joined(levels, view.levels),
+    )
