@@ -98,3 +98,57 @@ class SmtpReceiver:
     @property
     def messages(self) -> list[tuple[str, list[str], EmailMessage]]:
         return self.mailbox.messages
+
+
+class ThreadedReceiver:
+    """An HTTP receiver in a thread of its own, for tests that block (live servers,
+    the official logging handler)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[Request] = []
+        lock = threading.Lock()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length)
+                with lock:
+                    owner.requests.append(
+                        Request(
+                            self.command,
+                            self.path,
+                            {name.lower(): value for name, value in self.headers.items()},
+                            body,
+                        )
+                    )
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_POST = do_PUT = do_GET = _record
+
+            def log_message(self, *_: Any) -> None:
+                return None
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadedReceiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def on(self, path: str) -> list[Request]:
+        return [request for request in list(self.requests) if request.path == path]
