@@ -150,7 +150,7 @@ def test_absence_alert_fires_when_lines_stop(
     live_server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server_db = f"sqlite+aiosqlite:///{tmp_path / 'absence.sqlite3'}"
-    server = live_server_factory(env=_alert_env(server_db), workers=2)
+    server = live_server_factory(env=_alert_env(server_db))
     who = _account(server.base_url, server_db, tmp_path)
     with ThreadedReceiver() as receiver:
         _view(
