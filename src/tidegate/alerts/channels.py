@@ -182,13 +182,24 @@ class ChannelIn(BaseModel):
             raise ValueError(f"must be at most {MAX_TEMPLATE_BYTES} bytes of JSON")
         return value
 
-    @field_validator("url", "key")
+    @field_validator("url")
     @classmethod
-    def _text(cls, value: str | None) -> str | None:
+    def _url(cls, value: str | None) -> str | None:
         if not value:
             return None
-        if any(ch in value for ch in "\r\n\x00\t "):
+        if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
             raise ValueError("must not contain whitespace or control characters")
+        return value
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        """Sent only inside a JSON body, so any printable text (the provider's own
+        examples hold spaces)."""
+        if not value or not value.strip():
+            return None
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("must not contain control characters")
         return value
 
 

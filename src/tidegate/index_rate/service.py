@@ -80,7 +80,7 @@ async def _checked(body: schemas.IndexRateIn, policy: DestinationPolicy) -> dict
     webhooks = [channel.stored() for channel in checked if channel.integration == "webhook"]
     emails = next((c.emails for c in checked if c.integration == "email"), [])
     for key in given.pagerduty:
-        if not key.strip() or len(key) > 256 or any(ch.isspace() for ch in key):
+        if not key.strip() or len(key) > 256 or any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
             raise BadRequest("channels.pagerduty: not a routing key")
     config = {
         "max_lines": body.max_lines or 0,
