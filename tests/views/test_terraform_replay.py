@@ -78,7 +78,8 @@ def decodes(value: Any, shape: Any, where: str = "$") -> None:
     elif shape == BOOL:
         assert isinstance(value, bool), f"{where}: {value!r} is not a bool"
     elif shape == INT:
-        assert isinstance(value, int) and not isinstance(value, bool), f"{where}: not an int"
+        assert isinstance(value, int), f"{where}: not an int"
+        assert not isinstance(value, bool), f"{where}: not an int"
     elif isinstance(shape, list):
         assert isinstance(value, list), f"{where}: not an array"
         for n, item in enumerate(value):
