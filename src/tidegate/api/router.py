@@ -21,6 +21,7 @@ from tidegate.logs.tail_endpoints import router as tail_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
+from tidegate.suspensions.endpoints import router as suspensions_router
 
 
 def include_routes(target: FastAPI | APIRouter) -> None:
@@ -37,6 +38,7 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         enterprise_router,
         keys_router,
         exclusions_router,
+        suspensions_router,
         boards_router,
         usage_router,
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
