@@ -8,11 +8,12 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
-from tidegate.auth.dependencies import authenticate
+from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.boards.endpoints import router as boards_router
 from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
+from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
@@ -48,11 +49,13 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         pipelines_router,
         # Data plane reads: account-scoped, management credentials, the per-key rate
         # limit counts each export page, aggregation and tail connection once.
-        export_router,
         aggregate_router,
         tail_router,
     ):
         target.include_router(router, dependencies=management)
+    # The exports also take the platform's ?servicekey= (its CLI sends the key there).
+    for router in (export_router, export_v1_router):
+        target.include_router(router, dependencies=[Depends(authenticate_export)])
 
 
 def build_router() -> APIRouter:
