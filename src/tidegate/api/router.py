@@ -23,6 +23,8 @@ from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
 from tidegate.suspensions.endpoints import router as suspensions_router
+from tidegate.usage.endpoints import v1_router as usage_v1_router
+from tidegate.usage.endpoints import v2_router as usage_v2_router
 
 
 def include_routes(target: FastAPI | APIRouter) -> None:
@@ -42,6 +44,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         suspensions_router,
         boards_router,
         usage_router,
+        usage_v1_router,
+        usage_v2_router,
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
         gateway_routes_router,
         # Before the pipelines: "/v3/pipeline/simulate-processor" is not a pipeline id.

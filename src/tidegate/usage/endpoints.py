@@ -1,0 +1,141 @@
+"""HTTP for usage in the platform's shapes: ``/v1/usage/{kind}[/{name}]`` (shares of
+lines) and ``/v2/usage[/{kind}[/{name}]]`` (bytes). ``GET /v1/usage`` itself (per day)
+is tidegate.ingest's."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import STORABLE_TEXT
+from tidegate.app_state import app_state
+from tidegate.auth.dependencies import AccountId
+from tidegate.db.session import SessionDep
+from tidegate.ingest.service import utc_today
+from tidegate.usage import schemas, service
+
+v1_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
+v2_router = APIRouter(prefix="/v2/usage", tags=["Usage"], responses=LEGACY_ERRORS)
+
+Text = str | None
+KindPath = Annotated[schemas.Kind, Path(description="apps, hosts or tags")]
+NamePath = Annotated[
+    str,
+    Path(min_length=1, max_length=512, pattern=STORABLE_TEXT, description="An app, host or tag"),
+]
+V1From = Annotated[
+    Text, Query(alias="from", description="Start, epoch s or ms (default: to - 30 days)")
+]
+V1To = Annotated[Text, Query(description="End, epoch s or ms (default: now)")]
+V2From = Annotated[
+    Text,
+    Query(alias="from", description="First day: ISO 8601 date-time or date (default: to - 29 d)"),
+]
+V2To = Annotated[Text, Query(description="Last day: ISO 8601 date-time or date (default: today)")]
+Limit = Annotated[
+    Text,
+    Query(description=f"Most rows, 1 to {schemas.MAX_LIMIT} (default {schemas.DEFAULT_LIMIT})"),
+]
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@v1_router.get("/{kind}", summary="Each app, host or tag's share of the lines (most first)")
+async def shares(
+    request: Request,
+    kind: KindPath,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: V1From = None,
+    to: V1To = None,
+    limit: Limit = None,
+) -> list[schemas.ShareOfLines]:
+    return await service.shares(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        kind=kind,
+        period=schemas.v1_period(from_, to, now_ms=_now_ms()),
+        limit=schemas.limit(limit),
+    )
+
+
+@v1_router.get("/{kind}/{name}", summary="One app, host or tag's share of the lines")
+async def share_of(
+    request: Request,
+    kind: KindPath,
+    name: NamePath,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: V1From = None,
+    to: V1To = None,
+) -> schemas.ShareOfLines:
+    return await service.share_of(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        kind=kind,
+        period=schemas.v1_period(from_, to, now_ms=_now_ms()),
+        name=name,
+    )
+
+
+@v2_router.get("", summary="Bytes stored by the account over whole UTC days")
+async def account_bytes(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: V2From = None,
+    to: V2To = None,
+) -> schemas.AccountUsageV2:
+    return await service.account_bytes(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        period=schemas.v2_period(from_, to, today=utc_today()),
+    )
+
+
+@v2_router.get("/{kind}", summary="Bytes stored per app, host or tag (most first)")
+async def kind_bytes(
+    request: Request,
+    kind: KindPath,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: V2From = None,
+    to: V2To = None,
+    limit: Limit = None,
+) -> schemas.KindUsageV2:
+    return await service.kind_bytes(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        kind=kind,
+        period=schemas.v2_period(from_, to, today=utc_today()),
+        limit=schemas.limit(limit),
+    )
+
+
+@v2_router.get("/{kind}/{name}", summary="Bytes stored by one app, host or tag")
+async def name_bytes(
+    request: Request,
+    kind: KindPath,
+    name: NamePath,
+    session: SessionDep,
+    account_id: AccountId,
+    from_: V2From = None,
+    to: V2To = None,
+) -> schemas.NameUsageV2:
+    return await service.name_bytes(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        kind=kind,
+        period=schemas.v2_period(from_, to, today=utc_today()),
+        name=name,
+    )
