@@ -11,6 +11,7 @@ from alembic import command
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 from tests.conftest import make_settings, open_client
+from tests.factories import RAW_ACCOUNT_ROWS
 
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, new_service_key
@@ -30,15 +31,7 @@ async def _seed_0004(url: str, secret: str) -> None:
     db = Database.connect(url)
     try:
         async with db.write_sessions() as session:
-            for statement in (
-                "INSERT INTO enterprises (id, name, status, created_at) "
-                "VALUES ('e1', 'e', 'active', CURRENT_TIMESTAMP)",
-                "INSERT INTO users (id, enterprise_id, email, verified, created_at) "
-                "VALUES ('u1', 'e1', 'o@example.com', true, CURRENT_TIMESTAMP)",
-                "INSERT INTO accounts (id, enterprise_id, short_id, company, owner_id, "
-                "plan_type, retention, status, enable_syslog, meta, created_at) VALUES ('a1', "
-                "'e1', 's1', 'c', 'u1', 'x', 30, 'active', false, '{}', CURRENT_TIMESTAMP)",
-            ):
+            for statement in RAW_ACCOUNT_ROWS:
                 await session.execute(text(statement))
             await session.execute(
                 text(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import STORABLE_TEXT
@@ -45,97 +45,50 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _scope(request: Request, session: SessionDep, account_id: AccountId) -> service.UsageScope:
+    return service.UsageScope(app_state(request).db.url, session, account_id)
+
+
+Scope = Annotated[service.UsageScope, Depends(_scope)]
+
+
 @v1_router.get("/{kind}", summary="Each app, host or tag's share of the lines (most first)")
 async def shares(
-    request: Request,
-    kind: KindPath,
-    session: SessionDep,
-    account_id: AccountId,
-    from_: V1From = None,
-    to: V1To = None,
-    limit: Limit = None,
+    kind: KindPath, scope: Scope, from_: V1From = None, to: V1To = None, limit: Limit = None
 ) -> list[schemas.ShareOfLines]:
-    return await service.shares(
-        database_url=app_state(request).db.url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=schemas.v1_period(from_, to, now_ms=_now_ms()),
-        limit=schemas.limit(limit),
-    )
+    period = schemas.v1_period(from_, to, now_ms=_now_ms())
+    return await service.shares(scope=scope, kind=kind, period=period, limit=schemas.limit(limit))
 
 
 @v1_router.get("/{kind}/{name}", summary="One app, host or tag's share of the lines")
 async def share_of(
-    request: Request,
-    kind: KindPath,
-    name: NamePath,
-    session: SessionDep,
-    account_id: AccountId,
-    from_: V1From = None,
-    to: V1To = None,
+    kind: KindPath, name: NamePath, scope: Scope, from_: V1From = None, to: V1To = None
 ) -> schemas.ShareOfLines:
-    return await service.share_of(
-        database_url=app_state(request).db.url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=schemas.v1_period(from_, to, now_ms=_now_ms()),
-        name=name,
-    )
+    period = schemas.v1_period(from_, to, now_ms=_now_ms())
+    return await service.share_of(scope=scope, kind=kind, period=period, name=name)
 
 
 @v2_router.get("", summary="Bytes stored by the account over whole UTC days")
 async def account_bytes(
-    request: Request,
-    session: SessionDep,
-    account_id: AccountId,
-    from_: V2From = None,
-    to: V2To = None,
+    scope: Scope, from_: V2From = None, to: V2To = None
 ) -> schemas.AccountUsageV2:
-    return await service.account_bytes(
-        database_url=app_state(request).db.url,
-        session=session,
-        account_id=account_id,
-        period=schemas.v2_period(from_, to, today=utc_today()),
-    )
+    period = schemas.v2_period(from_, to, today=utc_today())
+    return await service.account_bytes(scope=scope, period=period)
 
 
 @v2_router.get("/{kind}", summary="Bytes stored per app, host or tag (most first)")
 async def kind_bytes(
-    request: Request,
-    kind: KindPath,
-    session: SessionDep,
-    account_id: AccountId,
-    from_: V2From = None,
-    to: V2To = None,
-    limit: Limit = None,
+    kind: KindPath, scope: Scope, from_: V2From = None, to: V2To = None, limit: Limit = None
 ) -> schemas.KindUsageV2:
+    period = schemas.v2_period(from_, to, today=utc_today())
     return await service.kind_bytes(
-        database_url=app_state(request).db.url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=schemas.v2_period(from_, to, today=utc_today()),
-        limit=schemas.limit(limit),
+        scope=scope, kind=kind, period=period, limit=schemas.limit(limit)
     )
 
 
 @v2_router.get("/{kind}/{name}", summary="Bytes stored by one app, host or tag")
 async def name_bytes(
-    request: Request,
-    kind: KindPath,
-    name: NamePath,
-    session: SessionDep,
-    account_id: AccountId,
-    from_: V2From = None,
-    to: V2To = None,
+    kind: KindPath, name: NamePath, scope: Scope, from_: V2From = None, to: V2To = None
 ) -> schemas.NameUsageV2:
-    return await service.name_bytes(
-        database_url=app_state(request).db.url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=schemas.v2_period(from_, to, today=utc_today()),
-        name=name,
-    )
+    period = schemas.v2_period(from_, to, today=utc_today())
+    return await service.name_bytes(scope=scope, kind=kind, period=period, name=name)

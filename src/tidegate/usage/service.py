@@ -18,7 +18,7 @@ gone, so these cover the retained lines only.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,70 +27,76 @@ from tidegate.usage import repository, schemas
 from tidegate.usage.schemas import Kind, Period
 
 
-def _percent(lines: int, total: int) -> float:
-    return round(100.0 * lines / total, 4) if total else 0.0
+@dataclass(frozen=True, slots=True)
+class UsageScope:
+    """Whose lines, and how to read them (off the loop, tidegate.export.reading)."""
+
+    database_url: str
+    session: AsyncSession
+    account_id: str
 
 
-async def _off_loop(*, database_url: str, session: AsyncSession, work: Any) -> Any:
-    return await run_off_loop(database_url=database_url, session=session, page=work)
+@dataclass(frozen=True, slots=True)
+class Counted:
+    name: str
+    lines: int
+    bytes: int
 
 
-async def shares(
+async def _counted(
     *,
-    database_url: str,
-    session: AsyncSession,
-    account_id: str,
+    scope: UsageScope,
     kind: Kind,
     period: Period,
     limit: int,
+    by_bytes: bool,
     name: str | None = None,
-) -> list[schemas.ShareOfLines]:
-    def work(reader: PageReader) -> list[schemas.ShareOfLines]:
-        ((total, _),) = reader.all(repository.totals(account_id=account_id, period=period))
+) -> tuple[int, list[Counted]]:
+    """The account's lines in the period, and the ``limit`` apps, hosts or tags with the
+    most lines (or bytes), in a worker thread."""
+
+    def work(reader: PageReader) -> tuple[int, list[Counted]]:
+        ((total, _),) = reader.all(repository.totals(account_id=scope.account_id, period=period))
         rows = reader.all(
             repository.top(
                 kind=kind,
                 dialect=reader.dialect,
-                account_id=account_id,
+                account_id=scope.account_id,
                 period=period,
                 limit=limit,
-                by_bytes=False,
+                by_bytes=by_bytes,
                 name=name,
             )
         )
-        return [
-            schemas.ShareOfLines(
-                name=str(value), percentage=_percent(int(lines), int(total)), lines=int(lines)
-            )
-            for value, lines, _ in rows
+        return int(total), [
+            Counted(str(value), int(lines), int(size)) for value, lines, size in rows
         ]
 
-    result: list[schemas.ShareOfLines] = await _off_loop(
-        database_url=database_url, session=session, work=work
+    return await run_off_loop(database_url=scope.database_url, session=scope.session, page=work)
+
+
+def _share(total: int, item: Counted) -> schemas.ShareOfLines:
+    percentage = round(100.0 * item.lines / total, 4) if total else 0.0
+    return schemas.ShareOfLines(name=item.name, percentage=percentage, lines=item.lines)
+
+
+async def shares(
+    *, scope: UsageScope, kind: Kind, period: Period, limit: int
+) -> list[schemas.ShareOfLines]:
+    total, found = await _counted(
+        scope=scope, kind=kind, period=period, limit=limit, by_bytes=False
     )
-    return result
+    return [_share(total, item) for item in found]
 
 
 async def share_of(
-    *,
-    database_url: str,
-    session: AsyncSession,
-    account_id: str,
-    kind: Kind,
-    period: Period,
-    name: str,
+    *, scope: UsageScope, kind: Kind, period: Period, name: str
 ) -> schemas.ShareOfLines:
     """One app, host or tag; none of its lines in the period is a share of 0."""
-    found = await shares(
-        database_url=database_url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=period,
-        limit=1,
-        name=name,
+    total, found = await _counted(
+        scope=scope, kind=kind, period=period, limit=1, by_bytes=False, name=name
     )
-    return found[0] if found else schemas.ShareOfLines(name=name, percentage=0.0, lines=0)
+    return _share(total, found[0] if found else Counted(name, 0, 0))
 
 
 def _window(period: Period) -> dict[str, str]:
@@ -98,88 +104,34 @@ def _window(period: Period) -> dict[str, str]:
     return {"from": schemas.rfc3339(period.from_ms - 1), "to": schemas.rfc3339(period.to_ms)}
 
 
-async def account_bytes(
-    *, database_url: str, session: AsyncSession, account_id: str, period: Period
-) -> schemas.AccountUsageV2:
+async def account_bytes(*, scope: UsageScope, period: Period) -> schemas.AccountUsageV2:
     def work(reader: PageReader) -> int:
-        return int(reader.scalar(repository.stored_bytes(account_id=account_id, period=period)))
-
-    stored: int = await _off_loop(database_url=database_url, session=session, work=work)
-    return schemas.AccountUsageV2.model_validate(
-        {
-            **_window(period),
-            "results": schemas.AccountBytes(plan_bytes=stored, restored_bytes=0),
-        }
-    )
-
-
-async def bytes_by(
-    *,
-    database_url: str,
-    session: AsyncSession,
-    account_id: str,
-    kind: Kind,
-    period: Period,
-    limit: int,
-    name: str | None = None,
-) -> list[schemas.BytesOf]:
-    def work(reader: PageReader) -> list[schemas.BytesOf]:
-        rows = reader.all(
-            repository.top(
-                kind=kind,
-                dialect=reader.dialect,
-                account_id=account_id,
-                period=period,
-                limit=limit,
-                by_bytes=True,
-                name=name,
-            )
+        return int(
+            reader.scalar(repository.stored_bytes(account_id=scope.account_id, period=period))
         )
-        return [schemas.BytesOf(name=str(value), total_bytes=int(size)) for value, _, size in rows]
 
-    result: list[schemas.BytesOf] = await _off_loop(
-        database_url=database_url, session=session, work=work
-    )
-    return result
+    stored = await run_off_loop(database_url=scope.database_url, session=scope.session, page=work)
+    results = schemas.AccountBytes(plan_bytes=stored, restored_bytes=0)
+    return schemas.AccountUsageV2.model_validate({**_window(period), "results": results})
+
+
+def _bytes(item: Counted) -> schemas.BytesOf:
+    return schemas.BytesOf(name=item.name, total_bytes=item.bytes)
 
 
 async def kind_bytes(
-    *,
-    database_url: str,
-    session: AsyncSession,
-    account_id: str,
-    kind: Kind,
-    period: Period,
-    limit: int,
+    *, scope: UsageScope, kind: Kind, period: Period, limit: int
 ) -> schemas.KindUsageV2:
-    found = await bytes_by(
-        database_url=database_url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=period,
-        limit=limit,
-    )
-    return schemas.KindUsageV2.model_validate({**_window(period), "results": found})
+    _, found = await _counted(scope=scope, kind=kind, period=period, limit=limit, by_bytes=True)
+    results = [_bytes(item) for item in found]
+    return schemas.KindUsageV2.model_validate({**_window(period), "results": results})
 
 
 async def name_bytes(
-    *,
-    database_url: str,
-    session: AsyncSession,
-    account_id: str,
-    kind: Kind,
-    period: Period,
-    name: str,
+    *, scope: UsageScope, kind: Kind, period: Period, name: str
 ) -> schemas.NameUsageV2:
-    found = await bytes_by(
-        database_url=database_url,
-        session=session,
-        account_id=account_id,
-        kind=kind,
-        period=period,
-        limit=1,
-        name=name,
+    _, found = await _counted(
+        scope=scope, kind=kind, period=period, limit=1, by_bytes=True, name=name
     )
-    result = found[0] if found else schemas.BytesOf(name=name, total_bytes=0)
-    return schemas.NameUsageV2.model_validate({**_window(period), "results": result})
+    results = _bytes(found[0] if found else Counted(name, 0, 0))
+    return schemas.NameUsageV2.model_validate({**_window(period), "results": results})
