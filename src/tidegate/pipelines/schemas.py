@@ -143,16 +143,17 @@ class Node(BaseModel):
     kind: NodeKind
     type: str
     title: str | None
-    description: str | None
-    generation_id: int
+    description: str | None = None
+    generation_id: int = 0
     inputs: list[str]
     user_config: dict[str, Any]
     gateway_route_id: str | None = Field(
         description="The gateway route a source receives events from; null otherwise"
     )
     outputs: list[NodeOutputRef] = Field(
+        default_factory=list,
         description="A processor's named outputs besides its main one (e.g. a throttle's "
-        "`<id>.dropped`, a route's conditions and `<id>._unmatched`)"
+        "`<id>.dropped`, a route's conditions and `<id>._unmatched`)",
     )
     created_at: datetime
     updated_at: datetime
