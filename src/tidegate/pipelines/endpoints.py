@@ -234,43 +234,32 @@ def _add_node_routes(
         )
         return _node(kind, data)
 
-    async def update_node(
-        request: Request,
-        pipeline_id: PipelineIdPath,
-        node_id: NodeIdPath,
-        body: Any,
-        session: SessionDep,
-        account_id: AccountId,
-    ) -> Envelope[schemas.Node]:
-        data = await node_service.update_node(
-            session=session,
-            account_id=account_id,
-            pipeline_id=pipeline_id,
-            kind=kind,
-            node_id=node_id,
-            body=body,
-            destinations=_destinations(request),
-        )
-        return _node(kind, data)
+    def _changing(save: Any) -> Any:
+        """The PUT and PATCH handlers differ only in the service function they call."""
 
-    async def replace_node(
-        request: Request,
-        pipeline_id: PipelineIdPath,
-        node_id: NodeIdPath,
-        body: Any,
-        session: SessionDep,
-        account_id: AccountId,
-    ) -> Envelope[schemas.Node]:
-        data = await node_service.replace_node(
-            session=session,
-            account_id=account_id,
-            pipeline_id=pipeline_id,
-            kind=kind,
-            node_id=node_id,
-            body=body,
-            destinations=_destinations(request),
-        )
-        return _node(kind, data)
+        async def change_node(
+            request: Request,
+            pipeline_id: PipelineIdPath,
+            node_id: NodeIdPath,
+            body: Any,
+            session: SessionDep,
+            account_id: AccountId,
+        ) -> Envelope[schemas.Node]:
+            data = await save(
+                session=session,
+                account_id=account_id,
+                pipeline_id=pipeline_id,
+                kind=kind,
+                node_id=node_id,
+                body=body,
+                destinations=_destinations(request),
+            )
+            return _node(kind, data)
+
+        return change_node
+
+    update_node = _changing(node_service.update_node)
+    replace_node = _changing(node_service.replace_node)
 
     async def delete_node(
         pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId

@@ -48,6 +48,18 @@ class _Change:
     gateway_route_id: str | None  # asked for (None: keep, or make one for a new source)
 
 
+def _change_from(body: schemas.NodeCreate) -> _Change:
+    """A create or replace body as the node to save."""
+    return _Change(
+        type=body.type,
+        title=body.title,
+        description=body.description,
+        inputs=list(body.inputs),
+        user_config=body.user_config,
+        gateway_route_id=getattr(body, "gateway_route_id", None),
+    )
+
+
 async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -> None:
     if not await has_feature(session=session, account_id=account_id, name=THROTTLE_FEATURE):
         message = (
@@ -168,14 +180,7 @@ async def create_node(
     pipeline = await own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
-    change = _Change(
-        type=body.type,
-        title=body.title,
-        description=body.description,
-        inputs=list(body.inputs),
-        user_config=body.user_config,
-        gateway_route_id=getattr(body, "gateway_route_id", None),
-    )
+    change = _change_from(body)
     route_id = await _checked(
         session=session,
         account_id=account_id,
@@ -226,14 +231,7 @@ async def replace_node(
 ) -> schemas.Node:
     """PUT: the whole node; a source keeps its route unless another is given."""
     same_id(body.id, node_id)
-    change = _Change(
-        type=body.type,
-        title=body.title,
-        description=body.description,
-        inputs=list(body.inputs),
-        user_config=body.user_config,
-        gateway_route_id=getattr(body, "gateway_route_id", None),
-    )
+    change = _change_from(body)
     return await _update(
         session=session,
         account_id=account_id,
