@@ -104,6 +104,10 @@ class Settings(BaseSettings):
     alert_delivery_backoff_max_s: float = Field(default=300.0, ge=0)
     alert_delivery_timeout_s: float = Field(default=10.0, gt=0)
 
+    # p9-api
+    # Seconds between flushes of each worker's pipeline usage counts to the database.
+    pipeline_usage_flush_s: float = Field(default=5.0, gt=0, le=3600)
+
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:

@@ -40,6 +40,19 @@ async def test_export_applies_the_view(client: AppClient) -> None:
     assert await export(viewID=view_id, query="payment") == ["payment failed: card"]
     assert await export(viewID=view_id, apps="api") == ["payment failed: bank"]
     assert len(await export()) == 4
+    tagged = await client.post(
+        "/logs/ingest",
+        params={"hostname": "h", "tags": "canary"},
+        json={"lines": [{"line": "payment failed: canary", "app": "billing"}]},
+        headers=who.headers,
+    )
+    assert tagged.status_code == 200
+    canary = await client.post(
+        "/v1/config/view",
+        json={"name": "canary failures", "query": "failed", "tags": ["canary"]},
+        headers=headers,
+    )
+    assert await export(viewID=canary.json()["viewID"]) == ["payment failed: canary"]
     stranger = await make_ingestor(client)
     foreign = await client.get(
         "/v2/export", params={**window, "viewID": view_id}, headers=stranger.account.headers

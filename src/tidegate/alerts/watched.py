@@ -24,7 +24,6 @@ class WatchedView:
     name: str
     query: str
     line_filter: LineFilter
-    tags: frozenset[str]
     # Lines received before the view's alerts were last changed are not its business.
     since_ms: int
     channels: list[tuple[str, Channel]]
@@ -32,10 +31,6 @@ class WatchedView:
     def matches(self, row: Mapping[str, Any]) -> bool:
         if row["received_ms"] < self.since_ms:
             return False
-        if self.tags:
-            tags = row["tags"] or ()
-            if not any(str(tag).casefold() in self.tags for tag in tags):
-                return False
         return self.line_filter.matches(
             line=row["line"],
             host=row["host"],
@@ -43,6 +38,7 @@ class WatchedView:
             level=row["level"],
             file=row["file"],
             meta=row["meta"] if isinstance(row["meta"], dict) else None,
+            tags=row["tags"] if isinstance(row["tags"], list) else None,
         )
 
 
@@ -104,6 +100,7 @@ class WatchList:
                 apps=",".join(view.apps),
                 levels=",".join(view.levels),
                 query=view.query or None,
+                tags=",".join(view.tags),
             )
         except Exception:  # saved before a syntax change: such a view cannot match
             return None
@@ -113,7 +110,6 @@ class WatchList:
             name=view.name,
             query=view.query,
             line_filter=line_filter,
-            tags=frozenset(tag.casefold() for tag in view.tags),
             since_ms=stamp,
             channels=channels,
         )

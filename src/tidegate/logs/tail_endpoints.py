@@ -82,7 +82,11 @@ async def tail_lines(
             levels=levels,
         )
     line_filter = parse_line_filter(
-        hosts=search.hosts, apps=search.apps, levels=search.levels, query=search.query
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        query=search.query,
+        tags=search.tags,
     )
     broker = app_state(request).tail
     if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:

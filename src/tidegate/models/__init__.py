@@ -15,7 +15,8 @@ from tidegate.models.exclusion_rule import ExclusionRule
 from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
 from tidegate.models.index_rate_alert import IndexRateAlert
 from tidegate.models.log_line import LogLine
-from tidegate.models.pipeline import Pipeline, PipelineNode
+from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
+from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
 from tidegate.models.user import User
 from tidegate.models.view import View
@@ -39,7 +40,9 @@ __all__ = [
     "LogLine",
     "Pipeline",
     "PipelineNode",
+    "PipelineUsage",
     "PresetAlert",
+    "PublishedPipelineNode",
     "SigningKey",
     "User",
     "View",

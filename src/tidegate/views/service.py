@@ -264,12 +264,13 @@ async def delete_preset(
 class SavedSearch:
     """What a reader (export, live tail) asked for once a view is applied: the view's
     query ANDed with the request's, and the request's host/app/level lists where it
-    gave them, else the view's."""
+    gave them, else the view's (tags too, where the reader supports them)."""
 
     query: str | None
     hosts: str | None
     apps: str | None
     levels: str | None
+    tags: str | None = None
 
 
 def _joined(given: str | None, saved: list[str]) -> str | None:
@@ -287,11 +288,12 @@ async def apply_view(
     hosts: str | None,
     apps: str | None,
     levels: str | None,
+    tags: str | None = None,
 ) -> SavedSearch:
     """The search of a request naming a view (``viewID``); a view of another account,
     or none, is a 404 like a missing one. Without a view: the request as it is."""
     if view_id is None or not view_id.strip():
-        return SavedSearch(query=query, hosts=hosts, apps=apps, levels=levels)
+        return SavedSearch(query=query, hosts=hosts, apps=apps, levels=levels, tags=tags)
     view = await own_view(session=session, account_id=account_id, view_id=view_id.strip()[:64])
     given = query.strip() if query else ""
     combined = f"({view.query}) ({given})" if view.query and given else (view.query or given)
@@ -300,4 +302,5 @@ async def apply_view(
         hosts=_joined(hosts, view.hosts),
         apps=_joined(apps, view.apps),
         levels=_joined(levels, view.levels),
+        tags=_joined(tags, view.tags),
     )
