@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     alert_delivery_backoff_s: float = Field(default=2.0, ge=0)
     alert_delivery_backoff_max_s: float = Field(default=300.0, ge=0)
     alert_delivery_timeout_s: float = Field(default=10.0, gt=0)
+    # Match lines against alerts in a child process (off the server's interpreter);
+    # false: in a thread of the server process.
+    alert_match_process: bool = True
 
     # p9-api
     # Seconds between flushes of each worker's pipeline usage counts to the database.

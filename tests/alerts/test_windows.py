@@ -139,3 +139,44 @@ def test_state_survives_a_round_trip() -> None:
     again = ChannelWindow(channel(immediate=True), WindowState.load(w.state.dump()), now_ms=0)
     again.on_line(2 * S, line(3))
     assert events(again) == [("trigger", 2 * S, 3)]
+
+
+async def test_matching_in_a_child_process() -> None:
+    from tidegate.alerts.matching import MatchingPool, ViewSpec
+
+    spec = ViewSpec(
+        view_id="v",
+        account_id="a",
+        name="n",
+        query="payment failed",
+        hosts=(),
+        apps=("api",),
+        levels=(),
+        tags=(),
+        since_ms=0,
+        channels=(("k", channel(immediate=True, triggerlimit=2).stored()),),
+    )
+    rows = [
+        {
+            "id": n, "account_id": account, "ts": n, "received_ms": 1000 + n, "host": "h",
+            "app": app, "level": None, "env": None, "file": None, "ip": None, "mac": None,
+            "tags": None, "meta": None, "line": text,
+        }
+        for n, (account, app, text) in enumerate(
+            [
+                ("a", "api", "payment failed 1"),
+                ("b", "api", "payment failed elsewhere"),
+                ("a", "web", "payment failed on web"),
+                ("a", "api", "payment failed 2"),
+            ]
+        )
+    ]  # fmt: skip
+    pool = MatchingPool()
+    try:
+        outcome = await pool.run([spec], {}, rows, 2000, None)
+    finally:
+        pool.close()
+    [(view_id, key, firing)] = outcome.firings
+    assert (view_id, key, firing.count) == ("v", "k", 2)
+    assert [m["_line"] for m in firing.matches] == ["payment failed 1", "payment failed 2"]
+    assert outcome.states[("v", "k")]["count"] == 2

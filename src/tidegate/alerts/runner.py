@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate import evaluate_index_rates
+from tidegate.alerts.matching import MatchingPool
 from tidegate.alerts.outbox import Outbox
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
@@ -38,7 +39,10 @@ class AlertRunner:
         self.settings = settings
         self.owner = uuid.uuid4().hex
         self.clock = clock
-        self.evaluator = Evaluator(db, sealer, settings, owner=self.owner, clock=clock)
+        self.matching = MatchingPool(in_process=not settings.alert_match_process)
+        self.evaluator = Evaluator(
+            db, sealer, settings, owner=self.owner, clock=clock, matching=self.matching
+        )
         self.outbox = Outbox(db, sealer, settings, clock=clock)
         self._db = db
         self._sealer = sealer
@@ -56,6 +60,7 @@ class AlertRunner:
                 await self._task
             self._task = None
         await self.outbox.close()
+        self.matching.close()
 
     async def round(self) -> None:
         """One evaluation (lines and index rates) and one delivery pass."""

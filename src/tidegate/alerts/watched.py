@@ -1,45 +1,16 @@
-"""The views the evaluator watches: their line filters compiled once per change and
-their effective channels (the view's own, then its preset alert's)."""
+"""The views the evaluator watches, as plain ``ViewSpec``s (their channels opened from
+their seal once per change): the view's own channels, then its preset alert's."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel
+from tidegate.alerts.matching import ViewSpec
 from tidegate.alerts.sealed import open_channels
 from tidegate.auth.secrets import Sealer
-from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.models import PresetAlert, View
-
-
-@dataclass(slots=True)
-class WatchedView:
-    view_id: str
-    account_id: str
-    name: str
-    query: str
-    line_filter: LineFilter
-    # Lines received before the view's alerts were last changed are not its business.
-    since_ms: int
-    channels: list[tuple[str, Channel]]
-
-    def matches(self, row: Mapping[str, Any]) -> bool:
-        if row["received_ms"] < self.since_ms:
-            return False
-        return self.line_filter.matches(
-            line=row["line"],
-            host=row["host"],
-            app=row["app"],
-            level=row["level"],
-            file=row["file"],
-            meta=row["meta"] if isinstance(row["meta"], dict) else None,
-            tags=row["tags"] if isinstance(row["tags"], list) else None,
-        )
 
 
 def _millis(view: View, preset: PresetAlert | None) -> int:
@@ -50,13 +21,14 @@ def _millis(view: View, preset: PresetAlert | None) -> int:
 
 
 class WatchList:
-    """The alerting views by account, rebuilt only for views that changed."""
+    """The alerting views, rebuilt only for views that changed."""
 
     def __init__(self, sealer: Sealer) -> None:
         self._sealer = sealer
-        self._cache: dict[str, tuple[int, WatchedView]] = {}
+        self._cache: dict[str, tuple[int, ViewSpec | None]] = {}
+        self.channels: dict[tuple[str, str], Channel] = {}
 
-    async def load(self, session: AsyncSession) -> dict[str, list[WatchedView]]:
+    async def load(self, session: AsyncSession) -> list[ViewSpec]:
         rows = (
             await session.execute(
                 select(View, PresetAlert)
@@ -65,51 +37,50 @@ class WatchList:
                 .order_by(View.id)
             )
         ).all()
-        by_account: dict[str, list[WatchedView]] = {}
-        cache: dict[str, tuple[int, WatchedView]] = {}
+        specs: list[ViewSpec] = []
+        cache: dict[str, tuple[int, ViewSpec | None]] = {}
         for view, preset in rows:
             stamp = _millis(view, preset)
             known = self._cache.get(view.id)
-            watched = known[1] if known is not None and known[0] == stamp else None
-            if watched is None:
-                watched = self._build(view, preset, stamp)
-            if watched is None:
-                continue
-            cache[view.id] = (stamp, watched)
-            by_account.setdefault(view.account_id, []).append(watched)
+            spec = (
+                known[1]
+                if known is not None and known[0] == stamp
+                else self._build(view, preset, stamp)
+            )
+            cache[view.id] = (stamp, spec)
+            if spec is not None:
+                specs.append(spec)
         self._cache = cache
-        return by_account
+        self.channels = {
+            (spec.view_id, key): Channel.from_stored(stored)
+            for spec in specs
+            for key, stored in spec.channels
+        }
+        return specs
 
-    def _build(self, view: View, preset: PresetAlert | None, stamp: int) -> WatchedView | None:
+    def _build(self, view: View, preset: PresetAlert | None, stamp: int) -> ViewSpec | None:
         channels = [
-            (channel.key_text(position, "v"), channel)
+            (channel.key_text(position, "v"), channel.stored())
             for position, channel in enumerate(open_channels(self._sealer, view.channels_sealed))
         ]
         if preset is not None:
             channels += [
-                (channel.key_text(position, "p"), channel)
+                (channel.key_text(position, "p"), channel.stored())
                 for position, channel in enumerate(
                     open_channels(self._sealer, preset.channels_sealed)
                 )
             ]
         if not channels:
             return None
-        try:
-            line_filter = parse_line_filter(
-                hosts=",".join(view.hosts),
-                apps=",".join(view.apps),
-                levels=",".join(view.levels),
-                query=view.query or None,
-                tags=",".join(view.tags),
-            )
-        except Exception:  # saved before a syntax change: such a view cannot match
-            return None
-        return WatchedView(
+        return ViewSpec(
             view_id=view.id,
             account_id=view.account_id,
             name=view.name,
             query=view.query,
-            line_filter=line_filter,
+            hosts=tuple(view.hosts),
+            apps=tuple(view.apps),
+            levels=tuple(view.levels),
+            tags=tuple(view.tags),
             since_ms=stamp,
-            channels=channels,
+            channels=tuple(channels),
         )

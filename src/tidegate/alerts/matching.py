@@ -1,0 +1,187 @@
+"""The CPU half of an evaluation, as one pure function of plain data: the watched
+views, their channels' stored states, a batch of lines and the time. It runs in a
+process of its own (``MatchingPool``), so matching every line against every alert
+never holds the server process's interpreter (its event loop and its ingest threads).
+
+Views whose filters are the same (query, hosts, apps, levels, tags) are matched once
+per line between them."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from tidegate.alerts.channels import Channel
+from tidegate.alerts.windows import ChannelWindow, Firing, WindowState
+from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.record import public_record
+
+StateKey = tuple[str, str]  # (view id, channel key)
+FilterKey = tuple[str, str, str, str, str]
+_MAX_CACHED_FILTERS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSpec:
+    view_id: str
+    account_id: str
+    name: str
+    query: str
+    hosts: tuple[str, ...]
+    apps: tuple[str, ...]
+    levels: tuple[str, ...]
+    tags: tuple[str, ...]
+    # Lines received before the view's alerts were last changed are not its business.
+    since_ms: int
+    channels: tuple[tuple[str, dict[str, Any]], ...]  # (channel key, Channel.stored())
+
+    @property
+    def filter_key(self) -> FilterKey:
+        return (
+            self.query,
+            ",".join(self.hosts),
+            ",".join(self.apps),
+            ",".join(self.levels),
+            ",".join(self.tags),
+        )
+
+
+@dataclass(slots=True)
+class Outcome:
+    states: dict[StateKey, dict[str, Any]]
+    firings: list[tuple[str, str, Firing]]  # (view id, channel key, firing)
+
+
+_filters: dict[FilterKey, LineFilter | None] = {}
+
+
+def _filter(key: FilterKey) -> LineFilter | None:
+    if key not in _filters:
+        if len(_filters) >= _MAX_CACHED_FILTERS:
+            _filters.clear()
+        query, hosts, apps, levels, tags = key
+        try:
+            _filters[key] = parse_line_filter(
+                hosts=hosts, apps=apps, levels=levels, query=query or None, tags=tags
+            )
+        except Exception:  # saved before a syntax change: such a view cannot match
+            _filters[key] = None
+    return _filters[key]
+
+
+def _record(row: dict[str, Any]) -> dict[str, Any]:
+    meta = row["meta"]
+    return public_record(
+        line=row["line"],
+        ts=row["ts"],
+        host=row["host"],
+        app=row["app"],
+        level=row["level"],
+        env=row["env"],
+        file=row["file"],
+        ip=row["ip"],
+        mac=row["mac"],
+        tags=row["tags"] if isinstance(row["tags"], list) else None,
+        meta=meta if isinstance(meta, dict) else None,
+        line_id=row["id"],
+    )
+
+
+def evaluate_batch(
+    specs: list[ViewSpec],
+    states: dict[StateKey, dict[str, Any]],
+    rows: list[dict[str, Any]],
+    now_ms: int,
+    horizon_ms: int | None,
+) -> Outcome:
+    """Feed each line (in id order) to the channels of every view it matches, then,
+    when ``horizon_ms`` is given (the batch caught up), close what ended by then."""
+    windows: dict[StateKey, ChannelWindow] = {}
+    by_account: dict[str, list[tuple[FilterKey, list[tuple[ViewSpec, list[ChannelWindow]]]]]] = {}
+    groups: dict[tuple[str, FilterKey], list[tuple[ViewSpec, list[ChannelWindow]]]] = {}
+    for spec in specs:
+        channel_windows = []
+        for key, stored in spec.channels:
+            window = ChannelWindow(
+                Channel.from_stored(stored),
+                WindowState.load(states.get((spec.view_id, key))),
+                now_ms=max(now_ms, spec.since_ms),
+            )
+            windows[(spec.view_id, key)] = window
+            channel_windows.append(window)
+        group_key = (spec.account_id, spec.filter_key)
+        if group_key not in groups:
+            groups[group_key] = []
+            by_account.setdefault(spec.account_id, []).append((spec.filter_key, groups[group_key]))
+        groups[group_key].append((spec, channel_windows))
+    for row in rows:
+        views = by_account.get(row["account_id"])
+        if not views:
+            continue
+        record: dict[str, Any] | None = None
+        meta = row["meta"] if isinstance(row["meta"], dict) else None
+        tags = row["tags"] if isinstance(row["tags"], list) else None
+        for filter_key, members in views:
+            line_filter = _filter(filter_key)
+            if line_filter is None or not line_filter.matches(
+                line=row["line"],
+                host=row["host"],
+                app=row["app"],
+                level=row["level"],
+                file=row["file"],
+                meta=meta,
+                tags=tags,
+            ):
+                continue
+            for spec, channel_windows in members:
+                if row["received_ms"] < spec.since_ms:
+                    continue
+                if record is None:
+                    record = _record(row)
+                for window in channel_windows:
+                    window.on_line(row["received_ms"], record)
+    if horizon_ms is not None:
+        for window in windows.values():
+            window.advance(horizon_ms)
+    return Outcome(
+        states={key: window.state.dump() for key, window in windows.items()},
+        firings=[
+            (key[0], key[1], firing) for key, window in windows.items() for firing in window.firings
+        ],
+    )
+
+
+class MatchingPool:
+    """Runs ``evaluate_batch`` in one child process (started on first use), or in a
+    thread when ``in_process`` (tests, or an operator who wants no extra process)."""
+
+    def __init__(self, *, in_process: bool = False) -> None:
+        self.in_process = in_process
+        self._pool: Executor | None = None
+
+    async def run(
+        self,
+        specs: list[ViewSpec],
+        states: dict[StateKey, dict[str, Any]],
+        rows: list[dict[str, Any]],
+        now_ms: int,
+        horizon_ms: int | None,
+    ) -> Outcome:
+        if self.in_process:
+            return await asyncio.to_thread(evaluate_batch, specs, states, rows, now_ms, horizon_ms)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._pool, evaluate_batch, specs, states, rows, now_ms, horizon_ms
+        )
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
