@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Text, cast, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.models import AlertCursor, LogLine
@@ -27,11 +27,12 @@ _COLUMNS = (
     LogLine.file,
     LogLine.ip,
     LogLine.mac,
-    LogLine.tags,
-    LogLine.meta,
+    # As their JSON text: decoded by the matching process, not the server's.
+    cast(LogLine.tags, Text).label("tags"),
+    cast(LogLine.meta, Text).label("meta"),
     LogLine.line,
 )
-NAMES = tuple(column.key for column in _COLUMNS)
+NAMES = tuple(str(column.key) for column in _COLUMNS)
 
 
 @dataclass(slots=True)

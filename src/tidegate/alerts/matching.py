@@ -14,6 +14,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.windows import ChannelWindow, Firing, WindowState
 from tidegate.logs.filtering import LineFilter, parse_line_filter
@@ -72,8 +74,17 @@ def _filter(key: FilterKey) -> LineFilter | None:
     return _filters[key]
 
 
-def _record(row: dict[str, Any]) -> dict[str, Any]:
-    meta = row["meta"]
+def _decoded(text: Any) -> Any:
+    """A JSON column read as its text (``cursor.read_batch``); None when absent."""
+    if text is None or not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _record(row: dict[str, Any], meta: Any, tags: Any) -> dict[str, Any]:
     return public_record(
         line=row["line"],
         ts=row["ts"],
@@ -84,8 +95,8 @@ def _record(row: dict[str, Any]) -> dict[str, Any]:
         file=row["file"],
         ip=row["ip"],
         mac=row["mac"],
-        tags=row["tags"] if isinstance(row["tags"], list) else None,
-        meta=meta if isinstance(meta, dict) else None,
+        tags=tags,
+        meta=meta,
         line_id=row["id"],
     )
 
@@ -122,8 +133,10 @@ def evaluate_batch(
         if not views:
             continue
         record: dict[str, Any] | None = None
-        meta = row["meta"] if isinstance(row["meta"], dict) else None
-        tags = row["tags"] if isinstance(row["tags"], list) else None
+        meta = _decoded(row["meta"])
+        meta = meta if isinstance(meta, dict) else None
+        tags = _decoded(row["tags"])
+        tags = tags if isinstance(tags, list) else None
         for filter_key, members in views:
             line_filter = _filter(filter_key)
             if line_filter is None or not line_filter.matches(
@@ -140,7 +153,7 @@ def evaluate_batch(
                 if row["received_ms"] < spec.since_ms:
                     continue
                 if record is None:
-                    record = _record(row)
+                    record = _record(row, meta, tags)
                 for window in channel_windows:
                     window.on_line(row["received_ms"], record)
     if horizon_ms is not None:
