@@ -156,12 +156,10 @@ async def test_matching_in_a_child_process() -> None:
         since_ms=0,
         channels=(("k", channel(immediate=True, triggerlimit=2).stored()),),
     )
+    # In the cursor's column order: id, account, ts, received, host, app, level, env,
+    # file, ip, mac, tags (JSON text), meta (JSON text), line.
     rows = [
-        {
-            "id": n, "account_id": account, "ts": n, "received_ms": 1000 + n, "host": "h",
-            "app": app, "level": None, "env": None, "file": None, "ip": None, "mac": None,
-            "tags": None, "meta": None, "line": text,
-        }
+        (n, account, n, 1000 + n, "h", app, None, None, None, None, None, '["t"]', '{"k": 1}', text)
         for n, (account, app, text) in enumerate(
             [
                 ("a", "api", "payment failed 1"),
@@ -170,7 +168,7 @@ async def test_matching_in_a_child_process() -> None:
                 ("a", "api", "payment failed 2"),
             ]
         )
-    ]  # fmt: skip
+    ]
     pool = MatchingPool()
     try:
         outcome = await pool.run([spec], {}, rows, 2000, None)
@@ -180,3 +178,5 @@ async def test_matching_in_a_child_process() -> None:
     assert (view_id, key, firing.count) == ("v", "k", 2)
     assert [m["_line"] for m in firing.matches] == ["payment failed 1", "payment failed 2"]
     assert outcome.states[("v", "k")]["count"] == 2
+    assert firing.matches[0]["_meta"] == {"k": 1}
+    assert firing.matches[0]["_tag"] == ["t"]

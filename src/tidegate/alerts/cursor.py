@@ -48,7 +48,7 @@ class CursorState:
 
 @dataclass(slots=True)
 class Batch:
-    rows: list[dict[str, Any]]
+    rows: list[tuple[Any, ...]]  # in NAMES order
     last_line_id: int
     gaps: list[list[int]]
     full: bool
@@ -119,7 +119,7 @@ async def read_batch(
     """The next lines after the cursor (at most ``limit``), plus any line that has
     meanwhile committed into a watched gap. New gaps are the ids absent between the
     lines read; watched gaps older than the grace are given up."""
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     filled: set[int] = set()
     gaps = [gap for gap in state.gaps if now_ms - gap[2] <= gap_grace_ms] if track_gaps else []
     if gaps:
@@ -130,19 +130,18 @@ async def read_batch(
             .limit(limit)
         )
         for values in late:
-            row = dict(zip(NAMES, values, strict=True))
-            rows.append(row)
-            filled.add(row["id"])
+            rows.append(tuple(values))
+            filled.add(values[0])
         gaps = _without(gaps, filled)
     result = await session.execute(
         select(*_COLUMNS).where(LogLine.id > state.last_line_id).order_by(LogLine.id).limit(limit)
     )
-    fresh = [dict(zip(NAMES, values, strict=True)) for values in result]
+    fresh = [tuple(values) for values in result]
     last = state.last_line_id
     for row in fresh:
-        if track_gaps and row["id"] > last + 1:
-            gaps.append([last + 1, row["id"] - 1, now_ms])
-        last = row["id"]
+        if track_gaps and row[0] > last + 1:
+            gaps.append([last + 1, row[0] - 1, now_ms])
+        last = row[0]
     rows.extend(fresh)
     if len(gaps) > MAX_GAPS:
         gaps = gaps[-MAX_GAPS:]  # the oldest are given up first

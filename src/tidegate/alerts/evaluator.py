@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts import cursor as cursors
@@ -157,22 +157,35 @@ class Evaluator:
             if not moved:
                 await session.rollback()
                 return False
-            for (view_id, key), dumped in outcome.states.items():
-                if before.get((view_id, key)) == dumped:
-                    continue
+            changed = [
+                {
+                    "view_id": view_id,
+                    "channel_key": key,
+                    "account_id": by_view[view_id].account_id,
+                    "state": dumped,
+                }
+                for (view_id, key), dumped in outcome.states.items()
+                if before.get((view_id, key)) != dumped
+            ]
+            if changed:
+                # Two statements whatever the number of channels (executemany).
                 await session.execute(
                     delete(AlertState).where(
-                        AlertState.view_id == view_id, AlertState.channel_key == key
+                        AlertState.view_id.in_({item["view_id"] for item in changed})
                     )
                 )
-                session.add(
-                    AlertState(
-                        view_id=view_id,
-                        channel_key=key,
-                        account_id=by_view[view_id].account_id,
-                        state=dumped,
-                    )
-                )
+                unchanged = [
+                    {
+                        "view_id": view_id,
+                        "channel_key": key,
+                        "account_id": by_view[view_id].account_id,
+                        "state": before[(view_id, key)],
+                    }
+                    for (view_id, key), dumped in outcome.states.items()
+                    if before.get((view_id, key)) == dumped
+                    and view_id in {item["view_id"] for item in changed}
+                ]
+                await session.execute(insert(AlertState), changed + unchanged)
             for view_id, key, firing in outcome.firings:
                 session.add(self._delivery(by_view[view_id], key, firing, now))
             await session.commit()

@@ -22,6 +22,12 @@ from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.record import public_record
 
 StateKey = tuple[str, str]  # (view id, channel key)
+# A line as the cursor reads it: a tuple in ``cursor.NAMES`` order (plain tuples cost
+# the server the least to build and to hand over).
+Row = tuple[Any, ...]
+(ID, ACCOUNT_ID, TS, RECEIVED_MS, HOST, APP, LEVEL, ENV, FILE, IP, MAC, TAGS, META, LINE) = range(
+    14
+)
 FilterKey = tuple[str, str, str, str, str]
 _MAX_CACHED_FILTERS = 4096
 
@@ -84,27 +90,27 @@ def _decoded(text: Any) -> Any:
         return None
 
 
-def _record(row: dict[str, Any], meta: Any, tags: Any) -> dict[str, Any]:
+def _record(row: Row, meta: Any, tags: Any) -> dict[str, Any]:
     return public_record(
-        line=row["line"],
-        ts=row["ts"],
-        host=row["host"],
-        app=row["app"],
-        level=row["level"],
-        env=row["env"],
-        file=row["file"],
-        ip=row["ip"],
-        mac=row["mac"],
+        line=row[LINE],
+        ts=row[TS],
+        host=row[HOST],
+        app=row[APP],
+        level=row[LEVEL],
+        env=row[ENV],
+        file=row[FILE],
+        ip=row[IP],
+        mac=row[MAC],
         tags=tags,
         meta=meta,
-        line_id=row["id"],
+        line_id=row[ID],
     )
 
 
 def evaluate_batch(
     specs: list[ViewSpec],
     states: dict[StateKey, dict[str, Any]],
-    rows: list[dict[str, Any]],
+    rows: list[Row],
     now_ms: int,
     horizon_ms: int | None,
 ) -> Outcome:
@@ -129,33 +135,33 @@ def evaluate_batch(
             by_account.setdefault(spec.account_id, []).append((spec.filter_key, groups[group_key]))
         groups[group_key].append((spec, channel_windows))
     for row in rows:
-        views = by_account.get(row["account_id"])
+        views = by_account.get(row[ACCOUNT_ID])
         if not views:
             continue
         record: dict[str, Any] | None = None
-        meta = _decoded(row["meta"])
+        meta = _decoded(row[META])
         meta = meta if isinstance(meta, dict) else None
-        tags = _decoded(row["tags"])
+        tags = _decoded(row[TAGS])
         tags = tags if isinstance(tags, list) else None
         for filter_key, members in views:
             line_filter = _filter(filter_key)
             if line_filter is None or not line_filter.matches(
-                line=row["line"],
-                host=row["host"],
-                app=row["app"],
-                level=row["level"],
-                file=row["file"],
+                line=row[LINE],
+                host=row[HOST],
+                app=row[APP],
+                level=row[LEVEL],
+                file=row[FILE],
                 meta=meta,
                 tags=tags,
             ):
                 continue
             for spec, channel_windows in members:
-                if row["received_ms"] < spec.since_ms:
+                if row[RECEIVED_MS] < spec.since_ms:
                     continue
                 if record is None:
                     record = _record(row, meta, tags)
                 for window in channel_windows:
-                    window.on_line(row["received_ms"], record)
+                    window.on_line(row[RECEIVED_MS], record)
     if horizon_ms is not None:
         for window in windows.values():
             window.advance(horizon_ms)
@@ -179,7 +185,7 @@ class MatchingPool:
         self,
         specs: list[ViewSpec],
         states: dict[StateKey, dict[str, Any]],
-        rows: list[dict[str, Any]],
+        rows: list[Row],
         now_ms: int,
         horizon_ms: int | None,
     ) -> Outcome:
