@@ -190,3 +190,38 @@ def test_absence_alert_fires_when_lines_stop(
         assert body["operator"] == "absence"
         assert body["count"] == 0
         assert body["name"] == "Heartbeat"
+
+
+async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path) -> None:
+    from tests.tail.test_live import tail
+
+    server_db = f"sqlite+aiosqlite:///{tmp_path / 'tail.sqlite3'}"
+    server = live_server_factory(env=_alert_env(server_db))
+    who = _account(server.base_url, server_db, tmp_path)
+    headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
+    view_id = _view(
+        server.base_url, who, {"name": "Billing failures", "query": "failed", "apps": ["billing"]}
+    )
+    async with (
+        tail(server.base_url, headers, viewID=view_id) as stream,
+        httpx.AsyncClient(base_url=server.base_url) as http,
+    ):
+        lines = [
+            {"line": "payment failed", "app": "billing"},
+            {"line": "payment ok", "app": "billing"},
+            {"line": "login failed", "app": "auth"},
+            {"line": "refund failed", "app": "billing"},
+        ]
+        sent = await http.post(
+            "/logs/ingest",
+            params={"hostname": "h"},
+            json={"lines": lines},
+            headers={"apikey": who["key"]},
+        )
+        assert sent.status_code == 200
+        got = await stream.wait_for(2)
+        assert [line["_line"] for line in got] == ["payment failed", "refund failed"]
+    foreign = _account(server.base_url, server_db, tmp_path / "other")
+    other = {key: value for key, value in foreign.items() if key not in ("account_id", "key")}
+    refused = httpx.get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
+    assert refused.status_code == 404

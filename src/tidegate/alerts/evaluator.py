@@ -83,6 +83,7 @@ class Evaluator:
     async def _one_batch(self, result: RoundResult) -> bool:
         """One batch read, matched and committed; True when caught up (or beaten)."""
         now = self.clock()
+        settle_ms = int(self.settings.alert_settle_s * 1000)
         states: dict[StateKey, dict[str, Any]] = {}
         async with self.db.read_sessions() as session:
             state = await cursors.read_state(session)
@@ -94,27 +95,43 @@ class Evaluator:
                     rows=[], last_line_id=max(top, state.last_line_id), gaps=[], full=False
                 )
             else:
-                batch = await cursors.read_batch(
-                    session,
-                    state,
-                    limit=self.settings.alert_batch_lines,
-                    now_ms=now,
-                    track_gaps=self.track_gaps,
-                    gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
-                )
                 states = await self._states(session, specs)
-        horizon = None if batch.full else now - int(self.settings.alert_settle_s * 1000)
-        outcome = (
-            await self.matching.run(specs, states, batch.rows, now, horizon)
-            if specs
-            else Outcome(states={}, firings=[])
-        )
+                if self.db.sqlite_path is None:
+                    batch = await cursors.read_batch(
+                        session,
+                        state,
+                        limit=self.settings.alert_batch_lines,
+                        now_ms=now,
+                        track_gaps=self.track_gaps,
+                        gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
+                    )
+        lines = len(batch.rows) if not specs or self.db.sqlite_path is None else 0
+        if not specs:
+            outcome = Outcome(states={}, firings=[])
+        elif self.db.sqlite_path is not None:
+            # SQLite: the matching process reads the lines itself.
+            done = await self.matching.run_sqlite(
+                self.db.sqlite_path,
+                specs,
+                states,
+                state.last_line_id,
+                self.settings.alert_batch_lines,
+                now,
+                settle_ms,
+            )
+            outcome, lines = done.outcome, done.rows
+            batch = cursors.Batch(rows=[], last_line_id=done.last_line_id, gaps=[], full=done.full)
+        else:
+            outcome = await self.matching.run(
+                specs, states, batch.rows, now, None if batch.full else now - settle_ms
+            )
+        horizon = None if batch.full else now - settle_ms
         evaluated = horizon if horizon is not None else state.evaluated_ms
         committed = await self._commit(state, batch, specs, states, outcome, evaluated, now)
         if not committed:
             result.lost_race = True
             return True
-        result.lines += len(batch.rows)
+        result.lines += lines
         result.firings += len(outcome.firings)
         return not batch.full
 

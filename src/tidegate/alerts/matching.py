@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import sqlite3
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -173,6 +174,54 @@ def evaluate_batch(
     )
 
 
+_SQLITE_LINES = (
+    "SELECT id, account_id, ts, received_ms, host, app, level, env, file, ip, mac, "
+    "CAST(tags AS TEXT), CAST(meta AS TEXT), line FROM log_lines "
+    "WHERE id > ? ORDER BY id LIMIT ?"
+)
+_readers: dict[str, sqlite3.Connection] = {}
+
+
+@dataclass(slots=True)
+class SqliteBatch:
+    outcome: Outcome
+    rows: int
+    last_line_id: int
+    full: bool
+
+
+def evaluate_sqlite_batch(
+    path: str,
+    specs: list[ViewSpec],
+    states: dict[StateKey, dict[str, Any]],
+    after_id: int,
+    limit: int,
+    now_ms: int,
+    settle_ms: int,
+) -> SqliteBatch:
+    """SQLite: read the lines after ``after_id`` here too, through a read-only
+    connection of this process, so the server process does not even read them. (The
+    writer numbers lines under the write lock: ids commit in order, no gaps.)"""
+    reader = _readers.get(path)
+    if reader is None:
+        reader = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        reader.execute("PRAGMA query_only=ON")
+        _readers[path] = reader
+    cursor = reader.execute(_SQLITE_LINES, (after_id, limit))
+    try:
+        rows: list[Row] = cursor.fetchall()
+    finally:
+        cursor.close()
+    full = len(rows) >= limit
+    outcome = evaluate_batch(specs, states, rows, now_ms, None if full else now_ms - settle_ms)
+    return SqliteBatch(
+        outcome=outcome,
+        rows=len(rows),
+        last_line_id=rows[-1][ID] if rows else after_id,
+        full=full,
+    )
+
+
 class MatchingPool:
     """Runs ``evaluate_batch`` in one child process (started on first use), or in a
     thread when ``in_process`` (tests, or an operator who wants no extra process)."""
@@ -191,14 +240,33 @@ class MatchingPool:
     ) -> Outcome:
         if self.in_process:
             return await asyncio.to_thread(evaluate_batch, specs, states, rows, now_ms, horizon_ms)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor(), evaluate_batch, specs, states, rows, now_ms, horizon_ms
+        )
+
+    async def run_sqlite(
+        self,
+        path: str,
+        specs: list[ViewSpec],
+        states: dict[StateKey, dict[str, Any]],
+        after_id: int,
+        limit: int,
+        now_ms: int,
+        settle_ms: int,
+    ) -> SqliteBatch:
+        args = (path, specs, states, after_id, limit, now_ms, settle_ms)
+        if self.in_process:
+            return await asyncio.to_thread(evaluate_sqlite_batch, *args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor(), evaluate_sqlite_batch, *args)
+
+    def _executor(self) -> Executor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn")
             )
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._pool, evaluate_batch, specs, states, rows, now_ms, horizon_ms
-        )
+        return self._pool
 
     def close(self) -> None:
         if self._pool is not None:
