@@ -52,6 +52,16 @@ def _empty_is_none(value: Any) -> Any:
     return None if value == "" or value == 0 else value
 
 
+def empty_text_is_none(value: Any) -> Any:
+    """The provider sends an unset string as ``""``."""
+    return None if value == "" else value
+
+
+def none_is_empty(value: Any) -> Any:
+    """An unset list may come as ``null``."""
+    return [] if value is None else value
+
+
 Flag = Annotated[bool, BeforeValidator(_flag)]
 
 

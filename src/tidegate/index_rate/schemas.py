@@ -8,15 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from tidegate.alerts.channels import ChannelIn
-
-
-def _empty_is_none(value: Any) -> Any:
-    return None if value == "" else value
-
-
-def _none_is_empty(value: Any) -> Any:
-    return [] if value is None else value
+from tidegate.alerts.channels import ChannelIn, empty_text_is_none, none_is_empty
 
 
 def _list_is_one(value: Any) -> Any:
@@ -47,7 +39,7 @@ class WebhookIn(BaseModel):
         )
 
 
-Items = Annotated[list[str], Field(max_length=50), BeforeValidator(_none_is_empty)]
+Items = Annotated[list[str], Field(max_length=50), BeforeValidator(none_is_empty)]
 
 
 class ChannelsIn(BaseModel):
@@ -56,7 +48,7 @@ class ChannelsIn(BaseModel):
     email: Items = []
     pagerduty: Items = []
     slack: Items = []
-    webhook: Annotated[list[WebhookIn], Field(max_length=20), BeforeValidator(_none_is_empty)] = []
+    webhook: Annotated[list[WebhookIn], Field(max_length=20), BeforeValidator(none_is_empty)] = []
 
 
 class IndexRateIn(BaseModel):
@@ -65,9 +57,11 @@ class IndexRateIn(BaseModel):
     max_lines: Annotated[int | None, Field(ge=0, le=10**15)] = None
     max_z_score: Annotated[float | None, Field(ge=0, le=1000)] = None
     threshold_alert: Annotated[
-        Literal["separate", "both"] | None, BeforeValidator(_empty_is_none)
+        Literal["separate", "both"] | None, BeforeValidator(empty_text_is_none)
     ] = None
-    frequency: Annotated[Literal["hourly", "daily"] | None, BeforeValidator(_empty_is_none)] = None
+    frequency: Annotated[Literal["hourly", "daily"] | None, BeforeValidator(empty_text_is_none)] = (
+        None
+    )
     channels: Annotated[ChannelsIn | None, BeforeValidator(_list_is_one)] = None
     enabled: bool = False
 

@@ -7,19 +7,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from tidegate.alerts.channels import Channels
+from tidegate.alerts.channels import Channels, none_is_empty
 from tidegate.api.text import STORABLE_TEXT, ReadOnlyId
 
 MAX_LIST = 100
 
 
-def _none_is_empty(value: Any) -> Any:
-    return [] if value is None else value
-
-
 Name = Annotated[str, Field(min_length=1, max_length=250, pattern=STORABLE_TEXT)]
 Item = Annotated[str, Field(min_length=1, max_length=512, pattern=STORABLE_TEXT)]
-TextList = Annotated[list[Item], Field(max_length=MAX_LIST), BeforeValidator(_none_is_empty)]
+TextList = Annotated[list[Item], Field(max_length=MAX_LIST), BeforeValidator(none_is_empty)]
 
 
 class ViewIn(BaseModel):
@@ -39,7 +35,7 @@ class ViewIn(BaseModel):
     tags: TextList = []
     category: TextList = []
     presetid: Annotated[str, Field(max_length=24)] | None = None
-    channels: Annotated[Channels, BeforeValidator(_none_is_empty)] = []
+    channels: Annotated[Channels, BeforeValidator(none_is_empty)] = []
 
 
 class View(BaseModel):
@@ -61,7 +57,7 @@ class PresetIn(BaseModel):
 
     presetid: ReadOnlyId = None
     name: Name
-    channels: Annotated[Channels, BeforeValidator(_none_is_empty)] = []
+    channels: Annotated[Channels, BeforeValidator(none_is_empty)] = []
 
 
 class Preset(BaseModel):
