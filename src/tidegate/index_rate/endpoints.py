@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tidegate.api.dependencies import DestinationPolicyDep, SealerDep
+from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.db.session import SessionDep
 from tidegate.index_rate import schemas, service
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter
 
-from tidegate.api.dependencies import DestinationPolicyDep, SealerDep
+from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import id_path
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.db.session import SessionDep
 from tidegate.views import schemas, service
 

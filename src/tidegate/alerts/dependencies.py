@@ -1,4 +1,4 @@
-"""Request dependencies on what the process holds (app_state), shared by domains."""
+"""Request dependencies of the alert configuration endpoints."""
 
 from __future__ import annotations
 
@@ -7,12 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from tidegate.app_state import app_state
-from tidegate.auth.secrets import Sealer
 from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
-
-
-def _sealer(request: Request) -> Sealer:
-    return app_state(request).sealer
 
 
 def _destination_policy(request: Request) -> DestinationPolicy:
@@ -20,5 +15,4 @@ def _destination_policy(request: Request) -> DestinationPolicy:
     return policy_from_setting(app_state(request).settings.destination_allow)
 
 
-SealerDep = Annotated[Sealer, Depends(_sealer)]
 DestinationPolicyDep = Annotated[DestinationPolicy, Depends(_destination_policy)]
