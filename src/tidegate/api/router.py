@@ -21,6 +21,7 @@ from tidegate.keys.endpoints import router as keys_router
 from tidegate.logs.tail_endpoints import router as tail_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
+from tidegate.pipelines.live_endpoints import router as pipeline_live_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
 from tidegate.suspensions.endpoints import router as suspensions_router
 from tidegate.usage.endpoints import v1_router as usage_v1_router
@@ -50,6 +51,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         gateway_routes_router,
         # Before the pipelines: "/v3/pipeline/simulate-processor" is not a pipeline id.
         simulation_router,
+        # Before the pipelines: "/v3/pipeline/metric/usage" is not a pipeline's path.
+        pipeline_live_router,
         pipelines_router,
         # Data plane reads: account-scoped, management credentials, the per-key rate
         # limit counts each export page, aggregation and tail connection once.
