@@ -23,7 +23,7 @@ class PipelineGraph:
     """One pipeline as stored: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
-    processors from it with ``node_configs.config_model(kind, type)``.
+    processors from it with the component registry (``components.catalogue.REGISTRY``).
     """
 
     pipeline_id: str
