@@ -6,8 +6,24 @@ from typing import Final
 
 from tidegate.components.destinations import blackhole, mezmo
 from tidegate.components.destinations import http as http_destination
+from tidegate.components.processors import (
+    compact_fields,
+    crypto_fields,
+    dedupe,
+    drop_fields,
+    event_to_metric,
+    flatten_fields,
+    map_fields,
+    parse,
+    parse_sequentially,
+    route,
+    sample,
+    set_timestamp,
+    stringify,
+    throttle,
+    unroll,
+)
 from tidegate.components.processors import filter as filter_processor
-from tidegate.components.processors import throttle
 from tidegate.components.registry import Registry
 from tidegate.components.sources import http as http_source
 
@@ -18,6 +34,21 @@ REGISTRY: Final = Registry(
         http_source.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
+        route.COMPONENT,
+        sample.COMPONENT,
+        dedupe.COMPONENT,
+        drop_fields.COMPONENT,
+        map_fields.COMPONENT,
+        flatten_fields.COMPONENT,
+        compact_fields.COMPONENT,
+        stringify.COMPONENT,
+        unroll.COMPONENT,
+        set_timestamp.COMPONENT,
+        parse.COMPONENT,
+        parse_sequentially.COMPONENT,
+        event_to_metric.COMPONENT,
+        crypto_fields.ENCRYPT,
+        crypto_fields.DECRYPT,
         mezmo.COMPONENT,
         http_destination.COMPONENT,
         blackhole.COMPONENT,
