@@ -7,6 +7,7 @@ from typing import Final
 from tidegate.components.destinations import blackhole, mezmo
 from tidegate.components.destinations import http as http_destination
 from tidegate.components.processors import (
+    aggregate,
     compact_fields,
     crypto_fields,
     dedupe,
@@ -16,6 +17,7 @@ from tidegate.components.processors import (
     map_fields,
     parse,
     parse_sequentially,
+    reduce,
     route,
     sample,
     set_timestamp,
@@ -47,6 +49,8 @@ REGISTRY: Final = Registry(
         parse.COMPONENT,
         parse_sequentially.COMPONENT,
         event_to_metric.COMPONENT,
+        reduce.COMPONENT,
+        aggregate.COMPONENT,
         crypto_fields.ENCRYPT,
         crypto_fields.DECRYPT,
         mezmo.COMPONENT,

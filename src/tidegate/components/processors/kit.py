@@ -11,6 +11,7 @@ and a retry would fail the same way (a poison batch).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Final
@@ -20,7 +21,7 @@ from pydantic import AfterValidator, Field
 from tidegate.components.base import Event, NodeOutput, RunContext
 from tidegate.processing.fields import FieldPath
 
-__all__ = ["MAX_FIELDS", "EventFn", "FieldText", "PerEventProcessor", "parse_path"]
+__all__ = ["MAX_FIELDS", "EventFn", "FieldText", "PerEventProcessor", "WallClock", "parse_path"]
 
 log = logging.getLogger("tidegate.runtime.processors")
 
@@ -84,3 +85,12 @@ class PerEventProcessor:
                 first,
             )
         return NodeOutput(main, named, len(events), discarded)
+
+
+class WallClock:
+    """Epoch milliseconds, for processors that window by processing time."""
+
+    __slots__ = ()
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000
