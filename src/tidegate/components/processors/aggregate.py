@@ -32,7 +32,7 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
-from tidegate.components.processors.kit import FieldText, WallClock
+from tidegate.components.processors.kit import FieldText, processing_clock
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.conditions import Condition
 from tidegate.processing.fields import MISSING, FieldPath, string_form
@@ -167,7 +167,7 @@ class AggregateProcessor:
 
 def _build(config: AggregateConfig, context: BuildContext, _node: NodeRef) -> AggregateProcessor:
     return AggregateProcessor(
-        config, clock=context.clock or WallClock(), flush_at_end=context.simulation
+        config, clock=processing_clock(context), flush_at_end=context.simulation
     )
 
 

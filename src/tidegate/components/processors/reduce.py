@@ -34,7 +34,7 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
-from tidegate.components.processors.kit import FieldText, WallClock
+from tidegate.components.processors.kit import FieldText, processing_clock
 from tidegate.processing.conditions import Condition
 from tidegate.processing.fields import MISSING, FieldPath, with_value
 
@@ -200,9 +200,7 @@ class ReduceProcessor:
 
 
 def _build(config: ReduceConfig, context: BuildContext, _node: NodeRef) -> ReduceProcessor:
-    return ReduceProcessor(
-        config, clock=context.clock or WallClock(), flush_at_end=context.simulation
-    )
+    return ReduceProcessor(config, clock=processing_clock(context), flush_at_end=context.simulation)
 
 
 COMPONENT: Component[ReduceConfig] = Component(
