@@ -32,7 +32,7 @@ class PipelineGraph:
     """One pipeline revision: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
-    processors from it with ``node_configs.config_model(kind, type)``.
+    processors from it with the component registry (``components.catalogue.REGISTRY``).
     """
 
     pipeline_id: str
@@ -61,7 +61,7 @@ def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
         inputs=list(row.inputs or []),
         user_config=dict(row.user_config or {}),
         gateway_route_id=row.gateway_route_id,
-        outputs=node_outputs(row.kind, row.type, row.id),
+        outputs=node_outputs(row.kind, row.type, row.id, dict(row.user_config or {})),
         created_at=row.created_at,
         updated_at=row.created_at,
     )
