@@ -11,6 +11,7 @@ from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import TailBroker
 from tidegate.ratelimit import RateLimiter
 
@@ -26,6 +27,13 @@ class AppState:
     tail: TailBroker = field(default_factory=TailBroker)
     # Ingestion: compiled exclusion rules, the in-flight bound, the retention job.
     ingest: IngestRuntime = field(default_factory=IngestRuntime)
+
+    @property
+    def intake(self) -> LineIntake:
+        """The one writer of log lines (ingestion and the pipeline's log store)."""
+        return LineIntake(
+            db=self.db, writer=self.ingest.writer, tail=self.tail, rules=self.ingest.rules
+        )
 
 
 def app_state(request: Request) -> AppState:
