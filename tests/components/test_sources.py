@@ -98,7 +98,11 @@ async def test_webhook_signing_key_is_required(client: AppClient) -> None:
         headers=account.headers,
     )
     assert response.status_code == 400
-    assert response.json()["errors"][0]["instance_path"] == "/user_config/signing_key"
+    error = response.json()["errors"][0]
+    assert (error["instance_path"], error["params"]) == (
+        "/user_config",
+        {"missingProperty": "signing_key"},
+    )
 
 
 async def test_splunk_hec_event_and_raw_endpoints(client: AppClient) -> None:

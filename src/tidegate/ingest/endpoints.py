@@ -22,6 +22,7 @@ from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized, ValidationFailed
 from tidegate.ingest import schemas, service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
+from tidegate.runtime.runtime import runtime_of
 
 router = APIRouter(tags=["Ingestion"])
 usage_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
@@ -148,6 +149,17 @@ async def ingest(
     # (unless nobody can be listening: no subscriber in this process, no Redis).
     if intake.wants_tail(account_id):
         background.add_task(intake.publish, [judged])
+    # Pipelines with a log-analysis-ingestion source get the committed lines, after the
+    # answer too (docs/components.md).
+    pipelines = runtime_of(request.app, redis=state.redis)
+    if await pipelines.ingestion_feed.wanted(db=state.db, runtime=pipelines, account_id=account_id):
+        background.add_task(
+            pipelines.ingestion_feed.feed,
+            runtime=pipelines,
+            intake=intake,
+            judged=[judged],
+            received_ms=received_ms,
+        )
     return schemas.IngestOk(status="ok")
 
 

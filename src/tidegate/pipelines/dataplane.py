@@ -15,7 +15,13 @@ from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, topological_order
 from tidegate.pipelines.service import graph_node, node_schema
 
-__all__ = ["PipelineGraph", "pipeline_graph", "pipeline_revisions_for_route", "pipelines_for_route"]
+__all__ = [
+    "PipelineGraph",
+    "pipeline_graph",
+    "pipeline_revisions_for_route",
+    "pipeline_revisions_with_source",
+    "pipelines_for_route",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +29,7 @@ class PipelineGraph:
     """One pipeline as stored: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
-    processors from it with ``node_configs.config_model(kind, type)``.
+    processors from it with the component registry (``components.catalogue.REGISTRY``).
     """
 
     pipeline_id: str
@@ -77,4 +83,13 @@ async def pipeline_revisions_for_route(
     whether compiled graphs are stale."""
     return await repository.pipeline_revisions_for_route(
         session=session, gateway_route_id=gateway_route_id
+    )
+
+
+async def pipeline_revisions_with_source(
+    *, session: AsyncSession, account_id: str, source_type: str
+) -> dict[str, int]:
+    """``{pipeline_id: revision}`` of the account's pipelines with a source of that type."""
+    return await repository.pipeline_revisions_with_source(
+        session=session, account_id=account_id, source_type=source_type
     )

@@ -11,16 +11,16 @@ from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import node_outputs, validate_user_config, vet_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
 from tidegate.models import Pipeline, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config, vet_destination
 from tidegate.runtime.destination_guard import DestinationPolicy
 
-THROTTLE_FEATURE: Final = "throttle-processor"
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
 MAX_NODES_PER_PIPELINE: Final = 200
 _PUBLIC_ONLY: Final = DestinationPolicy()
@@ -57,7 +57,15 @@ def node_schema(node: PipelineNode) -> schemas.Node:
 
 
 def graph_node(node: PipelineNode) -> GraphNode:
-    return GraphNode(id=node.id, kind=node.kind, type=node.type, inputs=tuple(node.inputs or ()))
+    return GraphNode(
+        id=node.id,
+        kind=node.kind,
+        type=node.type,
+        inputs=tuple(node.inputs or ()),
+        outputs=node_outputs(
+            kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
+        ),
+    )
 
 
 def _detail(pipeline: Pipeline, nodes: Sequence[PipelineNode]) -> schemas.PipelineDetail:
@@ -153,11 +161,18 @@ async def delete_pipeline(
 # Nodes
 
 
-async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -> None:
-    if not await has_feature(session=session, account_id=account_id, name=THROTTLE_FEATURE):
+async def _require_feature(
+    *, session: AsyncSession, account_id: str, kind: str, type_: str
+) -> None:
+    """A type whose component needs a feature flag the account lacks: 403 on ``/type``."""
+    component = REGISTRY.find(kind, type_)
+    feature = None if component is None else component.needs.feature
+    if feature is None:
+        return
+    if not await has_feature(session=session, account_id=account_id, name=feature):
         message = (
-            "The Throttle processor is in beta and is not enabled for this account: "
-            f"enable the '{THROTTLE_FEATURE}' feature first"
+            f"The {component.type if component else type_} {kind} is in beta and is not "
+            f"enabled for this account: enable the '{feature}' feature first"
         )
         raise Forbidden(
             message,
@@ -167,7 +182,7 @@ async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -
                     keyword="feature",
                     message=message,
                     instance_path="/type",
-                    params={"feature": THROTTLE_FEATURE},
+                    params={"feature": feature},
                 )
             ],
         )
@@ -234,14 +249,30 @@ async def create_node(
     pipeline = await _own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
-    if body.type == "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
+    await _require_feature(session=session, account_id=account_id, kind=kind, type_=body.type)
     config = validate_user_config(kind=kind, type_=body.type, user_config=body.user_config)
-    await vet_destination(config, policy=destinations)
+    await vet_config(config, kind=kind, type_=body.type, policy=destinations)
     route_id = None
-    if isinstance(body, schemas.SourceCreate):
+    if isinstance(body, schemas.SourceCreate) and body.gateway_route_id is not None:
         route_id = await _own_route_id(
             session=session, account_id=account_id, gateway_route_id=body.gateway_route_id
+        )
+    elif (
+        isinstance(body, schemas.SourceCreate) and REGISTRY.get(kind, body.type).needs.gateway_route
+    ):
+        message = f"a {body.type} source needs gateway_route_id"
+        raise ValidationFailed(
+            message,
+            context="body",
+            errors=[
+                ErrorItem(
+                    keyword="required",
+                    message=message,
+                    instance_path="",
+                    schema_path="#/required",
+                    params={"missingProperty": "gateway_route_id"},
+                )
+            ],
         )
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
     if len(nodes) >= MAX_NODES_PER_PIPELINE:
@@ -284,15 +315,15 @@ async def update_node(
     node = _find(nodes, kind, node_id)
     given = body.model_fields_set
     new_type = body.type if "type" in given and body.type is not None else node.type
-    if new_type == "throttle" and node.type != "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
+    if REGISTRY.find(kind, new_type) is not REGISTRY.find(kind, node.type):
+        await _require_feature(session=session, account_id=account_id, kind=kind, type_=new_type)
     new_config = (
         body.user_config
         if "user_config" in given and body.user_config is not None
         else dict(node.user_config or {})
     )
     config = validate_user_config(kind=kind, type_=new_type, user_config=new_config)
-    await vet_destination(config, policy=destinations)
+    await vet_config(config, kind=kind, type_=new_type, policy=destinations)
     route_id = node.gateway_route_id
     if (
         isinstance(body, schemas.SourceUpdate)
@@ -307,7 +338,13 @@ async def update_node(
         if "inputs" in given and body.inputs is not None
         else list(node.inputs or [])
     )
-    proposed = GraphNode(id=node.id, kind=kind, type=new_type, inputs=tuple(new_inputs))
+    proposed = GraphNode(
+        id=node.id,
+        kind=kind,
+        type=new_type,
+        inputs=tuple(new_inputs),
+        outputs=tuple(REGISTRY.get(kind, new_type).outputs(config)),
+    )
     validate_graph(
         [proposed if other.id == node.id else graph_node(other) for other in nodes],
         changed=node.id,

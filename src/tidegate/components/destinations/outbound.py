@@ -31,8 +31,7 @@ from tidegate.components.base import (
     NodeRef,
     Parcel,
 )
-from tidegate.components.destinations.sender import DeliveryFailed as SendFailed
-from tidegate.components.destinations.sender import OutboundSender
+from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.errors import ErrorItem, ValidationFailed
 from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
@@ -162,9 +161,7 @@ async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> No
     )
 
     def retry_as(index: int, attempt: int) -> WireRequest:
-        return runtime.encode(runtime.config, parcel.events, context.received_ms, attempt)[
-            index
-        ]
+        return runtime.encode(runtime.config, parcel.events, context.received_ms, attempt)[index]
 
     try:
         async with asyncio.timeout_at(deadline):
@@ -173,8 +170,6 @@ async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> No
             )
     except TimeoutError:
         raise DeliveryFailed(f"{runtime.sender.name}: slower than the delivery deadline") from None
-    except SendFailed as error:
-        raise DeliveryFailed(str(error)) from None
 
 
 async def _unacknowledged(parcel: Parcel, context: DeliveryContext) -> None:

@@ -12,10 +12,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.decoding import Decoding, decode_events
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 
-__all__ = ["PATHS", "HttpSourceConfig", "receive"]
+__all__ = ["COMPONENT", "PATHS", "HttpSourceConfig", "receive", "request_metadata"]
 
 PATHS: Final = frozenset({ROUTE_ITSELF})
 # Never copied into events: credentials and signatures.
@@ -47,3 +48,20 @@ def receive(config: HttpSourceConfig, push: Push) -> Received:
             event if "metadata" in event else {**event, "metadata": metadata} for event in events
         ]
     return Received(events)
+
+
+def _build(_config: HttpSourceConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[HttpSourceConfig] = Component(
+    kind="source",
+    type="http",
+    config_model=HttpSourceConfig,
+    build=_build,
+    describe="Events POSTed to the source's gateway route (`decoding`: auto, json, "
+    "ndjson, bytes; `capture_metadata`)",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

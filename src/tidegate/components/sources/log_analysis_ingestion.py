@@ -21,9 +21,17 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
+from tidegate.components.base import BuildContext, Component, NodeRef
 from tidegate.logs.store import NewLine
 
-__all__ = ["ACCOUNT_TTL_S", "MAX_FEEDS", "TYPE", "LogAnalysisIngestionConfig", "line_events"]
+__all__ = [
+    "ACCOUNT_TTL_S",
+    "COMPONENT",
+    "MAX_FEEDS",
+    "TYPE",
+    "LogAnalysisIngestionConfig",
+    "line_events",
+]
 
 TYPE: Final = "log-analysis-ingestion"
 MAX_FEEDS: Final = 16
@@ -46,3 +54,16 @@ def line_events(lines: Iterable[NewLine]) -> list[dict[str, Any]]:
                 event[name] = value
         events.append(event)
     return events
+
+
+def _build(_config: LogAnalysisIngestionConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[LogAnalysisIngestionConfig] = Component(
+    kind="source",
+    type="log-analysis-ingestion",
+    config_model=LogAnalysisIngestionConfig,
+    build=_build,
+    describe="The lines the account ingests at /logs/ingest, after they are stored",
+)

@@ -30,11 +30,13 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.push import Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway.body import MAX_EVENTS, checked_event
 
 __all__ = [
+    "COMPONENT",
     "EVENT_PATHS",
     "PATHS",
     "RAW_PATHS",
@@ -159,3 +161,19 @@ def receive(_config: SplunkHecConfig, push: Push) -> Received:
     else:
         events = hec_events(push.body, defaults=defaults)
     return Received(events, answer=SUCCESS, media_type="application/json")
+
+
+def _build(_config: SplunkHecConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[SplunkHecConfig] = Component(
+    kind="source",
+    type="splunk-hec",
+    config_model=SplunkHecConfig,
+    build=_build,
+    describe="Splunk HTTP Event Collector under the gateway route: `/services/collector/event` and `/services/collector/raw`; `Authorization: Splunk <access key>`",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

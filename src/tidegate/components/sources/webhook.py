@@ -19,12 +19,13 @@ from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.decoding import Decoding, decode_events
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import Unauthorized
 from tidegate.gateway.signature import verify_signature
 
-__all__ = ["PATHS", "WebhookConfig", "check_webhook_signature", "receive"]
+__all__ = ["COMPONENT", "PATHS", "WebhookConfig", "check_webhook_signature", "receive"]
 
 PATHS: Final = frozenset({ROUTE_ITSELF})
 
@@ -51,3 +52,19 @@ def receive(config: WebhookConfig, push: Push) -> Received:
     return Received(
         decode_events(push.body, decoding=config.decoding, content_type=push.content_type)
     )
+
+
+def _build(_config: WebhookConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[WebhookConfig] = Component(
+    kind="source",
+    type="webhook",
+    config_model=WebhookConfig,
+    build=_build,
+    describe="Events POSTed to the gateway route, signed: `X-Hub-Signature: <sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` under `signing_key`",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

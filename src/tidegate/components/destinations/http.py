@@ -21,11 +21,16 @@ is ``max_bytes``; ``timeout_ms`` unused), ``timeout_ms`` (``timeout_secs`` x 100
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Annotated, Any, Final, Literal
 
+import httpx
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
+from tidegate.components.base import Component, Offload
+from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.outbound import outbound_component
 from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Auth,
@@ -38,7 +43,14 @@ from tidegate.components.destinations.wire import (
     unique_headers,
 )
 
-__all__ = ["HttpBatch", "HttpDestinationConfig", "encode_batches", "http_requests"]
+__all__ = [
+    "COMPONENT",
+    "HttpBatch",
+    "HttpDestination",
+    "HttpDestinationConfig",
+    "encode_batches",
+    "http_requests",
+]
 
 _CONTENT_TYPES: Final = {
     "json": "application/json",
@@ -168,3 +180,57 @@ def http_requests(events: Sequence[Any], config: HttpDestinationConfig) -> list[
             )
         )
     return requests
+
+
+class HttpDestination(OutboundSender):
+    """The ``http`` destination's sender for one node: events in, requests out."""
+
+    def __init__(
+        self,
+        config: HttpDestinationConfig,
+        *,
+        client: httpx.AsyncClient,
+        concurrency: int,
+        backoff_base_ms: int,
+        backoff_cap_ms: int,
+        name: str,
+    ) -> None:
+        super().__init__(
+            client=client,
+            name=name,
+            concurrency=concurrency,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            backoff_base_ms=backoff_base_ms,
+            backoff_cap_ms=backoff_cap_ms,
+        )
+        self.config = config
+
+    async def send(
+        self, events: Sequence[Any], *, deadline: float, offload: Offload | None = None
+    ) -> None:
+        """Deliver every event or raise ``DeliveryFailed``; ``deadline`` is loop time.
+        With ``offload``, a large batch is encoded in a worker thread."""
+        if offload is None:
+            requests = http_requests(events, self.config)
+        else:
+            requests = await offload(partial(http_requests, events, self.config), work=len(events))
+        await self.send_all(requests, deadline=deadline)
+
+
+def _requests(
+    config: HttpDestinationConfig, events: list[Any], _received_ms: int, _attempt: int
+) -> list[WireRequest]:
+    return http_requests(events, config)
+
+
+COMPONENT: Component[HttpDestinationConfig] = outbound_component(
+    type_="http",
+    config_model=HttpDestinationConfig,
+    encode=_requests,
+    urls=lambda config: [("/uri", config.uri)],
+    describe="Sends batches to `uri` (json, ndjson or text; gzip; basic or bearer auth; "
+    "headers), retried with backoff",
+    timeout_s=lambda config: config.timeout_s,
+    max_retries=lambda config: config.max_retries,
+)

@@ -26,6 +26,7 @@ from typing import Final
 
 import httpx
 
+from tidegate.components.base import DeliveryFailed
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.runtime.destination_guard import DestinationRefused
 
@@ -36,10 +37,6 @@ __all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "OutboundSender"]
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 _MAX_RETRY_AFTER_S: Final = 60.0
-
-
-class DeliveryFailed(Exception):
-    """A destination did not take the events (within the deadline): retry."""
 
 
 def _always(_head: bytes) -> bool:
@@ -89,11 +86,11 @@ class OutboundSender:
     ) -> None:
         """Send every request (concurrently) or raise ``DeliveryFailed``."""
         if len(requests) == 1:
-            await self.send(requests[0], deadline=deadline, retry_as=_bind(rotate, 0))
+            await self.send_request(requests[0], deadline=deadline, retry_as=_bind(rotate, 0))
             return
         results = await asyncio.gather(
             *(
-                self.send(request, deadline=deadline, retry_as=_bind(rotate, index))
+                self.send_request(request, deadline=deadline, retry_as=_bind(rotate, index))
                 for index, request in enumerate(requests)
             ),
             return_exceptions=True,
@@ -102,7 +99,7 @@ class OutboundSender:
             if isinstance(result, BaseException):
                 raise result
 
-    async def send(
+    async def send_request(
         self,
         request: WireRequest,
         *,
