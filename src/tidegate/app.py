@@ -31,7 +31,7 @@ from tidegate.ratelimit import (
     limiter_redis,
 )
 from tidegate.runtime.destination_guard import policy_from_setting
-from tidegate.runtime.runtime import close_runtime
+from tidegate.runtime.runtime import build_runtime
 
 API_VERSION = "3.0.0"
 
@@ -80,13 +80,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             redis=redis,
             tail=create_tail_broker(redis),
             ingest=IngestRuntime.from_settings(settings),
+            pipelines=build_runtime(settings, redis=redis),
         )
         await app.state.tidegate.tail.start()
         app.state.tidegate.ingest.start(db)
+        await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         try:
             yield
         finally:
-            await close_runtime(app)
+            await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()
             await db.dispose()

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from tests.factories import AccountCtx
 from tests.gateway.factories import Wired, make_access_key
-from tests.pipelines.factories import add_node, make_pipeline, make_route
+from tests.pipelines.factories import add_node, make_pipeline, make_route, publish
 
 Step = tuple[str, str, str, dict[str, Any], list[str]]
 STORE: list[Step] = [("store", "destination", "mezmo", {}, ["source"])]
@@ -44,4 +44,5 @@ async def wire_source(
                 "inputs": [wired.nodes[ref] for ref in inputs],
             },
         )
+    await publish(client, account, pipeline_id)
     return wired

@@ -26,7 +26,7 @@ async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> N
     )
     app = client._transport.app  # type: ignore[attr-defined]
     state = app.state.tidegate
-    runtime = runtime_of(app, redis=None)
+    runtime = runtime_of(app)
     scheduler = DemoLogsScheduler()
 
     async def tick(now: int) -> list[str]:
@@ -49,7 +49,7 @@ async def test_a_long_pause_is_not_replayed_as_a_burst(client: AppClient) -> Non
     )
     app = client._transport.app  # type: ignore[attr-defined]
     state = app.state.tidegate
-    runtime = runtime_of(app, redis=None)
+    runtime = runtime_of(app)
     scheduler = DemoLogsScheduler()
     await scheduler.tick(runtime, state.intake, now_ms=T0)
     await scheduler.tick(runtime, state.intake, now_ms=T0 + 3_600_000)

@@ -12,8 +12,24 @@ from tidegate.components.destinations import (
     splunk_hec_logs,
 )
 from tidegate.components.destinations import http as http_destination
+from tidegate.components.processors import (
+    compact_fields,
+    crypto_fields,
+    dedupe,
+    drop_fields,
+    event_to_metric,
+    flatten_fields,
+    map_fields,
+    parse,
+    parse_sequentially,
+    route,
+    sample,
+    set_timestamp,
+    stringify,
+    throttle,
+    unroll,
+)
 from tidegate.components.processors import filter as filter_processor
-from tidegate.components.processors import throttle
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
     demo_logs,
@@ -36,6 +52,21 @@ REGISTRY: Final = Registry(
         splunk_hec.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
+        route.COMPONENT,
+        sample.COMPONENT,
+        dedupe.COMPONENT,
+        drop_fields.COMPONENT,
+        map_fields.COMPONENT,
+        flatten_fields.COMPONENT,
+        compact_fields.COMPONENT,
+        stringify.COMPONENT,
+        unroll.COMPONENT,
+        set_timestamp.COMPONENT,
+        parse.COMPONENT,
+        parse_sequentially.COMPONENT,
+        event_to_metric.COMPONENT,
+        crypto_fields.ENCRYPT,
+        crypto_fields.DECRYPT,
         mezmo.COMPONENT,
         http_destination.COMPONENT,
         blackhole.COMPONENT,

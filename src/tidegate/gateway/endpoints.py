@@ -22,7 +22,6 @@ from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
 from tidegate.gateway.body import MAX_EVENTS
 from tidegate.gateway.service import Accepted, GatewayRequest, accept
-from tidegate.runtime.runtime import runtime_of
 
 router = APIRouter(tags=["Gateway"])
 
@@ -129,7 +128,7 @@ async def send_events(
 
 async def _accept(request: Request, gateway_route_id: str, path: str) -> Accepted:
     state = app_state(request)
-    runtime = runtime_of(request.app, redis=state.redis)
+    runtime = state.pipelines
     headers = request.headers
     return await accept(
         state=state,

@@ -134,6 +134,7 @@ async def accept(
             decoded = await runtime.offload(
                 partial(decoded_body, body, request.content_encoding), work=work
             )
+            body_bytes = len(body)
             push = Push(
                 path=request.path,
                 raw=body,
@@ -159,6 +160,13 @@ async def accept(
                     features=features,
                     offload=runtime.offload,
                     source_events=events,
+                )
+                runtime.observe(
+                    pipeline,
+                    outputs,
+                    batch=received.events,
+                    body_bytes=body_bytes,
+                    now_ms=received_ms,
                 )
                 delivery.add(pipeline, outputs)
             await runtime.deliver(delivery, intake=state.intake, received_ms=received_ms)

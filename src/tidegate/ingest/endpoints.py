@@ -22,7 +22,6 @@ from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized, ValidationFailed
 from tidegate.ingest import schemas, service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
-from tidegate.runtime.runtime import runtime_of
 
 router = APIRouter(tags=["Ingestion"])
 usage_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
@@ -151,7 +150,7 @@ async def ingest(
         background.add_task(intake.publish, [judged])
     # Pipelines with a log-analysis-ingestion source get the committed lines, after the
     # answer too (docs/components.md).
-    pipelines = runtime_of(request.app, redis=state.redis)
+    pipelines = state.pipelines
     if await pipelines.ingestion_feed.wanted(db=state.db, runtime=pipelines, account_id=account_id):
         background.add_task(
             pipelines.ingestion_feed.feed,

@@ -10,7 +10,8 @@ from tidegate.models.enterprise import Enterprise
 from tidegate.models.exclusion_rule import ExclusionRule
 from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
 from tidegate.models.log_line import LogLine
-from tidegate.models.pipeline import Pipeline, PipelineNode
+from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
+from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.user import User
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "LogLine",
     "Pipeline",
     "PipelineNode",
+    "PipelineUsage",
+    "PublishedPipelineNode",
     "SigningKey",
     "User",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "refuse_if_depended_on",
     "split_input",
     "topological_order",
+    "unconnected",
     "validate_graph",
 ]
 
@@ -109,12 +110,11 @@ def _input_problems(
                 problem(index, f"input {ref} is a destination, which has no output", input=ref)
             )
         elif output is not None and output not in upstream.outputs:
-            offered = ", ".join(f"'{upstream.id}.{name}'" for name in upstream.outputs)
+            offered = ", ".join(upstream.outputs) or "none but its main output"
             found.append(
                 problem(
                     index,
-                    f"input {ref}: node {upstream.id} has no output '{output}'"
-                    + (f" (its outputs: '{upstream.id}', {offered})" if offered else ""),
+                    f"input {ref}: no output '{output}' (other outputs: {offered})",
                     input=ref,
                 )
             )
@@ -203,3 +203,15 @@ def topological_order(nodes: Sequence[GraphNode]) -> list[GraphNode]:
         for pending in remaining.values():
             pending.difference_update(ready)
     return ordered
+
+
+def unconnected(nodes: Sequence[GraphNode]) -> list[str]:
+    """Ids of the nodes with a loose end: a processor or destination without inputs, or
+    a source or processor none of whose outputs any node takes."""
+    taken = {split_input(ref)[0] for node in nodes for ref in node.inputs}
+    return [
+        node.id
+        for node in nodes
+        if (node.kind != "source" and not node.inputs)
+        or (node.kind != "destination" and node.id not in taken)
+    ]

@@ -141,7 +141,7 @@ def compile_pipeline(
         except (UnknownComponent, KeyError, ValidationError) as error:
             raise PipelineBroken(
                 f"pipeline {graph.pipeline_id}: node {node.id} ({node.kind} {node.type}) "
-                f"cannot run: {error}"
+                f"cannot run: {_reason(error)}"
             ) from None
         fingerprint = config_fingerprint(node.kind, node.type, node.user_config)
         ref = NodeRef(graph.pipeline_id, graph.account_id, node.id, fingerprint)
@@ -176,6 +176,16 @@ def compile_pipeline(
             node.component.needs.feature for node in nodes if node.component.needs.feature
         ),
     )
+
+
+def _reason(error: Exception) -> str:
+    """Without the values (a configuration may hold a key that must not be logged)."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, item['loc']))}: {item['msg']}"
+            for item in error.errors(include_input=False, include_url=False)
+        )
+    return str(error)
 
 
 def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
