@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         await app.state.tidegate.tail.start()
         app.state.tidegate.ingest.start(db)
-        await app.state.tidegate.pipelines.start(db)
+        await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         try:
             yield
         finally:

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
+from tidegate.logs.intake import LineIntake
 
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
@@ -37,6 +38,13 @@ class AppState:
     ingest: IngestRuntime
     # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
     pipelines: Runtime
+
+    @property
+    def intake(self) -> LineIntake:
+        """The one writer of log lines (ingestion and the pipeline's log store)."""
+        return LineIntake(
+            db=self.db, writer=self.ingest.writer, tail=self.tail, rules=self.ingest.rules
+        )
 
 
 def app_state(request: Request) -> AppState:

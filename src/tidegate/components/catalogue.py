@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from tidegate.components.destinations import blackhole, mezmo
+from tidegate.components.destinations import (
+    blackhole,
+    elasticsearch,
+    loki,
+    mezmo,
+    splunk_hec_logs,
+)
 from tidegate.components.destinations import http as http_destination
 from tidegate.components.processors import (
     aggregate,
@@ -27,6 +33,13 @@ from tidegate.components.processors import (
 )
 from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
+from tidegate.components.sources import (
+    demo_logs,
+    log_analysis_ingestion,
+    open_telemetry_logs,
+    splunk_hec,
+    webhook,
+)
 from tidegate.components.sources import http as http_source
 
 __all__ = ["REGISTRY"]
@@ -34,6 +47,11 @@ __all__ = ["REGISTRY"]
 REGISTRY: Final = Registry(
     [
         http_source.COMPONENT,
+        webhook.COMPONENT,
+        demo_logs.COMPONENT,
+        log_analysis_ingestion.COMPONENT,
+        open_telemetry_logs.COMPONENT,
+        splunk_hec.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -56,5 +74,8 @@ REGISTRY: Final = Registry(
         mezmo.COMPONENT,
         http_destination.COMPONENT,
         blackhole.COMPONENT,
+        loki.COMPONENT,
+        elasticsearch.COMPONENT,
+        splunk_hec_logs.COMPONENT,
     ]
 )

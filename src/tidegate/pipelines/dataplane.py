@@ -23,6 +23,7 @@ __all__ = [
     "draft_graph",
     "pipeline_graph",
     "pipeline_revisions_for_route",
+    "pipeline_revisions_with_source",
     "pipelines_for_route",
 ]
 
@@ -132,4 +133,13 @@ async def pipeline_revisions_for_route(
     tell whether compiled graphs are stale."""
     return await repository.pipeline_revisions_for_route(
         session=session, gateway_route_id=gateway_route_id
+    )
+
+
+async def pipeline_revisions_with_source(
+    *, session: AsyncSession, account_id: str, source_type: str
+) -> dict[str, int]:
+    """``{pipeline_id: revision}`` of the account's pipelines with a source of that type."""
+    return await repository.pipeline_revisions_with_source(
+        session=session, account_id=account_id, source_type=source_type
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -214,16 +214,22 @@ async def run_graph(
     gateway_route_id: str | None,
     features: frozenset[str] = frozenset(),
     offload: Offload | None = None,
+    source_events: Mapping[str, list[Event]] | None = None,
 ) -> dict[str, NodeOutput]:
     """Every node's output for one batch, by node id; a destination's "output" is what
-    it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
-    does when it is None, as in a simulation). A processor whose component needs a
-    feature missing from ``features`` passes every event on its main output."""
+        it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
+        does when it is None, as in a simulation); with ``source_events``, each source emits its
+    own events (by node id: what its component made of the request). A processor whose
+    component needs a
+        feature missing from ``features`` passes every event on its main output."""
     outputs: dict[str, NodeOutput] = {}
     batch = events if isinstance(events, list) else list(events)
     context = RunContext(offload=offload, features=features)
     for node in pipeline.nodes:
         if node.kind == "source":
+            if source_events is not None:
+                outputs[node.id] = NodeOutput(source_events.get(node.id, []), {}, 0)
+                continue
             emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
             outputs[node.id] = NodeOutput(batch if emits else [], {}, 0)
             continue
