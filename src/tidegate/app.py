@@ -21,6 +21,7 @@ from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
 from tidegate.ratelimit import (
     MemoryRateLimiter,
@@ -69,6 +70,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url
             else None
         )
+        tail = create_tail_broker(redis)
+        ingest = IngestRuntime.from_settings(settings)
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -77,9 +80,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
             redis=redis,
-            tail=create_tail_broker(redis),
-            ingest=IngestRuntime.from_settings(settings),
+            tail=tail,
+            ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
+            intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
         )
         await app.state.tidegate.tail.start()
         app.state.tidegate.ingest.start(db)

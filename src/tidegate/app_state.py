@@ -19,6 +19,7 @@ from tidegate.db.engine import Database
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
     from tidegate.ratelimit import RateLimiter
     from tidegate.runtime.runtime import Runtime
@@ -37,6 +38,8 @@ class AppState:
     ingest: IngestRuntime
     # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
     pipelines: Runtime
+    # The one writer of log lines (ingestion and the pipeline's log store).
+    intake: LineIntake
 
 
 def app_state(request: Request) -> AppState:

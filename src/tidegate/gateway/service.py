@@ -145,14 +145,7 @@ async def accept(
                     pipeline, outputs, batch=len(events), body_bytes=body_bytes, now_ms=received_ms
                 )
                 delivery.add(pipeline, outputs)
-            await runtime.deliver(
-                delivery,
-                db=state.db,
-                writer=state.ingest.writer,
-                received_ms=received_ms,
-                tail=state.tail,
-                rules=state.ingest.rules,
-            )
+            await runtime.deliver(delivery, intake=state.intake, received_ms=received_ms)
     except Saturated as error:
         if error.key == route_id:
             raise RateLimited(

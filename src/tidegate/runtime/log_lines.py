@@ -28,13 +28,13 @@ from typing import Any, Final
 import orjson
 
 from tidegate.logs.store import NewLine
-from tidegate.logs.timestamps import epoch_ms
+from tidegate.logs.timestamps import time_from
 
-__all__ = ["DEFAULT_HOST", "event_to_line", "events_to_lines"]
+__all__ = ["DEFAULT_HOST", "EVENT_TIME_FIELDS", "event_to_line", "events_to_lines"]
 
 DEFAULT_HOST: Final = "gateway"
 _LINE_FIELDS: Final = ("line", "message", "msg")
-_TIME_FIELDS: Final = ("timestamp", "ts", "time")
+EVENT_TIME_FIELDS: Final = ("timestamp", "ts", "time")
 # (line attribute, event fields, column size)
 _TEXT_FIELDS: Final = (
     ("app", ("app", "application"), 512),
@@ -151,18 +151,9 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
     if tags is not None:
         used.add("tags")
 
-    ts = received_ms
-    fell_back = False
-    for name in _TIME_FIELDS:
-        value = event.get(name)
-        if value is not None:
-            parsed = epoch_ms(value)
-            if parsed is None:
-                fell_back = True
-                continue
-            ts, fell_back = parsed, False
-            used.add(name)
-            break
+    ts, time_field, fell_back = time_from(event, EVENT_TIME_FIELDS, default=received_ms)
+    if time_field is not None:
+        used.add(time_field)
 
     meta_value = event.get("meta")
     if isinstance(meta_value, dict):

@@ -22,11 +22,9 @@ from redis.asyncio import Redis
 from tidegate import metrics
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.ingest.exclusion import RuleCache, RuleSet
-from tidegate.ingest.service import IngestOutcome, exclusion_rules, judge
+from tidegate.logs.exclusion import RuleSet
+from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
 from tidegate.logs.store import NewLine
-from tidegate.logs.tail import TailBroker
-from tidegate.logs.writer import LineWriter
 from tidegate.pipelines.node_configs import HttpDestinationConfig
 from tidegate.processing.throttle import ThrottleBudget
 from tidegate.runtime.backpressure import Gates
@@ -39,7 +37,7 @@ from tidegate.runtime.destination_guard import (
 )
 from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
 from tidegate.runtime.limits import RuntimeLimits
-from tidegate.runtime.log_lines import event_to_line
+from tidegate.runtime.log_lines import EVENT_TIME_FIELDS, event_to_line
 from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 
@@ -187,11 +185,8 @@ class Runtime:
         self,
         delivery: Delivery,
         *,
-        db: Database,
-        writer: LineWriter,
+        intake: LineIntake,
         received_ms: int,
-        tail: TailBroker | None = None,
-        rules: RuleCache | None = None,
     ) -> None:
         """Store and send everything, concurrently; raises ``DeliveryFailed`` unless every
         destination took its events (log store committed, http acknowledged). Stored
@@ -203,17 +198,7 @@ class Runtime:
             for pipeline_id, node, events in delivery.http
         ]
         if delivery.log_events:
-            jobs.append(
-                _store(
-                    db,
-                    writer,
-                    delivery.log_events,
-                    received_ms,
-                    tail,
-                    rules or RuleCache(),
-                    self.offload,
-                )
-            )
+            jobs.append(_store(intake, delivery.log_events, received_ms, self.offload))
         if not jobs:
             return
         results = await asyncio.gather(*jobs, return_exceptions=True)
@@ -238,46 +223,36 @@ class Runtime:
 
 
 async def _store(
-    db: Database,
-    writer: LineWriter,
+    intake: LineIntake,
     by_account: dict[str, list[Event]],
     received_ms: int,
-    tail: TailBroker | None,
-    rules: RuleCache,
     offload: Offload,
 ) -> None:
-    """Into the log store through the account's exclusion rules, exactly as ingestion:
-    excluded lines are counted, not stored; indexonly ones still reach live tail. Every
-    account's lines go to the worker's writer as one write (group commit): all of them
-    are stored, or none, as the request is answered."""
-    outcomes: list[IngestOutcome] = []
+    """Into the log store through the one writer of lines, exactly as ingestion: every
+    account's lines in one write (group commit): all of them are stored, or none, as
+    the request is answered; then live tail."""
+    judged: list[JudgedLines] = []
     for account_id, events in by_account.items():
-        ruleset = await exclusion_rules(db=db, account_id=account_id, cache=rules)
-        outcomes.append(
+        ruleset = await intake.rules_for(account_id)
+        judged.append(
             await offload(
                 partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
             )
         )
-    await writer.write([outcome.batch for outcome in outcomes if outcome.batch is not None])
-    if tail is not None:
-        for outcome in outcomes:
-            # never raises, never blocks
-            await tail.publish(outcome.account_id, [*outcome.stored, *outcome.tail_only])
+    await intake.store(judged)
 
 
 def _judged(
     account_id: str, events: list[Event], received_ms: int, ruleset: RuleSet
-) -> IngestOutcome:
+) -> JudgedLines:
     """The events as lines, through the exclusion rules, and the rows to store (CPU
     work: may run in a thread)."""
-    outcome = IngestOutcome(account_id=account_id)
-    for event in events:
-        judge(outcome, _line(event, received_ms), ruleset)
-    outcome.to_store(received_ms)
-    return outcome
-
-
-_TIME_FIELDS = ("timestamp", "ts", "time")
+    return judge_lines(
+        account_id=account_id,
+        lines=(_line(event, received_ms) for event in events),
+        rules=ruleset,
+        received_ms=received_ms,
+    )
 
 
 def _line(event: Event, received_ms: int) -> NewLine:
@@ -289,7 +264,7 @@ def _line(event: Event, received_ms: int) -> NewLine:
     except Exception as error:  # any: one event may never fail its neighbours
         log.warning("event stored with a fallback: %s: %s", type(error).__name__, error)
     try:
-        rest = {key: value for key, value in event.items() if key not in _TIME_FIELDS}
+        rest = {key: value for key, value in event.items() if key not in EVENT_TIME_FIELDS}
         return event_to_line(rest, received_ms=received_ms)
     except Exception:  # any, as above
         return event_to_line({"line": repr(event)[:32_768]}, received_ms=received_ms)
