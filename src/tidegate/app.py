@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         tail = create_tail_broker(redis)
         ingest = IngestRuntime.from_settings(settings)
+        ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -86,7 +87,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
         )
         await app.state.tidegate.tail.start()
-        app.state.tidegate.ingest.start(db)
         await app.state.tidegate.pipelines.start(db)
         try:
             yield
