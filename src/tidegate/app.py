@@ -18,6 +18,7 @@ from tidegate.api.docs import build_docs_router
 from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
+from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
@@ -138,9 +139,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for operations in document.get("paths", {}).values():
             for operation in operations.values():
                 operation.get("responses", {}).pop("422", None)
-        schemas = document.get("components", {}).get("schemas", {})
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        # Each node type's user_config, as its component's model says (the registry).
+        schemas.update(user_config_schemas())
         app.openapi_schema = document
     return app.openapi_schema
 

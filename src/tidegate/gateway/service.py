@@ -13,7 +13,7 @@ from functools import partial
 from typing import Final
 
 from tidegate.app_state import AppState
-from tidegate.enterprise.service import has_feature
+from tidegate.components.base import DeliveryFailed
 from tidegate.errors import (
     Forbidden,
     NotFound,
@@ -27,14 +27,13 @@ from tidegate.models import Account
 from tidegate.pipelines import gateway_service, repository
 from tidegate.runtime.backpressure import Saturated
 from tidegate.runtime.compiler import PipelineBroken, run_graph
-from tidegate.runtime.http_destination import DeliveryFailed
+from tidegate.runtime.features import enabled_features
 from tidegate.runtime.runtime import Delivery, Runtime, now_ms
 
 log = logging.getLogger("tidegate.gateway")
 
 __all__ = ["Accepted", "BodyReader", "GatewayRequest", "accept", "presented_access_key"]
 
-THROTTLE_FEATURE: Final = "throttle-processor"
 RETRY_SATURATED_S: Final = 1
 RETRY_DESTINATION_S: Final = 5
 
@@ -113,8 +112,10 @@ async def accept(
         except PipelineBroken as error:
             log.error("%s", error)
             raise _unavailable("A pipeline of this gateway route cannot run", 60) from None
-        throttle_enabled = any(p.has_throttle for p in pipelines) and await has_feature(
-            session=session, account_id=route.account_id, name=THROTTLE_FEATURE
+        features = await enabled_features(
+            session=session,
+            account_id=route.account_id,
+            needed=frozenset().union(*(p.features for p in pipelines)),
         )
     received_ms = now_ms()
     try:
@@ -138,7 +139,7 @@ async def accept(
                     pipeline,
                     events,
                     gateway_route_id=route_id,
-                    throttle_enabled=throttle_enabled,
+                    features=features,
                     offload=runtime.offload,
                 )
                 runtime.observe(

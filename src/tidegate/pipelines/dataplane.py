@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.models import PublishedPipelineNode
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, topological_order
-from tidegate.pipelines.service import node_outputs, node_schema
+from tidegate.pipelines.service import node_schema, output_refs
 
 __all__ = [
     "PipelineGraph",
@@ -32,7 +32,7 @@ class PipelineGraph:
     """One pipeline revision: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
-    processors from it with ``node_configs.config_model(kind, type)``.
+    processors from it with the component registry (``components.catalogue.REGISTRY``).
     """
 
     pipeline_id: str
@@ -61,7 +61,9 @@ def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
         inputs=list(row.inputs or []),
         user_config=dict(row.user_config or {}),
         gateway_route_id=row.gateway_route_id,
-        outputs=node_outputs(row.kind, row.type, row.id),
+        outputs=output_refs(
+            kind=row.kind, type_=row.type, node_id=row.id, user_config=row.user_config or {}
+        ),
         created_at=row.created_at,
         updated_at=row.created_at,
     )
@@ -73,7 +75,13 @@ def _graph(
     by_id = {node.id: node for node in nodes}
     ordered = topological_order(
         [
-            GraphNode(id=node.id, kind=node.kind, type=node.type, inputs=tuple(node.inputs))
+            GraphNode(
+                id=node.id,
+                kind=node.kind,
+                type=node.type,
+                inputs=tuple(node.inputs),
+                outputs=tuple(ref.label for ref in node.outputs),
+            )
             for node in nodes
         ]
     )

@@ -13,16 +13,15 @@ from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import node_outputs, validate_user_config, vet_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
 from tidegate.models import GatewayRoute, Pipeline, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config, vet_destination
 from tidegate.pipelines.service import (
-    ROUTED_SOURCES,
-    THROTTLE_FEATURE,
     check_generation,
     graph_node,
     node_schema,
@@ -60,11 +59,18 @@ def _change_from(body: schemas.NodeCreate) -> _Change:
     )
 
 
-async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -> None:
-    if not await has_feature(session=session, account_id=account_id, name=THROTTLE_FEATURE):
+async def _require_feature(
+    *, session: AsyncSession, account_id: str, kind: str, type_: str
+) -> None:
+    """A type whose component needs a feature flag the account lacks: 403 on ``/type``."""
+    component = REGISTRY.find(kind, type_)
+    feature = None if component is None else component.needs.feature
+    if feature is None:
+        return
+    if not await has_feature(session=session, account_id=account_id, name=feature):
         message = (
-            "The Throttle processor is in beta and is not enabled for this account: "
-            f"enable the '{THROTTLE_FEATURE}' feature first"
+            f"The {component.type if component else type_} {kind} is in beta and is not "
+            f"enabled for this account: enable the '{feature}' feature first"
         )
         raise Forbidden(
             message,
@@ -74,10 +80,16 @@ async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -
                     keyword="feature",
                     message=message,
                     instance_path="/type",
-                    params={"feature": THROTTLE_FEATURE},
+                    params={"feature": feature},
                 )
             ],
         )
+
+
+def _needs_route(kind: str, type_: str) -> bool:
+    """A source type that receives pushed events through a gateway route."""
+    component = REGISTRY.find(kind, type_)
+    return kind == "source" and component is not None and component.needs.gateway_route
 
 
 async def _own_route_id(*, session: AsyncSession, account_id: str, gateway_route_id: str) -> str:
@@ -157,10 +169,10 @@ async def _checked(
     destinations: DestinationPolicy,
 ) -> str | None:
     """The rules every save keeps, but the graph's; answers the route id to bind."""
-    if change.type == "throttle" and old_type != "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
+    if old_type is None or REGISTRY.find(kind, change.type) is not REGISTRY.find(kind, old_type):
+        await _require_feature(session=session, account_id=account_id, kind=kind, type_=change.type)
     config = validate_user_config(kind=kind, type_=change.type, user_config=change.user_config)
-    await vet_destination(config, policy=destinations)
+    await vet_config(config, kind=kind, type_=change.type, policy=destinations)
     if kind == "source" and change.gateway_route_id is not None:
         return await _own_route_id(
             session=session, account_id=account_id, gateway_route_id=change.gateway_route_id
@@ -209,7 +221,7 @@ async def create_node(
         updated_at=now,
     )
     validate_graph([*map(graph_node, nodes), graph_node(node)], changed=node.id)
-    if kind == "source" and route_id is None and change.type in ROUTED_SOURCES:
+    if route_id is None and _needs_route(kind, change.type):
         node.gateway_route_id = await _route_of_its_own(
             session=session, pipeline=pipeline, type_=change.type, title=change.title
         )
@@ -309,7 +321,13 @@ async def _update(
         old_type=node.type,
         destinations=destinations,
     )
-    proposed = GraphNode(id=node.id, kind=kind, type=change.type, inputs=tuple(change.inputs))
+    proposed = GraphNode(
+        id=node.id,
+        kind=kind,
+        type=change.type,
+        inputs=tuple(change.inputs),
+        outputs=node_outputs(kind=kind, type_=change.type, user_config=change.user_config),
+    )
     validate_graph(
         [proposed if other.id == node.id else graph_node(other) for other in nodes],
         changed=node.id,

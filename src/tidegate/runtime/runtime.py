@@ -20,24 +20,27 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate import metrics
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    DeliveryContext,
+    DeliveryFailed,
+    NodeRef,
+    Parcel,
+)
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.logs.exclusion import RuleSet
-from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
-from tidegate.logs.store import NewLine
-from tidegate.pipelines.node_configs import HttpDestinationConfig
-from tidegate.processing.throttle import ThrottleBudget
+from tidegate.logs.intake import LineIntake
+from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
-from tidegate.runtime.cache import PipelineCache, ThrottleRegistry
-from tidegate.runtime.compiler import CompiledPipeline, NodeOutput, Offload, RunningNode
+from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
+from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     GuardedTransport,
     policy_from_setting,
 )
-from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
 from tidegate.runtime.limits import RuntimeLimits
-from tidegate.runtime.log_lines import EVENT_TIME_FIELDS, event_to_line
 from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 
@@ -51,23 +54,19 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class Delivery:
-    """What one request hands to destinations."""
+    """What one request hands to destinations, by component (each component delivers
+    all its parcels of the request at once)."""
 
-    log_events: dict[str, list[Event]] = field(default_factory=dict)  # by account
-    http: list[tuple[str, RunningNode, list[Event]]] = field(default_factory=list)
-    discarded: int = 0
+    parcels: dict[Component[Any], list[Parcel]] = field(default_factory=dict)
 
     def add(self, pipeline: CompiledPipeline, outputs: dict[str, NodeOutput]) -> None:
         for node in pipeline.destinations():
             events = outputs[node.id].main
-            if not events:
+            if not events or node.component.deliver is None:
                 continue
-            if node.type == "log_analysis":
-                self.log_events.setdefault(pipeline.account_id, []).extend(events)
-            elif node.type == "http":
-                self.http.append((pipeline.pipeline_id, node, events))
-            else:  # blackhole
-                self.discarded += len(events)
+            self.parcels.setdefault(node.component, []).append(
+                Parcel(pipeline.pipeline_id, pipeline.account_id, node.id, node.runtime, events)
+            )
 
 
 class Runtime:
@@ -84,13 +83,23 @@ class Runtime:
         self.taps = TapRegistry(redis)
         self.usage = UsageCounter(flush_s=usage_flush_s)
         self.destinations = destinations or DestinationPolicy()
-        self.throttles = ThrottleRegistry(redis, budget=throttle_budget)
-        self.pipelines = PipelineCache(self.throttles, max_pipelines=limits.max_pipelines)
+        self.throttle_budget = throttle_budget
+        self.pipelines = PipelineCache(
+            BuildContext(
+                throttle_store=partial(_throttle_store, redis),
+                throttle_budget=throttle_budget,
+                http_client=lambda: self.client,
+                destination_policy=self.destinations,
+                http_concurrency=limits.http_concurrency,
+                backoff_base_ms=limits.backoff_base_ms,
+                backoff_cap_ms=limits.backoff_cap_ms,
+            ),
+            max_pipelines=limits.max_pipelines,
+        )
         self.route_gates = Gates(limits.route_inflight)
         self.destination_gates = Gates(limits.destination_inflight)
         self._client: httpx.AsyncClient | None = None
         self._cpu: anyio.CapacityLimiter | None = None
-        self._senders: dict[tuple[str, str], tuple[str, HttpDestination]] = {}
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -140,12 +149,14 @@ class Runtime:
         now_ms: int,
     ) -> None:
         """A batch ran through ``pipeline``: open taps see it, usage counts it."""
-        self.taps.offer(pipeline.pipeline_id, outputs)
+        taken = pipeline.taken_outputs
+        self.taps.offer(pipeline.pipeline_id, outputs, taken)
         self.usage.count(
             account_id=pipeline.account_id,
             pipeline_id=pipeline.pipeline_id,
             nodes=pipeline.nodes,
             outputs=outputs,
+            taken=taken,
             batch=batch,
             body_bytes=body_bytes,
             now_ms=now_ms,
@@ -158,28 +169,11 @@ class Runtime:
         destinations = [
             (pipeline.pipeline_id, node.id)
             for pipeline in pipelines
-            for node in pipeline.destinations("http")
+            for node in pipeline.destinations()
+            if node.component.outbound
         ]
         with self.route_gates.hold([gateway_route_id]), self.destination_gates.hold(destinations):
             yield
-
-    def sender(self, pipeline_id: str, node: RunningNode) -> HttpDestination:
-        found = self._senders.get((pipeline_id, node.id))
-        if found is not None and found[0] == node.fingerprint:
-            return found[1]
-        assert isinstance(node.config, HttpDestinationConfig)
-        sender = HttpDestination(
-            node.config,
-            client=self.client,
-            concurrency=self.limits.http_concurrency,
-            backoff_base_ms=self.limits.backoff_base_ms,
-            backoff_cap_ms=self.limits.backoff_cap_ms,
-            name=f"http destination {node.id} of pipeline {pipeline_id}",
-        )
-        if len(self._senders) >= 4 * self.limits.max_pipelines:
-            self._senders.clear()
-        self._senders[(pipeline_id, node.id)] = (node.fingerprint, sender)
-        return sender
 
     async def deliver(
         self,
@@ -192,13 +186,17 @@ class Runtime:
         destination took its events (log store committed, http acknowledged). Stored
         lines go to live tail once committed."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limits.delivery_deadline_ms / 1000
+        context = DeliveryContext(
+            intake=intake,
+            received_ms=received_ms,
+            deadline=loop.time() + self.limits.delivery_deadline_ms / 1000,
+            offload=self.offload,
+        )
         jobs = [
-            self._send_http(pipeline_id, node, events, deadline)
-            for pipeline_id, node, events in delivery.http
+            component.deliver(parcels, context)
+            for component, parcels in delivery.parcels.items()
+            if component.deliver is not None
         ]
-        if delivery.log_events:
-            jobs.append(_store(intake, delivery.log_events, received_ms, self.offload))
         if not jobs:
             return
         results = await asyncio.gather(*jobs, return_exceptions=True)
@@ -211,63 +209,11 @@ class Runtime:
                 log.warning("delivery failed: %s", failure)
             raise DeliveryFailed("; ".join(str(failure) for failure in failures))
 
-    async def _send_http(
-        self, pipeline_id: str, node: RunningNode, events: list[Event], deadline: float
-    ) -> None:
-        sender = self.sender(pipeline_id, node)
-        try:
-            async with asyncio.timeout_at(deadline):
-                await sender.send(events, deadline=deadline, offload=self.offload)
-        except TimeoutError:
-            raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
 
-
-async def _store(
-    intake: LineIntake,
-    by_account: dict[str, list[Event]],
-    received_ms: int,
-    offload: Offload,
-) -> None:
-    """Into the log store through the one writer of lines, exactly as ingestion: every
-    account's lines in one write (group commit): all of them are stored, or none, as
-    the request is answered; then live tail."""
-    judged: list[JudgedLines] = []
-    for account_id, events in by_account.items():
-        ruleset = await intake.rules_for(account_id)
-        judged.append(
-            await offload(
-                partial(_judged, account_id, events, received_ms, ruleset), work=len(events)
-            )
-        )
-    await intake.store(judged)
-
-
-def _judged(
-    account_id: str, events: list[Event], received_ms: int, ruleset: RuleSet
-) -> JudgedLines:
-    """The events as lines, through the exclusion rules, and the rows to store (CPU
-    work: may run in a thread)."""
-    return judge_lines(
-        account_id=account_id,
-        lines=(_line(event, received_ms) for event in events),
-        rules=ruleset,
-        received_ms=received_ms,
-    )
-
-
-def _line(event: Event, received_ms: int) -> NewLine:
-    """The event's line. A value the conversion cannot handle must not fail the batch:
-    the request would fail again on every retry (a poison batch). The event is then
-    stored without its time fields (at the receive time), or, failing that, as text."""
-    try:
-        return event_to_line(event, received_ms=received_ms)
-    except Exception as error:  # any: one event may never fail its neighbours
-        log.warning("event stored with a fallback: %s: %s", type(error).__name__, error)
-    try:
-        rest = {key: value for key, value in event.items() if key not in EVENT_TIME_FIELDS}
-        return event_to_line(rest, received_ms=received_ms)
-    except Exception:  # any, as above
-        return event_to_line({"line": repr(event)[:32_768]}, received_ms=received_ms)
+def _throttle_store(redis: Redis | None, node: NodeRef) -> RedisStore | None:
+    if redis is None:
+        return None
+    return RedisStore(redis, key_prefix=throttle_key_prefix(node))
 
 
 def now_ms() -> int:

@@ -1,4 +1,4 @@
-"""The ``http`` destination: POSTs events in batches to the configured ``uri``.
+"""The ``http`` destination's sender: POSTs events in batches to the configured ``uri``.
 
 A batch holds at most ``batch.max_events`` events and ``batch.max_bytes`` bytes of
 encoded events (an event larger than ``max_bytes`` travels alone). ``encoding`` is
@@ -25,14 +25,16 @@ import logging
 import random
 from collections.abc import Iterator, Sequence
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 import orjson
 
-from tidegate.pipelines.node_configs import HttpDestinationConfig
-from tidegate.runtime.compiler import Offload
+from tidegate.components.base import DeliveryFailed, Offload
 from tidegate.runtime.destination_guard import DestinationRefused
+
+if TYPE_CHECKING:
+    from tidegate.components.destinations.http import HttpDestinationConfig
 
 log = logging.getLogger("tidegate.runtime.http")
 
@@ -41,10 +43,6 @@ __all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "HttpDestination", "encode_ba
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 _MAX_RETRY_AFTER_S: Final = 60.0
-
-
-class DeliveryFailed(Exception):
-    """A destination did not take the events (within the deadline)."""
 
 
 def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iterator[bytes]:
