@@ -88,7 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
         )
         await app.state.tidegate.tail.start()
-        await app.state.tidegate.pipelines.start(db)
+        await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         try:
             yield
         finally:

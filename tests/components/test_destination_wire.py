@@ -15,15 +15,15 @@ import pytest
 from pydantic import ValidationError
 from tests.components.receiver import Receiver
 
-from tidegate.components.destinations.elasticsearch_wire import (
+from tidegate.components.destinations.elasticsearch import (
     ElasticsearchConfig,
     bulk_accepted,
     elasticsearch_requests,
 )
-from tidegate.components.destinations.http_wire import HttpDestinationConfig, http_requests
-from tidegate.components.destinations.loki_wire import LokiConfig, loki_requests
-from tidegate.components.destinations.sender import DeliveryFailed, OutboundSender
-from tidegate.components.destinations.splunk_hec_wire import (
+from tidegate.components.destinations.http import HttpDestinationConfig, http_requests
+from tidegate.components.destinations.http_sender import DeliveryFailed, OutboundSender
+from tidegate.components.destinations.loki import LokiConfig, loki_requests
+from tidegate.components.destinations.splunk_hec_logs import (
     SplunkHecLogsConfig,
     splunk_hec_requests,
 )

@@ -19,12 +19,14 @@ import pytest
 from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import LocalDestination, count_lines, events, new_account, wire
 
-from tidegate.components.destinations.http import HttpDestinationConfig
+from tidegate.components.destinations.http import (
+    HttpDestination,
+    HttpDestinationConfig,
+    encode_batches,
+)
 from tidegate.components.destinations.http_sender import (
     MAX_RESPONSE_BYTES,
     DeliveryFailed,
-    HttpDestination,
-    encode_batches,
 )
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     import httpx
 
+    from tidegate.components.sources.push import Push, Received
     from tidegate.logs.intake import LineIntake
     from tidegate.processing.throttle import Clock, RedisStore, ThrottleBudget
     from tidegate.runtime.destination_guard import DestinationPolicy
@@ -170,7 +171,7 @@ class DeliveryContext:
     """What destinations use to deliver one request's events."""
 
     intake: LineIntake
-    """The one writer of log lines (exclusion rules, group commit, usage, live tail)."""
+    """The one writer of log lines (``logs.intake``)."""
     received_ms: int
     deadline: float
     """Event-loop time by which every delivery must be done."""
@@ -208,6 +209,10 @@ class Component(Generic[C]):
     * ``vet(config, policy)``: checks needing I/O on save (an http destination's host
       must not resolve to a private address); raises ``ValidationFailed``.
     * ``outbound``: the destination opens connections (a back-pressure gate per node).
+    * ``receive(config, push)`` (push sources): the events of one request to the
+      source's gateway route, for the ``paths`` under ``/gateway/{id}`` it serves
+      (``""``: the route itself); CPU work, run in a worker thread; raises the error
+      hierarchy's 4xx for what it refuses.
     * ``describe``: one line for the API document.
     """
 
@@ -222,6 +227,8 @@ class Component(Generic[C]):
     deliver: Callable[[Sequence[Parcel], DeliveryContext], Awaitable[None]] | None = None
     vet: Callable[[C, DestinationPolicy], Awaitable[None]] | None = None
     outbound: bool = False
+    receive: Callable[[C, Push], Received] | None = None
+    paths: frozenset[str] = frozenset()
 
     @property
     def names(self) -> tuple[str, ...]:

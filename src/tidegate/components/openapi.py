@@ -1,7 +1,8 @@
 """The ``user_config`` schema of every component type, for the API document.
 
 Each type's model becomes ``#/components/schemas/<kind>.<type>.user_config`` (aliases
-share their type's schema); nested models go beside it as ``user_config.<Model>``.
+share their type's schema), referring to its model, which goes beside it with the
+models it uses as ``user_config.<Model>``.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def user_config_schemas(registry: Registry = REGISTRY) -> dict[str, Any]:
     }
     for component in components:
         ref = keyed[(component.config_model, "validation")]
-        model_name = ref["$ref"].rsplit("/", 1)[-1]
-        schema = dict(schemas.pop(model_name, None) or schemas[schema_name_of(component)])
-        schema["description"] = component.describe
-        schemas[schema_name(component.kind, component.type)] = schema
+        schemas[schema_name_of(component)] = {
+            "allOf": [{"$ref": ref["$ref"]}],
+            "description": component.describe,
+        }
     return schemas

@@ -148,6 +148,17 @@ async def ingest(
     # (unless nobody can be listening: no subscriber in this process, no Redis).
     if intake.wants_tail(account_id):
         background.add_task(intake.publish, [judged])
+    # Pipelines with a log-analysis-ingestion source get the committed lines, after the
+    # answer too (docs/components.md).
+    pipelines = state.pipelines
+    if await pipelines.ingestion_feed.wanted(db=state.db, runtime=pipelines, account_id=account_id):
+        background.add_task(
+            pipelines.ingestion_feed.feed,
+            runtime=pipelines,
+            intake=intake,
+            judged=[judged],
+            received_ms=received_ms,
+        )
     return schemas.IngestOk(status="ok")
 
 

@@ -16,13 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.models import PublishedPipelineNode
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, topological_order
-from tidegate.pipelines.service import node_schema, output_refs
+from tidegate.pipelines.service import node_outputs, node_schema
 
 __all__ = [
     "PipelineGraph",
     "draft_graph",
     "pipeline_graph",
     "pipeline_revisions_for_route",
+    "pipeline_revisions_with_source",
     "pipelines_for_route",
 ]
 
@@ -61,9 +62,7 @@ def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
         inputs=list(row.inputs or []),
         user_config=dict(row.user_config or {}),
         gateway_route_id=row.gateway_route_id,
-        outputs=output_refs(
-            kind=row.kind, type_=row.type, node_id=row.id, user_config=row.user_config or {}
-        ),
+        outputs=node_outputs(row.kind, row.type, row.id, dict(row.user_config or {})),
         created_at=row.created_at,
         updated_at=row.created_at,
     )
@@ -75,13 +74,7 @@ def _graph(
     by_id = {node.id: node for node in nodes}
     ordered = topological_order(
         [
-            GraphNode(
-                id=node.id,
-                kind=node.kind,
-                type=node.type,
-                inputs=tuple(node.inputs),
-                outputs=tuple(ref.label for ref in node.outputs),
-            )
+            GraphNode(id=node.id, kind=node.kind, type=node.type, inputs=tuple(node.inputs))
             for node in nodes
         ]
     )
@@ -140,4 +133,13 @@ async def pipeline_revisions_for_route(
     tell whether compiled graphs are stale."""
     return await repository.pipeline_revisions_for_route(
         session=session, gateway_route_id=gateway_route_id
+    )
+
+
+async def pipeline_revisions_with_source(
+    *, session: AsyncSession, account_id: str, source_type: str
+) -> dict[str, int]:
+    """``{pipeline_id: revision}`` of the account's pipelines with a source of that type."""
+    return await repository.pipeline_revisions_with_source(
+        session=session, account_id=account_id, source_type=source_type
     )

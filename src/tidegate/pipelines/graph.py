@@ -110,12 +110,11 @@ def _input_problems(
                 problem(index, f"input {ref} is a destination, which has no output", input=ref)
             )
         elif output is not None and output not in upstream.outputs:
-            offered = ", ".join(f"'{upstream.id}.{name}'" for name in upstream.outputs)
+            offered = ", ".join(upstream.outputs) or "none but its main output"
             found.append(
                 problem(
                     index,
-                    f"input {ref}: node {upstream.id} has no output '{output}'"
-                    + (f" (its outputs: '{upstream.id}', {offered})" if offered else ""),
+                    f"input {ref}: no output '{output}' (other outputs: {offered})",
                     input=ref,
                 )
             )

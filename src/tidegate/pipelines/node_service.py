@@ -26,6 +26,7 @@ from tidegate.pipelines.service import (
     graph_node,
     node_schema,
     own_pipeline,
+    routed_source,
     same_id,
     touch,
 )
@@ -65,12 +66,12 @@ async def _require_feature(
     """A type whose component needs a feature flag the account lacks: 403 on ``/type``."""
     component = REGISTRY.find(kind, type_)
     feature = None if component is None else component.needs.feature
-    if feature is None:
+    if component is None or feature is None:
         return
     if not await has_feature(session=session, account_id=account_id, name=feature):
         message = (
-            f"The {component.type if component else type_} {kind} is in beta and is not "
-            f"enabled for this account: enable the '{feature}' feature first"
+            f"The {component.type} {kind} is in beta and is not enabled for this account: "
+            f"enable the '{feature}' feature first"
         )
         raise Forbidden(
             message,
@@ -84,12 +85,6 @@ async def _require_feature(
                 )
             ],
         )
-
-
-def _needs_route(kind: str, type_: str) -> bool:
-    """A source type that receives pushed events through a gateway route."""
-    component = REGISTRY.find(kind, type_)
-    return kind == "source" and component is not None and component.needs.gateway_route
 
 
 async def _own_route_id(*, session: AsyncSession, account_id: str, gateway_route_id: str) -> str:
@@ -221,7 +216,7 @@ async def create_node(
         updated_at=now,
     )
     validate_graph([*map(graph_node, nodes), graph_node(node)], changed=node.id)
-    if route_id is None and _needs_route(kind, change.type):
+    if kind == "source" and route_id is None and routed_source(change.type):
         node.gateway_route_id = await _route_of_its_own(
             session=session, pipeline=pipeline, type_=change.type, title=change.title
         )

@@ -34,14 +34,16 @@ _NO_NUL = STORABLE_TEXT
 Title = Annotated[str, Field(min_length=1, max_length=250, pattern=_NO_NUL)]
 Description = Annotated[str, Field(max_length=1000, pattern=_NO_NUL)]
 ResourceId = Annotated[str, Field(min_length=1, max_length=36, pattern=_NO_NUL)]
-# A node id, or ``<throttle node id>.dropped`` for a throttle's second output.
-InputRef = Annotated[str, Field(min_length=1, max_length=44, pattern=_NO_NUL)]
+# A node id, or ``<node id>.<output>`` (a throttle's ``dropped``, a route's output names
+# of up to 64 characters, ``_unmatched``).
+InputRef = Annotated[str, Field(min_length=1, max_length=101, pattern=_NO_NUL)]
 Inputs = Annotated[
     list[InputRef],
     Field(
         max_length=50,
-        description="Ids of upstream nodes of the same pipeline; "
-        "`<throttle_node_id>.dropped` names a throttle's second output",
+        description="Ids of upstream nodes of the same pipeline; `<node_id>.<output>` "
+        "names another output of a node (a throttle's `dropped`, a route's output names "
+        "and `_unmatched`)",
     ),
 ]
 UserConfig = Annotated[

@@ -13,7 +13,9 @@ from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.components.validation import node_outputs, validate_user_config
+from tidegate.components import validation
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import validate_user_config
 from tidegate.errors import Conflict, ErrorItem, NotFound, ValidationFailed
 from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
@@ -21,6 +23,14 @@ from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, unconnected, validate_graph
 
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
+
+
+def routed_source(type_: str) -> bool:
+    """A source type that receives its events through a gateway route (created without
+    one, such a source gets a route of its own: the platform's quickstart reads its id
+    back)."""
+    component = REGISTRY.find("source", type_)
+    return component is not None and component.needs.gateway_route
 
 
 # Shapes
@@ -45,11 +55,11 @@ def pipeline_schema(pipeline: Pipeline) -> schemas.Pipeline:
     )
 
 
-def output_refs(
-    *, kind: str, type_: str, node_id: str, user_config: dict[str, Any]
+def node_outputs(
+    kind: str, type_: str, node_id: str, user_config: dict[str, Any]
 ) -> list[schemas.NodeOutputRef]:
-    """A node's outputs beside its main one (from its component), as inputs name them."""
-    names = node_outputs(kind=kind, type_=type_, user_config=user_config)
+    """A processor's named outputs besides its main one (its component says which)."""
+    names = validation.node_outputs(kind=kind, type_=type_, user_config=user_config)
     return [schemas.NodeOutputRef(id=f"{node_id}.{name}", label=name) for name in names]
 
 
@@ -65,9 +75,7 @@ def node_schema(node: PipelineNode) -> schemas.Node:
         inputs=list(node.inputs or []),
         user_config=dict(node.user_config or {}),
         gateway_route_id=node.gateway_route_id,
-        outputs=output_refs(
-            kind=node.kind, type_=node.type, node_id=node.id, user_config=node.user_config or {}
-        ),
+        outputs=node_outputs(node.kind, node.type, node.id, dict(node.user_config or {})),
         created_at=node.created_at,
         updated_at=node.updated_at,
     )
@@ -79,7 +87,7 @@ def graph_node(node: PipelineNode) -> GraphNode:
         kind=node.kind,
         type=node.type,
         inputs=tuple(node.inputs or ()),
-        outputs=node_outputs(
+        outputs=validation.node_outputs(
             kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
         ),
     )

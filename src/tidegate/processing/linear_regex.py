@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import re2  # type: ignore[import-untyped]
 
-__all__ = ["MAX_MEMORY", "LinearRegex", "RegexError"]
+__all__ = ["MAX_MEMORY", "CapturingRegex", "LinearRegex", "RegexError"]
 
 # Per compiled pattern. Ordinary patterns need a few KiB; 1 MiB still fits a program of
 # thousands of instructions (`[a-z]{1000}x`) while bounding what one condition holds.
@@ -67,3 +67,44 @@ class LinearRegex:
 
     def __repr__(self) -> str:
         return f"LinearRegex({self.pattern!r})"
+
+
+class CapturingRegex:
+    """A compiled pattern answering ``named_groups(text)``: the named groups of its
+    first match (``None`` for a group that did not take part), or None when it does
+    not match. Linear time, memory capped as for ``LinearRegex``."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str, *, case_sensitive: bool = True) -> None:
+        self.pattern = pattern
+        options = re2.Options()
+        options.case_sensitive = case_sensitive
+        options.max_mem = MAX_MEMORY
+        options.log_errors = False
+        try:
+            self._compiled = re2.compile(pattern, options=options)
+        except re2.error as error:
+            reason = error.args[0] if error.args else error
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise RegexError(str(reason)) from None
+        except UnicodeEncodeError:
+            raise RegexError("the pattern is not valid Unicode text") from None
+
+    @property
+    def group_names(self) -> list[str]:
+        return list(self._compiled.groupindex)
+
+    def named_groups(self, text: str) -> dict[str, str | None] | None:
+        try:
+            match = self._compiled.search(text)
+        except UnicodeEncodeError:  # a lone surrogate in the subject
+            match = self._compiled.search(text.encode("utf-8", "replace").decode("utf-8"))
+        if match is None:
+            return None
+        groups: dict[str, str | None] = match.groupdict()
+        return groups
+
+    def __repr__(self) -> str:
+        return f"CapturingRegex({self.pattern!r})"

@@ -48,6 +48,21 @@ class PipelineCache:
         revisions = await dataplane.pipeline_revisions_for_route(
             session=session, gateway_route_id=gateway_route_id
         )
+        return await self._load(session, revisions)
+
+    async def with_source(
+        self, *, session: AsyncSession, account_id: str, source_type: str
+    ) -> list[CompiledPipeline]:
+        """The account's pipelines that have a source of ``source_type`` (sources fed by
+        tidegate itself, not by a route), compiled."""
+        revisions = await dataplane.pipeline_revisions_with_source(
+            session=session, account_id=account_id, source_type=source_type
+        )
+        return await self._load(session, revisions)
+
+    async def _load(
+        self, session: AsyncSession, revisions: dict[str, int]
+    ) -> list[CompiledPipeline]:
         pipelines: list[CompiledPipeline] = []
         for pipeline_id in sorted(revisions):
             compiled = self._compiled.get(pipeline_id)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -146,7 +146,7 @@ def compile_pipeline(
         except (UnknownComponent, KeyError, ValidationError) as error:
             raise PipelineBroken(
                 f"pipeline {graph.pipeline_id}: node {node.id} ({node.kind} {node.type}) "
-                f"cannot run: {error}"
+                f"cannot run: {_reason(error)}"
             ) from None
         fingerprint = config_fingerprint(node.kind, node.type, node.user_config)
         ref = NodeRef(graph.pipeline_id, graph.account_id, node.id, fingerprint)
@@ -183,6 +183,16 @@ def compile_pipeline(
     )
 
 
+def _reason(error: Exception) -> str:
+    """Without the values (a configuration may hold a key that must not be logged)."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, item['loc']))}: {item['msg']}"
+            for item in error.errors(include_input=False, include_url=False)
+        )
+    return str(error)
+
+
 def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
     """A node's input; the upstream list itself when it has a single input (nodes never
     modify the lists they are given)."""
@@ -209,16 +219,22 @@ async def run_graph(
     gateway_route_id: str | None,
     features: frozenset[str] = frozenset(),
     offload: Offload | None = None,
+    source_events: Mapping[str, list[Event]] | None = None,
 ) -> dict[str, NodeOutput]:
     """Every node's output for one batch, by node id; a destination's "output" is what
-    it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
-    does when it is None, as in a simulation). A processor whose component needs a
-    feature missing from ``features`` passes every event on its main output."""
+        it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
+        does when it is None, as in a simulation); with ``source_events``, each source emits its
+    own events (by node id: what its component made of the request). A processor whose
+    component needs a
+        feature missing from ``features`` passes every event on its main output."""
     outputs: dict[str, NodeOutput] = {}
     batch = events if isinstance(events, list) else list(events)
     context = RunContext(offload=offload, features=features)
     for node in pipeline.nodes:
         if node.kind == "source":
+            if source_events is not None:
+                outputs[node.id] = NodeOutput(source_events.get(node.id, []), {}, 0)
+                continue
             emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
             outputs[node.id] = NodeOutput(batch if emits else [], {}, 0)
             continue

@@ -3,7 +3,8 @@ destination).
 
 * ``line``: the event's ``line``, else ``message``, else ``msg`` when a string;
   otherwise the whole event as compact JSON.
-* ``host``: ``host`` or ``hostname``; ``"gateway"`` when neither is a usable value.
+* ``host``: ``host`` or ``hostname``; the destination's ``host`` (default
+  ``"gateway"``) when neither is a usable value.
 * ``app`` (``app``, ``application``), ``level`` (``level``, ``severity``), ``env``,
   ``file``, ``ip``, ``mac``: the field of that name when it is a string or a number.
 * ``tags``: a list of strings, or one comma-separated string.
@@ -113,7 +114,9 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
+def event_to_line(
+    event: dict[str, Any], *, received_ms: int, default_host: str = DEFAULT_HOST
+) -> NewLine:
     used: set[str] = set()
     line: str | None = None
     for name in _LINE_FIELDS:
@@ -129,7 +132,7 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
             whole = orjson.dumps(_plain(event))
         line = whole.decode().replace("\\u0000", "\\ufffd")
 
-    host = DEFAULT_HOST
+    host = default_host
     for name in _HOST_FIELDS:
         text = _text(event.get(name), _HOST_SIZE)
         if text is not None:

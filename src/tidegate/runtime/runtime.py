@@ -35,11 +35,13 @@ from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
+from tidegate.runtime.demo_logs import DemoLogsScheduler
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     GuardedTransport,
     policy_from_setting,
 )
+from tidegate.runtime.ingestion_feed import IngestionFeed
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
@@ -100,6 +102,8 @@ class Runtime:
         self.destination_gates = Gates(limits.destination_inflight)
         self._client: httpx.AsyncClient | None = None
         self._cpu: anyio.CapacityLimiter | None = None
+        self.ingestion_feed = IngestionFeed()
+        self.demo_logs = DemoLogsScheduler(redis=redis)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -127,11 +131,16 @@ class Runtime:
             self._cpu = anyio.CapacityLimiter(self.limits.cpu_slots)
         return await anyio.to_thread.run_sync(function, limiter=self._cpu)
 
-    async def start(self, db: Database) -> None:
+    async def start(self, db: Database, *, intake: LineIntake | None = None) -> None:
+        """``intake``: the worker's writer of lines, for sources tidegate feeds itself
+        (demo-logs generates on a schedule once it is given)."""
         await self.taps.start()
         self.usage.start(db)
+        if intake is not None:
+            self.demo_logs.start(self, intake)
 
     async def aclose(self, db: Database | None = None) -> None:
+        await self.demo_logs.close()
         await self.taps.close()
         if db is not None:
             await self.usage.close(db)

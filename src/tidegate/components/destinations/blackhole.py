@@ -13,7 +13,10 @@ __all__ = ["COMPONENT", "BlackholeConfig"]
 
 
 class BlackholeConfig(BaseModel):
+    """``ack_enabled`` is accepted (the platform's field); nothing waits on a blackhole."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ack_enabled: bool = True
 
 
 def _build(_config: BlackholeConfig, _context: BuildContext, _node: NodeRef) -> Any:

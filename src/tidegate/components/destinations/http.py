@@ -1,139 +1,236 @@
-"""The ``http`` destination: POSTs batches of events to ``uri`` (the sender and its
-retry rules are in ``http_sender``). Its host must be a public address unless the
-operator allowed it (checked on save and at every connection)."""
+"""The ``http`` destination's configuration (the platform's field names) and its wire
+format, as pure functions.
+
+Fields: ``uri``; ``method`` (``post``, ``put``, ``patch``; default ``post``);
+``encoding`` ``json`` (one JSON array per request, ``application/json``), ``ndjson``
+(one event per line, each line ending in ``\\n``, ``application/x-ndjson``) or ``text``
+(each event's ``message``, else its ``line``, else its JSON, one per line,
+``text/plain; charset=utf-8``); ``compression`` ``gzip`` or ``none``; ``auth``
+(``{strategy: basic, user, password}`` or ``{strategy: bearer, token}``); ``headers``
+(``[{header_name, header_value}]``); ``max_bytes`` (the encoded batch before
+compression; one larger event travels alone); ``timeout_secs``; ``ack_enabled``;
+``payload_prefix`` / ``payload_suffix`` (bytes written before and after each request's
+events, e.g. ``{"data":`` and ``}`` around a JSON array).
+
+**Aliases** (tidegate's first http destination, still read): ``headers`` as an object
+``{name: value}``, ``batch: {max_events, max_bytes, timeout_ms}`` (``batch.max_bytes``
+is ``max_bytes``; ``timeout_ms`` unused), ``timeout_ms`` (``timeout_secs`` x 1000),
+``max_retries``.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import re
-from collections.abc import Sequence
-from typing import Annotated, Final, Literal
+from collections.abc import Iterator, Sequence
+from functools import partial
+from typing import Annotated, Any, Final, Literal
 
-import httpcore
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+import httpx
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
-from tidegate.components.base import (
-    BuildContext,
-    Component,
-    DeliveryContext,
-    DeliveryFailed,
-    NodeRef,
-    Parcel,
+from tidegate.components.base import Component, Offload
+from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.outbound import outbound_component
+from tidegate.components.destinations.wire import (
+    MAX_BODY_BYTES,
+    Auth,
+    Compression,
+    Header,
+    WireRequest,
+    auth_headers,
+    compress,
+    headers_list,
+    unique_headers,
 )
-from tidegate.components.destinations.http_sender import HttpDestination
-from tidegate.errors import ErrorItem, ValidationFailed
-from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
 
-__all__ = ["COMPONENT", "HttpBatch", "HttpDestinationConfig"]
+__all__ = [
+    "COMPONENT",
+    "HttpBatch",
+    "HttpDestination",
+    "HttpDestinationConfig",
+    "encode_batches",
+    "http_requests",
+]
 
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$")
-_HEADER_VALUE = re.compile(r"^[^\x00-\x08\x0a-\x1f\x7f]{0,8192}$")
-# Set by the client from the connection and the batch; a configured value would lie.
-_RESERVED_HEADERS: Final = frozenset({"content-length", "host", "transfer-encoding", "connection"})
+_CONTENT_TYPES: Final = {
+    "json": "application/json",
+    "ndjson": "application/x-ndjson",
+    "text": "text/plain; charset=utf-8",
+}
 
 
 class HttpBatch(BaseModel):
+    """Alias form: ``batch.max_bytes`` is ``max_bytes``."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     max_events: Annotated[int, Field(strict=True, ge=1, le=10_000)] = 1_000
-    max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=10 * 1024 * 1024)] = 1024 * 1024
+    max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
     timeout_ms: Annotated[int, Field(strict=True, ge=1, le=300_000)] = 1_000
 
 
 class HttpDestinationConfig(BaseModel):
-    """POSTs batches of events to ``uri``."""
+    """Sends batches of events to ``uri``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     uri: Annotated[HttpUrl, Field(max_length=2048)]
-    headers: Annotated[dict[str, str], Field(max_length=50)] = {}
-    batch: HttpBatch = HttpBatch()
-    timeout_ms: Annotated[int, Field(strict=True, ge=100, le=120_000)] = 30_000
+    method: Literal["post", "put", "patch"] = "post"
+    encoding: Literal["json", "ndjson", "text"] = "json"
+    compression: Compression = "none"
+    auth: Auth | None = None
+    headers: Annotated[list[Header], Field(max_length=50)] = []
+    max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
+    timeout_secs: Annotated[float, Field(ge=0.1, le=120)] = 30
+    ack_enabled: bool = True
+    payload_prefix: Annotated[str, Field(max_length=8192)] = ""
+    payload_suffix: Annotated[str, Field(max_length=8192)] = ""
+    # Aliases of tidegate's first form.
+    batch: HttpBatch | None = None
+    timeout_ms: Annotated[int, Field(strict=True, ge=100, le=120_000)] | None = None
     max_retries: Annotated[int, Field(strict=True, ge=0, le=20)] = 5
-    encoding: Literal["json", "ndjson"] = "json"
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _method_any_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _headers_object(cls, value: Any) -> Any:
+        return headers_list(value)
 
     @field_validator("headers")
     @classmethod
-    def _valid_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        for name, value in headers.items():
-            if not _HEADER_NAME.match(name):
-                raise ValueError(f"{name!r} is not a valid HTTP header name")
-            if name.lower() in _RESERVED_HEADERS:
-                raise ValueError(f"header {name!r} is set by tidegate and cannot be configured")
-            if not _HEADER_VALUE.match(value):
-                raise ValueError(
-                    f"the value of header {name!r} must be at most 8192 characters "
-                    "without control characters"
-                )
-        return headers
+    def _unique(cls, value: list[Header]) -> list[Header]:
+        unique_headers(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_authorization(self) -> HttpDestinationConfig:
+        if self.auth is not None and any(
+            header.header_name.lower() == "authorization" for header in self.headers
+        ):
+            raise ValueError("give either auth or an Authorization header, not both")
+        return self
+
+    @property
+    def batch_bytes(self) -> int:
+        return self.batch.max_bytes if self.batch is not None else self.max_bytes
+
+    @property
+    def batch_events(self) -> int:
+        return self.batch.max_events if self.batch is not None else 10_000
+
+    @property
+    def timeout_s(self) -> float:
+        return self.timeout_ms / 1000 if self.timeout_ms is not None else self.timeout_secs
 
 
-async def _vet(config: HttpDestinationConfig, policy: DestinationPolicy) -> None:
-    """A host that is, or resolves now to, a non-public address the operator did not
-    allow is refused (400 on ``/user_config/uri``). A name that does not resolve yet is
-    accepted: the check is made again at every connection."""
-    host = config.uri.host or ""
-    try:
-        await policy.resolve(host, config.uri.port or 443)
-    except DestinationRefused as error:
-        message = f"must not target a non-public address: {error}"
-        raise ValidationFailed(
-            f"body.user_config.uri {message}",
-            context="body",
-            errors=[
-                ErrorItem(
-                    keyword="format",
-                    message=message,
-                    instance_path="/user_config/uri",
-                    schema_path="#/properties/uri/format",
-                    params={"format": "uri"},
-                )
-            ],
-        ) from None
-    except httpcore.ConnectError:
-        pass
+def _text(event: Any) -> bytes:
+    if isinstance(event, dict):
+        for name in ("message", "line"):
+            value = event.get(name)
+            if isinstance(value, str):
+                return value.encode("utf-8", "replace")
+    return orjson.dumps(event)
 
 
-def _build(config: HttpDestinationConfig, context: BuildContext, node: NodeRef) -> HttpDestination:
-    if context.http_client is None:
-        raise RuntimeError("an http destination needs BuildContext.http_client")
-    return HttpDestination(
-        config,
-        client=context.http_client(),
-        concurrency=context.http_concurrency,
-        backoff_base_ms=context.backoff_base_ms,
-        backoff_cap_ms=context.backoff_cap_ms,
-        name=f"http destination {node.node_id} of pipeline {node.pipeline_id}",
-    )
+def _encode(event: Any, encoding: str) -> bytes:
+    return _text(event) if encoding == "text" else orjson.dumps(event)
 
 
-async def _deliver(parcels: Sequence[Parcel], context: DeliveryContext) -> None:
-    """Each node's events to its uri, concurrently; every failure is reported."""
-    results = await asyncio.gather(
-        *(_send(parcel, context) for parcel in parcels), return_exceptions=True
-    )
-    failures = [result for result in results if isinstance(result, BaseException)]
-    for failure in failures:
-        if not isinstance(failure, Exception):  # cancellation: not ours to swallow
-            raise failure
-    if failures:
-        raise DeliveryFailed("; ".join(str(failure) for failure in failures))
+def _body(parts: list[bytes], config: HttpDestinationConfig) -> bytes:
+    if config.encoding == "json":
+        payload = b"[" + b",".join(parts) + b"]"
+    else:
+        payload = b"".join(part + b"\n" for part in parts)
+    return config.payload_prefix.encode() + payload + config.payload_suffix.encode()
 
 
-async def _send(parcel: Parcel, context: DeliveryContext) -> None:
-    sender: HttpDestination = parcel.runtime
-    try:
-        async with asyncio.timeout_at(context.deadline):
-            await sender.send(parcel.events, deadline=context.deadline, offload=context.offload)
-    except TimeoutError:
-        raise DeliveryFailed(f"{sender.name}: slower than the delivery deadline") from None
+def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iterator[bytes]:
+    """The request bodies (before compression) for ``events``, split so each holds at
+    most ``max_bytes`` of encoded events (and the alias ``batch.max_events``)."""
+    max_events, max_bytes = config.batch_events, config.batch_bytes
+    parts: list[bytes] = []
+    size = 0
+    for event in events:
+        encoded = _encode(event, config.encoding)
+        if parts and (len(parts) >= max_events or size + len(encoded) + 1 > max_bytes):
+            yield _body(parts, config)
+            parts, size = [], 0
+        parts.append(encoded)
+        size += len(encoded) + 1
+    if parts:
+        yield _body(parts, config)
 
 
-COMPONENT: Component[HttpDestinationConfig] = Component(
-    kind="destination",
-    type="http",
+def http_requests(events: Sequence[Any], config: HttpDestinationConfig) -> list[WireRequest]:
+    """Every request that carries ``events`` (CPU work: may run in a worker thread)."""
+    headers: list[tuple[str, str]] = [("Content-Type", _CONTENT_TYPES[config.encoding])]
+    headers += auth_headers(config.auth)
+    headers += [(header.header_name, header.header_value) for header in config.headers]
+    requests = []
+    for body in encode_batches(events, config):
+        sent, extra = compress(body, config.compression)
+        requests.append(
+            WireRequest(
+                method=config.method.upper(),
+                url=str(config.uri),
+                headers=(*headers, *extra),
+                body=sent,
+            )
+        )
+    return requests
+
+
+class HttpDestination(OutboundSender):
+    """The ``http`` destination's sender for one node: events in, requests out."""
+
+    def __init__(
+        self,
+        config: HttpDestinationConfig,
+        *,
+        client: httpx.AsyncClient,
+        concurrency: int,
+        backoff_base_ms: int,
+        backoff_cap_ms: int,
+        name: str,
+    ) -> None:
+        super().__init__(
+            client=client,
+            name=name,
+            concurrency=concurrency,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            backoff_base_ms=backoff_base_ms,
+            backoff_cap_ms=backoff_cap_ms,
+        )
+        self.config = config
+
+    async def send(
+        self, events: Sequence[Any], *, deadline: float, offload: Offload | None = None
+    ) -> None:
+        """Deliver every event or raise ``DeliveryFailed``; ``deadline`` is loop time.
+        With ``offload``, a large batch is encoded in a worker thread."""
+        if offload is None:
+            requests = http_requests(events, self.config)
+        else:
+            requests = await offload(partial(http_requests, events, self.config), work=len(events))
+        await self.send_all(requests, deadline=deadline)
+
+
+def _requests(
+    config: HttpDestinationConfig, events: list[Any], _received_ms: int, _attempt: int
+) -> list[WireRequest]:
+    return http_requests(events, config)
+
+
+COMPONENT: Component[HttpDestinationConfig] = outbound_component(
+    type_="http",
     config_model=HttpDestinationConfig,
-    build=_build,
-    describe="POSTs batches to `uri` (json or ndjson), retried with backoff",
-    deliver=_deliver,
-    vet=_vet,
-    outbound=True,
+    encode=_requests,
+    urls=lambda config: [("/uri", config.uri)],
+    describe="Sends batches to `uri` (json, ndjson or text; gzip; basic or bearer auth; "
+    "headers), retried with backoff",
+    timeout_s=lambda config: config.timeout_s,
+    max_retries=lambda config: config.max_retries,
 )

@@ -1,21 +1,19 @@
-"""The ``http`` destination's sender: POSTs events in batches to the configured ``uri``.
+"""Sends a destination's ``WireRequest``s: retries with backoff, a bounded answer read,
+at most ``concurrency`` requests in flight per destination and worker.
 
-A batch holds at most ``batch.max_events`` events and ``batch.max_bytes`` bytes of
-encoded events (an event larger than ``max_bytes`` travels alone). ``encoding`` is
-``json`` (one array per batch, ``application/json``) or ``ndjson`` (one event per line,
-``application/x-ndjson``). A batch is acknowledged by any 2xx answer. Connection
-errors, timeouts, 408, 425, 429 and 5xx are retried up to ``max_retries`` times with
-exponential backoff and jitter (a ``Retry-After`` of the destination is honoured), each
-attempt bounded by ``timeout_ms`` and everything by the request's delivery deadline;
-other answers (3xx, 4xx) fail at once. At most ``http_concurrency`` POSTs per
-destination are in flight per worker. ``batch.timeout_ms`` is not used: the gateway
-never holds events back to fill a batch, because its 200 means "delivered".
+A request is acknowledged by a 2xx answer that ``accepted`` (the destination's check
+of the answer's first bytes, e.g. Elasticsearch's ``"errors":true``) agrees with.
+Connection errors, timeouts, 408, 425, 429 and 5xx (and a 2xx ``accepted`` refuses)
+are retried up to ``max_retries`` times with exponential backoff and jitter (the
+destination's ``Retry-After`` is honoured, up to 60 s), each attempt bounded by
+``timeout_s`` and everything by the request's delivery deadline; other answers fail at
+once. Only ``MAX_RESPONSE_BYTES`` of an answer are read (undecoded, so a compressed
+answer cannot inflate), then the connection is dropped: a destination answering with an
+endless body cannot hold a worker or its memory. A destination whose host is not a
+public address (``runtime.destination_guard``) fails at once, without retries.
 
-Only the status and headers of an answer matter: at most ``MAX_RESPONSE_BYTES`` of its
-body are read (undecoded, so a compressed body cannot inflate), then the connection is
-dropped, so a destination answering with an endless body cannot hold a worker or its
-memory. A destination whose host is not a public address (``destination_guard``) fails
-at once, without retries.
+``rotate`` (Elasticsearch's several endpoints) is asked for the request to send on
+each retry, so a retry can go to another endpoint.
 """
 
 from __future__ import annotations
@@ -23,53 +21,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterator, Sequence
-from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Sequence
+from typing import Final
 
 import httpx
-import orjson
 
-from tidegate.components.base import DeliveryFailed, Offload
+from tidegate.components.base import DeliveryFailed
+from tidegate.components.destinations.wire import WireRequest
 from tidegate.runtime.destination_guard import DestinationRefused
-
-if TYPE_CHECKING:
-    from tidegate.components.destinations.http import HttpDestinationConfig
 
 log = logging.getLogger("tidegate.runtime.http")
 
-__all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "HttpDestination", "encode_batches"]
+__all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "OutboundSender"]
 
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 _MAX_RETRY_AFTER_S: Final = 60.0
 
 
-def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iterator[bytes]:
-    """The request bodies for ``events``, split per the batch limits."""
-    ndjson = config.encoding == "ndjson"
-    max_events, max_bytes = config.batch.max_events, config.batch.max_bytes
-    parts: list[bytes] = []
-    size = 0
-    for event in events:
-        encoded = orjson.dumps(event)
-        if parts and (len(parts) >= max_events or size + len(encoded) + 1 > max_bytes):
-            yield _body(parts, ndjson)
-            parts, size = [], 0
-        parts.append(encoded)
-        size += len(encoded) + 1
-    if parts:
-        yield _body(parts, ndjson)
-
-
-def _encoded(events: Sequence[Any], config: HttpDestinationConfig) -> list[bytes]:
-    return list(encode_batches(events, config))
-
-
-def _body(parts: list[bytes], ndjson: bool) -> bytes:
-    if ndjson:
-        return b"\n".join(parts) + b"\n"
-    return b"[" + b",".join(parts) + b"]"
+def _always(_head: bytes) -> bool:
+    return True
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -79,52 +50,62 @@ def _retry_after(response: httpx.Response) -> float | None:
     return None
 
 
-class HttpDestination:
+class OutboundSender:
     def __init__(
         self,
-        config: HttpDestinationConfig,
         *,
         client: httpx.AsyncClient,
+        name: str,
         concurrency: int,
+        timeout_s: float,
+        max_retries: int,
         backoff_base_ms: int,
         backoff_cap_ms: int,
-        name: str,
+        accepted: Callable[[bytes], bool] = _always,
     ) -> None:
-        self.config = config
         self.name = name
         self._client = client
-        self._slots = asyncio.Semaphore(concurrency)
+        self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
         self._base = backoff_base_ms / 1000
         self._cap = backoff_cap_ms / 1000
-        self._uri = str(config.uri)
-        content_type = "application/x-ndjson" if config.encoding == "ndjson" else "application/json"
-        self._headers = {"Content-Type": content_type, **config.headers}
+        self._accepted = accepted
 
     def backoff(self, attempt: int) -> float:
         """Seconds before retry ``attempt`` (0-based): exponential, capped, half jitter."""
         ceiling: float = min(self._cap, self._base * 2.0**attempt)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    async def send(
-        self, events: Sequence[Any], *, deadline: float, offload: Offload | None = None
+    async def send_all(
+        self,
+        requests: Sequence[WireRequest],
+        *,
+        deadline: float,
+        rotate: Callable[[int, int], WireRequest] | None = None,
     ) -> None:
-        """Deliver every event or raise ``DeliveryFailed``; ``deadline`` is loop time.
-        With ``offload``, a large batch is encoded in a worker thread."""
-        if offload is None:
-            bodies = list(encode_batches(events, self.config))
-        else:
-            bodies = await offload(partial(_encoded, events, self.config), work=len(events))
-        if len(bodies) == 1:
-            await self._send_batch(bodies[0], deadline)
+        """Send every request (concurrently) or raise ``DeliveryFailed``."""
+        if len(requests) == 1:
+            await self.send_request(requests[0], deadline=deadline, retry_as=_bind(rotate, 0))
             return
         results = await asyncio.gather(
-            *(self._send_batch(body, deadline) for body in bodies), return_exceptions=True
+            *(
+                self.send_request(request, deadline=deadline, retry_as=_bind(rotate, index))
+                for index, request in enumerate(requests)
+            ),
+            return_exceptions=True,
         )
         for result in results:
             if isinstance(result, BaseException):
                 raise result
 
-    async def _send_batch(self, body: bytes, deadline: float) -> None:
+    async def send_request(
+        self,
+        request: WireRequest,
+        *,
+        deadline: float,
+        retry_as: Callable[[int], WireRequest] | None = None,
+    ) -> None:
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:
@@ -134,20 +115,22 @@ class HttpDestination:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
                         raise DeliveryFailed(f"{self.name}: delivery deadline passed")
-                    timeout = min(self.config.timeout_ms / 1000, remaining)
-                    response = await self._post(body, timeout)
-                status = response.status_code
-                if 200 <= status < 300:
+                    status, head, wait = await self._exchange(
+                        request, min(self._timeout_s, remaining)
+                    )
+                if 200 <= status < 300 and self._accepted(head):
                     return
-                reason = f"answered HTTP {status}"
-                retryable = status in _RETRY_STATUSES or status >= 500
-                wait = _retry_after(response)
+                if 200 <= status < 300:
+                    reason, retryable = f"answered HTTP {status} refusing some events", True
+                else:
+                    reason = f"answered HTTP {status}"
+                    retryable = status in _RETRY_STATUSES or status >= 500
             except DestinationRefused as error:
                 raise DeliveryFailed(f"{self.name}: {error}") from None
             except httpx.HTTPError as error:
                 reason = f"{type(error).__name__}: {error}".rstrip(": ")
                 retryable = isinstance(error, httpx.TransportError)
-            if not retryable or attempt >= self.config.max_retries:
+            if not retryable or attempt >= self._max_retries:
                 raise DeliveryFailed(f"{self.name}: {reason} (attempt {attempt + 1})")
             delay = max(self.backoff(attempt), wait or 0.0)
             if loop.time() + delay >= deadline:
@@ -155,20 +138,36 @@ class HttpDestination:
             log.info("%s: %s; retry %s in %.2fs", self.name, reason, attempt + 1, delay)
             await asyncio.sleep(delay)
             attempt += 1
+            if retry_as is not None:
+                request = retry_as(attempt)
 
-    async def _post(self, body: bytes, timeout: float) -> httpx.Response:
-        """POST ``body``; the answer's status and headers, its body read no further than
-        ``MAX_RESPONSE_BYTES`` (a longer one closes the connection unread)."""
-        request = self._client.build_request(
-            "POST", self._uri, content=body, headers=self._headers, timeout=timeout
+    async def _exchange(
+        self, request: WireRequest, timeout: float
+    ) -> tuple[int, bytes, float | None]:
+        """The answer's status, first bytes (at most ``MAX_RESPONSE_BYTES``, a longer
+        body closes the connection unread) and ``Retry-After``."""
+        built = self._client.build_request(
+            request.method,
+            request.url,
+            content=request.body,
+            headers=list(request.headers),
+            timeout=timeout,
         )
-        response = await self._client.send(request, stream=True)
+        response = await self._client.send(built, stream=True)
+        head = bytearray()
         try:
-            read = 0
             async for chunk in response.aiter_raw():
-                read += len(chunk)
-                if read > MAX_RESPONSE_BYTES:
+                head += chunk
+                if len(head) > MAX_RESPONSE_BYTES:
                     break
         finally:
             await response.aclose()
-        return response
+        return response.status_code, bytes(head[:MAX_RESPONSE_BYTES]), _retry_after(response)
+
+
+def _bind(
+    rotate: Callable[[int, int], WireRequest] | None, index: int
+) -> Callable[[int], WireRequest] | None:
+    if rotate is None:
+        return None
+    return lambda attempt: rotate(index, attempt)

@@ -20,7 +20,9 @@ from typing import Annotated, Any, Final, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["DemoLogsConfig", "demo_event"]
+from tidegate.components.base import BuildContext, Component, NodeRef
+
+__all__ = ["COMPONENT", "DemoLogsConfig", "demo_event"]
 
 DemoFormat = Literal["json", "apache_common", "apache_error", "syslog", "bsd_syslog", "shuffle"]
 
@@ -97,3 +99,16 @@ def demo_event(config: DemoLogsConfig, number: int, now_ms: int) -> dict[str, An
     else:  # shuffle
         text = config.lines[number % len(config.lines)]
     return {"message": text, "timestamp": now_ms}
+
+
+def _build(_config: DemoLogsConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[DemoLogsConfig] = Component(
+    kind="source",
+    type="demo-logs",
+    config_model=DemoLogsConfig,
+    build=_build,
+    describe="Generated events (`format`: json, apache_common, apache_error, syslog, bsd_syslog, shuffle) every `interval_secs`",
+)

@@ -33,13 +33,25 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from pydantic import BaseModel, ConfigDict
 
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
+from tidegate.components.sources.push import Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from tidegate.gateway.body import MAX_DEPTH, MAX_EVENTS, checked_event, media_type
 
-__all__ = ["LOGS_PATH", "otlp_answer", "otlp_log_events"]
+__all__ = [
+    "COMPONENT",
+    "LOGS_PATH",
+    "PATHS",
+    "OpenTelemetryLogsConfig",
+    "otlp_answer",
+    "otlp_log_events",
+    "receive",
+]
 
 LOGS_PATH: Final = "v1/logs"
+PATHS: Final = frozenset({LOGS_PATH})
 _PROTOBUF: Final = frozenset({"application/x-protobuf", "application/protobuf"})
 _HEX: Final = re.compile(r"^[0-9a-fA-F]*$")
 
@@ -175,3 +187,31 @@ def otlp_answer(is_json: bool) -> tuple[bytes, str]:
     if is_json:
         return b"{}", "application/json"
     return ExportLogsServiceResponse().SerializeToString(), "application/x-protobuf"
+
+
+class OpenTelemetryLogsConfig(BaseModel):
+    """No options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def receive(_config: OpenTelemetryLogsConfig, push: Push) -> Received:
+    events, is_json = otlp_log_events(push.body, content_type=push.content_type)
+    answer, media = otlp_answer(is_json)
+    return Received(events, answer=answer, media_type=media)
+
+
+def _build(_config: OpenTelemetryLogsConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[OpenTelemetryLogsConfig] = Component(
+    kind="source",
+    type="open-telemetry-logs",
+    config_model=OpenTelemetryLogsConfig,
+    build=_build,
+    describe="OTLP/HTTP logs (protobuf or JSON) at `/v1/logs` under the gateway route",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

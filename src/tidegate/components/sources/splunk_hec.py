@@ -28,15 +28,29 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from pydantic import BaseModel, ConfigDict
+
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
+from tidegate.components.sources.push import Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway.body import MAX_EVENTS, checked_event
 
-__all__ = ["EVENT_PATHS", "RAW_PATHS", "hec_events", "hec_raw_events"]
+__all__ = [
+    "COMPONENT",
+    "EVENT_PATHS",
+    "PATHS",
+    "RAW_PATHS",
+    "SplunkHecConfig",
+    "hec_events",
+    "hec_raw_events",
+    "receive",
+]
 
 EVENT_PATHS: Final = frozenset(
     {"services/collector", "services/collector/event", "services/collector/event/1.0"}
 )
 RAW_PATHS: Final = frozenset({"services/collector/raw", "services/collector/raw/1.0"})
+PATHS: Final = EVENT_PATHS | RAW_PATHS
 SUCCESS: Final = b'{"text":"Success","code":0}'
 
 _DECODER: Final = json.JSONDecoder(parse_constant=lambda name: _refuse(name))
@@ -129,3 +143,37 @@ def hec_raw_events(body: bytes, *, defaults: Mapping[str, Any]) -> list[dict[str
     if not events:
         raise BadRequest("Empty body")
     return events
+
+
+class SplunkHecConfig(BaseModel):
+    """No options: the route's access keys are the HEC tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_DEFAULTS: Final = ("host", "source", "sourcetype", "index")
+
+
+def receive(_config: SplunkHecConfig, push: Push) -> Received:
+    defaults = {name: push.query[name] for name in _DEFAULTS if push.query.get(name)}
+    if push.path in RAW_PATHS:
+        events = hec_raw_events(push.body, defaults=defaults)
+    else:
+        events = hec_events(push.body, defaults=defaults)
+    return Received(events, answer=SUCCESS, media_type="application/json")
+
+
+def _build(_config: SplunkHecConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[SplunkHecConfig] = Component(
+    kind="source",
+    type="splunk-hec",
+    config_model=SplunkHecConfig,
+    build=_build,
+    describe="Splunk HTTP Event Collector under the gateway route: `/services/collector/event` and `/services/collector/raw`; `Authorization: Splunk <access key>`",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

@@ -15,15 +15,19 @@ stored sealed) are checked before this, as for every source of the route.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tidegate.components.sources.decoding import Decoding
+from tidegate.components.base import BuildContext, Component, Needs, NodeRef
+from tidegate.components.sources.decoding import Decoding, decode_events
+from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import Unauthorized
 from tidegate.gateway.signature import verify_signature
 
-__all__ = ["WebhookConfig", "check_webhook_signature"]
+__all__ = ["COMPONENT", "PATHS", "WebhookConfig", "check_webhook_signature", "receive"]
+
+PATHS: Final = frozenset({ROUTE_ITSELF})
 
 
 class WebhookConfig(BaseModel):
@@ -41,3 +45,26 @@ def check_webhook_signature(
         raise Unauthorized(
             f"{what} X-Hub-Signature: send <sha1|sha256|sha384|sha512>=<hex HMAC of the body>"
         )
+
+
+def receive(config: WebhookConfig, push: Push) -> Received:
+    check_webhook_signature(config, raw_body=push.raw, signature=push.signature)
+    return Received(
+        decode_events(push.body, decoding=config.decoding, content_type=push.content_type)
+    )
+
+
+def _build(_config: WebhookConfig, _context: BuildContext, _node: NodeRef) -> None:
+    return None
+
+
+COMPONENT: Component[WebhookConfig] = Component(
+    kind="source",
+    type="webhook",
+    config_model=WebhookConfig,
+    build=_build,
+    describe="Events POSTed to the gateway route, signed: `X-Hub-Signature: <sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` under `signing_key`",
+    needs=Needs(gateway_route=True),
+    receive=receive,
+    paths=PATHS,
+)

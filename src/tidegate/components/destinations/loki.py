@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
 
+from tidegate.components.base import Component
+from tidegate.components.destinations.outbound import outbound_component
 from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Auth,
@@ -38,7 +40,7 @@ from tidegate.components.destinations.wire import (
 )
 from tidegate.logs.timestamps import epoch_ms
 
-__all__ = ["LokiConfig", "loki_requests"]
+__all__ = ["COMPONENT", "LokiConfig", "loki_requests"]
 
 # Loki refuses a stream without labels: when every label renders empty.
 _FALLBACK_STREAM = (("agent", "tidegate"),)
@@ -142,3 +144,18 @@ def loki_requests(
         size += cost
     flush()
     return requests
+
+
+def _encode(
+    config: LokiConfig, events: list[Any], received_ms: int, _attempt: int
+) -> list[WireRequest]:
+    return loki_requests(events, config, received_ms=received_ms)
+
+
+COMPONENT: Component[LokiConfig] = outbound_component(
+    type_="loki",
+    config_model=LokiConfig,
+    encode=_encode,
+    urls=lambda config: [("/endpoint", config.endpoint)],
+    describe="Loki's push API (`/loki/api/v1/push`, JSON), streams by `labels`",
+)

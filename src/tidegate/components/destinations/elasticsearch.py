@@ -26,6 +26,8 @@ from urllib.parse import quote
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
 
+from tidegate.components.base import Component
+from tidegate.components.destinations.outbound import outbound_component
 from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Auth,
@@ -37,7 +39,7 @@ from tidegate.components.destinations.wire import (
 )
 from tidegate.logs.timestamps import epoch_ms
 
-__all__ = ["ElasticsearchConfig", "bulk_accepted", "elasticsearch_requests"]
+__all__ = ["COMPONENT", "ElasticsearchConfig", "bulk_accepted", "elasticsearch_requests"]
 
 _STRFTIME: Final = re.compile(r"%[YmdH]")
 _ERRORS_TRUE: Final = re.compile(rb'"errors"\s*:\s*true')
@@ -112,3 +114,20 @@ def elasticsearch_requests(
 def bulk_accepted(head: bytes) -> bool:
     """Whether a 2xx bulk answer (its first bytes) took every document."""
     return _ERRORS_TRUE.search(head) is None
+
+
+def _encode(
+    config: ElasticsearchConfig, events: list[Any], received_ms: int, attempt: int
+) -> list[WireRequest]:
+    return elasticsearch_requests(events, config, received_ms=received_ms, endpoint=attempt)
+
+
+COMPONENT: Component[ElasticsearchConfig] = outbound_component(
+    type_="elasticsearch",
+    config_model=ElasticsearchConfig,
+    encode=_encode,
+    urls=lambda config: [(f"/endpoints/{n}", url) for n, url in enumerate(config.endpoints)],
+    describe="Elasticsearch's bulk API (NDJSON) into `index`; a retry goes to the next endpoint",
+    accepted=bulk_accepted,
+    rotating=True,
+)

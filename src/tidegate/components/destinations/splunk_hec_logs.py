@@ -22,6 +22,8 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
 
+from tidegate.components.base import Component
+from tidegate.components.destinations.outbound import outbound_component
 from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Compression,
@@ -33,7 +35,7 @@ from tidegate.components.destinations.wire import (
 )
 from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, string_form
 
-__all__ = ["SplunkHecLogsConfig", "splunk_hec_requests"]
+__all__ = ["COMPONENT", "SplunkHecLogsConfig", "splunk_hec_requests"]
 
 
 class SplunkHecLogsConfig(BaseModel):
@@ -128,3 +130,18 @@ def splunk_hec_requests(events: Sequence[Any], config: SplunkHecLogsConfig) -> l
         size += len(chunk)
     flush()
     return requests
+
+
+def _encode(
+    config: SplunkHecLogsConfig, events: list[Any], _received_ms: int, _attempt: int
+) -> list[WireRequest]:
+    return splunk_hec_requests(events, config)
+
+
+COMPONENT: Component[SplunkHecLogsConfig] = outbound_component(
+    type_="splunk-hec-logs",
+    config_model=SplunkHecLogsConfig,
+    encode=_encode,
+    urls=lambda config: [("/endpoint", config.endpoint)],
+    describe="Splunk HTTP Event Collector (`/services/collector/event`, `Splunk <token>`)",
+)
