@@ -162,3 +162,45 @@ async def test_publish_refuses_loose_ends_unless_allowed(client: AppClient) -> N
     # Another account's pipeline: exactly as a missing one.
     other = await new_account(client)
     assert_v3_error(await publish_raw(client, other, pipeline_id), 404)
+
+
+async def test_route_names_outputs_the_provider_did_not(client: AppClient) -> None:
+    """The Terraform provider sends a route's conditionals with a label and no
+    output_name, and reads each one's ``_output_name`` and the node's outputs[]."""
+    account = await new_account(client)
+    pipeline_id = await make_pipeline(client, account)
+    leaf = {"field": ".level", "str_operator": "equal", "value": "error", "negate": False}
+    body = {
+        "type": "route",
+        "user_config": {
+            "conditionals": [
+                {"label": "Errors", "conditional": {"expressions": [leaf]}},
+                {"label": "Errors", "conditional": {"expressions": [leaf]}},
+                {"label": "", "conditional": {"expressions": [leaf]}},
+            ]
+        },
+        "generation_id": 0,
+    }
+    created = await client.post(
+        f"/v3/pipeline/{pipeline_id}/transform", json=body, headers=account.headers
+    )
+    assert created.status_code == 201, created.text
+    node = created.json()["data"]
+    names = [c["_output_name"] for c in node["user_config"]["conditionals"]]
+    assert names == ["errors", "errors-2", "output-3"]
+    assert [o["id"] for o in node["outputs"]] == [
+        f"{node['id']}.{name}" for name in [*names, "_unmatched"]
+    ]
+    # The same body again (PUT, as the provider does): the same names.
+    again = await client.put(
+        f"/v3/pipeline/{pipeline_id}/transform/{node['id']}", json=body, headers=account.headers
+    )
+    assert [c["_output_name"] for c in again.json()["data"]["user_config"]["conditionals"]] == names
+    # An output is an input like any node's.
+    await add_node(
+        client,
+        account,
+        pipeline_id,
+        "destination",
+        {"type": "blackhole", "inputs": [f"{node['id']}.errors-2", f"{node['id']}._unmatched"]},
+    )
