@@ -22,6 +22,7 @@ from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
 from tidegate.ratelimit import (
     MemoryRateLimiter,
@@ -70,6 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url
             else None
         )
+        tail = create_tail_broker(redis)
+        ingest = IngestRuntime.from_settings(settings)
+        ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -78,12 +82,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
             redis=redis,
-            tail=create_tail_broker(redis),
-            ingest=IngestRuntime.from_settings(settings),
+            tail=tail,
+            ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
+            intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
         )
         await app.state.tidegate.tail.start()
-        app.state.tidegate.ingest.start(db)
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         try:
             yield
