@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
+from tidegate.alerts.runner import AlertRunner
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
@@ -89,9 +90,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         await app.state.tidegate.tail.start()
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
+        # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
+        alerts = (
+            AlertRunner(db, app.state.tidegate.sealer, settings)
+            if settings.alerts_enabled
+            else None
+        )
+        if alerts is not None:
+            alerts.start()
         try:
             yield
         finally:
+            if alerts is not None:
+                await alerts.close()
             await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()
