@@ -16,10 +16,12 @@ from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
 from tidegate.gateway.endpoints import router as gateway_router
+from tidegate.groups.endpoints import router as groups_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
 from tidegate.logs.tail_endpoints import router as tail_router
+from tidegate.members.endpoints import router as members_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
@@ -52,6 +54,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (keys_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),
         (boards_router, CONTENT),
+        (members_router, CONFIG),
+        (groups_router, CONFIG),
         (usage_router, requires(READ)),
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
         (gateway_routes_router, CONFIG),
