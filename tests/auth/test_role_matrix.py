@@ -139,6 +139,7 @@ async def test_each_role_may_do_exactly_what_its_permission_allows(client: AppCl
     ids["groupId"] = group.json()["id"]
     spare = await add_person(client.database_url, account_id=account.account_id, role="member")
     ids["email"] = spare.email
+    ids["account"] = account.data["account"]
     browsers = await _people(client, account.account_id)
     before = await snapshot(client, account, ids)
 

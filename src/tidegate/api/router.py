@@ -12,6 +12,8 @@ from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate
 from tidegate.auth.roles import Permission, by_method, requires
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.cli_auth.endpoints import login_router as cli_login_router
+from tidegate.cli_auth.endpoints import router as cli_router
 from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
@@ -25,6 +27,7 @@ from tidegate.members.endpoints import router as members_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
+from tidegate.sessions.endpoints import account_router as auth_account_router
 from tidegate.sessions.endpoints import router as sessions_router
 from tidegate.users.endpoints import router as users_router
 
@@ -47,6 +50,10 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     # reads declare theirs on the route).
     target.include_router(sessions_router)
     target.include_router(users_router)
+    # logdna-cli: /login takes Basic e-mail:password; /info and /orgs any credential.
+    target.include_router(cli_login_router)
+    target.include_router(cli_router)
+    target.include_router(auth_account_router)
     authenticated = Depends(authenticate)
     for router, permission in (
         (enterprise_router, requires(Permission.ENTERPRISE)),
