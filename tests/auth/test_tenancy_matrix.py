@@ -44,6 +44,19 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/source/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/processor/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/destination/{node_id}"): {"title": "pwned"},
+    ("PUT", "/v3/pipeline/{pipeline_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/{pipeline_id}/publish"): {},
+    ("POST", "/v3/pipeline/{pipeline_id}/transform"): {"type": "filter", "user_config": FILTER},
+    ("POST", "/v3/pipeline/{pipeline_id}/sink"): {"type": "blackhole"},
+    ("PUT", "/v3/pipeline/{pipeline_id}/source/{node_id}"): {"type": "http"},
+    ("PUT", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {
+        "type": "filter",
+        "user_config": FILTER,
+    },
+    ("PUT", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"type": "blackhole"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
     ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
     ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
 }
@@ -127,9 +140,16 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         values["id"] = ids["service_key"]
     elif path.startswith("/v1/config/ingestion/exclusions/"):
         values["id"] = ids["exclusion"]
-    for kind in ("source", "processor", "destination"):
-        if f"/{kind}/" in path:
+    for segment, kind in (
+        ("source", "source"),
+        ("processor", "processor"),
+        ("transform", "processor"),
+        ("destination", "destination"),
+        ("sink", "destination"),
+    ):
+        if f"/{segment}/" in path:
             values["node_id"] = ids[kind]
+    values["component_id"] = ids["processor"]
     try:
         return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
     except KeyError:
