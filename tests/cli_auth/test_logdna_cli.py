@@ -105,8 +105,13 @@ async def test_login_info_orgs_and_a_signed_search_against_a_real_server(
         assert refused.status_code == 401
         assert "error" in refused.json()  # the CLI prints body.error
 
+        last_ts = [0]
+
         def signed(path: str, email: str | None, **params: Any) -> str:
-            ts = int(time.time() * 1000)
+            # The signature covers only (email, id, ts): two calls in one millisecond
+            # would carry the same one, and the second would be refused as a replay.
+            ts = max(int(time.time() * 1000), last_ts[0] + 1)
+            last_ts[0] = ts
             query = signed_query(email, config["account"], config["token"], ts)
             return url(base, path, {**query, **params})
 
