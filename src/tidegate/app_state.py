@@ -18,6 +18,8 @@ from tidegate.db.engine import Database
 
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
+    from tidegate.auth.signed_query import ReplayGuard
+    from tidegate.auth.signin_limit import FailureCounter
     from tidegate.ingest.runtime import IngestRuntime
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
@@ -40,6 +42,9 @@ class AppState:
     pipelines: Runtime
     # The one writer of log lines (ingestion and the pipeline's log store).
     intake: LineIntake
+    # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
+    replay: ReplayGuard
+    signin_failures: FailureCounter
 
 
 def app_state(request: Request) -> AppState:
