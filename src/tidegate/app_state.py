@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fastapi import Request
 from redis.asyncio import Redis
+from starlette.requests import HTTPConnection
 
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
@@ -28,6 +28,7 @@ class AppState:
     ingest: IngestRuntime = field(default_factory=IngestRuntime)
 
 
-def app_state(request: Request) -> AppState:
-    state: AppState = request.app.state.tidegate
+def app_state(connection: HTTPConnection) -> AppState:
+    """Of a request or a WebSocket."""
+    state: AppState = connection.app.state.tidegate
     return state

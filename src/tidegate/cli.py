@@ -11,6 +11,9 @@ from collections.abc import Sequence
 
 from tidegate.config import Settings
 
+# WebSocket messages a client may send (live tail's clients send none but pings).
+WS_MAX_MESSAGE_BYTES = 64 * 1024
+
 
 def _prepare_metrics_dir(settings: Settings) -> None:
     """Give every worker one place for its Prometheus values (docs/throttle.md#metrics).
@@ -73,6 +76,8 @@ def _serve(args: argparse.Namespace) -> int:
         # Live-tail streams never end by themselves; without a limit a stop would wait
         # for every subscriber to hang up. Requests still running after this are cancelled.
         timeout_graceful_shutdown=10,
+        # WebSocket live tail: clients send nothing but pings; a message is at most this.
+        ws_max_size=WS_MAX_MESSAGE_BYTES,
     )
     return 0
 

@@ -234,9 +234,12 @@ class RedactCredentials(logging.Filter):
 
 
 def log_config() -> dict[str, Any]:
-    """uvicorn's logging configuration with the credential filter on the access log
-    (given to uvicorn, so every worker process installs it)."""
+    """uvicorn's logging configuration with the credential filter on the access log and
+    the error log (given to uvicorn, so every worker process installs it)."""
     config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["redact_credentials"] = {"()": f"{__name__}.RedactCredentials"}
     config["handlers"]["access"]["filters"] = ["redact_credentials"]
+    # WebSocket handshakes are logged on the error log ('"WebSocket /ws/tail?..."
+    # [accepted]'), with their query, which may hold a service key.
+    config["handlers"]["default"]["filters"] = ["redact_credentials"]
     return config

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
+from starlette.requests import HTTPConnection
 
 from tidegate.app_state import app_state
 from tidegate.auth import repository
@@ -52,8 +53,9 @@ def _presented_key(authorization: str | None, servicekey: str | None) -> str | N
 _PRINCIPAL = "tidegate.principal"
 
 
-async def principal_of(request: Request) -> Principal:
-    """The request's principal, resolved on first use and kept in the request scope."""
+async def principal_of(request: HTTPConnection) -> Principal:
+    """The request's principal, resolved on first use and kept in the request scope.
+    Also of a WebSocket (``/ws/tail``), whose handshake is authenticated the same way."""
     principal: Principal | None = request.scope.get(_PRINCIPAL)
     if principal is None:
         principal = await _resolve(request)
@@ -72,9 +74,14 @@ async def authenticate(
     return await principal_of(request)
 
 
-async def _resolve(request: Request) -> Principal:
+async def _resolve(request: HTTPConnection) -> Principal:
     headers = request.headers
-    secret = _presented_key(headers.get("authorization"), headers.get("servicekey"))
+    # The platform's older clients (logdna-cli) also pass the service key as a query
+    # parameter; a header wins when both are sent.
+    secret = _presented_key(
+        headers.get("authorization"),
+        headers.get("servicekey") or request.query_params.get("servicekey"),
+    )
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)

@@ -8,7 +8,7 @@ line is selected when it matches every part that was given.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tidegate.errors import BadRequest
 from tidegate.search import LogLine, Query, QuerySyntaxError, compile_query
@@ -27,10 +27,16 @@ def split_list(raw: str | None, *, name: str) -> frozenset[str]:
 
 
 def parse_line_filter(
-    *, hosts: str | None, apps: str | None, levels: str | None, query: str | None
+    *,
+    hosts: str | None,
+    apps: str | None,
+    levels: str | None,
+    query: str | None,
+    account_id: str | None = None,
 ) -> LineFilter:
     """The filter of a request's ``hosts``, ``apps``, ``levels`` (comma lists) and
-    ``query``; a 400 naming the parameter (and for a query the column) otherwise."""
+    ``query``; a 400 naming the parameter (and for a query the column) otherwise.
+    ``account_id``: the account whose lines it selects (what ``_account:`` tests)."""
     text = query.strip() if query and query.strip() else None
     if text is not None and "\x00" in text:
         raise BadRequest("query: must not contain NUL characters")
@@ -43,6 +49,7 @@ def parse_line_filter(
         apps=split_list(apps, name="apps"),
         levels=split_list(levels, name="levels"),
         query=compiled,
+        account_id=account_id,
     )
 
 
@@ -52,6 +59,12 @@ class LineFilter:
     apps: frozenset[str] = frozenset()
     levels: frozenset[str] = frozenset()
     query: Query | None = None
+    # The account the lines belong to, for ``_account:<value>`` (``bound_to``).
+    account_id: str | None = None
+
+    def bound_to(self, account_id: str) -> LineFilter:
+        """This filter, reading the lines of ``account_id``."""
+        return replace(self, account_id=account_id)
 
     @property
     def query_text(self) -> str | None:
@@ -80,5 +93,13 @@ class LineFilter:
         if self.query is None:
             return True
         return self.query.matches(
-            LogLine(line, host=host, app=app, level=level, file=file, meta=meta)
+            LogLine(
+                line,
+                host=host,
+                app=app,
+                level=level,
+                file=file,
+                meta=meta,
+                account=self.account_id,
+            )
         )

@@ -106,6 +106,11 @@ class TailLine:
             meta=self.meta,
         )
 
+    def tagged_any(self, tags: frozenset[str]) -> bool:
+        """Whether one of the line's tags is in ``tags`` (case-folded, as the ``tags``
+        filter of live tail lists them)."""
+        return self.tags is not None and any(tag.casefold() in tags for tag in self.tags)
+
     def to_wire(self) -> list[Any]:
         return [
             self.line, self.ts, self.host, self.app, self.level, self.env, self.file,
@@ -144,11 +149,20 @@ class TailUnavailable(Exception):
 
 
 class Subscription:
-    """One reader's bounded queue. Filled by the broker, drained by the reader."""
+    """One reader's bounded queue. Filled by the broker, drained by the reader.
 
-    def __init__(self, account_id: str, line_filter: LineFilter, max_queued: int) -> None:
+    ``tags`` (case-folded): when given, only lines carrying one of them are queued."""
+
+    def __init__(
+        self,
+        account_id: str,
+        line_filter: LineFilter,
+        max_queued: int,
+        tags: frozenset[str] = frozenset(),
+    ) -> None:
         self.account_id = account_id
         self.line_filter = line_filter
+        self.tags = tags
         self.max_queued = max_queued
         self.closed = False
         self._queue: deque[TailLine] = deque()
@@ -159,8 +173,11 @@ class Subscription:
         """Queue the lines that pass the filter; never blocks, never grows past the
         bound (the oldest queued lines make room and are counted as dropped)."""
         select = self.line_filter
+        tags = self.tags
         queued = False
         for item in lines:
+            if tags and not item.tagged_any(tags):
+                continue
             if select.selects_everything or item.selected_by(select):
                 if len(self._queue) >= self.max_queued:
                     self._queue.popleft()
@@ -231,13 +248,13 @@ class TailBroker:
 
     @contextlib.asynccontextmanager
     async def subscribe(
-        self, account_id: str, line_filter: LineFilter
+        self, account_id: str, line_filter: LineFilter, *, tags: frozenset[str] = frozenset()
     ) -> AsyncIterator[Subscription]:
         """Lines published after this returns reach the subscription (across
         processes too, with Redis: it returns once the channel is subscribed)."""
         if self.subscriber_count(account_id) >= self.max_subscribers_per_account:
             raise TooManySubscribers(account_id)
-        subscription = Subscription(account_id, line_filter, self.max_queued)
+        subscription = Subscription(account_id, line_filter, self.max_queued, tags)
         self._subscribers[account_id].add(subscription)
         try:
             await self._on_first_subscriber(account_id)
