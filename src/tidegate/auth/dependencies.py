@@ -76,12 +76,7 @@ async def authenticate(
 
 async def _resolve(request: HTTPConnection) -> Principal:
     headers = request.headers
-    # The platform's older clients (logdna-cli) also pass the service key as a query
-    # parameter; a header wins when both are sent.
-    secret = _presented_key(
-        headers.get("authorization"),
-        headers.get("servicekey") or request.query_params.get("servicekey"),
-    )
+    secret = _presented_key(headers.get("authorization"), headers.get("servicekey"))
     if secret is None:
         raise Unauthorized("Missing credentials: send Authorization: Token <key>")
     key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)

@@ -3,8 +3,9 @@ open it (docs/export-and-tail.md, "Live tail over WebSocket").
 
 Query: ``q`` (the search syntax), ``hosts``, ``apps``, ``levels``, ``tags`` (comma
 lists; empty means all). Credentials: whatever the management API accepts
-(``Authorization: Token``, the ``servicekey`` header or query parameter, ...), read by
-the same resolver, which also counts the connection once against the rate limit.
+(``Authorization: Token`` as mzm sends it, the ``servicekey`` header, ...) and the
+``servicekey`` query parameter, read by the same resolver, which also counts the
+connection once against the rate limit.
 
 Every text frame is one JSON object ``{"e": ..., "p": ...}``:
 - ``{"e": "p", "p": [line, ...]}``: lines, each the export's record (``_ts``, ``_host``,
@@ -32,6 +33,7 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket
+from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from tidegate.api.error_handlers import render
@@ -72,7 +74,7 @@ async def tail_socket(websocket: WebSocket) -> None:
     """Stream the account's lines as they arrive, in the platform's ``{e, p}`` frames."""
     state = app_state(websocket)
     try:
-        principal = await principal_of(websocket)
+        principal = await principal_of(_with_query_key(websocket))
         account_id = principal.account()
         line_filter, tags = socket_filter(websocket.query_params, account_id=account_id)
         broker = state.tail
@@ -120,6 +122,20 @@ async def tail_socket(websocket: WebSocket) -> None:
         pass
     finally:
         await client.stop()
+
+
+def _with_query_key(websocket: WebSocket) -> HTTPConnection:
+    """The handshake as the resolver reads it. logdna-cli's tail may carry a service key
+    as ``?servicekey=`` (the platform's older clients do); it is presented to the
+    resolver as the legacy ``servicekey`` header, unless a credential header was sent.
+    (Browsers cannot set headers on a WebSocket either.)"""
+    key = websocket.query_params.get("servicekey")
+    headers = websocket.headers
+    if not key or not key.isascii() or "authorization" in headers or "servicekey" in headers:
+        return websocket
+    scope = dict(websocket.scope)
+    scope["headers"] = [*websocket.scope["headers"], (b"servicekey", key.encode("latin-1"))]
+    return HTTPConnection(scope)
 
 
 def socket_filter(
