@@ -8,7 +8,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.auth.scope import scoped_query
 from tidegate.db.session import SessionDep
 from tidegate.export import schemas, service
 
@@ -39,6 +40,7 @@ async def export_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
     from_: FromParam = None,
     to: ToParam = None,
     size: Annotated[Text, Query(description="Lines per page, 1 to 10000 (default 10000)")] = None,
@@ -60,7 +62,8 @@ async def export_lines(
         hosts=hosts,
         apps=apps,
         levels=levels,
-        query=query,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(query, principal.scope),
         prefer=prefer,
         pagination_id=pagination_id,
     )

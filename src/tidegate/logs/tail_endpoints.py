@@ -25,6 +25,7 @@ from fastapi.responses import StreamingResponse
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import CurrentPrincipal
+from tidegate.auth.scope import scoped_query
 from tidegate.errors import RateLimited
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailBroker, TailUnavailable, TooManySubscribers
@@ -61,8 +62,13 @@ async def tail_lines(
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
+    # A person in groups sees only their scope (docs/people.md, "Groups").
     line_filter = parse_line_filter(
-        hosts=hosts, apps=apps, levels=levels, query=query, account_id=account_id
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        query=scoped_query(query, principal.scope),
+        account_id=account_id,
     )
     state = app_state(request)
     broker = state.tail
@@ -72,7 +78,7 @@ async def tail_lines(
         _events(
             request=request,
             broker=broker,
-            credential=TailCredential(state=state, key_id=principal.key_id, account_id=account_id),
+            credential=TailCredential(state=state, principal=principal, account_id=account_id),
             line_filter=line_filter,
         ),
         media_type="text/event-stream",

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from tidegate.app_state import AppState
+from tidegate.auth.principal import Principal
 from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.tail import TailBroker, TailLine
@@ -33,12 +34,13 @@ UNAVAILABLE = "Live tail is unavailable, try again"
 
 
 class TailCredential:
-    """The stream's key, re-checked in the database every ``tail_recheck_s`` seconds."""
+    """The stream's credential (a key, a person's membership, a browser session),
+    re-checked in the database every ``tail_recheck_s`` seconds."""
 
-    def __init__(self, *, state: AppState, key_id: str, account_id: str) -> None:
+    def __init__(self, *, state: AppState, principal: Principal, account_id: str) -> None:
         self._sessions = state.db.read_sessions
         self._interval = state.settings.tail_recheck_s
-        self.key_id = key_id
+        self.principal = principal
         self.account_id = account_id
         self._checked_at = time.monotonic()
         self._failures = 0
@@ -51,12 +53,12 @@ class TailCredential:
         self._checked_at = now
         try:
             async with self._sessions() as session:
-                reason = await tail_repository.revoked_reason(
-                    session=session, key_id=self.key_id, account_id=self.account_id
+                reason = await tail_repository.principal_revoked_reason(
+                    session=session, principal=self.principal, account_id=self.account_id
                 )
         except Exception:  # the database is unreachable: try again at the next check
             self._failures += 1
-            log.warning("live tail could not re-check key %s", self.key_id, exc_info=True)
+            log.warning("live tail could not re-check its credential", exc_info=True)
             if self._failures >= MAX_FAILED_RECHECKS:
                 return "Live tail could not re-check its credentials, reconnect"
             return None

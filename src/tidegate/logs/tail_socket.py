@@ -39,6 +39,8 @@ from starlette.websockets import WebSocketDisconnect, WebSocketState
 from tidegate.api.error_handlers import render
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import principal_of
+from tidegate.auth.roles import Permission
+from tidegate.auth.scope import AccessScope, scoped_query
 from tidegate.errors import ApiError, RateLimited, ServiceUnavailable
 from tidegate.logs.filtering import LineFilter, parse_line_filter, split_list
 from tidegate.logs.tail import TailUnavailable, TooManySubscribers
@@ -75,15 +77,18 @@ async def tail_socket(websocket: WebSocket) -> None:
     state = app_state(websocket)
     try:
         principal = await principal_of(_with_query_key(websocket))
+        principal.require(Permission.READ)
         account_id = principal.account()
-        line_filter, tags = socket_filter(websocket.query_params, account_id=account_id)
+        line_filter, tags = socket_filter(
+            websocket.query_params, account_id=account_id, scope=principal.scope
+        )
         broker = state.tail
         if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
             raise RateLimited(TOO_MANY_STREAMS, headers={"Retry-After": "10"})
     except ApiError as error:
         await _refuse(websocket, error)
         return
-    credential = TailCredential(state=state, key_id=principal.key_id, account_id=account_id)
+    credential = TailCredential(state=state, principal=principal, account_id=account_id)
     client = _Incoming(websocket)
     try:
         async for event in stream_events(
@@ -139,15 +144,16 @@ def _with_query_key(websocket: WebSocket) -> HTTPConnection:
 
 
 def socket_filter(
-    params: Mapping[str, str], *, account_id: str
+    params: Mapping[str, str], *, account_id: str, scope: AccessScope | None
 ) -> tuple[LineFilter, frozenset[str]]:
     """The stream's filter from its query: ``q`` (``query`` also accepted, as on
-    ``/v1/tail``) and the comma lists; a ``BadRequest`` naming the parameter otherwise."""
+    ``/v1/tail``) and the comma lists, within a person's groups' ``scope``
+    (docs/people.md, "Groups"); a ``BadRequest`` naming the parameter otherwise."""
     line_filter = parse_line_filter(
         hosts=params.get("hosts"),
         apps=params.get("apps"),
         levels=params.get("levels"),
-        query=params.get("q") or params.get("query"),
+        query=scoped_query(params.get("q") or params.get("query"), scope),
         account_id=account_id,
     )
     return line_filter, split_list(params.get("tags"), name="tags")
