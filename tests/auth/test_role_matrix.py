@@ -139,6 +139,9 @@ async def test_each_role_may_do_exactly_what_its_permission_allows(client: AppCl
     ids["groupId"] = group.json()["id"]
     spare = await add_person(client.database_url, account_id=account.account_id, role="member")
     ids["email"] = spare.email
+    ids["account"] = account.data["account"]
+    # Usage paths name a kind of field and a value, not a resource.
+    ids["kind"], ids["name"] = "apps", "web"
     browsers = await _people(client, account.account_id)
     before = await snapshot(client, account, ids)
 

@@ -104,12 +104,8 @@ class TailLine:
             level=self.level,
             file=self.file,
             meta=self.meta,
+            tags=self.tags,
         )
-
-    def tagged_any(self, tags: frozenset[str]) -> bool:
-        """Whether one of the line's tags is in ``tags`` (case-folded, as the ``tags``
-        filter of live tail lists them)."""
-        return self.tags is not None and any(tag.casefold() in tags for tag in self.tags)
 
     def to_wire(self) -> list[Any]:
         return [
@@ -149,20 +145,11 @@ class TailUnavailable(Exception):
 
 
 class Subscription:
-    """One reader's bounded queue. Filled by the broker, drained by the reader.
+    """One reader's bounded queue. Filled by the broker, drained by the reader."""
 
-    ``tags`` (case-folded): when given, only lines carrying one of them are queued."""
-
-    def __init__(
-        self,
-        account_id: str,
-        line_filter: LineFilter,
-        max_queued: int,
-        tags: frozenset[str] = frozenset(),
-    ) -> None:
+    def __init__(self, account_id: str, line_filter: LineFilter, max_queued: int) -> None:
         self.account_id = account_id
         self.line_filter = line_filter
-        self.tags = tags
         self.max_queued = max_queued
         self.closed = False
         self._queue: deque[TailLine] = deque()
@@ -173,11 +160,8 @@ class Subscription:
         """Queue the lines that pass the filter; never blocks, never grows past the
         bound (the oldest queued lines make room and are counted as dropped)."""
         select = self.line_filter
-        tags = self.tags
         queued = False
         for item in lines:
-            if tags and not item.tagged_any(tags):
-                continue
             if select.selects_everything or item.selected_by(select):
                 if len(self._queue) >= self.max_queued:
                     self._queue.popleft()
@@ -248,13 +232,13 @@ class TailBroker:
 
     @contextlib.asynccontextmanager
     async def subscribe(
-        self, account_id: str, line_filter: LineFilter, *, tags: frozenset[str] = frozenset()
+        self, account_id: str, line_filter: LineFilter
     ) -> AsyncIterator[Subscription]:
         """Lines published after this returns reach the subscription (across
         processes too, with Redis: it returns once the channel is subscribed)."""
         if self.subscriber_count(account_id) >= self.max_subscribers_per_account:
             raise TooManySubscribers(account_id)
-        subscription = Subscription(account_id, line_filter, self.max_queued, tags)
+        subscription = Subscription(account_id, line_filter, self.max_queued)
         self._subscribers[account_id].add(subscription)
         try:
             await self._on_first_subscriber(account_id)

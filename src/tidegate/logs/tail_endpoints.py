@@ -60,6 +60,7 @@ async def tail_lines(
     apps: Annotated[Text, Query(description="Comma list of apps")] = None,
     levels: Annotated[Text, Query(description="Comma list of levels")] = None,
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    tags: Annotated[Text, Query(description="Comma list of tags (any of them)")] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
     # A person in groups sees only their scope (docs/people.md, "Groups").
@@ -67,6 +68,7 @@ async def tail_lines(
         hosts=hosts,
         apps=apps,
         levels=levels,
+        tags=tags,
         query=scoped_query(query, principal.scope),
         account_id=account_id,
     )

@@ -99,14 +99,13 @@ async def stream_events(
     credential: TailCredential,
     line_filter: LineFilter,
     gone: Callable[[], Awaitable[bool]],
-    tags: frozenset[str] = frozenset(),
 ) -> AsyncIterator[TailEvent]:
     """The events of one stream until the client is ``gone()``, the credential is
     revoked (a ``Revoked`` event ends it) or the broker closes (server shutdown).
 
     Raises ``TooManySubscribers`` or ``TailUnavailable`` (from ``broker.subscribe``)
     before the first event when the stream cannot start."""
-    async with broker.subscribe(credential.account_id, line_filter, tags=tags) as subscription:
+    async with broker.subscribe(credential.account_id, line_filter) as subscription:
         yield Ready()
         quiet_since = time.monotonic()
         while not subscription.closed:

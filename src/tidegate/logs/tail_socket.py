@@ -33,16 +33,15 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket
-from starlette.requests import HTTPConnection
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from tidegate.api.error_handlers import render
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import principal_of
+from tidegate.auth.dependencies import accept_query_key, principal_of
 from tidegate.auth.roles import Permission
 from tidegate.auth.scope import AccessScope, scoped_query
 from tidegate.errors import ApiError, RateLimited, ServiceUnavailable
-from tidegate.logs.filtering import LineFilter, parse_line_filter, split_list
+from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailUnavailable, TooManySubscribers
 from tidegate.logs.tail_service import (
     TOO_MANY_STREAMS,
@@ -76,10 +75,11 @@ async def tail_socket(websocket: WebSocket) -> None:
     """Stream the account's lines as they arrive, in the platform's ``{e, p}`` frames."""
     state = app_state(websocket)
     try:
-        principal = await principal_of(_with_query_key(websocket))
+        accept_query_key(websocket)
+        principal = await principal_of(websocket)
         principal.require(Permission.READ)
         account_id = principal.account()
-        line_filter, tags = socket_filter(
+        line_filter = socket_filter(
             websocket.query_params, account_id=account_id, scope=principal.scope
         )
         broker = state.tail
@@ -95,7 +95,6 @@ async def tail_socket(websocket: WebSocket) -> None:
             broker=broker,
             credential=credential,
             line_filter=line_filter,
-            tags=tags,
             gone=client.gone,
         ):
             if isinstance(event, Ready):
@@ -129,34 +128,20 @@ async def tail_socket(websocket: WebSocket) -> None:
         await client.stop()
 
 
-def _with_query_key(websocket: WebSocket) -> HTTPConnection:
-    """The handshake as the resolver reads it. logdna-cli's tail may carry a service key
-    as ``?servicekey=`` (the platform's older clients do); it is presented to the
-    resolver as the legacy ``servicekey`` header, unless a credential header was sent.
-    (Browsers cannot set headers on a WebSocket either.)"""
-    key = websocket.query_params.get("servicekey")
-    headers = websocket.headers
-    if not key or not key.isascii() or "authorization" in headers or "servicekey" in headers:
-        return websocket
-    scope = dict(websocket.scope)
-    scope["headers"] = [*websocket.scope["headers"], (b"servicekey", key.encode("latin-1"))]
-    return HTTPConnection(scope)
-
-
 def socket_filter(
     params: Mapping[str, str], *, account_id: str, scope: AccessScope | None
-) -> tuple[LineFilter, frozenset[str]]:
+) -> LineFilter:
     """The stream's filter from its query: ``q`` (``query`` also accepted, as on
     ``/v1/tail``) and the comma lists, within a person's groups' ``scope``
     (docs/people.md, "Groups"); a ``BadRequest`` naming the parameter otherwise."""
-    line_filter = parse_line_filter(
+    return parse_line_filter(
         hosts=params.get("hosts"),
         apps=params.get("apps"),
         levels=params.get("levels"),
+        tags=params.get("tags"),
         query=scoped_query(params.get("q") or params.get("query"), scope),
         account_id=account_id,
     )
-    return line_filter, split_list(params.get("tags"), name="tags")
 
 
 class _ClientTooSlow(Exception):
