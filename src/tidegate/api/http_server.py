@@ -198,9 +198,10 @@ class TidegateHttpProtocol(HttpToolsProtocol):
         self._header_timer = self._linger_timer = None
 
 
-# Access log: query parameters that carry credentials, by their decoded name.
+# Access log: query parameters that carry credentials, by their decoded name (``hmac``:
+# logdna-cli's signature, good for a few minutes until used).
 CREDENTIAL_PARAMS = frozenset(
-    {"apikey", "api_key", "servicekey", "service_key", "key", "token", "access_token"}
+    {"apikey", "api_key", "servicekey", "service_key", "key", "token", "access_token", "hmac"}
 )
 _QUERY_PARAM = re.compile(r"([?&])([^&=#]*)=([^&#]*)")
 
