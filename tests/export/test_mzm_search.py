@@ -13,7 +13,7 @@ import httpx
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS
 from tests.tail.test_live import _account_with_key, _env, ingest
-from tests.tail.test_socket import _service_key
+from tests.tail.test_revocation import _service_key
 
 
 def _sorted(params: dict[str, Any]) -> list[tuple[str, Any]]:
