@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fastapi import Request
 from redis.asyncio import Redis
+from starlette.requests import HTTPConnection
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -47,6 +47,7 @@ class AppState:
     signin_failures: FailureCounter
 
 
-def app_state(request: Request) -> AppState:
-    state: AppState = request.app.state.tidegate
+def app_state(connection: HTTPConnection) -> AppState:
+    """Of a request or a WebSocket."""
+    state: AppState = connection.app.state.tidegate
     return state

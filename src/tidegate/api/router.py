@@ -26,6 +26,7 @@ from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
 from tidegate.logs.tail_endpoints import router as tail_router
+from tidegate.logs.tail_socket import router as tail_socket_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
@@ -54,6 +55,9 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     target.include_router(gateway_router)  # its own credential: a route's access key
     # Ingestion keys only: management credentials do not apply here.
     target.include_router(ingest_router)
+    # WebSocket live tail: authenticates its handshake itself with the management
+    # resolver and checks the read permission (route dependencies are made for HTTP).
+    target.include_router(tail_socket_router)
     # Sign-in, invitations and password resets: no credentials yet (sessions' own
     # reads declare theirs on the route).
     target.include_router(sessions_router)
