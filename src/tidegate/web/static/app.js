@@ -41,7 +41,7 @@ function renderHeader() {
     );
   }
   document.getElementById("role").textContent = current.role || "";
-  document.body.classList.toggle("readonly", !session.canEdit);
+  document.body.classList.toggle("readonly", !session.can("content"));
 }
 
 async function route() {

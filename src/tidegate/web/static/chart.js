@@ -20,15 +20,18 @@ function fit(el, chart, height) {
 
 // Counts per time bucket as bars. `onSelect(fromMs, toMs)`: a range brushed with the
 // mouse (uPlot's drag-select on the x axis).
-export function histogram(el, { times, counts, bucketMs, height = 120, onSelect }) {
+export function histogram(el, { times, counts, bucketMs, height = 150, onSelect }) {
   const bars = window.uPlot.paths.bars({ size: [0.9, 100], align: 1 });
   const options = {
     ...sizeOf(el, height),
     legend: { show: false },
     cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
     select: { show: true },
-    scales: { x: { time: true, range: (u, min, max) => [min, max + bucketMs / 1000] } },
-    axes: [{ stroke: "#667" }, { stroke: "#667", size: 50 }],
+    scales: {
+      x: { time: true, range: (u, min, max) => [min, max + bucketMs / 1000] },
+      y: { range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
+    },
+    axes: [{ stroke: "#667" }, { stroke: "#667", size: 50, space: 20 }],
     series: [{}, { label: "lines", fill: "#2f6fde88", stroke: "#2f6fde", paths: bars, points: { show: false } }],
     hooks: {
       setSelect: [
@@ -47,13 +50,14 @@ export function histogram(el, { times, counts, bucketMs, height = 120, onSelect 
 }
 
 // Lines over time: `series` is [{label, values}], `times` in ms.
-export function timeSeries(el, { times, series, height = 200, axes, stepped = true }) {
+// `bucketMs`: each value covers [t, t + bucketMs), so the last one is drawn to its end.
+export function timeSeries(el, { times, series, height = 200, axes, stepped = true, bucketMs = 0 }) {
   const paths = stepped ? window.uPlot.paths.stepped({ align: 1 }) : undefined;
   const options = {
     ...sizeOf(el, height),
     legend: { show: series.length > 1 },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true } },
+    scales: { x: { time: true, range: (u, min, max) => [min, max + bucketMs / 1000] } },
     axes: axes || [{ stroke: "#667" }, { stroke: "#667", size: 60 }],
     series: [
       {},
@@ -62,7 +66,7 @@ export function timeSeries(el, { times, series, height = 200, axes, stepped = tr
         stroke: color(i),
         fill: series.length === 1 ? `${color(i)}33` : undefined,
         width: 1.5,
-        scale: item.scale,
+        ...(item.scale ? { scale: item.scale } : {}),
         paths,
         points: { show: false },
       })),

@@ -20,6 +20,7 @@ async function drawCount(box, graph, bounds, signal) {
   const base = { query: graph.query };
   const times = [];
   const series = [];
+  let bucketMs = 0;
   if (graph.split && LIST_PARAM[graph.split]) {
     const overall = await aggregate(bounds, { ...base, top: SPLIT_LIMIT }, signal);
     const values = (overall.top[graph.split] || []).map((row) => row.value);
@@ -27,15 +28,17 @@ async function drawCount(box, graph, bounds, signal) {
       values.map((value) => aggregate(bounds, { ...base, top: 0, [LIST_PARAM[graph.split]]: value }, signal)),
     );
     times.push(...overall.histogram.map((bucket) => bucket.ts));
+    bucketMs = overall.bucket_ms;
     answers.forEach((answer, i) => series.push({ label: values[i], values: answer.histogram.map((bucket) => bucket.count) }));
     if (!series.length) series.push({ label: "lines", values: overall.histogram.map((bucket) => bucket.count) });
   } else {
     const answer = await aggregate(bounds, { ...base, top: 0 }, signal);
     times.push(...answer.histogram.map((bucket) => bucket.ts));
+    bucketMs = answer.bucket_ms;
     series.push({ label: "lines", values: answer.histogram.map((bucket) => bucket.count) });
   }
   if (signal.aborted) return () => {};
-  return timeSeries(box, { times, series, height: HEIGHTS[graph.height] || HEIGHTS.m });
+  return timeSeries(box, { times, series, bucketMs, height: HEIGHTS[graph.height] || HEIGHTS.m });
 }
 
 async function drawTop(box, graph, bounds, signal) {

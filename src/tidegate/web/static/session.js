@@ -1,11 +1,18 @@
 // Who is signed in: the server's answer to GET /v1/auth/session, nothing kept locally.
 import { ApiError, api, get } from "./api.js";
 
-export const session = {
-  current: null, // {account_id, accounts: [{id, name, role}], role}
+// Roles in order (docs/people.md): each may do what the ones before it may. Changing
+// views and boards needs "content" (member), keys, rules and pipelines "manage" (admin).
+const RANK = { readonly: 1, member: 2, admin: 3, owner: 4 };
+const NEEDS = { read: 1, content: 2, manage: 3 };
 
-  get canEdit() {
-    return Boolean(this.current) && this.current.role !== "readonly";
+export const session = {
+  current: null, // {kind, account_id, accounts: [{id, name, role}], role}
+
+  // Whether to show the controls of a change needing `permission`; the server decides
+  // anyway (it refuses what the role may not do).
+  can(permission) {
+    return Boolean(this.current) && (RANK[this.current.role] || 0) >= NEEDS[permission];
   },
 
   async load() {

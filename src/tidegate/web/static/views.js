@@ -25,7 +25,7 @@ export function viewBody(name, category, state) {
 
 // `currentState()` gives the search to save: {q, hosts, apps, levels}.
 export async function saveViewButton(currentState) {
-  if (!session.canEdit || !(await viewsAvailable())) return null;
+  if (!session.can("content") || !(await viewsAvailable())) return null;
   const wrap = h("span", { class: "save-view" });
   const button = h("button", { type: "button", testid: "save-view" }, "Save as view");
   wrap.append(button);

@@ -17,7 +17,7 @@ export async function render(main, { params, navigate }) {
     main.append(errorBox(error));
     return;
   }
-  const canEdit = session.canEdit;
+  const canEdit = session.can("content");
   let range = { preset: DEFAULT_PRESET };
   let controller = new AbortController();
   let drawn = [];

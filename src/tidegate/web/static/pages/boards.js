@@ -6,7 +6,7 @@ import { session } from "../session.js";
 export async function render(main, { navigate }) {
   main.append(h("h1", {}, "Boards"));
   const box = h("div", {});
-  if (session.canEdit) {
+  if (session.can("content")) {
     const title = h("input", { required: true, maxlength: 250, placeholder: "Board title", testid: "board-title" });
     const problem = h("div", {});
     const form = h("form", { class: "inline-form edit" }, field("New board", title), h("button", { type: "submit", class: "primary", testid: "board-create" }, "Create board"), problem);

@@ -22,7 +22,7 @@ function secretCell(key) {
 }
 
 export async function render(main) {
-  const canEdit = session.canEdit;
+  const canEdit = session.can("manage");
   const created = h("div", {});
   const table = h("div", {});
   main.append(h("h1", {}, "Keys"));

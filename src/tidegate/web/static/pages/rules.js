@@ -50,7 +50,7 @@ function ruleForm(rule, done) {
   const apps = h("input", { value: (rule.apps || []).join(", "), placeholder: "nginx", testid: "rule-apps" });
   const query = h("input", { value: rule.query || "", placeholder: "level:debug", testid: "rule-query" });
   const active = h("input", { type: "checkbox", checked: rule.active ?? true, testid: "rule-active" });
-  const indexonly = h("input", { type: "checkbox", checked: rule.indexonly ?? false, testid: "rule-indexonly" });
+  const indexonly = h("input", { type: "checkbox", checked: rule.indexonly ?? true, testid: "rule-indexonly" });
   const result = h("div", { class: "preview", testid: "rule-preview" });
   const problem = h("div", {});
   const body = () => ({
@@ -103,7 +103,7 @@ function ruleForm(rule, done) {
 }
 
 export async function render(main) {
-  const canEdit = session.canEdit;
+  const canEdit = session.can("manage");
   const editor = h("div", {});
   const table = h("div", {});
   main.append(h("div", { class: "page-head" }, h("h1", {}, "Exclusion rules"), canEdit ? h("button", { type: "button", class: "primary edit", testid: "rule-new", onclick: () => edit({}) }, "New rule") : null), editor, table);

@@ -33,6 +33,7 @@ export async function render(main, { query, navigate }) {
       { label: "bytes stored", values: rows.map((row) => row.bytes_stored), scale: "bytes" },
     ],
     height: 260,
+    bucketMs: 86400e3,
     axes: [
       { stroke: "#667" },
       { scale: "lines", stroke: "#2f6fde", size: 70, values: (u, ticks) => ticks.map((t) => formatCount(t)) },

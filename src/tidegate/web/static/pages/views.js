@@ -58,7 +58,7 @@ export async function render(main) {
               { class: "row", testid: "view-row" },
               h("a", { href: openUrl(view), class: "grow" }, view.name),
               h("code", { class: "muted" }, view.query || ""),
-              session.canEdit ? [renameButton(view, load), deleteButton(view, load)] : null,
+              session.can("content") ? [renameButton(view, load), deleteButton(view, load)] : null,
             ),
           ),
         ),
