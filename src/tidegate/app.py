@@ -18,6 +18,8 @@ from tidegate.api.docs import build_docs_router
 from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
+from tidegate.auth.signed_query import ReplayGuard
+from tidegate.auth.signin_limit import FailureCounter
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
@@ -80,6 +82,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             redis=redis,
             tail=create_tail_broker(redis),
             ingest=IngestRuntime.from_settings(settings),
+            replay=ReplayGuard(redis),
+            signin_failures=FailureCounter(
+                max_failures=settings.signin_max_failures,
+                window_s=settings.signin_failure_window_s,
+                redis=redis,
+            ),
         )
         await app.state.tidegate.tail.start()
         app.state.tidegate.ingest.start(db)

@@ -8,6 +8,8 @@ from fastapi import Request
 from redis.asyncio import Redis
 
 from tidegate.auth.secrets import Sealer
+from tidegate.auth.signed_query import ReplayGuard
+from tidegate.auth.signin_limit import FailureCounter
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
@@ -26,6 +28,11 @@ class AppState:
     tail: TailBroker = field(default_factory=TailBroker)
     # Ingestion: compiled exclusion rules, the in-flight bound, the retention job.
     ingest: IngestRuntime = field(default_factory=IngestRuntime)
+    # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
+    replay: ReplayGuard = field(default_factory=ReplayGuard)
+    signin_failures: FailureCounter = field(
+        default_factory=lambda: FailureCounter(max_failures=10, window_s=900.0)
+    )
 
 
 def app_state(request: Request) -> AppState:

@@ -27,6 +27,7 @@ from fastapi.responses import StreamingResponse
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import CurrentPrincipal
+from tidegate.auth.principal import Principal
 from tidegate.errors import RateLimited
 from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter, parse_line_filter
@@ -72,7 +73,7 @@ async def tail_lines(
         _events(
             request=request,
             broker=broker,
-            credential=_Credential(request=request, key_id=principal.key_id, account_id=account_id),
+            credential=_Credential(request=request, principal=principal, account_id=account_id),
             line_filter=line_filter,
         ),
         media_type="text/event-stream",
@@ -86,13 +87,14 @@ def _event(data: Any, *, name: str | None = None) -> str:
 
 
 class _Credential:
-    """The stream's key, re-checked in the database every ``tail_recheck_s`` seconds."""
+    """The stream's credential (a key, a person's membership, a browser session),
+    re-checked in the database every ``tail_recheck_s`` seconds."""
 
-    def __init__(self, *, request: Request, key_id: str, account_id: str) -> None:
+    def __init__(self, *, request: Request, principal: Principal, account_id: str) -> None:
         state = app_state(request)
         self._sessions = state.db.read_sessions
         self._interval = state.settings.tail_recheck_s
-        self.key_id = key_id
+        self.principal = principal
         self.account_id = account_id
         self._checked_at = time.monotonic()
         self._failures = 0
@@ -105,12 +107,12 @@ class _Credential:
         self._checked_at = now
         try:
             async with self._sessions() as session:
-                reason = await tail_repository.revoked_reason(
-                    session=session, key_id=self.key_id, account_id=self.account_id
+                reason = await tail_repository.principal_revoked_reason(
+                    session=session, principal=self.principal, account_id=self.account_id
                 )
         except Exception:  # the database is unreachable: try again at the next check
             self._failures += 1
-            log.warning("live tail could not re-check key %s", self.key_id, exc_info=True)
+            log.warning("live tail could not re-check its credential", exc_info=True)
             if self._failures >= MAX_FAILED_RECHECKS:
                 return "Live tail could not re-check its credentials, reconnect"
             return None

@@ -9,9 +9,13 @@ from tidegate.models.board import Board
 from tidegate.models.enterprise import Enterprise
 from tidegate.models.exclusion_rule import ExclusionRule
 from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
+from tidegate.models.group import Group, GroupMember
 from tidegate.models.log_line import LogLine
+from tidegate.models.membership import Membership
 from tidegate.models.pipeline import Pipeline, PipelineNode
 from tidegate.models.user import User
+from tidegate.models.user_session import UserSession
+from tidegate.models.user_token import UserToken
 
 __all__ = [
     "AccessKey",
@@ -24,9 +28,14 @@ __all__ = [
     "Enterprise",
     "ExclusionRule",
     "GatewayRoute",
+    "Group",
+    "GroupMember",
     "LogLine",
+    "Membership",
     "Pipeline",
     "PipelineNode",
     "SigningKey",
     "User",
+    "UserSession",
+    "UserToken",
 ]
