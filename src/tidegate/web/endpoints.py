@@ -32,6 +32,8 @@ ASSETS_PREFIX = "/web"
 PAGES = (
     "/",
     "/signin",
+    "/accept-invitation",  # the links the server e-mails (tidegate.users.service)
+    "/reset-password",
     "/search",
     "/views",
     "/boards",

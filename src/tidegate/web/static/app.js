@@ -1,10 +1,11 @@
 // The shell: a client-side router over the pages, the header and the session.
 import { whenUnauthorized } from "./api.js";
 import { clear, errorBox, h } from "./dom.js";
-import { session } from "./session.js";
+import { accountLabel, session } from "./session.js";
 
 const ROUTES = [
   [/^\/signin$/, () => import("./pages/signin.js"), "signin"],
+  [/^\/(accept-invitation|reset-password)$/, () => import("./pages/password.js"), "signin"],
   [/^\/(search)?$/, () => import("./pages/search.js"), "search"],
   [/^\/views$/, () => import("./pages/views.js"), "views"],
   [/^\/boards$/, () => import("./pages/boards.js"), "boards"],
@@ -37,7 +38,7 @@ function renderHeader() {
   clear(switcher);
   for (const account of accounts) {
     switcher.append(
-      h("option", { value: account.id, selected: account.id === current.account_id }, account.name || account.id),
+      h("option", { value: account.id, selected: account.id === current.account_id }, accountLabel(account)),
     );
   }
   document.getElementById("role").textContent = current.role || "";

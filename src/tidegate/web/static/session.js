@@ -45,3 +45,8 @@ export const session = {
     }
   },
 };
+
+// Accounts often share a company name: the id tells them apart.
+export function accountLabel(account) {
+  return account.name && account.name !== account.id ? `${account.name} · ${account.id}` : account.id;
+}

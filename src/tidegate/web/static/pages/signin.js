@@ -1,7 +1,7 @@
 // Sign in with e-mail and password, or with an API key (a service key; an enterprise key
 // then picks one of its accounts). The server answers with the session cookie.
 import { clear, errorBox, field, h } from "../dom.js";
-import { session } from "../session.js";
+import { accountLabel, session } from "../session.js";
 
 function nextPath(query) {
   const next = query.get("next") || "/search";
@@ -30,12 +30,14 @@ export async function render(main, { query, navigate }) {
     "form",
     { class: "signin card" },
     h("h1", {}, "Sign in to tidegate"),
+    query.get("done") === "password" ? h("p", { class: "notice card", role: "status" }, "Your password is set: sign in with it.") : null,
     field("E-mail", email),
     field("Password", password),
     h("p", { class: "or" }, "or"),
     field("API key", key, "A service key, or an enterprise key and then an account"),
     submit,
     problem,
+    h("p", { class: "muted" }, h("a", { href: "/reset-password" }, "Forgot your password?")),
   );
   const done = () => navigate(nextPath(query), { replace: true });
 
@@ -50,9 +52,10 @@ export async function render(main, { query, navigate }) {
       const answer = await session.signIn(body);
       key.value = "";
       password.value = "";
-      if (answer.account_id) return done();
-      await session.load();
-      pickAccount(main, answer.accounts || [], done);
+      // An enterprise key acts for one account at a time: with several, the person picks.
+      const accounts = answer.accounts || [];
+      if (answer.account_id && (answer.kind !== "enterprise" || accounts.length < 2)) return done();
+      pickAccount(main, accounts, answer.account_id, done);
     } catch (error) {
       problem.append(errorBox(error));
     } finally {
@@ -63,12 +66,11 @@ export async function render(main, { query, navigate }) {
   (key.value ? key : email).focus();
 }
 
-// An enterprise key acts for one of its accounts at a time.
-function pickAccount(main, accounts, done) {
+function pickAccount(main, accounts, current, done) {
   const select = h(
     "select",
     { name: "account", testid: "signin-account" },
-    accounts.map((account) => h("option", { value: account.id }, account.name || account.id)),
+    accounts.map((account) => h("option", { value: account.id, selected: account.id === current }, accountLabel(account))),
   );
   const problem = h("div", { class: "problem" });
   const form = h(
