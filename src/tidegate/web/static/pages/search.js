@@ -246,6 +246,8 @@ export async function render(main, { query }) {
     if (tail) tail.close();
     tail = null;
     tailStatus.hidden = true;
+    chartBox.hidden = false;
+    summary.hidden = false;
     liveToggle.setAttribute("aria-pressed", "false");
     liveToggle.classList.remove("on");
   }
@@ -258,6 +260,9 @@ export async function render(main, { query }) {
     sentinel.textContent = "";
     cursor = null;
     tailStatus.hidden = false;
+    // The histogram and the count describe the searched range, not the stream.
+    chartBox.hidden = true;
+    summary.hidden = true;
     liveToggle.setAttribute("aria-pressed", "true");
     liveToggle.classList.add("on");
     tail = new LiveTail({ list, status: tailStatus, params: filterParams(state), render: (record) => lineElement(record, onPick) });
