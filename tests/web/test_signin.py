@@ -9,15 +9,24 @@ from urllib.parse import urlparse
 import httpx
 from playwright.sync_api import Page, expect
 from tests.web.conftest import Site
-from tests.web.harness import Account, log_lines
+from tests.web.harness import Account, log_lines, sign_in_with_key
 
 
-def _invite(account: Account, email: str, role: str) -> str:
-    """The path of the invitation link the server made for a new member."""
-    with account.http() as http:
-        member = http.post("/v1/config/members", json={"email": email, "role": role})
-        assert member.status_code in (200, 201), member.text
-        link = urlparse(member.json()["invitation"]["link"])
+def _invite_on_the_members_page(
+    page: Page, site: Site, owner: Account, email: str, role: str
+) -> str:
+    """The owner invites through the members page; the path of the link it shows."""
+    sign_in_with_key(page, site.base_url, owner.service_key)
+    page.get_by_test_id("nav-members").click()
+    page.get_by_test_id("member-email").fill(email)
+    page.get_by_test_id("member-role").select_option(role)
+    page.get_by_test_id("member-invite").click()
+    link = urlparse(page.get_by_test_id("member-invitation-link").inner_text().strip())
+    row = page.get_by_test_id("member-row").filter(has_text=email)
+    expect(row).to_contain_text("invited, no password yet")
+    expect(row.get_by_label("Role")).to_have_value(role)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
     return f"{link.path}?{link.query}"
 
 
@@ -114,7 +123,9 @@ def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
         )
         assert rule.status_code == 200, rule.text
     email = "reader@example.com"
-    _accept_and_sign_in(page, site, _invite(owner, email, "readonly"), email)
+    _accept_and_sign_in(
+        page, site, _invite_on_the_members_page(page, site, owner, email, "readonly"), email
+    )
     expect(page.locator("#role")).to_have_text("readonly")
     expect(page.get_by_test_id("log-line")).to_have_count(1)
     expect(page.get_by_test_id("live-toggle")).to_be_visible()
@@ -133,7 +144,14 @@ def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
     expect(page.get_by_test_id("rule-toggle")).to_have_count(0)
     expect(page.locator("button.edit")).to_have_count(0)
 
+    page.get_by_test_id("nav-members").click()
+    expect(page.get_by_test_id("member-row")).to_have_count(2)
+    expect(page.get_by_test_id("member-invite")).to_have_count(0)
+    expect(page.locator("button.edit, [data-testid=member-row] select")).to_have_count(0)
+
+    # Keys act as the account: a readonly member may not even list them.
     page.get_by_test_id("nav-keys").click()
+    expect(page.get_by_role("alert")).to_be_visible()
     expect(page.get_by_test_id("key-create")).to_have_count(0)
     expect(page.get_by_test_id("key-delete")).to_have_count(0)
 

@@ -41,6 +41,7 @@ PAGES = (
     "/rules",
     "/keys",
     "/usage",
+    "/members",
     "/pipelines",
     "/pipelines/{pipeline_id}",
 )

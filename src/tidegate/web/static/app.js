@@ -13,6 +13,7 @@ const ROUTES = [
   [/^\/rules$/, () => import("./pages/rules.js"), "rules"],
   [/^\/keys$/, () => import("./pages/keys.js"), "keys"],
   [/^\/usage$/, () => import("./pages/usage.js"), "usage"],
+  [/^\/members$/, () => import("./pages/members.js"), "members"],
   [/^\/pipelines$/, () => import("./pages/pipelines.js"), "pipelines"],
   [/^\/pipelines\/(?<pipeline_id>[^/]+)$/, () => import("./pages/pipeline.js"), "pipelines"],
 ];
