@@ -40,7 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         },
         cwd=workdir,
     )
-    server.start()
+    server.start(timeout=120)  # a loaded CI machine can take a while to import and migrate
     try:
         yield Site(server.base_url, enterprise_key(workdir / "var"))
     finally:

@@ -88,3 +88,33 @@ export function splitList(text) {
     .map((item) => item.trim())
     .filter(Boolean);
 }
+
+// Fills `box` with `draw(answer)` for the answer of `request()`, or with the error.
+export async function fillFrom(box, request, draw) {
+  clear(box);
+  let answer;
+  try {
+    answer = await request();
+  } catch (error) {
+    box.append(errorBox(error));
+    return;
+  }
+  box.append(draw(answer));
+}
+
+export function listTable(headings, rows) {
+  return h("table", { class: "list" }, h("thead", {}, h("tr", {}, headings.map((text) => h("th", {}, text)))), h("tbody", {}, rows));
+}
+
+// Runs `action` when `form` is submitted; an error lands in `problem`.
+export function onSubmit(form, problem, action) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(problem);
+    try {
+      await action();
+    } catch (error) {
+      problem.append(errorBox(error));
+    }
+  });
+}

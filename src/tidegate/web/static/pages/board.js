@@ -29,14 +29,21 @@ export async function render(main, { params, navigate }) {
     draw();
   });
 
-  async function save(changes) {
+  // Changes apply to the page at once and are saved one after another, so a quick
+  // second change (resize, then move) builds on the first instead of racing it.
+  let saving = Promise.resolve();
+  function save(changes) {
     clear(problem);
-    try {
-      board = await patch(path, changes);
-      draw();
-    } catch (error) {
-      problem.append(errorBox(error));
-    }
+    board = { ...board, ...changes };
+    draw();
+    saving = saving
+      .then(() => patch(path, changes))
+      .catch(async (error) => {
+        problem.append(errorBox(error));
+        board = await get(path).catch(() => board);
+        draw();
+      });
+    return saving;
   }
 
   function moveGraph(index, step) {

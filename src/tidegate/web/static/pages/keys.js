@@ -2,7 +2,7 @@
 // show (the v1 keys API returns the secret on GET, as the platform does; hidden until
 // asked for), rename, delete.
 import { del, get, post, put } from "../api.js";
-import { clear, errorBox, field, formatTime, h } from "../dom.js";
+import { clear, errorBox, field, fillFrom, formatTime, h, listTable, onSubmit } from "../dom.js";
 import { session } from "../session.js";
 
 const KEYS = "/v1/config/keys";
@@ -31,59 +31,39 @@ export async function render(main) {
     const name = h("input", { maxlength: 250, placeholder: "optional", testid: "key-name" });
     const problem = h("div", {});
     const form = h("form", { class: "inline-form edit" }, field("Type", type), field("Name", name), h("button", { type: "submit", class: "primary", testid: "key-create" }, "Create key"), problem);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(problem);
-      try {
-        const key = await post(KEYS, name.value.trim() ? { name: name.value.trim() } : {}, { type: type.value });
-        name.value = "";
-        clear(created).append(
-          h("div", { class: "card notice", role: "status" }, h("p", {}, `New ${key.type} key${key.name ? ` “${key.name}”` : ""}:`), h("code", { class: "secret", testid: "key-secret" }, key.key)),
-        );
-        load();
-      } catch (error) {
-        problem.append(errorBox(error));
-      }
+    onSubmit(form, problem, async () => {
+      const key = await post(KEYS, name.value.trim() ? { name: name.value.trim() } : {}, { type: type.value });
+      name.value = "";
+      clear(created).append(
+        h("div", { class: "card notice", role: "status" }, h("p", {}, `New ${key.type} key${key.name ? ` “${key.name}”` : ""}:`), h("code", { class: "secret", testid: "key-secret" }, key.key)),
+      );
+      load();
     });
     main.append(form);
   }
   main.append(created, table);
 
-  async function load() {
-    clear(table);
-    let keys;
-    try {
-      keys = await get(KEYS);
-    } catch (error) {
-      table.append(errorBox(error));
-      return;
-    }
-    table.append(
-      h(
-        "table",
-        { class: "list" },
-        h("thead", {}, h("tr", {}, ["Type", "Name", "Key", "Created", ""].map((text) => h("th", {}, text)))),
-        h(
-          "tbody",
-          {},
-          keys.map((key) =>
+  function load() {
+    return fillFrom(table, () => get(KEYS), (keys) =>
+      listTable(
+        ["Type", "Name", "Key", "Created", ""],
+        keys.map((key) =>
+          h(
+            "tr",
+            { testid: "key-row" },
+            h("td", {}, key.type),
+            h("td", {}, key.name || ""),
+            h("td", {}, secretCell(key)),
+            h("td", {}, formatTime(createdMs(key.created))),
             h(
-              "tr",
-              { testid: "key-row" },
-              h("td", {}, key.type),
-              h("td", {}, key.name || ""),
-              h("td", {}, secretCell(key)),
-              h("td", {}, formatTime(createdMs(key.created))),
-              h(
-                "td",
-                {},
-                canEdit
-                  ? [
-                      h("button", { type: "button", class: "edit", onclick: async () => { const value = prompt("Key name", key.name || ""); if (value !== null) { await put(`${KEYS}/${encodeURIComponent(key.id)}`, { name: value }).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Rename"),
-                      h("button", { type: "button", class: "edit danger", testid: "key-delete", onclick: async () => { if (confirm("Delete this key? It stops working at once.")) { await del(`${KEYS}/${encodeURIComponent(key.id)}`).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Delete"),
-                    ]
-                  : null,
-              ),
+              "td",
+              {},
+              canEdit
+                ? [
+                    h("button", { type: "button", class: "edit", onclick: async () => { const value = prompt("Key name", key.name || ""); if (value !== null) { await put(`${KEYS}/${encodeURIComponent(key.id)}`, { name: value }).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Rename"),
+                    h("button", { type: "button", class: "edit danger", testid: "key-delete", onclick: async () => { if (confirm("Delete this key? It stops working at once.")) { await del(`${KEYS}/${encodeURIComponent(key.id)}`).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Delete"),
+                  ]
+                : null,
             ),
           ),
         ),

@@ -2,7 +2,7 @@
 // a role, change a role, remove. An invitation's link is shown to the person inviting
 // (also e-mailed when the server has SMTP), so it can be passed on by hand.
 import { del, get, post, put } from "../api.js";
-import { clear, errorBox, field, h } from "../dom.js";
+import { clear, errorBox, field, fillFrom, h, listTable, onSubmit } from "../dom.js";
 import { session } from "../session.js";
 
 const MEMBERS = "/v1/config/members";
@@ -18,85 +18,55 @@ export async function render(main) {
     const role = h("select", { testid: "member-role" }, ROLES.map((name) => h("option", { value: name, selected: name === "member" }, name)));
     const problem = h("div", {});
     const form = h("form", { class: "inline-form edit" }, field("Invite", email), field("Role", role), h("button", { type: "submit", class: "primary", testid: "member-invite" }, "Invite"), problem);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(problem);
-      try {
-        const member = await post(MEMBERS, { email: email.value.trim(), role: role.value });
-        email.value = "";
-        clear(notice);
-        if (member.invitation) {
-          notice.append(
-            h(
-              "div",
-              { class: "card notice", role: "status" },
-              h("p", {}, `${member.email} is invited${member.invitation.emailed ? " (the link was e-mailed)" : ""}. Their link to choose a password:`),
-              h("code", { class: "secret", testid: "member-invitation-link" }, member.invitation.link),
-            ),
-          );
-        }
-        load();
-      } catch (error) {
-        problem.append(errorBox(error));
+    onSubmit(form, problem, async () => {
+      const member = await post(MEMBERS, { email: email.value.trim(), role: role.value });
+      email.value = "";
+      clear(notice);
+      if (member.invitation) {
+        notice.append(
+          h(
+            "div",
+            { class: "card notice", role: "status" },
+            h("p", {}, `${member.email} is invited${member.invitation.emailed ? " (the link was e-mailed)" : ""}. Their link to choose a password:`),
+            h("code", { class: "secret", testid: "member-invitation-link" }, member.invitation.link),
+          ),
+        );
       }
+      load();
     });
     main.append(form);
   }
   main.append(notice, table);
 
-  async function load() {
-    clear(table);
-    let members;
-    try {
-      members = await get(MEMBERS);
-    } catch (error) {
-      table.append(errorBox(error));
-      return;
-    }
-    table.append(
-      h(
-        "table",
-        { class: "list" },
-        h("thead", {}, h("tr", {}, ["E-mail", "Role", "Groups", "", ""].map((text) => h("th", {}, text)))),
-        h(
-          "tbody",
-          {},
-          members.map((member) => {
-            const path = `${MEMBERS}/${encodeURIComponent(member.email)}`;
-            const role = canManage
-              ? h(
-                  "select",
-                  {
-                    "aria-label": "Role",
-                    onchange: async (event) => {
-                      try {
-                        await put(path, { role: event.target.value });
-                      } catch (error) {
-                        table.prepend(errorBox(error));
-                        load();
-                      }
-                    },
-                  },
-                  ROLES.map((name) => h("option", { value: name, selected: name === member.role }, name)),
-                )
-              : member.role;
-            return h(
-              "tr",
-              { testid: "member-row" },
-              h("td", {}, member.email),
-              h("td", {}, role),
-              h("td", {}, (member.groups || []).join(", ")),
-              h("td", { class: "muted" }, member.pending ? "invited, no password yet" : ""),
-              h(
-                "td",
-                {},
-                canManage
-                  ? h("button", { type: "button", class: "edit danger", onclick: async () => { if (confirm(`Remove ${member.email} from this account?`)) { await del(path).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Remove")
-                  : null,
-              ),
-            );
-          }),
-        ),
+  function load() {
+    return fillFrom(table, () => get(MEMBERS), (members) =>
+      listTable(
+        ["E-mail", "Role", "Groups", "", ""],
+        members.map((member) => {
+          const path = `${MEMBERS}/${encodeURIComponent(member.email)}`;
+          const changeRole = async (event) => {
+            try {
+              await put(path, { role: event.target.value });
+            } catch (error) {
+              table.prepend(errorBox(error));
+              load();
+            }
+          };
+          const remove = async () => {
+            if (!confirm(`Remove ${member.email} from this account?`)) return;
+            await del(path).catch((error) => table.prepend(errorBox(error)));
+            load();
+          };
+          return h(
+            "tr",
+            { testid: "member-row" },
+            h("td", {}, member.email),
+            h("td", {}, canManage ? h("select", { "aria-label": "Role", onchange: changeRole }, ROLES.map((name) => h("option", { value: name, selected: name === member.role }, name))) : member.role),
+            h("td", {}, (member.groups || []).join(", ")),
+            h("td", { class: "muted" }, member.pending ? "invited, no password yet" : ""),
+            h("td", {}, canManage ? h("button", { type: "button", class: "edit danger", onclick: remove }, "Remove") : null),
+          );
+        }),
       ),
     );
   }

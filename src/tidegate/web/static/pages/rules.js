@@ -1,7 +1,7 @@
 // Ingestion exclusion rules: list, create, edit, toggle, delete; before saving, a preview
 // of what the rule would have excluded from the last hour's stored lines.
 import { del, get, patch, post } from "../api.js";
-import { clear, errorBox, field, formatCount, h, splitList } from "../dom.js";
+import { clear, errorBox, field, fillFrom, formatCount, h, listTable, onSubmit, splitList } from "../dom.js";
 import { lineElement, literal } from "../lines.js";
 import { session } from "../session.js";
 
@@ -88,16 +88,10 @@ function ruleForm(rule, done) {
     problem,
     result,
   );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clear(problem);
-    try {
-      if (rule.id) await patch(`${RULES}/${encodeURIComponent(rule.id)}`, body());
-      else await post(RULES, body());
-      done(true);
-    } catch (error) {
-      problem.append(errorBox(error));
-    }
+  onSubmit(form, problem, async () => {
+    if (rule.id) await patch(`${RULES}/${encodeURIComponent(rule.id)}`, body());
+    else await post(RULES, body());
+    done(true);
   });
   return form;
 }
@@ -115,68 +109,52 @@ export async function render(main) {
     }));
   }
 
-  async function load() {
-    clear(table);
-    let rules;
-    try {
-      rules = await get(RULES);
-    } catch (error) {
-      table.append(errorBox(error));
-      return;
-    }
-    if (!rules.length) {
-      table.append(h("p", { class: "muted" }, "No exclusion rules: every line is stored."));
-      return;
-    }
-    table.append(
-      h(
-        "table",
-        { class: "list" },
-        h("thead", {}, h("tr", {}, ["Active", "Title", "Hosts", "Apps", "Query", "Kept for tail", ""].map((name) => h("th", {}, name)))),
-        h(
-          "tbody",
-          {},
-          rules.map((rule) =>
-            h(
-              "tr",
-              { testid: "rule-row" },
+  function load() {
+    return fillFrom(table, () => get(RULES), (rules) =>
+      rules.length
+        ? listTable(
+            ["Active", "Title", "Hosts", "Apps", "Query", "Kept for tail", ""],
+            rules.map((rule) =>
               h(
-                "td",
-                {},
-                !canEdit ? (rule.active ? "on" : "off") : h("input", {
-                  type: "checkbox",
-                  checked: rule.active,
-                  "aria-label": "Active",
-                  testid: "rule-toggle",
-                  onchange: async (event) => {
-                    try {
-                      await patch(`${RULES}/${encodeURIComponent(rule.id)}`, { active: event.target.checked });
-                    } catch (error) {
-                      event.target.checked = !event.target.checked;
-                      table.prepend(errorBox(error));
-                    }
-                  },
-                }),
-              ),
-              h("td", {}, rule.title),
-              h("td", {}, (rule.hosts || []).join(", ")),
-              h("td", {}, (rule.apps || []).join(", ")),
-              h("td", {}, h("code", {}, rule.query || "")),
-              h("td", {}, rule.indexonly ? "yes" : "no"),
-              h(
-                "td",
-                {},
-                canEdit
-                  ? [
-                      h("button", { type: "button", class: "edit", onclick: () => edit(rule) }, "Edit"),
-                      h("button", { type: "button", class: "edit danger", onclick: async () => { if (confirm(`Delete “${rule.title}”?`)) { await del(`${RULES}/${encodeURIComponent(rule.id)}`).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Delete"),
-                    ]
-                  : null,
+                "tr",
+                { testid: "rule-row" },
+                h(
+                  "td",
+                  {},
+                  !canEdit ? (rule.active ? "on" : "off") : h("input", {
+                    type: "checkbox",
+                    checked: rule.active,
+                    "aria-label": "Active",
+                    testid: "rule-toggle",
+                    onchange: async (event) => {
+                      try {
+                        await patch(`${RULES}/${encodeURIComponent(rule.id)}`, { active: event.target.checked });
+                      } catch (error) {
+                        event.target.checked = !event.target.checked;
+                        table.prepend(errorBox(error));
+                      }
+                    },
+                  }),
+                ),
+                h("td", {}, rule.title),
+                h("td", {}, (rule.hosts || []).join(", ")),
+                h("td", {}, (rule.apps || []).join(", ")),
+                h("td", {}, h("code", {}, rule.query || "")),
+                h("td", {}, rule.indexonly ? "yes" : "no"),
+                h(
+                  "td",
+                  {},
+                  canEdit
+                    ? [
+                        h("button", { type: "button", class: "edit", onclick: () => edit(rule) }, "Edit"),
+                        h("button", { type: "button", class: "edit danger", onclick: async () => { if (confirm(`Delete “${rule.title}”?`)) { await del(`${RULES}/${encodeURIComponent(rule.id)}`).catch((e) => table.prepend(errorBox(e))); load(); } } }, "Delete"),
+                      ]
+                    : null,
+                ),
               ),
             ),
-          ),
-        ),
-      ),
+          )
+        : h("p", { class: "muted" }, "No exclusion rules: every line is stored."),
     );
   }
   await load();
