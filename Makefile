@@ -33,6 +33,7 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy

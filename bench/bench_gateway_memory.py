@@ -46,6 +46,7 @@ from harness import (
     cpu_seconds,
     gateway_pipeline,
     new_account,
+    publish,
     status_kb,
 )
 
@@ -65,6 +66,7 @@ def setup(base: str, token: str) -> tuple[str, str]:
                 headers=headers,
             )
         )
+        publish(http, headers, pipeline)
     return route, key
 
 

@@ -50,6 +50,7 @@ from harness import (
     gateway_pipeline,
     ingestion_key,
     new_account,
+    publish,
     status_kb,
 )
 
@@ -114,6 +115,7 @@ def set_up(server: HealthServer) -> dict[str, Any]:
                 headers=headers,
             )
         )
+        publish(http, headers, pipeline)
     return {"headers": headers, "key": key, "route": route, "route_key": route_key}
 
 

@@ -206,3 +206,15 @@ def gateway_pipeline(
         )
     )["id"]
     return pipeline, route, key, source
+
+
+def publish(http: httpx.Client, headers: dict[str, str], pipeline: str) -> None:
+    """Make the pipeline's draft the running revision (edits run only once published)."""
+    api_data(
+        http.post(
+            f"/v3/pipeline/{pipeline}/publish",
+            params={"allow_unconnected_edges": "true"},
+            json={},
+            headers=headers,
+        )
+    )

@@ -89,3 +89,16 @@ async def insert_key(
     finally:
         await db.dispose()
     return secret
+
+
+# An enterprise "e1", its owner "u1" and account "a1", as raw rows: for migration tests
+# that seed a database at an old revision, before the models match the schema.
+RAW_ACCOUNT_ROWS = (
+    "INSERT INTO enterprises (id, name, status, created_at) "
+    "VALUES ('e1', 'e', 'active', CURRENT_TIMESTAMP)",
+    "INSERT INTO users (id, enterprise_id, email, verified, created_at) "
+    "VALUES ('u1', 'e1', 'o@example.com', true, CURRENT_TIMESTAMP)",
+    "INSERT INTO accounts (id, enterprise_id, short_id, company, owner_id, "
+    "plan_type, retention, status, enable_syslog, meta, created_at) VALUES ('a1', "
+    "'e1', 's1', 'c', 'u1', 'x', 30, 'active', false, '{}', CURRENT_TIMESTAMP)",
+)

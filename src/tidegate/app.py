@@ -32,7 +32,7 @@ from tidegate.ratelimit import (
     limiter_redis,
 )
 from tidegate.runtime.destination_guard import policy_from_setting
-from tidegate.runtime.runtime import close_runtime
+from tidegate.runtime.runtime import build_runtime
 from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             redis=redis,
             tail=create_tail_broker(redis),
             ingest=IngestRuntime.from_settings(settings),
+            pipelines=build_runtime(settings, redis=redis),
             replay=ReplayGuard(redis),
             signin_failures=FailureCounter(
                 max_failures=settings.signin_max_failures,
@@ -91,10 +92,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         await app.state.tidegate.tail.start()
         app.state.tidegate.ingest.start(db)
+        await app.state.tidegate.pipelines.start(db)
         try:
             yield
         finally:
-            await close_runtime(app)
+            await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()
             await db.dispose()

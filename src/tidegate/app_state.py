@@ -1,20 +1,29 @@
-"""What one server process holds for the lifetime of the app."""
+"""What one server process holds for the lifetime of the app.
+
+Part of the foundation (docs/architecture.md, "Layers"): every field is built by the
+app's lifespan (``tidegate.app``); the domain types are named for the type checker
+only, so importing this module never imports a domain.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 from redis.asyncio import Redis
 
-from tidegate.auth.secrets import Sealer
-from tidegate.auth.signed_query import ReplayGuard
-from tidegate.auth.signin_limit import FailureCounter
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.ingest.runtime import IngestRuntime
-from tidegate.logs.tail import TailBroker
-from tidegate.ratelimit import RateLimiter
+
+if TYPE_CHECKING:
+    from tidegate.auth.secrets import Sealer
+    from tidegate.auth.signed_query import ReplayGuard
+    from tidegate.auth.signin_limit import FailureCounter
+    from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.tail import TailBroker
+    from tidegate.ratelimit import RateLimiter
+    from tidegate.runtime.runtime import Runtime
 
 
 @dataclass(slots=True)
@@ -25,14 +34,14 @@ class AppState:
     sealer: Sealer
     redis: Redis | None
     # Live tail: writers call ``await tail.publish(account_id, lines)`` after commit.
-    tail: TailBroker = field(default_factory=TailBroker)
+    tail: TailBroker
     # Ingestion: compiled exclusion rules, the in-flight bound, the retention job.
-    ingest: IngestRuntime = field(default_factory=IngestRuntime)
+    ingest: IngestRuntime
+    # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
+    pipelines: Runtime
     # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
-    replay: ReplayGuard = field(default_factory=ReplayGuard)
-    signin_failures: FailureCounter = field(
-        default_factory=lambda: FailureCounter(max_failures=10, window_s=900.0)
-    )
+    replay: ReplayGuard
+    signin_failures: FailureCounter
 
 
 def app_state(request: Request) -> AppState:

@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     slack_base_url: str = "https://hooks.slack.com"
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"
 
+    # p9-api
+    # Seconds between flushes of each worker's pipeline usage counts to the database.
+    pipeline_usage_flush_s: float = Field(default=5.0, gt=0, le=3600)
+
     # p11-people (docs/people.md)
     # Browser sessions end after this many seconds without a request, and this many
     # seconds after sign-in whatever happens.

@@ -44,7 +44,26 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/source/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/processor/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/destination/{node_id}"): {"title": "pwned"},
+    ("PUT", "/v3/pipeline/{pipeline_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/{pipeline_id}/publish"): {},
+    ("POST", "/v3/pipeline/{pipeline_id}/transform"): {"type": "filter", "user_config": FILTER},
+    ("POST", "/v3/pipeline/{pipeline_id}/sink"): {"type": "blackhole"},
+    ("PUT", "/v3/pipeline/{pipeline_id}/source/{node_id}"): {"type": "http"},
+    ("PUT", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {
+        "type": "filter",
+        "user_config": FILTER,
+    },
+    ("PUT", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"type": "blackhole"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
+    ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
+    ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
+    ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
+    ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
 }
+
+
+# Usage reads are the caller's own account's, whatever the path names.
+USAGE = ("/v1/usage/", "/v2/usage/")
 
 
 async def _ok(response: Any, status: int = 200) -> Any:
@@ -104,6 +123,17 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
         )
     )
     ids["destination"] = destination["data"]["id"]
+    group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    ids["groupId"] = group["id"]
+    member = await _ok(
+        await client.post(
+            "/v1/config/members",
+            json={"email": f"m-{account.account_id}@example.com", "role": "member"},
+            headers=h,
+        )
+    )
+    ids["email"] = member["email"]
+    ids["account"] = account.data["account"]
     return account, ids
 
 
@@ -114,9 +144,19 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         values["id"] = ids["service_key"]
     elif path.startswith("/v1/config/ingestion/exclusions/"):
         values["id"] = ids["exclusion"]
-    for kind in ("source", "processor", "destination"):
-        if f"/{kind}/" in path:
+    for segment, kind in (
+        ("source", "source"),
+        ("processor", "processor"),
+        ("transform", "processor"),
+        ("destination", "destination"),
+        ("sink", "destination"),
+    ):
+        if f"/{segment}/" in path:
             values["node_id"] = ids[kind]
+    values["component_id"] = ids["processor"]
+    # Usage paths name a kind of field and a value of the caller's own, not a resource.
+    values.setdefault("kind", "apps")
+    values.setdefault("name", "web")
     try:
         return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
     except KeyError:
@@ -137,6 +177,8 @@ async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) 
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/signing-key", headers=h),
         client.get(f"/v3/pipeline/{ids['pipeline_id']}", headers=h),
+        client.get("/v1/config/members", headers=h),
+        client.get("/v1/config/groups", headers=h),
     ]
     out = []
     for read in reads:
@@ -188,7 +230,7 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
                 refused = (
                     (401, 403, 404) if template.startswith(("/gateway/", "/logs/")) else (403, 404)
                 )
-                if "{" in template:
+                if "{" in template and not template.startswith(USAGE):
                     assert response.status_code in refused, (
                         f"{where}: {response.status_code} {response.text}"
                     )

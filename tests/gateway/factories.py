@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 from tests.factories import AccountCtx, make_account, make_tenant
-from tests.pipelines.factories import add_node, enable_throttle, make_pipeline, make_route
+from tests.pipelines.factories import (
+    add_node,
+    enable_throttle,
+    make_pipeline,
+    make_route,
+    publish,
+)
 
 from tidegate.db.engine import Database
 from tidegate.models import LogLine
@@ -103,6 +109,7 @@ async def wire(
             kind,
             {"type": type_, "title": name, "user_config": config, "inputs": refs},
         )
+    await publish(client, account, pipeline_id)
     return wired
 
 

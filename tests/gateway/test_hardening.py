@@ -35,7 +35,7 @@ def _app_state(client: AppClient) -> tuple[AppState, Runtime]:
     assert isinstance(transport, httpx.ASGITransport)
     app: Any = transport.app
     state: AppState = app.state.tidegate
-    return state, runtime_of(app, redis=None)
+    return state, runtime_of(app)
 
 
 def _nested(levels: int) -> bytes:

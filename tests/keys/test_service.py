@@ -11,11 +11,13 @@ from tests.conftest import AppClient
 from tests.factories import make_account, make_tenant
 
 from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
-from tidegate.auth.secrets import hash_secret
+from tidegate.auth.secrets import Sealer, hash_secret
 from tidegate.db.engine import Database
 from tidegate.errors import NotFound
 from tidegate.keys import service
 from tidegate.models import ApiKey
+
+SEALER = Sealer(b"\x02" * 32)
 
 
 @pytest.fixture
@@ -38,13 +40,18 @@ async def test_only_a_keyed_hash_is_stored(
     account = await make_account(client, await make_tenant(client.database_url))
     created = await service.create_key(
         session=session,
+        sealer=SEALER,
         account_id=account.account_id,
         key_type=key_type,  # type: ignore[arg-type]
         name="",
     )
     stored = (await session.execute(select(ApiKey).where(ApiKey.id == created.id))).scalar_one()
     assert stored.key_hash == hash_secret(created.key, domain=domain)
-    assert created.key not in (stored.key_hash, stored.name, stored.hint)
+    assert stored.sealed_key is not None
+    assert created.key not in (stored.key_hash, stored.name, stored.hint, stored.sealed_key)
+    # Sealed, not hashed: only the server secret opens it.
+    assert SEALER.open(stored.sealed_key) == created.key
+    assert Sealer(b"\x01" * 32).open(stored.sealed_key) is None
     assert stored.hint == created.key[-4:]
     assert stored.kind == key_type
     assert stored.account_id == account.account_id
@@ -63,6 +70,8 @@ async def test_enterprise_keys_are_invisible(client: AppClient, session: AsyncSe
     # Even an account id that matches nothing cannot reach the enterprise key.
     with pytest.raises(NotFound):
         await service.get_key(
-            session=session, account_id=account.account_id, key_id=enterprise_key.id
+            session=session, sealer=SEALER, account_id=account.account_id, key_id=enterprise_key.id
         )
-    assert await service.list_keys(session=session, account_id=account.account_id) == []
+    assert (
+        await service.list_keys(session=session, sealer=SEALER, account_id=account.account_id) == []
+    )

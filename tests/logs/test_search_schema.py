@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from tests.conftest import AppClient, _create_pg_database, _drop_pg_database, pg_url
-from tests.factories import make_account, make_tenant
+from tests.factories import RAW_ACCOUNT_ROWS, make_account, make_tenant
 
 from tidegate.db.engine import Database
 from tidegate.db.migrate import reindex_database, upgrade_database
@@ -186,15 +186,7 @@ async def _migrate_from_0003(url: str) -> None:
     db = Database.connect(url)
     try:
         async with db.write_sessions() as session:
-            for statement in (
-                "INSERT INTO enterprises (id, name, status, created_at) "
-                "VALUES ('e1', 'e', 'active', CURRENT_TIMESTAMP)",
-                "INSERT INTO users (id, enterprise_id, email, verified, created_at) "
-                "VALUES ('u1', 'e1', 'o@example.com', true, CURRENT_TIMESTAMP)",
-                "INSERT INTO accounts (id, enterprise_id, short_id, company, owner_id, "
-                "plan_type, retention, status, enable_syslog, meta, created_at) VALUES ('a1', "
-                "'e1', 's1', 'c', 'u1', 'x', 30, 'active', false, '{}', CURRENT_TIMESTAMP)",
-            ):
+            for statement in RAW_ACCOUNT_ROWS:
                 await session.execute(text(statement))
             for line, meta in (("Straße one", '{"who": "Zo\\u00eb"}'), ("two", None)):
                 await session.execute(

@@ -81,3 +81,19 @@ async def source_with_route(
         client, account, pipeline_id, "source", {"type": "http", "gateway_route_id": route_id}
     )
     return route_id, source_id
+
+
+async def publish(
+    client: httpx.AsyncClient, account: AccountCtx, pipeline_id: str, *, allow: bool = True
+) -> dict[str, Any]:
+    """Publish the draft as the platform's provider does; answers the pipeline."""
+    response = await client.post(
+        f"/v3/pipeline/{pipeline_id}/publish",
+        params={"allow_unconnected_edges": "true" if allow else "false"},
+        json={},
+        headers=account.headers,
+    )
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    assert data["id"] == pipeline_id
+    return data

@@ -18,6 +18,7 @@ from tests.pipelines.factories import (
     assert_v3_error,
     make_pipeline,
     make_route,
+    publish,
     source_with_route,
 )
 
@@ -372,6 +373,10 @@ async def test_dataplane_loads_the_pipelines_of_a_route(client: AppClient) -> No
         headers=account.headers,
     )
 
+    async with db_session(client) as session:
+        # Nothing runs before the draft is published.
+        assert await dataplane.pipelines_for_route(session=session, gateway_route_id=route_id) == []
+    await publish(client, account, pipeline_id)
     async with db_session(client) as session:
         graphs = await dataplane.pipelines_for_route(session=session, gateway_route_id=route_id)
         assert len(graphs) == 1

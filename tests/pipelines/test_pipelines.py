@@ -55,7 +55,10 @@ async def test_pipeline_crud(client: AppClient) -> None:
     assert patched.status_code == 200
     assert patched.json()["data"]["description"] is None
     assert patched.json()["data"]["title"] == "Edge"
-    assert patched.json()["data"]["revision"] == 2
+    # The pipeline's own fields are not part of the graph: its generation moves, the
+    # draft's revision does not.
+    assert patched.json()["data"]["revision"] == 1
+    assert patched.json()["data"]["generation_id"] == 1
 
     renamed = await client.patch(
         f"/v3/pipeline/{pipeline_id}", json={"title": "Core"}, headers=account.headers
@@ -223,12 +226,21 @@ async def test_source_needs_a_route_of_the_same_account(client: AppClient) -> No
         )
         error = assert_v3_error(response, 400)
         assert error["errors"][0]["instance_path"] == "/gateway_route_id"
-    missing = await client.post(
+    # Without a route, an http source gets one of its own (the platform's quickstart
+    # reads its id back), in the same account.
+    own = await client.post(
         f"/v3/pipeline/{pipeline_id}/source", json={"type": "http"}, headers=account.headers
     )
-    assert assert_v3_error(missing, 400)["errors"][0]["params"] == {
-        "missingProperty": "gateway_route_id"
-    }
+    assert own.status_code == 201, own.text
+    route_id = own.json()["data"]["gateway_route_id"]
+    route = await client.get(f"/v3/pipeline/gateway-route/{route_id}", headers=account.headers)
+    assert route.status_code == 200
+    assert route.json()["data"]["type"] == "http"
+    assert route.json()["data"]["sources"] == [
+        {"pipeline_id": pipeline_id, "source_id": own.json()["data"]["id"]}
+    ]
+    foreign = await client.get(f"/v3/pipeline/gateway-route/{route_id}", headers=other.headers)
+    assert foreign.status_code == 404
 
 
 async def test_source_can_move_to_another_route(client: AppClient) -> None:

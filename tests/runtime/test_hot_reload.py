@@ -1,14 +1,34 @@
-"""A pipeline change applies to the next event without a restart, and keeps the windows
-of throttles whose configuration did not change."""
+"""Edits change the draft; a publish applies them to the next event without a restart,
+and keeps the windows of throttles whose configuration did not change: in memory, and
+in Redis (``TIDEGATE_REDIS_URL``)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-from tests.conftest import AppClient
+import pytest
+from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import Wired, count_lines, events, new_account, wire
+from tests.pipelines.factories import publish
 
 LONG = 3_600_000
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def client(
+    request: pytest.FixtureRequest, database_url: str, tmp_path: Path
+) -> AsyncIterator[AppClient]:
+    """The app with its throttle windows in process, then in a real Redis."""
+    redis_url = REDIS_URL if request.param == "redis" else None
+    http, lifespan = await open_client(make_settings(database_url, tmp_path, redis_url=redis_url))
+    try:
+        yield http
+    finally:
+        await http.aclose()
+        await lifespan.__aexit__(None, None, None)
 
 
 async def post(client: AppClient, wired: Wired, batch: list[dict[str, Any]]) -> None:
@@ -25,6 +45,40 @@ async def patch_node(
         headers=wired.account.headers,
     )
     assert response.status_code == 200, response.text
+
+
+async def test_edits_run_only_once_published(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    wired = await wire(client, account, [("hole", "destination", "blackhole", {}, ["source"])])
+    await post(client, wired, events(2))
+    assert await count_lines(client.database_url, account.account_id) == 0
+    added = await client.post(
+        f"/v3/pipeline/{wired.pipeline_id}/sink",
+        json={"type": "log_analysis", "inputs": [wired.source_id], "generation_id": 0},
+        headers=account.headers,
+    )
+    assert added.status_code == 201, added.text
+    # A draft edit: what runs is unchanged.
+    await post(client, wired, events(2))
+    assert await count_lines(client.database_url, account.account_id) == 0
+    detail = (await client.get(f"/v3/pipeline/{wired.pipeline_id}", headers=account.headers)).json()
+    assert detail["data"]["has_unpublished_changes"] is True
+    published = await publish(client, account, wired.pipeline_id)
+    assert published["has_unpublished_changes"] is False
+    assert published["published_revision"] == published["revision"]
+    await post(client, wired, events(2))
+    assert await count_lines(client.database_url, account.account_id) == 2
+    # Deleting from the draft keeps the running copy until the next publish.
+    gone = await client.delete(
+        f"/v3/pipeline/{wired.pipeline_id}/sink/{added.json()['data']['id']}",
+        headers=account.headers,
+    )
+    assert gone.status_code == 200
+    await post(client, wired, events(1))
+    assert await count_lines(client.database_url, account.account_id) == 3
+    await publish(client, account, wired.pipeline_id)
+    await post(client, wired, events(1))
+    assert await count_lines(client.database_url, account.account_id) == 3
 
 
 async def test_unrelated_change_keeps_the_throttle_window(client: AppClient) -> None:
@@ -60,6 +114,7 @@ async def test_unrelated_change_keeps_the_throttle_window(client: AppClient) -> 
     await patch_node(
         client, wired, "processor", "t", {"user_config": {"window_ms": LONG, "threshold": 2}}
     )  # same configuration in another key order
+    await publish(client, wired.account, wired.pipeline_id)
     await post(client, wired, events(2))
     assert await count_lines(client.database_url, account.account_id) == 2
 
@@ -113,6 +168,9 @@ async def test_changed_throttle_starts_afresh_and_only_it(client: AppClient) -> 
         "t2",
         {"user_config": {"threshold": 2, "window_ms": LONG, "key_field": ".k"}},
     )
+    await post(client, wired, [{"line": "x", "k": "two"}])
+    assert await count_lines(client.database_url, account.account_id) == 2  # not published
+    await publish(client, account, wired.pipeline_id)
     # t2 starts with an empty window (so two more of "two" pass), t1 stays full.
     await post(
         client,
@@ -120,21 +178,6 @@ async def test_changed_throttle_starts_afresh_and_only_it(client: AppClient) -> 
         [{"line": "e", "k": "one"}, {"line": "f", "k": "two"}, {"line": "g", "k": "two"}],
     )
     assert await count_lines(client.database_url, account.account_id) == 4
-
-
-async def test_new_destination_applies_to_the_next_request(client: AppClient) -> None:
-    account = await new_account(client, throttle=False)
-    wired = await wire(client, account, [("hole", "destination", "blackhole", {}, ["source"])])
-    await post(client, wired, events(2))
-    assert await count_lines(client.database_url, account.account_id) == 0
-    response = await client.post(
-        f"/v3/pipeline/{wired.pipeline_id}/destination",
-        json={"type": "log_analysis", "inputs": [wired.source_id]},
-        headers=account.headers,
-    )
-    assert response.status_code == 201
-    await post(client, wired, events(2))
-    assert await count_lines(client.database_url, account.account_id) == 2
 
 
 async def test_disabling_the_feature_makes_the_throttle_pass_everything(client: AppClient) -> None:
@@ -173,6 +216,7 @@ async def test_second_pipeline_on_the_same_route_gets_every_event(client: AppCli
         json={"type": "log_analysis", "inputs": [source.json()["data"]["id"]]},
         headers=account.headers,
     )
+    await publish(client, account, second_id)
     response = await client.post(wired.url, json=events(2), headers=wired.auth)
     assert response.json() == {"status": "ok", "events": 2, "pipelines": 2}
     assert await count_lines(client.database_url, account.account_id) == 4

@@ -59,18 +59,18 @@ async def limits(client: AppClient, **changes: Any) -> AsyncIterator[Runtime]:
     """Run the in-process app's data plane with other limits for the block."""
     transport = client._transport
     assert isinstance(transport, httpx.ASGITransport)
-    state = transport.app.state  # type: ignore[attr-defined]
-    saved = getattr(state, "tidegate_runtime", None)
+    state = transport.app.state.tidegate  # type: ignore[attr-defined]
+    saved = state.pipelines
     runtime = Runtime(
         limits=RuntimeLimits(backoff_base_ms=20, backoff_cap_ms=200, **changes),
         redis=None,
         destinations=policy_from_setting(client.settings.destination_allow),
     )
-    state.tidegate_runtime = runtime
+    state.pipelines = runtime
     try:
         yield runtime
     finally:
-        state.tidegate_runtime = saved
+        state.pipelines = saved
         await runtime.aclose()
 
 

@@ -9,12 +9,15 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
-from tidegate.auth.dependencies import authenticate
+from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.auth.roles import Permission, by_method, requires
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.cli_auth.endpoints import login_router as cli_login_router
+from tidegate.cli_auth.endpoints import router as cli_router
 from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
+from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
 from tidegate.groups.endpoints import router as groups_router
 from tidegate.ingest.endpoints import router as ingest_router
@@ -24,8 +27,13 @@ from tidegate.logs.tail_endpoints import router as tail_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
+from tidegate.pipelines.live_endpoints import router as pipeline_live_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
+from tidegate.sessions.endpoints import account_router as auth_account_router
 from tidegate.sessions.endpoints import router as sessions_router
+from tidegate.suspensions.endpoints import router as suspensions_router
+from tidegate.usage.endpoints import v1_router as usage_v1_router
+from tidegate.usage.endpoints import v2_router as usage_v2_router
 from tidegate.users.endpoints import router as users_router
 
 READ = Permission.READ
@@ -47,6 +55,10 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     # reads declare theirs on the route).
     target.include_router(sessions_router)
     target.include_router(users_router)
+    # logdna-cli: /login takes Basic e-mail:password; /info and /orgs any credential.
+    target.include_router(cli_login_router)
+    target.include_router(cli_router)
+    target.include_router(auth_account_router)
     authenticated = Depends(authenticate)
     for router, permission in (
         (enterprise_router, requires(Permission.ENTERPRISE)),
@@ -56,19 +68,27 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (boards_router, CONTENT),
         (members_router, CONFIG),
         (groups_router, CONFIG),
+        # Suspending ingestion is the owner's (an account setting).
+        (suspensions_router, by_method(read=READ, write=Permission.OWN)),
         (usage_router, requires(READ)),
+        (usage_v1_router, requires(READ)),
+        (usage_v2_router, requires(READ)),
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.
         (gateway_routes_router, CONFIG),
         # Before the pipelines: "/v3/pipeline/simulate-processor" is not a pipeline id.
         (simulation_router, CONFIG),
+        # Before the pipelines: "/v3/pipeline/metric/usage" is not a pipeline's path.
+        (pipeline_live_router, CONFIG),
         (pipelines_router, CONFIG),
         # Data plane reads: account-scoped, management credentials, the per-key rate
         # limit counts each export page, aggregation and tail connection once.
-        (export_router, requires(READ)),
         (aggregate_router, requires(READ)),
         (tail_router, requires(READ)),
     ):
         target.include_router(router, dependencies=[authenticated, permission])
+    # The exports also take the platform's ?servicekey= (its CLI sends the key there).
+    for router in (export_router, export_v1_router):
+        target.include_router(router, dependencies=[Depends(authenticate_export), requires(READ)])
 
 
 def build_router() -> APIRouter:

@@ -8,11 +8,13 @@ once per request however many dependencies name it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import time
 from typing import Annotated
 
 from fastapi import Depends, Request
-from fastapi.security import APIKeyHeader
+from fastapi.security import APIKeyHeader, APIKeyQuery
 
 from tidegate.app_state import app_state
 from tidegate.auth import repository, signed_query
@@ -53,20 +55,43 @@ _servicekey_header = APIKeyHeader(
 )
 
 
-def _presented_key(authorization: str | None, servicekey: str | None) -> str | None:
+def _basic_user(value: str) -> str | None:
+    """The user name of HTTP Basic credentials (the platform's key-as-user-name form)."""
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return decoded.partition(":")[0].strip() or None
+
+
+def _presented_key(request: Request) -> str | None:
+    """The key of the request, in the platform's documented forms: ``Authorization:
+    Token <key>``, HTTP Basic with the key as user name, a ``servicekey`` or ``apikey``
+    header; and, on the exports only (``authenticate_export``), a ``servicekey`` query
+    parameter, which the platform's CLI sends. An Authorization header of another
+    scheme is no credential, whatever else is sent."""
+    headers = request.headers
+    authorization = headers.get("authorization")
     if authorization:
         scheme, _, value = authorization.strip().partition(" ")
         if scheme.lower() == "token" and value.strip():
             return value.strip()
+        if scheme.lower() == "basic" and value.strip():
+            return _basic_user(value)
         return None
-    if servicekey:
-        return servicekey.strip() or None
+    for name in ("servicekey", "apikey"):
+        if value := (headers.get(name) or "").strip():
+            return value
+    if request.scope.get(_QUERY_KEY_ALLOWED):
+        return (request.query_params.get("servicekey") or "").strip() or None
     return None
 
 
 # Where the request's principal is kept once resolved (one credential read, one rate
 # limit count per request, whichever dependency asks first).
 _PRINCIPAL = "tidegate.principal"
+# Set by ``authenticate_export``: the request may carry its key in the query string.
+_QUERY_KEY_ALLOWED = "tidegate.query_key_allowed"
 
 
 async def principal_of(request: Request) -> Principal:
@@ -94,7 +119,7 @@ async def _resolve(request: Request) -> Principal:
     cookie, else a logdna-cli signed query (docs/people.md, "Credentials")."""
     headers = request.headers
     state = app_state(request)
-    secret = _presented_key(headers.get("authorization"), headers.get("servicekey"))
+    secret = _presented_key(request)
     if secret is not None:
         key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
         key = await repository.key_by_hash(db=state.db, key_hash=key_hash)
@@ -259,6 +284,26 @@ async def _signed_principal(request: Request) -> Principal:
     if not await state.replay.first_use(presented.lower(), window_s=window):
         raise Unauthorized("This signature was already used; sign the query again")
     return await user_principal(request, user_id=signer.id, account_id=account_id)
+
+
+_servicekey_query = APIKeyQuery(
+    name="servicekey",
+    auto_error=False,
+    description="exports only: the key in the query string (the platform's CLI sends it)",
+    scheme_name="servicekey_query",
+)
+
+
+async def authenticate_export(
+    request: Request,
+    authorization: Annotated[str | None, Depends(_token_header)],
+    servicekey: Annotated[str | None, Depends(_servicekey_header)],
+    servicekey_query: Annotated[str | None, Depends(_servicekey_query)],
+) -> Principal:
+    """``authenticate`` for the exports, which also take the key as ``?servicekey=``
+    (kept to them: a key in a URL ends up in access logs and browser history)."""
+    request.scope[_QUERY_KEY_ALLOWED] = True
+    return await principal_of(request)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(principal_of)]

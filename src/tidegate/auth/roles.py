@@ -136,7 +136,8 @@ def route_permissions(app: Any) -> Iterator[tuple[str, str, Permission | None, b
             continue
         calls = list(_calls(dependant))
         needs_credentials = any(
-            call is principal_of or getattr(call, "__name__", "") == "authenticate"
+            call is principal_of
+            or getattr(call, "__name__", "") in ("authenticate", "authenticate_export")
             for call in calls
         )
         # The session's own endpoints (switch account, sign out) take the cookie itself.

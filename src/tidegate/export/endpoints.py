@@ -1,18 +1,27 @@
-"""HTTP for Export v2 (``GET /v2/export``)."""
+"""HTTP for the exports: v2 (``GET /v2/export``, paged) and v1 (``GET /v1/export``,
+every line at once, as the platform's CLI reads it).
+
+Both are registered with ``authenticate_export`` (tidegate.api.router): besides the
+management credentials, the key may come as ``?servicekey=``. Credentials are checked
+before anything else is done; the lines are read and encoded off the loop."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.auth.scope import scoped_query
 from tidegate.db.session import SessionDep
+from tidegate.errors import BadRequest
 from tidegate.export import schemas, service
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
+v1_router = APIRouter(prefix="/v1/export", tags=["Export"], responses=LEGACY_ERRORS)
 
 # Taken as text and parsed by ``schemas.parse_export_request`` so that every mistake is a
 # 400 naming the parameter. The parameters that choose lines are shared with the
@@ -26,6 +35,7 @@ HostsParam = Annotated[Text, Query(description="Comma list of hosts")]
 AppsParam = Annotated[Text, Query(description="Comma list of apps")]
 LevelsParam = Annotated[Text, Query(description="Comma list of levels")]
 SearchParam = Annotated[Text, Query(description="A search query (the platform syntax)")]
+TagsParam = Annotated[Text, Query(description="Comma list of tags: lines with any of them")]
 
 
 @router.get(
@@ -39,6 +49,7 @@ async def export_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
     from_: FromParam = None,
     to: ToParam = None,
     size: Annotated[Text, Query(description="Lines per page, 1 to 10000 (default 10000)")] = None,
@@ -46,6 +57,7 @@ async def export_lines(
     apps: AppsParam = None,
     levels: LevelsParam = None,
     query: SearchParam = None,
+    tags: TagsParam = None,
     prefer: Annotated[
         Text, Query(description="head: oldest first; tail (default): newest first")
     ] = None,
@@ -60,9 +72,11 @@ async def export_lines(
         hosts=hosts,
         apps=apps,
         levels=levels,
-        query=query,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(query, principal.scope),
         prefer=prefer,
         pagination_id=pagination_id,
+        tags=tags,
     )
     state = app_state(request)
     body = await service.export_page(
@@ -73,3 +87,62 @@ async def export_lines(
         request=parsed,
     )
     return Response(content=body, media_type="application/json")
+
+
+@v1_router.get(
+    "",
+    summary="Export the account's stored lines at once (NDJSON, or a JSON array)",
+    description="Up to the plan's cap of lines (10,000; 20,000 on the enterprise plan), "
+    "oldest first. Without `json`: one JSON line record per text line "
+    "(`application/x-ndjson`); with `json=true`: one JSON array. See docs/api-v1.md.",
+    responses={200: {"content": {"application/x-ndjson": {}, "application/json": {}}}},
+)
+async def export_lines_v1(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
+    from_: Annotated[
+        Text, Query(alias="from", description="Start, epoch s or ms (default: all retained)")
+    ] = None,
+    to: Annotated[Text, Query(description="End, epoch s or ms (default: now)")] = None,
+    size: Annotated[
+        Text, Query(description="Lines wanted; more than the plan's cap answers the cap")
+    ] = None,
+    hosts: HostsParam = None,
+    apps: AppsParam = None,
+    levels: LevelsParam = None,
+    tags: TagsParam = None,
+    q: SearchParam = None,
+    query: Annotated[Text, Query(description="Same as `q`")] = None,
+    prefer: Annotated[
+        Text, Query(description="head: the first lines from `from`; tail (default): the last")
+    ] = None,
+    json: Annotated[
+        Text, Query(description="true: answer one JSON array instead of NDJSON")
+    ] = None,
+) -> Response:
+    if q and query and q.strip() != query.strip():
+        raise BadRequest("q: and query: name the same search; send one of them")
+    parsed = schemas.parse_export_v1_request(
+        from_=from_,
+        to=to,
+        size=size,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        tags=tags,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(query or q, principal.scope),
+        prefer=prefer,
+        json_=json,
+        now_ms=time.time_ns() // 1_000_000,
+    )
+    body = await service.export_v1(
+        database_url=app_state(request).db.url,
+        session=session,
+        account_id=account_id,
+        request=parsed,
+    )
+    media_type = "application/json" if parsed.as_json else "application/x-ndjson"
+    return Response(content=body, media_type=media_type)

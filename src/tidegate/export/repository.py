@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import orjson
 from sqlalchemy import ColumnElement, Select, Text, cast, func, literal, select, tuple_
 
-from tidegate.models import LogLine
+from tidegate.models import Account, LogLine
 
 
 class LineRow(NamedTuple):
@@ -71,6 +71,11 @@ _COLUMNS = (
     cast(LogLine.meta, Text),
     LogLine.line,
 )
+
+
+def plan_of(*, account_id: str) -> Select[str]:
+    """The account's plan type (the v1 export's line cap depends on it)."""
+    return select(Account.plan_type).where(Account.id == account_id)
 
 
 def newest_line_id(*, account_id: str) -> Select[int | None]:

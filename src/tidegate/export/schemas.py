@@ -60,6 +60,7 @@ class ExportRequest:
                 sorted(selected.apps),
                 sorted(selected.levels),
                 selected.query_text,
+                sorted(selected.tags),
                 self.prefer,
             ],
             separators=(",", ":"),
@@ -119,16 +120,83 @@ def parse_export_request(
     query: str | None,
     prefer: str | None,
     pagination_id: str | None,
+    tags: str | None = None,
 ) -> ExportRequest:
     from_ms, to_ms = time_range(from_, to)
-    chosen = (prefer or "tail").strip().lower()
-    if chosen not in ("head", "tail"):
-        raise BadRequest("prefer: must be head or tail")
     return ExportRequest(
         from_ms=from_ms,
         to_ms=to_ms,
         size=bounded_int(size, name="size", low=MIN_SIZE, high=MAX_SIZE, default=DEFAULT_SIZE),
-        prefer="head" if chosen == "head" else "tail",
-        line_filter=parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query),
+        prefer=parse_prefer(prefer),
+        line_filter=parse_line_filter(
+            hosts=hosts, apps=apps, levels=levels, query=query, tags=tags
+        ),
         pagination_id=pagination_id.strip() if pagination_id and pagination_id.strip() else None,
     )
+
+
+def parse_prefer(raw: str | None) -> Prefer:
+    chosen = (raw or "tail").strip().lower()
+    if chosen not in ("head", "tail"):
+        raise BadRequest("prefer: must be head or tail")
+    return "head" if chosen == "head" else "tail"
+
+
+# Export v1's ``size``: the plan's cap (tidegate.export.service.v1_line_cap) bounds it;
+# asking for more is answered with the cap, as the platform's "capped by plan" says.
+MAX_V1_SIZE_PARAM = 1_000_000
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no", ""})
+
+
+@dataclass(frozen=True, slots=True)
+class ExportV1Request:
+    export: ExportRequest  # its ``size`` is set per scan
+    size: int | None  # None: the plan's cap
+    as_json: bool
+
+
+def flag(raw: str | None, *, name: str) -> bool:
+    value = (raw or "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise BadRequest(f"{name}: must be true or false")
+
+
+def parse_export_v1_request(
+    *,
+    from_: str | None,
+    to: str | None,
+    size: str | None,
+    hosts: str | None,
+    apps: str | None,
+    levels: str | None,
+    tags: str | None,
+    query: str | None,
+    prefer: str | None,
+    json_: str | None,
+    now_ms: int,
+) -> ExportV1Request:
+    """Export v1's parameters. ``from`` and ``to`` are optional (the platform's CLI sends
+    neither when no time is given): ``to`` defaults to now, ``from`` to the beginning
+    of the retained lines."""
+    has_from = from_ is not None and from_.strip() != ""
+    has_to = to is not None and to.strip() != ""
+    from_ms = epoch_ms(from_, name="from", end=False) if has_from else 0
+    to_ms = epoch_ms(to, name="to", end=True) if has_to else now_ms
+    if from_ms > to_ms:
+        raise BadRequest("from: must not be after to")
+    sized = bounded_int(size, name="size", low=MIN_SIZE, high=MAX_V1_SIZE_PARAM, default=0) or None
+    export = ExportRequest(
+        from_ms=from_ms,
+        to_ms=to_ms,
+        size=MAX_SIZE,
+        prefer=parse_prefer(prefer),
+        line_filter=parse_line_filter(
+            hosts=hosts, apps=apps, levels=levels, query=query, tags=tags
+        ),
+        pagination_id=None,
+    )
+    return ExportV1Request(export=export, size=sized, as_json=flag(json_, name="json"))

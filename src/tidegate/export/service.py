@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -31,7 +31,7 @@ from tidegate.export import repository
 from tidegate.export.cursor import ExportCursor
 from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.repository import LineRow
-from tidegate.export.schemas import ExportRequest
+from tidegate.export.schemas import MAX_SIZE, ExportRequest, ExportV1Request
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
 from tidegate.logs.sql_filter import (
@@ -167,7 +167,78 @@ def _folded_values(reader: PageReader, account_id: str, prefix: FoldedPrefix) ->
     return None
 
 
-def _encode(body: dict[str, Any]) -> bytes:
+# Export v1 answers every line at once (no pagination): it stops before its records pass
+# this many bytes, or after this many scans of MAX_SCANNED_PER_REQUEST candidates each
+# (a filter the database narrows little over a long range), with fewer lines than asked
+# for. /v2/export pages through the rest. docs/api-v1.md
+MAX_V1_BYTES = 32 * 1024 * 1024
+MAX_V1_SCANS = 8
+# The plan types whose v1 export answers up to 20,000 lines; every other plan 10,000.
+V1_LARGE_PLANS = frozenset({"enterprise"})
+V1_LINES_LARGE_PLAN = 20_000
+V1_LINES_OTHER_PLANS = 10_000
+
+
+def v1_line_cap(plan_type: str | None) -> int:
+    return V1_LINES_LARGE_PLAN if plan_type in V1_LARGE_PLANS else V1_LINES_OTHER_PLANS
+
+
+async def export_v1(
+    *, database_url: str, session: AsyncSession, account_id: str, request: ExportV1Request
+) -> bytes:
+    """Export v1's answer: the chosen lines, oldest first, as NDJSON or (``json``) one
+    JSON array. Runs in an export worker thread, like a v2 page."""
+
+    def work(reader: PageReader) -> bytes:
+        records = lines_v1(reader=reader, account_id=account_id, request=request)
+        if request.as_json:
+            return _encode(records)
+        return b"".join(_encode(record) + b"\n" for record in records)
+
+    return await run_off_loop(database_url=database_url, session=session, page=work)
+
+
+def lines_v1(
+    *, reader: PageReader, account_id: str, request: ExportV1Request
+) -> list[dict[str, Any]]:
+    """Up to the account plan's cap of lines (``size``, or the cap when larger or
+    absent): the first ones from ``from`` (``head``) or the last ones up to ``to``
+    (``tail``), oldest first either way, so they read like a log."""
+    cap = v1_line_cap(reader.scalar(repository.plan_of(account_id=account_id)))
+    wanted = min(request.size or cap, cap)
+    max_id = reader.scalar(repository.newest_line_id(account_id=account_id))
+    if max_id is None:
+        return []
+    base = request.export
+    plan = plan_filter(reader, account_id, base.line_filter, min(wanted, MAX_SIZE))
+    records: list[dict[str, Any]] = []
+    after: tuple[int, int] | None = None
+    used_bytes = 0
+    for _ in range(MAX_V1_SCANS):
+        scan = _Scan(
+            reader=reader,
+            account_id=account_id,
+            request=replace(base, size=min(wanted - len(records), MAX_SIZE)),
+            max_id=int(max_id),
+            after=after,
+        )
+        scan.run(plan)
+        records.extend(scan.records)
+        used_bytes += scan.used_bytes
+        if (
+            scan.exhausted
+            or scan.after is None
+            or len(records) >= wanted
+            or used_bytes >= MAX_V1_BYTES
+        ):
+            break
+        after = scan.after
+    if base.prefer == "tail":
+        records.reverse()
+    return records
+
+
+def _encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     try:
         return orjson.dumps(body)
     except TypeError:
@@ -211,6 +282,7 @@ class _Scan:
         self.after = after
         self.records: list[dict[str, Any]] = []
         self.exhausted = False
+        self.used_bytes = 0  # about the records' size in the answer (``_weight``)
 
     def run(self, plan: FilterPlan) -> None:
         """Fills the page. ``after`` ends as the last row the page used: its last record,
@@ -232,7 +304,6 @@ class _Scan:
             drive=plan.drive,
         )
         scanned = 0
-        used_bytes = 0
         with closing(self.reader.rows(statement)) as rows:
             for row in rows:
                 if len(self.records) >= size:
@@ -246,13 +317,14 @@ class _Scan:
                     level=row.level,
                     file=row.file,
                     meta=meta,
+                    tags=row.tags() if line_filter.tags else None,
                 ):
                     self.after = (row.ts, row.id)
                     continue
                 weight = _weight(row)
-                if self.records and used_bytes + weight > MAX_PAGE_BYTES:
+                if self.records and self.used_bytes + weight > MAX_PAGE_BYTES:
                     return  # the next page starts with this row
-                used_bytes += weight
+                self.used_bytes += weight
                 self.records.append(_record(row, meta))
                 self.after = (row.ts, row.id)
         self.exhausted = scanned < limit

@@ -17,7 +17,6 @@ from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
 from tidegate.gateway.body import MAX_EVENTS
 from tidegate.gateway.service import GatewayRequest, accept
-from tidegate.runtime.runtime import runtime_of
 
 router = APIRouter(tags=["Gateway"])
 
@@ -119,7 +118,7 @@ async def send_events(
     content_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> schemas.GatewayAccepted:
     state = app_state(request)
-    runtime = runtime_of(request.app, redis=state.redis)
+    runtime = state.pipelines
     accepted = await accept(
         state=state,
         runtime=runtime,

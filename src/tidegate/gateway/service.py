@@ -130,6 +130,7 @@ async def accept(
                 ),
                 work=len(body) // 64,
             )
+            body_bytes = len(body)
             del body
             delivery = Delivery()
             for pipeline in pipelines:
@@ -139,6 +140,9 @@ async def accept(
                     gateway_route_id=route_id,
                     throttle_enabled=throttle_enabled,
                     offload=runtime.offload,
+                )
+                runtime.observe(
+                    pipeline, outputs, batch=len(events), body_bytes=body_bytes, now_ms=received_ms
                 )
                 delivery.add(pipeline, outputs)
             await runtime.deliver(

@@ -34,6 +34,7 @@ class IngestionKey(NamedTuple):
     account_status: str | None
     rule_count: int
     rules_updated: object
+    suspended: bool  # the account's ingestion is suspended (tidegate.suspensions)
 
 
 _rule_count = (
@@ -46,7 +47,14 @@ _rules_updated = (
 )
 
 _KEY_BY_HASH = RawQuery(
-    select(_keys.c.kind, _keys.c.account_id, _accounts.c.status, _rule_count, _rules_updated)
+    select(
+        _keys.c.kind,
+        _keys.c.account_id,
+        _accounts.c.status,
+        _rule_count,
+        _rules_updated,
+        _accounts.c.ingestion_suspended_at.is_not(None),
+    )
     .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
     .where(_keys.c.key_hash == bindparam("key_hash"))
 )
@@ -70,8 +78,8 @@ async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
     rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
     if not rows:
         return None
-    kind, account_id, status, rule_count, rules_updated = rows[0]
-    return IngestionKey(kind, account_id, status, int(rule_count), rules_updated)
+    kind, account_id, status, rule_count, rules_updated, suspended = rows[0]
+    return IngestionKey(kind, account_id, status, int(rule_count), rules_updated, bool(suspended))
 
 
 async def active_rules(*, session: AsyncSession, account_id: str) -> list[ExclusionRule]:

@@ -38,6 +38,7 @@ from tidegate.logs.timestamps import epoch_ms, line_time
 from tidegate.logs.writer import LineWriter
 
 INACTIVE = "Account not found or inactive"
+SUSPENDED = "Ingestion is suspended for this account"
 MAX_USAGE_DAYS = 366
 _MAX_HOST = 256
 _MAX_ADDRESS = 64
@@ -140,7 +141,8 @@ def check_params(
 
 async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[str, RuleSet]:
     """The account an ingestion key writes to and its active exclusion rules. An unknown
-    or deleted key, a key of another kind, and a deactivated account are all 403."""
+    or deleted key, a key of another kind, a deactivated account and an account whose
+    ingestion is suspended are all 403."""
     found = await repository.ingestion_key(
         db=db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
     )
@@ -151,6 +153,10 @@ async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[
         or found.account_status == "deactivated"
     ):
         raise Forbidden(INACTIVE)
+    if found.suspended:
+        # Refused like an inactive account (clients give up on 403 rather than retry):
+        # nothing is read, stored, counted or tailed. docs/ingest.md
+        raise Forbidden(SUSPENDED)
     rules = await _rules_for(
         db=db,
         account_id=found.account_id,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import id_path
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
+from tidegate.auth.secrets import Sealer
 from tidegate.db.session import SessionDep
 from tidegate.keys import schemas, service
 
@@ -25,15 +27,24 @@ KeyTypeFilter = Annotated[
 ]
 
 
-@router.post("", summary="Create a service or ingestion key (the secret is shown once)")
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+SealerDep = Annotated[Sealer, Depends(_sealer)]
+
+
+@router.post("", summary="Create a service or ingestion key")
 async def create_key(
     key_type: KeyTypeQuery,
     session: SessionDep,
+    sealer: SealerDep,
     account_id: AccountId,
     body: schemas.KeyCreate | None = None,
 ) -> schemas.CreatedKey:
     return await service.create_key(
         session=session,
+        sealer=sealer,
         account_id=account_id,
         key_type=key_type,
         name=body.name if body is not None else None,
@@ -42,25 +53,39 @@ async def create_key(
 
 @router.get("", summary="List the account's service and ingestion keys")
 async def list_keys(
-    session: SessionDep, account_id: AccountId, key_type: KeyTypeFilter = None
+    session: SessionDep, sealer: SealerDep, account_id: AccountId, key_type: KeyTypeFilter = None
 ) -> list[schemas.Key]:
-    return await service.list_keys(session=session, account_id=account_id, key_type=key_type)
+    return await service.list_keys(
+        session=session, sealer=sealer, account_id=account_id, key_type=key_type
+    )
 
 
-@router.get("/{id}", summary="Get a key (without its secret)")
-async def get_key(key_id: KeyIdPath, session: SessionDep, account_id: AccountId) -> schemas.Key:
-    return await service.get_key(session=session, account_id=account_id, key_id=key_id)
+@router.get("/{id}", summary="Get a key, its secret included (null for keys made before 0005)")
+async def get_key(
+    key_id: KeyIdPath, session: SessionDep, sealer: SealerDep, account_id: AccountId
+) -> schemas.Key:
+    return await service.get_key(
+        session=session, sealer=sealer, account_id=account_id, key_id=key_id
+    )
 
 
 @router.put("/{id}", summary="Rename a key")
 async def rename_key(
-    key_id: KeyIdPath, body: schemas.KeyUpdate, session: SessionDep, account_id: AccountId
+    key_id: KeyIdPath,
+    body: schemas.KeyUpdate,
+    session: SessionDep,
+    sealer: SealerDep,
+    account_id: AccountId,
 ) -> schemas.Key:
     return await service.rename_key(
-        session=session, account_id=account_id, key_id=key_id, body=body
+        session=session, sealer=sealer, account_id=account_id, key_id=key_id, body=body
     )
 
 
 @router.delete("/{id}", summary="Delete a key; it stops working at once")
-async def delete_key(key_id: KeyIdPath, session: SessionDep, account_id: AccountId) -> schemas.Key:
-    return await service.delete_key(session=session, account_id=account_id, key_id=key_id)
+async def delete_key(
+    key_id: KeyIdPath, session: SessionDep, sealer: SealerDep, account_id: AccountId
+) -> schemas.Key:
+    return await service.delete_key(
+        session=session, sealer=sealer, account_id=account_id, key_id=key_id
+    )

@@ -30,21 +30,32 @@ class KeyUpdate(BaseModel):
     name: KeyName | None = None
 
 
+Created = Annotated[int, Field(description="Creation time, milliseconds since the epoch")]
+
+
 class Key(BaseModel):
-    """A key as listed: never the secret, only its last four characters."""
+    """A key as the platform shows it, its secret included (opened from its sealed copy).
+
+    ``key`` is null for a key whose secret cannot be shown: one made before secrets were
+    kept sealed (migration 0005; only its hash exists), or sealed under another server
+    secret. ``hint`` (the last four characters) is there for every key."""
 
     id: str
     name: str | None
     type: AccountKeyType
-    created: Annotated[int, Field(description="Creation time, seconds since the epoch")]
+    key: Annotated[
+        str | None,
+        Field(description="The secret; null when it was never kept (keys made before 0005)"),
+    ]
+    created: Created
     hint: Annotated[str, Field(description="The last four characters of the key")]
 
 
 class CreatedKey(BaseModel):
-    """The answer to a create: the only time the secret is shown."""
+    """The answer to a create."""
 
     id: str
-    key: Annotated[str, Field(description="The secret; shown once, here")]
+    key: Annotated[str, Field(description="The secret")]
     name: str | None
     type: AccountKeyType
-    created: Annotated[int, Field(description="Creation time, seconds since the epoch")]
+    created: Created

@@ -1,8 +1,10 @@
 """Account keys: service keys (management API) and ingestion keys. No HTTP here.
 
-Secrets are generated here, returned once by ``create_key`` and stored only as a keyed
-hash; each kind is hashed under its own domain, so an ingestion key can never pass as
-a management credential (and the reverse).
+Secrets are generated here. Each is stored as a keyed hash (what lookups use; each
+kind under its own domain, so an ingestion key can never pass as a management
+credential, and the reverse) and sealed under the server secret, because the platform's
+v1 keys API shows a key again on GET and its Terraform provider reads it from there.
+The database alone reveals neither.
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
-from tidegate.auth.secrets import hash_secret, hint, new_ingestion_key, new_service_key
+from tidegate.auth.secrets import (
+    Sealer,
+    hash_secret,
+    hint,
+    new_ingestion_key,
+    new_service_key,
+)
 from tidegate.errors import NotFound
 from tidegate.keys import repository, schemas
 from tidegate.models import ApiKey
@@ -21,12 +29,18 @@ def _name(raw: str | None) -> str | None:
     return raw or None
 
 
-def key_schema(key: ApiKey) -> schemas.Key:
+def created_ms(key: ApiKey) -> int:
+    return int(key.created_at.timestamp() * 1000)
+
+
+def key_schema(key: ApiKey, *, sealer: Sealer) -> schemas.Key:
+    secret = sealer.open(key.sealed_key) if key.sealed_key is not None else None
     return schemas.Key(
         id=key.id,
         name=key.name,
         type=key.kind,
-        created=int(key.created_at.timestamp()),
+        key=secret,
+        created=created_ms(key),
         hint=key.hint,
     )
 
@@ -34,6 +48,7 @@ def key_schema(key: ApiKey) -> schemas.Key:
 async def create_key(
     *,
     session: AsyncSession,
+    sealer: Sealer,
     account_id: str,
     key_type: schemas.AccountKeyType,
     name: str | None = None,
@@ -48,6 +63,7 @@ async def create_key(
         name=_name(name),
         key_hash=hash_secret(secret, domain=domain),
         hint=hint(secret),
+        sealed_key=sealer.seal(secret),
         created_at=utcnow(),
     )
     session.add(key)
@@ -57,15 +73,19 @@ async def create_key(
         key=secret,
         name=key.name,
         type=key_type,
-        created=int(key.created_at.timestamp()),
+        created=created_ms(key),
     )
 
 
 async def list_keys(
-    *, session: AsyncSession, account_id: str, key_type: schemas.AccountKeyType | None = None
+    *,
+    session: AsyncSession,
+    sealer: Sealer,
+    account_id: str,
+    key_type: schemas.AccountKeyType | None = None,
 ) -> list[schemas.Key]:
     keys = await repository.keys_of(session=session, account_id=account_id, kind=key_type)
-    return [key_schema(key) for key in keys]
+    return [key_schema(key, sealer=sealer) for key in keys]
 
 
 async def _own_key(
@@ -79,25 +99,35 @@ async def _own_key(
     return key
 
 
-async def get_key(*, session: AsyncSession, account_id: str, key_id: str) -> schemas.Key:
-    return key_schema(await _own_key(session=session, account_id=account_id, key_id=key_id))
+async def get_key(
+    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str
+) -> schemas.Key:
+    key = await _own_key(session=session, account_id=account_id, key_id=key_id)
+    return key_schema(key, sealer=sealer)
 
 
 async def rename_key(
-    *, session: AsyncSession, account_id: str, key_id: str, body: schemas.KeyUpdate
+    *,
+    session: AsyncSession,
+    sealer: Sealer,
+    account_id: str,
+    key_id: str,
+    body: schemas.KeyUpdate,
 ) -> schemas.Key:
     key = await _own_key(session=session, account_id=account_id, key_id=key_id, for_update=True)
     if "name" in body.model_fields_set:
         key.name = _name(body.name)
         await session.flush()
-    return key_schema(key)
+    return key_schema(key, sealer=sealer)
 
 
-async def delete_key(*, session: AsyncSession, account_id: str, key_id: str) -> schemas.Key:
+async def delete_key(
+    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str
+) -> schemas.Key:
     """Deletes the key; it stops authenticating with the next request (credentials are
     looked up on every request), even when it is the key making this call."""
     key = await _own_key(session=session, account_id=account_id, key_id=key_id, for_update=True)
-    deleted = key_schema(key)
+    deleted = key_schema(key, sealer=sealer)
     await session.delete(key)
     await session.flush()
     return deleted

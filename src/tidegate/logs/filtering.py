@@ -1,13 +1,14 @@
 """Which lines a reader asked for: export and live tail share one filter.
 
 ``hosts``, ``apps`` and ``levels`` are exact, case-insensitive matches against any of
-the listed values; ``query`` is the platform's search syntax (``tidegate.search``). A
+the listed values; ``tags`` selects lines carrying any of the listed tags (exact,
+case-insensitive); ``query`` is the platform's search syntax (``tidegate.search``). A
 line is selected when it matches every part that was given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tidegate.errors import BadRequest
@@ -27,10 +28,15 @@ def split_list(raw: str | None, *, name: str) -> frozenset[str]:
 
 
 def parse_line_filter(
-    *, hosts: str | None, apps: str | None, levels: str | None, query: str | None
+    *,
+    hosts: str | None,
+    apps: str | None,
+    levels: str | None,
+    query: str | None,
+    tags: str | None = None,
 ) -> LineFilter:
-    """The filter of a request's ``hosts``, ``apps``, ``levels`` (comma lists) and
-    ``query``; a 400 naming the parameter (and for a query the column) otherwise."""
+    """The filter of a request's ``hosts``, ``apps``, ``levels``, ``tags`` (comma lists)
+    and ``query``; a 400 naming the parameter (and for a query the column) otherwise."""
     text = query.strip() if query and query.strip() else None
     if text is not None and "\x00" in text:
         raise BadRequest("query: must not contain NUL characters")
@@ -43,6 +49,7 @@ def parse_line_filter(
         apps=split_list(apps, name="apps"),
         levels=split_list(levels, name="levels"),
         query=compiled,
+        tags=split_list(tags, name="tags"),
     )
 
 
@@ -52,6 +59,7 @@ class LineFilter:
     apps: frozenset[str] = frozenset()
     levels: frozenset[str] = frozenset()
     query: Query | None = None
+    tags: frozenset[str] = frozenset()
 
     @property
     def query_text(self) -> str | None:
@@ -59,7 +67,7 @@ class LineFilter:
 
     @property
     def selects_everything(self) -> bool:
-        return not (self.hosts or self.apps or self.levels or self.query)
+        return not (self.hosts or self.apps or self.levels or self.query or self.tags)
 
     def matches(
         self,
@@ -70,12 +78,17 @@ class LineFilter:
         level: str | None,
         file: str | None,
         meta: Mapping[str, object] | None,
+        tags: Sequence[str] | None = None,
     ) -> bool:
         if self.hosts and (host is None or host.casefold() not in self.hosts):
             return False
         if self.apps and (app is None or app.casefold() not in self.apps):
             return False
         if self.levels and (level is None or level.casefold() not in self.levels):
+            return False
+        if self.tags and not any(
+            isinstance(tag, str) and tag.casefold() in self.tags for tag in tags or ()
+        ):
             return False
         if self.query is None:
             return True

@@ -141,6 +141,9 @@ def translate(
         condition, query_exact = translator.line(line_filter.query.tree)
         parts.append(condition)
         exact = query_exact
+    if line_filter.tags:
+        # Tags are a JSON list per line with no index: the matcher confirms them.
+        exact = False
     where = _all(parts)
     driving = [translator.fts_query_of(part) for part in _conjuncts(where)]
     return SqlFilter(

@@ -104,6 +104,7 @@ class TailLine:
             level=self.level,
             file=self.file,
             meta=self.meta,
+            tags=self.tags,
         )
 
     def to_wire(self) -> list[Any]:

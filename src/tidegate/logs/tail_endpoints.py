@@ -28,6 +28,7 @@ from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import CurrentPrincipal
 from tidegate.auth.principal import Principal
+from tidegate.auth.scope import scoped_query
 from tidegate.errors import RateLimited
 from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter, parse_line_filter
@@ -63,7 +64,10 @@ async def tail_lines(
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
-    line_filter = parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query)
+    # A person in groups sees only their scope (docs/people.md, "Groups").
+    line_filter = parse_line_filter(
+        hosts=hosts, apps=apps, levels=levels, query=scoped_query(query, principal.scope)
+    )
     broker = app_state(request).tail
     if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
         raise RateLimited(

@@ -12,7 +12,8 @@ from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
 from tidegate.models.group import Group, GroupMember
 from tidegate.models.log_line import LogLine
 from tidegate.models.membership import Membership
-from tidegate.models.pipeline import Pipeline, PipelineNode
+from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
+from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.user import User
 from tidegate.models.user_session import UserSession
 from tidegate.models.user_token import UserToken
@@ -34,6 +35,8 @@ __all__ = [
     "Membership",
     "Pipeline",
     "PipelineNode",
+    "PipelineUsage",
+    "PublishedPipelineNode",
     "SigningKey",
     "User",
     "UserSession",

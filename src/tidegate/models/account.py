@@ -28,3 +28,8 @@ class Account(Base):
     enable_syslog: Mapped[bool] = mapped_column(default=False)
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Ingestion suspension (tidegate.suspensions): set while suspended; the pending
+    # confirmation token's keyed hash and expiry between suspend and confirm.
+    ingestion_suspended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
+    suspend_token_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+    suspend_token_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)

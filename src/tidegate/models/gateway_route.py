@@ -16,6 +16,11 @@ class GatewayRoute(Base):
         String(24), ForeignKey("accounts.id", ondelete="CASCADE"), index=True
     )
     title: Mapped[str] = mapped_column(String(250))
+    description: Mapped[str | None] = mapped_column(String(1000), default=None)
+    # The platform's push source type the route receives (``http``, ``splunk-hec``, ...).
+    type: Mapped[str] = mapped_column(String(50), default="http")
+    # The platform's consumer id: an opaque client-chosen label, stored and echoed.
+    consumer_id: Mapped[str | None] = mapped_column(String(250), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
 

@@ -1,5 +1,6 @@
-"""What the data plane reads of the pipeline configuration (issue 4): the pipelines a
-gateway route feeds, as graphs ready to compile, and cheap revision checks.
+"""What the data plane reads of the pipeline configuration: the **published** revision
+of the pipelines a gateway route feeds, as graphs ready to compile, and cheap revision
+checks. ``draft_graph`` is the draft, for simulation.
 
 Credentials of a route live in ``gateway_service``: ``access_key_for_route`` and
 ``signing_secrets``.
@@ -7,20 +8,28 @@ Credentials of a route live in ``gateway_service``: ``access_key_for_route`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.models import PublishedPipelineNode
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, topological_order
-from tidegate.pipelines.service import graph_node, node_schema
+from tidegate.pipelines.service import node_outputs, node_schema
 
-__all__ = ["PipelineGraph", "pipeline_graph", "pipeline_revisions_for_route", "pipelines_for_route"]
+__all__ = [
+    "PipelineGraph",
+    "draft_graph",
+    "pipeline_graph",
+    "pipeline_revisions_for_route",
+    "pipelines_for_route",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class PipelineGraph:
-    """One pipeline as stored: nodes in run order (every node after its inputs).
+    """One pipeline revision: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
     processors from it with ``node_configs.config_model(kind, type)``.
@@ -40,41 +49,87 @@ class PipelineGraph:
         ]
 
 
+def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
+    return schemas.Node(
+        id=row.id,
+        pipeline_id=row.pipeline_id,
+        kind=row.kind,
+        type=row.type,
+        title=row.title,
+        description=None,
+        generation_id=0,
+        inputs=list(row.inputs or []),
+        user_config=dict(row.user_config or {}),
+        gateway_route_id=row.gateway_route_id,
+        outputs=node_outputs(row.kind, row.type, row.id),
+        created_at=row.created_at,
+        updated_at=row.created_at,
+    )
+
+
+def _graph(
+    *, pipeline_id: str, account_id: str, revision: int, nodes: Sequence[schemas.Node]
+) -> PipelineGraph:
+    by_id = {node.id: node for node in nodes}
+    ordered = topological_order(
+        [
+            GraphNode(id=node.id, kind=node.kind, type=node.type, inputs=tuple(node.inputs))
+            for node in nodes
+        ]
+    )
+    return PipelineGraph(
+        pipeline_id=pipeline_id,
+        account_id=account_id,
+        revision=revision,
+        nodes=tuple(by_id[node.id] for node in ordered),
+        graph=tuple(ordered),
+    )
+
+
 async def pipeline_graph(*, session: AsyncSession, pipeline_id: str) -> PipelineGraph | None:
+    """The published revision (None when the pipeline is gone or was never published)."""
+    pipeline = await repository.pipeline_by_id(session=session, pipeline_id=pipeline_id)
+    if pipeline is None or pipeline.published_revision is None:
+        return None
+    rows = await repository.published_nodes_of(session=session, pipeline_id=pipeline.id)
+    return _graph(
+        pipeline_id=pipeline.id,
+        account_id=pipeline.account_id,
+        revision=pipeline.published_revision,
+        nodes=[_published_schema(row) for row in rows],
+    )
+
+
+async def draft_graph(*, session: AsyncSession, pipeline_id: str) -> PipelineGraph | None:
+    """The draft as it stands (simulation runs it before it is published)."""
     pipeline = await repository.pipeline_by_id(session=session, pipeline_id=pipeline_id)
     if pipeline is None:
         return None
     rows = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    by_id = {row.id: row for row in rows}
-    ordered = topological_order([graph_node(row) for row in rows])
-    return PipelineGraph(
+    return _graph(
         pipeline_id=pipeline.id,
         account_id=pipeline.account_id,
         revision=pipeline.revision,
-        nodes=tuple(node_schema(by_id[node.id]) for node in ordered),
-        graph=tuple(ordered),
+        nodes=[node_schema(row) for row in rows],
     )
 
 
 async def pipelines_for_route(
     *, session: AsyncSession, gateway_route_id: str
 ) -> list[PipelineGraph]:
-    """Every pipeline with an HTTP source bound to the route, oldest source first."""
-    seen: list[str] = []
-    for source in await repository.sources_bound_to(
+    """Every pipeline whose published revision has a source bound to the route."""
+    ids = await repository.published_pipelines_for_route(
         session=session, gateway_route_id=gateway_route_id
-    ):
-        if source.pipeline_id not in seen:
-            seen.append(source.pipeline_id)
-    graphs = [await pipeline_graph(session=session, pipeline_id=pid) for pid in seen]
+    )
+    graphs = [await pipeline_graph(session=session, pipeline_id=pid) for pid in ids]
     return [graph for graph in graphs if graph is not None]
 
 
 async def pipeline_revisions_for_route(
     *, session: AsyncSession, gateway_route_id: str
 ) -> dict[str, int]:
-    """``{pipeline_id: revision}`` of the route's pipelines: one cheap query to tell
-    whether compiled graphs are stale."""
+    """``{pipeline_id: published revision}`` of the route's pipelines: one cheap query to
+    tell whether compiled graphs are stale."""
     return await repository.pipeline_revisions_for_route(
         session=session, gateway_route_id=gateway_route_id
     )

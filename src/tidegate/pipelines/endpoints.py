@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS, V3Error
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
-from tidegate.pipelines import schemas, service
+from tidegate.pipelines import node_service, schemas, service
 from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
 
 ERRORS: Final[dict[int | str, dict[str, Any]]] = {
@@ -40,28 +40,36 @@ PIPELINE_LINKS = SelfLinks(
     list=link("get", PIPELINES),
     detail=link("get", PIPELINE),
     update=link("patch", PIPELINE),
-    replace=None,
+    replace=link("put", PIPELINE),
     create=link("post", PIPELINES),
 )
 PIPELINE_RELATED = {
     "sources": PIPELINE + "/source",
-    "processors": PIPELINE + "/processor",
-    "destinations": PIPELINE + "/destination",
+    "transforms": PIPELINE + "/transform",
+    "sinks": PIPELINE + "/sink",
+    "publish": PIPELINE + "/publish",
+}
+# The platform's path segment of each kind, then the older aliases kept working.
+NODE_PATHS: Final[dict[schemas.NodeKind, tuple[str, ...]]] = {
+    "source": ("source",),
+    "processor": ("transform", "processor"),
+    "destination": ("sink", "destination"),
 }
 
 
 def _node_links(kind: schemas.NodeKind) -> SelfLinks:
-    one = f"{PIPELINE}/{kind}/{{node_id}}"
+    segment = NODE_PATHS[kind][0]
+    one = f"{PIPELINE}/{segment}/{{node_id}}"
     return SelfLinks(
-        list=link("get", f"{PIPELINE}/{kind}"),
+        list=link("get", f"{PIPELINE}/{segment}"),
         detail=link("get", one),
         update=link("patch", one),
-        replace=None,
-        create=link("post", f"{PIPELINE}/{kind}"),
+        replace=link("put", one),
+        create=link("post", f"{PIPELINE}/{segment}"),
     )
 
 
-NODE_LINKS: Final = {kind: _node_links(kind) for kind in ("source", "processor", "destination")}
+NODE_LINKS: Final = {kind: _node_links(kind) for kind in NODE_PATHS}
 
 
 def _pipeline(data: schemas.PipelineDetail) -> Envelope[schemas.PipelineDetail]:
@@ -109,7 +117,45 @@ async def get_pipeline(
     )
 
 
-@router.patch("/{pipeline_id}", summary="Change a pipeline's title or description")
+@router.put("/{pipeline_id}", summary="Replace a pipeline's fields (its nodes stay)")
+async def replace_pipeline(
+    pipeline_id: PipelineIdPath,
+    body: schemas.PipelineReplace,
+    session: SessionDep,
+    account_id: AccountId,
+) -> Envelope[schemas.PipelineDetail]:
+    return _pipeline(
+        await service.replace_pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id, body=body
+        )
+    )
+
+
+@router.post(
+    "/{pipeline_id}/publish",
+    summary="Publish the draft: it becomes the revision that runs",
+    description="Checks the draft's graph and every node's configuration, then makes it "
+    "the running revision. Nodes with a loose end (no inputs, or an output nobody takes) "
+    "are refused unless `allow_unconnected_edges=true`. The body, if any, is `{}`.",
+)
+async def publish_pipeline(
+    pipeline_id: PipelineIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    query: Annotated[schemas.PublishQuery, Depends()],
+    body: schemas.PublishBody | None = None,
+) -> Envelope[schemas.PipelineDetail]:
+    return _pipeline(
+        await service.publish(
+            session=session,
+            account_id=account_id,
+            pipeline_id=pipeline_id,
+            allow_unconnected_edges=query.allow_unconnected_edges,
+        )
+    )
+
+
+@router.patch("/{pipeline_id}", summary="Change some of a pipeline's fields")
 async def update_pipeline(
     pipeline_id: PipelineIdPath,
     body: schemas.PipelineUpdate,
@@ -154,7 +200,7 @@ def _add_node_routes(
     async def list_nodes(
         pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
     ) -> Envelope[list[schemas.Node]]:
-        data = await service.list_nodes(
+        data = await node_service.list_nodes(
             session=session, account_id=account_id, pipeline_id=pipeline_id, kind=kind
         )
         return _nodes(kind, data)
@@ -166,7 +212,7 @@ def _add_node_routes(
         session: SessionDep,
         account_id: AccountId,
     ) -> Envelope[schemas.Node]:
-        data = await service.create_node(
+        data = await node_service.create_node(
             session=session,
             account_id=account_id,
             pipeline_id=pipeline_id,
@@ -179,7 +225,7 @@ def _add_node_routes(
     async def get_node(
         pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
     ) -> Envelope[schemas.Node]:
-        data = await service.get_node(
+        data = await node_service.get_node(
             session=session,
             account_id=account_id,
             pipeline_id=pipeline_id,
@@ -188,29 +234,37 @@ def _add_node_routes(
         )
         return _node(kind, data)
 
-    async def update_node(
-        request: Request,
-        pipeline_id: PipelineIdPath,
-        node_id: NodeIdPath,
-        body: Any,
-        session: SessionDep,
-        account_id: AccountId,
-    ) -> Envelope[schemas.Node]:
-        data = await service.update_node(
-            session=session,
-            account_id=account_id,
-            pipeline_id=pipeline_id,
-            kind=kind,
-            node_id=node_id,
-            body=body,
-            destinations=_destinations(request),
-        )
-        return _node(kind, data)
+    def _changing(save: Any) -> Any:
+        """The PUT and PATCH handlers differ only in the service function they call."""
+
+        async def change_node(
+            request: Request,
+            pipeline_id: PipelineIdPath,
+            node_id: NodeIdPath,
+            body: Any,
+            session: SessionDep,
+            account_id: AccountId,
+        ) -> Envelope[schemas.Node]:
+            data = await save(
+                session=session,
+                account_id=account_id,
+                pipeline_id=pipeline_id,
+                kind=kind,
+                node_id=node_id,
+                body=body,
+                destinations=_destinations(request),
+            )
+            return _node(kind, data)
+
+        return change_node
+
+    update_node = _changing(node_service.update_node)
+    replace_node = _changing(node_service.replace_node)
 
     async def delete_node(
         pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
     ) -> Envelope[schemas.Node]:
-        data = await service.delete_node(
+        data = await node_service.delete_node(
             session=session,
             account_id=account_id,
             pipeline_id=pipeline_id,
@@ -221,32 +275,30 @@ def _add_node_routes(
 
     # The body models differ by kind; FastAPI reads them from the annotations.
     create_node.__annotations__["body"] = create_model
+    replace_node.__annotations__["body"] = create_model
     update_node.__annotations__["body"] = update_model
-    collection, item = f"/{{pipeline_id}}/{kind}", f"/{{pipeline_id}}/{kind}/{{node_id}}"
-    router.add_api_route(
-        collection,
-        list_nodes,
-        methods=["GET"],
-        name=f"list_{plural}",
-        summary=f"List a pipeline's {plural}",
-    )
-    router.add_api_route(
-        collection,
-        create_node,
-        methods=["POST"],
-        name=f"create_{kind}",
-        status_code=201,
-        summary=create_summary,
-    )
-    router.add_api_route(
-        item, get_node, methods=["GET"], name=f"get_{kind}", summary=f"Get a {kind}"
-    )
-    router.add_api_route(
-        item, update_node, methods=["PATCH"], name=f"update_{kind}", summary=f"Change a {kind}"
-    )
-    router.add_api_route(
-        item, delete_node, methods=["DELETE"], name=f"delete_{kind}", summary=f"Delete a {kind}"
-    )
+    for index, segment in enumerate(NODE_PATHS[kind]):
+        alias = index > 0  # older paths: served, not documented twice
+        suffix = f"_via_{segment}" if alias else ""
+        collection = f"/{{pipeline_id}}/{segment}"
+        item = f"{collection}/{{node_id}}"
+        for path, endpoint, methods, name, summary, status in (
+            (collection, list_nodes, "GET", f"list_{plural}", f"List a pipeline's {plural}", 200),
+            (collection, create_node, "POST", f"create_{kind}", create_summary, 201),
+            (item, get_node, "GET", f"get_{kind}", f"Get a {kind}", 200),
+            (item, replace_node, "PUT", f"replace_{kind}", f"Replace a {kind}", 200),
+            (item, update_node, "PATCH", f"update_{kind}", f"Change some of a {kind}", 200),
+            (item, delete_node, "DELETE", f"delete_{kind}", f"Delete a {kind}", 200),
+        ):
+            router.add_api_route(
+                path,
+                endpoint,
+                methods=[methods],
+                name=name + suffix,
+                summary=summary,
+                status_code=status,
+                include_in_schema=not alias,
+            )
 
 
 _add_node_routes(
@@ -254,7 +306,7 @@ _add_node_routes(
     plural="sources",
     create_model=schemas.SourceCreate,
     update_model=schemas.SourceUpdate,
-    create_summary="Add an HTTP source",
+    create_summary="Add a source (an `http` source without a route gets one of its own)",
 )
 _add_node_routes(
     "processor",

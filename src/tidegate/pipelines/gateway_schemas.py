@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tidegate.api.request_model import RequestModel
-from tidegate.pipelines.schemas import Title
+from tidegate.pipelines.schemas import Description, ResourceId, Title
 
 # The spec gives `key` no length rule, so any non-empty string is a key (a long random
 # one is wise: docs/api-pipelines.md). The upper bound only keeps a row's size bounded;
@@ -21,12 +21,44 @@ SIGNING_KEY_MIN: int = 1
 SIGNING_KEY_MAX: int = 4_096
 
 
+# The platform's source types that receive pushed events (its "shared sources").
+RouteType = Literal[
+    "http",
+    "splunk-hec",
+    "kinesis-firehose",
+    "fluent",
+    "logstash",
+    "mezmo-agent",
+    "mezmo-datadog-source",
+    "webhook",
+    "prometheus-remote-write",
+    "open-telemetry-metrics",
+    "open-telemetry-logs",
+    "open-telemetry-traces",
+]
+ConsumerId = Annotated[str, Field(max_length=250, pattern=r"^[^\x00]*$")]
+
+
 class GatewayRouteCreate(RequestModel):
+    """The platform's clients send ``id: ""`` and ``consumer_id: ""`` on create: an
+    empty ``id`` is ignored (ids are made here); ``consumer_id`` is stored and echoed."""
+
+    id: Literal[""] | None = Field(default=None, description="Empty or absent")
+    consumer_id: ConsumerId | None = None
     title: Title
+    description: Description | None = None
+    type: RouteType = Field(default="http", description="The push source type it receives")
 
 
 class GatewayRouteReplace(RequestModel):
+    """PUT: the whole route (absent ``description``/``consumer_id`` are cleared); ``id``,
+    when not empty, must be the path's."""
+
+    id: ResourceId | Literal[""] | None = None
+    consumer_id: ConsumerId | None = None
     title: Title
+    description: Description | None = None
+    type: RouteType = "http"
 
 
 class RouteSource(BaseModel):
@@ -39,15 +71,23 @@ class RouteSource(BaseModel):
 class GatewayRoute(BaseModel):
     id: str
     account_id: str
+    consumer_id: str
     title: str
+    description: str | None
+    type: str
     sources: list[RouteSource] = Field(description="The HTTP sources that receive its events")
     created_at: datetime
     updated_at: datetime
 
 
 class AccessKeyCreate(RequestModel):
+    """The platform's clients send ``{id: "", title, gateway_route_id, type}``: an empty
+    ``id`` is ignored, ``gateway_route_id`` (when given) must be the path's."""
+
+    id: Literal[""] | None = None
     type: Literal["generated"] = "generated"
     title: Title | None = None
+    gateway_route_id: ResourceId | None = None
 
 
 class AccessKey(BaseModel):

@@ -18,6 +18,7 @@ from tidegate.models import AccessKey, GatewayRoute, PipelineNode, SigningKey
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import gateway_schemas as schemas
 from tidegate.pipelines import repository
+from tidegate.pipelines.service import same_id
 
 log = logging.getLogger("tidegate.pipelines")
 
@@ -35,7 +36,10 @@ def route_schema(route: GatewayRoute, sources: list[PipelineNode]) -> schemas.Ga
     return schemas.GatewayRoute(
         id=route.id,
         account_id=route.account_id,
+        consumer_id=route.consumer_id or "",
         title=route.title,
+        description=route.description,
+        type=route.type,
         sources=[
             schemas.RouteSource(pipeline_id=node.pipeline_id, source_id=node.id) for node in sources
         ],
@@ -113,7 +117,14 @@ async def create_route(
         raise Conflict(f"An account holds at most {MAX_ROUTES_PER_ACCOUNT} gateway routes")
     now = utcnow()
     route = GatewayRoute(
-        id=new_uuid(), account_id=account_id, title=body.title, created_at=now, updated_at=now
+        id=new_uuid(),
+        account_id=account_id,
+        consumer_id=body.consumer_id or None,
+        title=body.title,
+        description=body.description,
+        type=body.type,
+        created_at=now,
+        updated_at=now,
     )
     session.add(route)
     await session.flush()
@@ -127,10 +138,14 @@ async def replace_route(
     gateway_route_id: str,
     body: schemas.GatewayRouteReplace,
 ) -> schemas.GatewayRoute:
+    same_id(body.id, gateway_route_id)
     route = await _own_route(
         session=session, account_id=account_id, gateway_route_id=gateway_route_id
     )
+    route.consumer_id = body.consumer_id or None
     route.title = body.title
+    route.description = body.description
+    route.type = body.type
     route.updated_at = utcnow()
     await session.flush()
     return await _with_sources(session=session, route=route)
@@ -145,16 +160,27 @@ async def delete_route(
         session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
     )
     gone = await _with_sources(session=session, route=route)
-    if gone.sources:
+    running = await repository.published_pipelines_for_route(
+        session=session, gateway_route_id=route.id
+    )
+    if gone.sources or running:
         names = ", ".join(f"{s.source_id} (pipeline {s.pipeline_id})" for s in gone.sources)
-        message = f"gateway route {route.id} is the route of HTTP source(s) {names}"
+        message = (
+            f"gateway route {route.id} is the route of source(s) {names}"
+            if gone.sources
+            else f"gateway route {route.id} feeds the published revision of pipeline(s) "
+            f"{', '.join(running)}: publish them without its source first"
+        )
         raise Conflict(
             message,
             errors=[
                 ErrorItem(
                     keyword="dependents",
                     message=message,
-                    params={"sources": [s.model_dump() for s in gone.sources]},
+                    params={
+                        "sources": [s.model_dump() for s in gone.sources],
+                        "published_pipelines": running,
+                    },
                 )
             ],
         )
@@ -184,6 +210,7 @@ async def create_access_key(
     body: schemas.AccessKeyCreate,
 ) -> schemas.AccessKeyCreated:
     """A new generated key; the answer is the only place the key is ever shown."""
+    same_id(body.gateway_route_id, gateway_route_id, field="gateway_route_id")
     route = await _own_route(
         session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
     )

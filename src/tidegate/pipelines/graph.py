@@ -21,6 +21,7 @@ __all__ = [
     "refuse_if_depended_on",
     "split_input",
     "topological_order",
+    "unconnected",
     "validate_graph",
 ]
 
@@ -199,3 +200,15 @@ def topological_order(nodes: Sequence[GraphNode]) -> list[GraphNode]:
         for pending in remaining.values():
             pending.difference_update(ready)
     return ordered
+
+
+def unconnected(nodes: Sequence[GraphNode]) -> list[str]:
+    """Ids of the nodes with a loose end: a processor or destination without inputs, or
+    a source or processor none of whose outputs any node takes."""
+    taken = {split_input(ref)[0] for node in nodes for ref in node.inputs}
+    return [
+        node.id
+        for node in nodes
+        if (node.kind != "source" and not node.inputs)
+        or (node.kind != "destination" and node.id not in taken)
+    ]

@@ -7,7 +7,14 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.models import AccessKey, GatewayRoute, Pipeline, PipelineNode, SigningKey
+from tidegate.models import (
+    AccessKey,
+    GatewayRoute,
+    Pipeline,
+    PipelineNode,
+    PublishedPipelineNode,
+    SigningKey,
+)
 
 # Pipelines
 
@@ -48,6 +55,9 @@ async def pipeline_by_id(*, session: AsyncSession, pipeline_id: str) -> Pipeline
 async def delete_pipeline(*, session: AsyncSession, pipeline_id: str) -> None:
     """The pipeline and its nodes, children first (no ORM relationship orders them)."""
     await session.execute(delete(PipelineNode).where(PipelineNode.pipeline_id == pipeline_id))
+    await session.execute(
+        delete(PublishedPipelineNode).where(PublishedPipelineNode.pipeline_id == pipeline_id)
+    )
     await session.execute(delete(Pipeline).where(Pipeline.id == pipeline_id))
 
 
@@ -75,19 +85,61 @@ async def sources_bound_to(*, session: AsyncSession, gateway_route_id: str) -> l
     return list(result.scalars())
 
 
+# The published revision (what runs)
+
+
+async def published_nodes_of(
+    *, session: AsyncSession, pipeline_id: str
+) -> list[PublishedPipelineNode]:
+    result = await session.execute(
+        select(PublishedPipelineNode)
+        .where(PublishedPipelineNode.pipeline_id == pipeline_id)
+        .order_by(PublishedPipelineNode.created_at, PublishedPipelineNode.id)
+    )
+    return list(result.scalars())
+
+
+async def replace_published_nodes(
+    *, session: AsyncSession, pipeline_id: str, nodes: list[PublishedPipelineNode]
+) -> None:
+    await session.execute(
+        delete(PublishedPipelineNode).where(PublishedPipelineNode.pipeline_id == pipeline_id)
+    )
+    session.add_all(nodes)
+    await session.flush()
+
+
+async def published_pipelines_for_route(
+    *, session: AsyncSession, gateway_route_id: str
+) -> list[str]:
+    """Ids of the pipelines whose published revision has a source bound to the route,
+    oldest source first."""
+    result = await session.execute(
+        select(PublishedPipelineNode.pipeline_id)
+        .where(
+            PublishedPipelineNode.gateway_route_id == gateway_route_id,
+            PublishedPipelineNode.kind == "source",
+        )
+        .order_by(PublishedPipelineNode.created_at, PublishedPipelineNode.id)
+    )
+    return list(dict.fromkeys(result.scalars()))
+
+
 async def pipeline_revisions_for_route(
     *, session: AsyncSession, gateway_route_id: str
 ) -> dict[str, int]:
+    """``{pipeline_id: published revision}`` of the pipelines the route feeds."""
     result = await session.execute(
-        select(Pipeline.id, Pipeline.revision)
-        .join(PipelineNode, PipelineNode.pipeline_id == Pipeline.id)
+        select(Pipeline.id, Pipeline.published_revision)
+        .join(PublishedPipelineNode, PublishedPipelineNode.pipeline_id == Pipeline.id)
         .where(
-            PipelineNode.gateway_route_id == gateway_route_id,
-            PipelineNode.kind == "source",
+            PublishedPipelineNode.gateway_route_id == gateway_route_id,
+            PublishedPipelineNode.kind == "source",
+            Pipeline.published_revision.is_not(None),
         )
         .distinct()
     )
-    return {row[0]: int(row[1]) for row in result}
+    return {row[0]: int(row[1] or 0) for row in result}
 
 
 # Gateway routes

@@ -84,9 +84,38 @@ class _Patch(RequestModel):
         return value
 
 
+GenerationId = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=2_147_483_647,
+        description="Optimistic concurrency: the generation_id last read. An update "
+        "carrying another one than the current answers 409; every update increments it. "
+        "Ignored on create (the platform's clients send 0).",
+    ),
+]
+ShortText = Annotated[str, Field(max_length=50, pattern=_NO_NUL)]
+DeploymentGroups = Annotated[list[ShortText], Field(max_length=50)]
+
+
 class PipelineCreate(RequestModel):
     title: Title
     description: Description | None = None
+    origin: ShortText | None = Field(
+        default=None, description="Who made it: the Terraform provider sends `terraform`"
+    )
+    deploy_type: ShortText | None = Field(
+        default=None, description="Stored and echoed (the platform's quickstart sends `saas`)"
+    )
+    deployment_groups: DeploymentGroups | None = None
+    generation_id: GenerationId | None = None
+
+
+class PipelineReplace(PipelineCreate):
+    """PUT: the whole pipeline; absent optional fields are cleared. ``id``, when given,
+    must be the path's."""
+
+    id: ResourceId | None = None
 
 
 class PipelineUpdate(_Patch):
@@ -95,6 +124,17 @@ class PipelineUpdate(_Patch):
     not_null = frozenset({"title"})
     title: Title | SkipJsonSchema[None] = _absent()
     description: Description | None = None
+    origin: ShortText | None = None
+    deploy_type: ShortText | None = None
+    deployment_groups: DeploymentGroups | None = None
+    generation_id: GenerationId | None = None
+
+
+class NodeOutputRef(BaseModel):
+    """A named output of a processor, usable as another node's input."""
+
+    id: str = Field(description="`<node id>.<output name>`, as written in `inputs`")
+    label: str
 
 
 class Node(BaseModel):
@@ -103,10 +143,17 @@ class Node(BaseModel):
     kind: NodeKind
     type: str
     title: str | None
+    description: str | None = None
+    generation_id: int = 0
     inputs: list[str]
     user_config: dict[str, Any]
     gateway_route_id: str | None = Field(
-        description="The gateway route an `http` source receives events from; null otherwise"
+        description="The gateway route a source receives events from; null otherwise"
+    )
+    outputs: list[NodeOutputRef] = Field(
+        default_factory=list,
+        description="A processor's named outputs besides its main one (e.g. a throttle's "
+        "`<id>.dropped`, a route's conditions and `<id>._unmatched`)",
     )
     created_at: datetime
     updated_at: datetime
@@ -117,60 +164,95 @@ class Pipeline(BaseModel):
     account_id: str
     title: str
     description: str | None
-    revision: int = Field(description="Bumped on every change to the pipeline or its nodes")
+    origin: str | None
+    deploy_type: str | None
+    deployment_groups: list[str]
+    generation_id: int = Field(description="Bumped by every update of the pipeline's fields")
+    revision: int = Field(description="Bumped on every change to the draft or its nodes")
+    published_revision: int | None = Field(
+        description="The draft revision that runs; null until the first publish"
+    )
+    published_at: datetime | None
+    has_unpublished_changes: bool
     created_at: datetime
     updated_at: datetime
 
 
 class PipelineDetail(Pipeline):
-    nodes: list[Node]
+    nodes: list[Node] = Field(description="The draft's nodes")
 
 
-class SourceCreate(RequestModel):
-    type: SourceType
+class PublishQuery(BaseModel):
+    allow_unconnected_edges: bool = Field(
+        default=False,
+        description="Publish although some nodes have a loose end (no inputs, or an "
+        "output no node takes); the platform's Terraform provider sends `true`",
+    )
+
+
+class PublishBody(RequestModel):
+    """The platform's clients send ``{}``."""
+
+
+class _NodeBody(RequestModel):
+    """POST (create) and PUT (replace) of a node: the whole node. On PUT, absent
+    optional fields are cleared (a source's ``gateway_route_id`` is kept: the platform's
+    clients send it on create only)."""
+
+    id: ResourceId | None = Field(default=None, description="On PUT, the path's id (or absent)")
     title: Title | None = None
-    gateway_route_id: ResourceId
+    description: Description | None = None
     inputs: Inputs = Field(default_factory=list)
     user_config: UserConfig = Field(default_factory=dict)
+    generation_id: GenerationId | None = None
+
+
+class SourceCreate(_NodeBody):
+    type: SourceType
+    gateway_route_id: ResourceId | None = Field(
+        default=None,
+        description="A gateway route (shared source) of the account; absent on an `http` "
+        "source: a route is made for it and its id answered",
+    )
 
 
 class SourceUpdate(_Patch):
     not_null = _NODE_NOT_NULL
     type: SourceType | SkipJsonSchema[None] = _absent()
     title: Title | None = None
+    description: Description | None = None
     gateway_route_id: ResourceId | SkipJsonSchema[None] = _absent()
     inputs: Inputs | SkipJsonSchema[None] = _absent()
     user_config: UserConfig | SkipJsonSchema[None] = _absent()
+    generation_id: GenerationId | None = None
 
 
-class ProcessorCreate(RequestModel):
+class ProcessorCreate(_NodeBody):
     type: ProcessorType
-    title: Title | None = None
-    inputs: Inputs = Field(default_factory=list)
-    user_config: UserConfig = Field(default_factory=dict)
 
 
 class ProcessorUpdate(_Patch):
     not_null = _NODE_NOT_NULL
     type: ProcessorType | SkipJsonSchema[None] = _absent()
     title: Title | None = None
+    description: Description | None = None
     inputs: Inputs | SkipJsonSchema[None] = _absent()
     user_config: UserConfig | SkipJsonSchema[None] = _absent()
+    generation_id: GenerationId | None = None
 
 
-class DestinationCreate(RequestModel):
+class DestinationCreate(_NodeBody):
     type: DestinationType
-    title: Title | None = None
-    inputs: Inputs = Field(default_factory=list)
-    user_config: UserConfig = Field(default_factory=dict)
 
 
 class DestinationUpdate(_Patch):
     not_null = _NODE_NOT_NULL
     type: DestinationType | SkipJsonSchema[None] = _absent()
     title: Title | None = None
+    description: Description | None = None
     inputs: Inputs | SkipJsonSchema[None] = _absent()
     user_config: UserConfig | SkipJsonSchema[None] = _absent()
+    generation_id: GenerationId | None = None
 
 
 NodeCreate = SourceCreate | ProcessorCreate | DestinationCreate

@@ -1,7 +1,9 @@
-"""Pipeline rules: pipelines and their nodes, validated on every save. No HTTP here.
+"""Pipeline rules: pipelines and their nodes (the draft), validated on every save, and
+publishing the draft as the revision that runs. No HTTP here.
 
-Every change to a pipeline or to one of its nodes bumps ``Pipeline.revision``, so a
-running worker can tell cheaply that its compiled graph is stale.
+Every change to a pipeline's nodes bumps ``Pipeline.revision`` (the draft's revision);
+``publish`` copies the draft's nodes into the published revision, which is what the data
+plane runs. Pipelines and nodes carry a ``generation_id`` for optimistic concurrency.
 """
 
 from __future__ import annotations
@@ -11,19 +13,18 @@ from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.enterprise.service import has_feature
-from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
-from tidegate.models import Pipeline, PipelineNode
+from tidegate.errors import Conflict, ErrorItem, NotFound, ValidationFailed
+from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
-from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config, vet_destination
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.pipelines.graph import DROPPED, GraphNode, unconnected, validate_graph
+from tidegate.pipelines.node_configs import validate_user_config
 
 THROTTLE_FEATURE: Final = "throttle-processor"
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
-MAX_NODES_PER_PIPELINE: Final = 200
-_PUBLIC_ONLY: Final = DestinationPolicy()
+# Source types that receive their events through a gateway route; created without one,
+# such a source gets a route of its own (the platform's quickstart reads its id back).
+ROUTED_SOURCES: Final = frozenset({"http"})
 
 
 # Shapes
@@ -35,10 +36,24 @@ def pipeline_schema(pipeline: Pipeline) -> schemas.Pipeline:
         account_id=pipeline.account_id,
         title=pipeline.title,
         description=pipeline.description,
+        origin=pipeline.origin,
+        deploy_type=pipeline.deploy_type,
+        deployment_groups=list(pipeline.deployment_groups or []),
+        generation_id=pipeline.generation_id or 0,
         revision=pipeline.revision,
+        published_revision=pipeline.published_revision,
+        published_at=pipeline.published_at,
+        has_unpublished_changes=pipeline.published_revision != pipeline.revision,
         created_at=pipeline.created_at,
         updated_at=pipeline.updated_at,
     )
+
+
+def node_outputs(kind: str, type_: str, node_id: str) -> list[schemas.NodeOutputRef]:
+    """A processor's named outputs besides its main one."""
+    if kind == "processor" and type_ == "throttle":
+        return [schemas.NodeOutputRef(id=f"{node_id}.{DROPPED}", label=DROPPED)]
+    return []
 
 
 def node_schema(node: PipelineNode) -> schemas.Node:
@@ -48,9 +63,12 @@ def node_schema(node: PipelineNode) -> schemas.Node:
         kind=node.kind,
         type=node.type,
         title=node.title,
+        description=node.description,
+        generation_id=node.generation_id or 0,
         inputs=list(node.inputs or []),
         user_config=dict(node.user_config or {}),
         gateway_route_id=node.gateway_route_id,
+        outputs=node_outputs(node.kind, node.type, node.id),
         created_at=node.created_at,
         updated_at=node.updated_at,
     )
@@ -66,15 +84,57 @@ def _detail(pipeline: Pipeline, nodes: Sequence[PipelineNode]) -> schemas.Pipeli
     )
 
 
-def _touch(pipeline: Pipeline) -> None:
+def touch(pipeline: Pipeline) -> None:
+    """A change to the draft's nodes."""
     pipeline.revision = (pipeline.revision or 0) + 1
     pipeline.updated_at = utcnow()
+
+
+def check_generation(*, what: str, current: int, given: int | None) -> None:
+    """409 when an update carries a generation_id other than the current one."""
+    if given is None or given == current:
+        return
+    message = (
+        f"generation_id {given} is stale: the {what} is at generation {current}; "
+        "read it again and retry"
+    )
+    raise Conflict(
+        message,
+        context="body",
+        errors=[
+            ErrorItem(
+                keyword="generation_id",
+                message=message,
+                instance_path="/generation_id",
+                params={"current": current, "given": given},
+            )
+        ],
+    )
+
+
+def same_id(given: str | None, path_id: str, *, field: str = "id") -> None:
+    """An id repeated in a body (``id``, ``gateway_route_id``) must be the path's; an
+    empty or absent one is fine (the platform's clients send ``""`` on create)."""
+    if given and given != path_id:
+        message = f"{field} {given} in the body is not the path's {path_id}"
+        raise ValidationFailed(
+            message,
+            context="body",
+            errors=[
+                ErrorItem(
+                    keyword="const",
+                    message=message,
+                    instance_path=f"/{field}",
+                    params={field: path_id},
+                )
+            ],
+        )
 
 
 # Pipelines
 
 
-async def _own_pipeline(
+async def own_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str, for_update: bool = False
 ) -> Pipeline:
     pipeline = await repository.pipeline(
@@ -93,7 +153,7 @@ async def list_pipelines(*, session: AsyncSession, account_id: str) -> list[sche
 async def get_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str
 ) -> schemas.PipelineDetail:
-    pipeline = await _own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
+    pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
     return _detail(pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id))
 
 
@@ -110,6 +170,10 @@ async def create_pipeline(
         account_id=account_id,
         title=body.title,
         description=body.description,
+        origin=body.origin,
+        deploy_type=body.deploy_type,
+        deployment_groups=body.deployment_groups,
+        generation_id=0,
         revision=1,
         created_at=now,
         updated_at=now,
@@ -122,15 +186,41 @@ async def create_pipeline(
 async def update_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str, body: schemas.PipelineUpdate
 ) -> schemas.PipelineDetail:
-    pipeline = await _own_pipeline(
+    """PATCH: only the fields given change."""
+    pipeline = await own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
+    check_generation(what="pipeline", current=pipeline.generation_id, given=body.generation_id)
     given = body.model_fields_set
     if "title" in given and body.title is not None:
         pipeline.title = body.title
-    if "description" in given:
-        pipeline.description = body.description
-    _touch(pipeline)
+    for name in ("description", "origin", "deploy_type", "deployment_groups"):
+        if name in given:
+            setattr(pipeline, name, getattr(body, name))
+    return await _saved_pipeline(session, pipeline)
+
+
+async def replace_pipeline(
+    *, session: AsyncSession, account_id: str, pipeline_id: str, body: schemas.PipelineReplace
+) -> schemas.PipelineDetail:
+    """PUT: the pipeline's own fields as given (absent optional ones cleared); its nodes
+    are not part of the body and stay."""
+    same_id(body.id, pipeline_id)
+    pipeline = await own_pipeline(
+        session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
+    )
+    check_generation(what="pipeline", current=pipeline.generation_id, given=body.generation_id)
+    pipeline.title = body.title
+    pipeline.description = body.description
+    pipeline.origin = body.origin
+    pipeline.deploy_type = body.deploy_type
+    pipeline.deployment_groups = body.deployment_groups
+    return await _saved_pipeline(session, pipeline)
+
+
+async def _saved_pipeline(session: AsyncSession, pipeline: Pipeline) -> schemas.PipelineDetail:
+    pipeline.generation_id = (pipeline.generation_id or 0) + 1
+    pipeline.updated_at = utcnow()
     await session.flush()
     return _detail(pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id))
 
@@ -139,7 +229,7 @@ async def delete_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str
 ) -> schemas.PipelineDetail:
     """Deletes the pipeline with its nodes; answers what was deleted."""
-    pipeline = await _own_pipeline(
+    pipeline = await own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
@@ -150,197 +240,65 @@ async def delete_pipeline(
     return gone
 
 
-# Nodes
+# Publishing
 
 
-async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -> None:
-    if not await has_feature(session=session, account_id=account_id, name=THROTTLE_FEATURE):
-        message = (
-            "The Throttle processor is in beta and is not enabled for this account: "
-            f"enable the '{THROTTLE_FEATURE}' feature first"
-        )
-        raise Forbidden(
-            message,
-            context="body",
-            errors=[
-                ErrorItem(
-                    keyword="feature",
-                    message=message,
-                    instance_path="/type",
-                    params={"feature": THROTTLE_FEATURE},
-                )
-            ],
-        )
-
-
-async def _own_route_id(*, session: AsyncSession, account_id: str, gateway_route_id: str) -> str:
-    route = await repository.gateway_route(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+async def publish(
+    *, session: AsyncSession, account_id: str, pipeline_id: str, allow_unconnected_edges: bool
+) -> schemas.PipelineDetail:
+    """The draft becomes the running revision: its graph and every node's configuration
+    are checked again, then its nodes are copied over the published ones (same ids, so
+    running processors whose configuration did not change keep their state)."""
+    pipeline = await own_pipeline(
+        session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
-    if route is None:
-        message = f"gateway route {gateway_route_id} does not exist"
-        raise ValidationFailed(
-            message,
-            context="body",
-            errors=[
-                ErrorItem(
-                    keyword="exists",
-                    message=message,
-                    instance_path="/gateway_route_id",
-                    params={"gateway_route_id": gateway_route_id},
-                )
-            ],
-        )
-    return route.id
-
-
-def _find(nodes: Sequence[PipelineNode], kind: schemas.NodeKind, node_id: str) -> PipelineNode:
+    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+    graph = [graph_node(node) for node in nodes]
+    validate_graph(graph)
     for node in nodes:
-        if node.id == node_id and node.kind == kind:
-            return node
-    raise NotFound(f"No {kind} {node_id} in this pipeline")
-
-
-async def list_nodes(
-    *, session: AsyncSession, account_id: str, pipeline_id: str, kind: schemas.NodeKind
-) -> list[schemas.Node]:
-    pipeline = await _own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return [node_schema(node) for node in nodes if node.kind == kind]
-
-
-async def get_node(
-    *,
-    session: AsyncSession,
-    account_id: str,
-    pipeline_id: str,
-    kind: schemas.NodeKind,
-    node_id: str,
-) -> schemas.Node:
-    pipeline = await _own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return node_schema(_find(nodes, kind, node_id))
-
-
-async def create_node(
-    *,
-    session: AsyncSession,
-    account_id: str,
-    pipeline_id: str,
-    kind: schemas.NodeKind,
-    body: schemas.NodeCreate,
-    destinations: DestinationPolicy = _PUBLIC_ONLY,
-) -> schemas.Node:
-    pipeline = await _own_pipeline(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
-    )
-    if body.type == "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
-    config = validate_user_config(kind=kind, type_=body.type, user_config=body.user_config)
-    await vet_destination(config, policy=destinations)
-    route_id = None
-    if isinstance(body, schemas.SourceCreate):
-        route_id = await _own_route_id(
-            session=session, account_id=account_id, gateway_route_id=body.gateway_route_id
-        )
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    if len(nodes) >= MAX_NODES_PER_PIPELINE:
-        raise Conflict(f"A pipeline holds at most {MAX_NODES_PER_PIPELINE} nodes")
-    now = utcnow()
-    node = PipelineNode(
-        id=new_uuid(),
+        try:
+            validate_user_config(
+                kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
+            )
+        except ValidationFailed as error:
+            raise ValidationFailed(
+                f"node {node.id} ({node.kind} {node.type}): {error.message}",
+                context="body",
+                errors=error.errors,
+            ) from None
+    if not allow_unconnected_edges:
+        loose = unconnected(graph)
+        if loose:
+            message = (
+                f"node(s) {', '.join(loose)} are not connected (a source or processor whose "
+                "output nothing takes, or a processor or destination without inputs); "
+                "connect them or publish with allow_unconnected_edges=true"
+            )
+            raise ValidationFailed(
+                message,
+                context="querystring",
+                errors=[ErrorItem(keyword="unconnected", message=message, params={"nodes": loose})],
+            )
+    await repository.replace_published_nodes(
+        session=session,
         pipeline_id=pipeline.id,
-        account_id=account_id,
-        kind=kind,
-        type=body.type,
-        title=body.title,
-        inputs=list(body.inputs),
-        user_config=body.user_config,
-        gateway_route_id=route_id,
-        created_at=now,
-        updated_at=now,
+        nodes=[
+            PublishedPipelineNode(
+                id=node.id,
+                pipeline_id=pipeline.id,
+                account_id=pipeline.account_id,
+                kind=node.kind,
+                type=node.type,
+                title=node.title,
+                inputs=list(node.inputs or []),
+                user_config=dict(node.user_config or {}),
+                gateway_route_id=node.gateway_route_id,
+                created_at=node.created_at,
+            )
+            for node in nodes
+        ],
     )
-    validate_graph([*map(graph_node, nodes), graph_node(node)], changed=node.id)
-    session.add(node)
-    _touch(pipeline)
+    pipeline.published_revision = pipeline.revision
+    pipeline.published_at = utcnow()
     await session.flush()
-    return node_schema(node)
-
-
-async def update_node(
-    *,
-    session: AsyncSession,
-    account_id: str,
-    pipeline_id: str,
-    kind: schemas.NodeKind,
-    node_id: str,
-    body: schemas.NodeUpdate,
-    destinations: DestinationPolicy = _PUBLIC_ONLY,
-) -> schemas.Node:
-    pipeline = await _own_pipeline(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
-    )
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    node = _find(nodes, kind, node_id)
-    given = body.model_fields_set
-    new_type = body.type if "type" in given and body.type is not None else node.type
-    if new_type == "throttle" and node.type != "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
-    new_config = (
-        body.user_config
-        if "user_config" in given and body.user_config is not None
-        else dict(node.user_config or {})
-    )
-    config = validate_user_config(kind=kind, type_=new_type, user_config=new_config)
-    await vet_destination(config, policy=destinations)
-    route_id = node.gateway_route_id
-    if (
-        isinstance(body, schemas.SourceUpdate)
-        and "gateway_route_id" in given
-        and body.gateway_route_id is not None
-    ):
-        route_id = await _own_route_id(
-            session=session, account_id=account_id, gateway_route_id=body.gateway_route_id
-        )
-    new_inputs = (
-        list(body.inputs)
-        if "inputs" in given and body.inputs is not None
-        else list(node.inputs or [])
-    )
-    proposed = GraphNode(id=node.id, kind=kind, type=new_type, inputs=tuple(new_inputs))
-    validate_graph(
-        [proposed if other.id == node.id else graph_node(other) for other in nodes],
-        changed=node.id,
-    )
-    node.type = new_type
-    node.user_config = new_config
-    node.inputs = new_inputs
-    node.gateway_route_id = route_id
-    if "title" in given:
-        node.title = body.title
-    node.updated_at = utcnow()
-    _touch(pipeline)
-    await session.flush()
-    return node_schema(node)
-
-
-async def delete_node(
-    *,
-    session: AsyncSession,
-    account_id: str,
-    pipeline_id: str,
-    kind: schemas.NodeKind,
-    node_id: str,
-) -> schemas.Node:
-    """Refuses (409, naming them) while other nodes take this one as an input."""
-    pipeline = await _own_pipeline(
-        session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
-    )
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    node = _find(nodes, kind, node_id)
-    refuse_if_depended_on(map(graph_node, nodes), node.id)
-    gone = node_schema(node)
-    await session.delete(node)
-    _touch(pipeline)
-    await session.flush()
-    return gone
+    return _detail(pipeline, nodes)

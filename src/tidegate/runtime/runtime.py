@@ -1,5 +1,6 @@
 """What one worker holds for the data plane: compiled pipelines, running throttles,
-http destinations, the gates of back-pressure. Created on first use, one per app."""
+http destinations, the gates of back-pressure, live taps and usage counts. Built once
+per app by its lifespan (``build_runtime``), started and closed with it."""
 
 from __future__ import annotations
 
@@ -39,10 +40,12 @@ from tidegate.runtime.destination_guard import (
 from tidegate.runtime.http_destination import DeliveryFailed, HttpDestination
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.log_lines import event_to_line
+from tidegate.runtime.tap import TapRegistry
+from tidegate.runtime.usage import UsageCounter
 
 log = logging.getLogger("tidegate.runtime")
 
-__all__ = ["Delivery", "Runtime", "close_runtime", "runtime_of"]
+__all__ = ["Delivery", "Runtime", "build_runtime", "runtime_of"]
 
 Event = dict[str, Any]
 T = TypeVar("T")
@@ -77,8 +80,11 @@ class Runtime:
         redis: Redis | None,
         destinations: DestinationPolicy | None = None,
         throttle_budget: ThrottleBudget | None = None,
+        usage_flush_s: float = 5.0,
     ) -> None:
         self.limits = limits
+        self.taps = TapRegistry(redis)
+        self.usage = UsageCounter(flush_s=usage_flush_s)
         self.destinations = destinations or DestinationPolicy()
         self.throttles = ThrottleRegistry(redis, budget=throttle_budget)
         self.pipelines = PipelineCache(self.throttles, max_pipelines=limits.max_pipelines)
@@ -114,10 +120,38 @@ class Runtime:
             self._cpu = anyio.CapacityLimiter(self.limits.cpu_slots)
         return await anyio.to_thread.run_sync(function, limiter=self._cpu)
 
-    async def aclose(self) -> None:
+    async def start(self, db: Database) -> None:
+        await self.taps.start()
+        self.usage.start(db)
+
+    async def aclose(self, db: Database | None = None) -> None:
+        await self.taps.close()
+        if db is not None:
+            await self.usage.close(db)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+    def observe(
+        self,
+        pipeline: CompiledPipeline,
+        outputs: dict[str, NodeOutput],
+        *,
+        batch: int,
+        body_bytes: int,
+        now_ms: int,
+    ) -> None:
+        """A batch ran through ``pipeline``: open taps see it, usage counts it."""
+        self.taps.offer(pipeline.pipeline_id, outputs)
+        self.usage.count(
+            account_id=pipeline.account_id,
+            pipeline_id=pipeline.pipeline_id,
+            nodes=pipeline.nodes,
+            outputs=outputs,
+            batch=batch,
+            body_bytes=body_bytes,
+            now_ms=now_ms,
+        )
 
     @contextmanager
     def admit(self, gateway_route_id: str, pipelines: Sequence[CompiledPipeline]) -> Iterator[None]:
@@ -265,36 +299,21 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-_ATTRIBUTE = "tidegate_runtime"
-
-
-def runtime_of(app: FastAPI, *, redis: Redis | None) -> Runtime:
-    runtime: Runtime | None = getattr(app.state, _ATTRIBUTE, None)
-    if runtime is None:
-        allow = app.state.tidegate.settings.destination_allow
-        runtime = Runtime(
-            limits=RuntimeLimits.from_env(),
-            redis=redis,
-            destinations=policy_from_setting(allow),
-            throttle_budget=_throttle_budget(app),
-        )
-        setattr(app.state, _ATTRIBUTE, runtime)
-    return runtime
-
-
-def _throttle_budget(app: FastAPI) -> ThrottleBudget:
-    """The worker's budget for in-memory throttle state, from the app's settings."""
-    state = getattr(app.state, "tidegate", None)
-    settings = Settings.from_env() if state is None else state.settings
-    return ThrottleBudget(
-        max_keys=settings.throttle_max_keys,
-        max_bytes=settings.throttle_max_bytes,
-        listener=metrics.throttle_budget_changed,
+def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
+    """The worker's runtime, from its settings (called by the app's lifespan)."""
+    return Runtime(
+        limits=RuntimeLimits.from_env(),
+        redis=redis,
+        destinations=policy_from_setting(settings.destination_allow),
+        throttle_budget=ThrottleBudget(
+            max_keys=settings.throttle_max_keys,
+            max_bytes=settings.throttle_max_bytes,
+            listener=metrics.throttle_budget_changed,
+        ),
+        usage_flush_s=settings.pipeline_usage_flush_s,
     )
 
 
-async def close_runtime(app: FastAPI) -> None:
-    runtime: Runtime | None = getattr(app.state, _ATTRIBUTE, None)
-    if runtime is not None:
-        await runtime.aclose()
-        setattr(app.state, _ATTRIBUTE, None)
+def runtime_of(app: FastAPI) -> Runtime:
+    runtime: Runtime = app.state.tidegate.pipelines
+    return runtime

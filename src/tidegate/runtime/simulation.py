@@ -37,7 +37,7 @@ def _fresh_throttle(
 async def simulate_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str, events: list[dict[str, Any]]
 ) -> schemas.PipelineSimulation:
-    graph = await dataplane.pipeline_graph(session=session, pipeline_id=pipeline_id)
+    graph = await dataplane.draft_graph(session=session, pipeline_id=pipeline_id)
     if graph is None or graph.account_id != account_id:
         raise NotFound(f"No pipeline {pipeline_id}")
     try:

@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.dependencies import (
@@ -19,9 +21,11 @@ from tidegate.auth.dependencies import (
     key_principal,
     user_principal,
 )
+from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Permission, requires
 from tidegate.db.session import SessionDep
-from tidegate.errors import Unauthorized
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.errors import NotFound, Unauthorized
 from tidegate.sessions import schemas, service
 
 router = APIRouter(prefix="/v1/auth/session", tags=["Sessions"], responses=LEGACY_ERRORS)
@@ -130,3 +134,47 @@ async def sign_out(
     response.delete_cookie(SESSION_COOKIE, path="/")
     response.delete_cookie(CSRF_COOKIE, path="/")
     return schemas.SignedOut()
+
+
+# mzm reads the accounts the credential may act in, and which one it acts as (header).
+account_router = APIRouter(
+    prefix="/v3/auth/account",
+    tags=["Sessions"],
+    dependencies=[Depends(authenticate), requires(Permission.SIGNED_IN)],
+)
+ACTIVE_ACCOUNT_HEADER = "x-auth-account-short-id"
+ACCOUNT_LINKS = SelfLinks(
+    list=link("get", "/v3/auth/account"), detail=link("get", "/v3/auth/account/{account}")
+)
+
+
+def _mark_active(
+    response: Response, principal: Principal, accounts: list[enterprise_schemas.Account]
+) -> None:
+    active = next((a for a in accounts if a.account_id == principal.account_id), None)
+    if active is not None:
+        response.headers[ACTIVE_ACCOUNT_HEADER] = active.account
+
+
+@account_router.get("", summary="The accounts these credentials may act in")
+async def list_accounts(
+    principal: CurrentPrincipal, response: Response, session: SessionDep
+) -> Envelope[list[enterprise_schemas.Account]]:
+    accounts = await service.accounts_in_detail(session=session, principal=principal)
+    _mark_active(response, principal, accounts)
+    return envelope(accounts, type="account", pk="account", links=ACCOUNT_LINKS)
+
+
+@account_router.get("/{account}", summary="One of the accounts these credentials may act in")
+async def get_account(
+    account: Annotated[str, id_path(alias="account", description="Short or long account id")],
+    principal: CurrentPrincipal,
+    response: Response,
+    session: SessionDep,
+) -> Envelope[enterprise_schemas.Account]:
+    accounts = await service.accounts_in_detail(session=session, principal=principal)
+    found = next((a for a in accounts if account in (a.account, a.account_id)), None)
+    if found is None:
+        raise NotFound()
+    _mark_active(response, principal, [found])
+    return envelope(found, type="account", pk="account", links=ACCOUNT_LINKS)

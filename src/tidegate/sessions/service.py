@@ -25,7 +25,10 @@ from tidegate.auth.passwords import verify_password
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
+from tidegate.models import User
 from tidegate.sessions import repository, schemas
 from tidegate.users import repository as users_repository
 
@@ -60,15 +63,7 @@ async def _accounts_of_key(
 
 
 async def whoami(*, session: AsyncSession, principal: Principal) -> schemas.SessionInfo:
-    if principal.user_id is not None:
-        accounts = await _accounts_of_user(session, principal.user_id)
-    else:
-        accounts = await _accounts_of_key(
-            session,
-            kind=principal.kind,
-            enterprise_id=principal.enterprise_id,
-            account_id=principal.account_id,
-        )
+    accounts = await accounts_of(session=session, principal=principal)
     return schemas.SessionInfo(
         kind=principal.kind,
         email=principal.email,
@@ -110,9 +105,11 @@ async def _refuse_when_blocked(state: AppState, *keys: str) -> None:
             )
 
 
-async def sign_in_with_password(
+async def check_password(
     *, session: AsyncSession, state: AppState, email: str, password: str, address: str
-) -> NewSession:
+) -> User:
+    """The user whose password this is; failures counted per e-mail and per address
+    (the web app's sign-in and logdna-cli's ``POST /login`` alike)."""
     email_key, address_key = f"email:{email.strip().lower()}", f"address:{address}"
     await _refuse_when_blocked(state, email_key, address_key)
     user = await users_repository.user_by_email(session=session, email=email.strip().lower())
@@ -121,6 +118,29 @@ async def sign_in_with_password(
         await state.signin_failures.failed(address_key)
         raise Unauthorized("Wrong e-mail or password")
     await state.signin_failures.succeeded(email_key)
+    return user
+
+
+async def accounts_of(
+    *, session: AsyncSession, principal: Principal
+) -> list[schemas.SessionAccount]:
+    """The accounts a credential may act in, with its role in each."""
+    if principal.user_id is not None:
+        return await _accounts_of_user(session, principal.user_id)
+    return await _accounts_of_key(
+        session,
+        kind=principal.kind,
+        enterprise_id=principal.enterprise_id,
+        account_id=principal.account_id,
+    )
+
+
+async def sign_in_with_password(
+    *, session: AsyncSession, state: AppState, email: str, password: str, address: str
+) -> NewSession:
+    user = await check_password(
+        session=session, state=state, email=email, password=password, address=address
+    )
     accounts = await _accounts_of_user(session, user.id)
     if not accounts:
         raise Forbidden("This user is not a member of any account")
@@ -199,3 +219,25 @@ async def switch_account(
 
 async def sign_out(*, session: AsyncSession, session_id: str) -> None:
     await repository.delete_session(session=session, session_id=session_id)
+
+
+async def accounts_in_detail(
+    *, session: AsyncSession, principal: Principal
+) -> list[enterprise_schemas.Account]:
+    """The spec's Account for each account the credential may act in (at most 200)."""
+    if principal.kind == "enterprise" and principal.account_id is None:
+        return (
+            await enterprise_service.list_accounts(
+                session=session, enterprise_id=principal.enterprise_id
+            )
+        )[:200]
+    found = []
+    for account in (await accounts_of(session=session, principal=principal))[:200]:
+        row = await repository.account(session=session, account_id=account.id)
+        if row is not None:
+            found.append(
+                await enterprise_service.get_account(
+                    session=session, enterprise_id=row.enterprise_id, account_id=row.id
+                )
+            )
+    return found

@@ -1,0 +1,155 @@
+"""A running pipeline seen from outside: the live tap and usage metrics. No HTTP.
+
+The tap waits without holding a database session: ownership is checked first, in a
+short read, then the request only waits on the worker's tap registry.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Final
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.db.engine import Database
+from tidegate.errors import ErrorItem, NotFound, RateLimited, ValidationFailed
+from tidegate.models import PipelineUsage
+from tidegate.pipelines import live_schemas as schemas
+from tidegate.pipelines import repository
+from tidegate.processing.conditions import ConditionError
+from tidegate.runtime.tap import TapBusy, TapRegistry, compile_filter
+from tidegate.runtime.usage import BUCKET_MS
+
+MAX_BUCKETS: Final = 10_000
+DEFAULT_SPAN_MS: Final = 3_600_000
+BUCKET_NAMES: Final = {"minute": 60, "hour": 3_600, "day": 86_400}
+
+
+async def tap(
+    *,
+    db: Database,
+    taps: TapRegistry,
+    account_id: str,
+    pipeline_id: str,
+    component_id: str,
+    body: schemas.TapRequest,
+) -> schemas.TapResult:
+    try:
+        compile_filter(body.filter)
+    except ConditionError as error:
+        message = f"invalid filter: {error}"
+        raise ValidationFailed(
+            message,
+            context="body",
+            errors=[ErrorItem(keyword="filter", message=message, instance_path="/filter")],
+        ) from None
+    async with db.read_sessions() as session:
+        pipeline = await repository.pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        if pipeline is None:
+            raise NotFound(f"No pipeline {pipeline_id}")
+        draft = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        published = await repository.published_nodes_of(session=session, pipeline_id=pipeline.id)
+    if component_id not in {node.id for node in draft} | {node.id for node in published}:
+        raise NotFound(f"No component {component_id} in this pipeline")
+    try:
+        events, timed_out = await taps.capture(
+            pipeline_id=pipeline_id,
+            component_id=component_id,
+            limit=body.limit,
+            timeout_s=body.timeout,
+            filter_spec=body.filter,
+        )
+    except TapBusy as error:
+        raise RateLimited(str(error), headers={"Retry-After": "1"}) from None
+    return schemas.TapResult(
+        pipeline_id=pipeline_id,
+        component_id=component_id,
+        events=events,
+        count=len(events),
+        timed_out=timed_out,
+    )
+
+
+def bucket_ms(raw: str | None) -> int:
+    """``minute``, ``hour``, ``day`` or seconds (a multiple of 60, up to a day)."""
+    if raw is None or not raw.strip():
+        return BUCKET_MS
+    text = raw.strip().lower()
+    seconds = BUCKET_NAMES.get(text)
+    if seconds is None:
+        try:
+            seconds = int(text)
+        except ValueError:
+            seconds = 0
+    if seconds < 60 or seconds > 86_400 or seconds % 60:
+        raise ValidationFailed(
+            "bucket: minute, hour, day, or seconds (a multiple of 60 up to 86400)",
+            context="querystring",
+            errors=[
+                ErrorItem(
+                    keyword="bucket",
+                    message="minute, hour, day, or seconds (a multiple of 60 up to 86400)",
+                    instance_path="/bucket",
+                )
+            ],
+        )
+    return seconds * 1000
+
+
+async def usage(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    from_ms: int,
+    to_ms: int,
+    bucket: int,
+    pipeline_id: str | None,
+    traffic: schemas.Traffic,
+) -> list[schemas.UsagePoint]:
+    if (to_ms - from_ms) // bucket > MAX_BUCKETS:
+        raise ValidationFailed(
+            f"from..to holds more than {MAX_BUCKETS} buckets: use a larger bucket",
+            context="querystring",
+        )
+    start = PipelineUsage.bucket_ms - PipelineUsage.bucket_ms % bucket
+    query = (
+        select(
+            PipelineUsage.pipeline_id,
+            PipelineUsage.component_id,
+            start.label("start"),
+            func.sum(PipelineUsage.ingress_events),
+            func.sum(PipelineUsage.ingress_bytes),
+            func.sum(PipelineUsage.egress_events),
+            func.sum(PipelineUsage.egress_bytes),
+        )
+        .where(
+            PipelineUsage.account_id == account_id,
+            PipelineUsage.bucket_ms >= from_ms - from_ms % BUCKET_MS,
+            PipelineUsage.bucket_ms <= to_ms,
+        )
+        .group_by(PipelineUsage.pipeline_id, PipelineUsage.component_id, start)
+        .order_by(start, PipelineUsage.pipeline_id, PipelineUsage.component_id)
+    )
+    if pipeline_id is not None:
+        query = query.where(PipelineUsage.pipeline_id == pipeline_id)
+    inward, outward = traffic in ("ingress", "both"), traffic in ("egress", "both")
+    points = []
+    for pid, component, begin, in_events, in_bytes, out_events, out_bytes in await session.execute(
+        query
+    ):
+        points.append(
+            schemas.UsagePoint(
+                pipeline_id=pid,
+                component_id=component,
+                bucket=datetime.fromtimestamp(int(begin) / 1000, tz=UTC),
+                bucket_ms=int(begin),
+                ingress_events=int(in_events or 0) if inward else None,
+                ingress_bytes=int(in_bytes or 0) if inward else None,
+                egress_events=int(out_events or 0) if outward else None,
+                egress_bytes=int(out_bytes or 0) if outward else None,
+            )
+        )
+    return points

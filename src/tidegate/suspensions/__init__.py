@@ -1,0 +1,1 @@
+"""Ingestion suspensions: an account stops (and restarts) all its ingestion at once."""
