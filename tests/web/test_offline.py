@@ -38,10 +38,11 @@ def test_the_app_and_the_api_docs_work_without_internet(
     expect(page.get_by_test_id("signin-password")).to_be_visible()
     assert page.evaluate("typeof window.uPlot") == "function"
 
-    page.goto(site.base_url + "/docs")
+    page.goto(site.base_url + "/docs", timeout=60_000)
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("tidegate", timeout=60_000)
-    page.goto(site.base_url + "/redoc")
+    page.goto(site.base_url + "/redoc", timeout=60_000)
     expect(page.locator("h1").first).to_contain_text("tidegate", timeout=60_000)
+    page.wait_for_load_state("networkidle")
     assert elsewhere == []
 
 

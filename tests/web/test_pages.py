@@ -49,6 +49,7 @@ def test_a_board_draws_its_graphs_from_the_aggregation_endpoint(site: Site, page
     page.get_by_test_id("board-graph").nth(1).get_by_label("Width").select_option("2")
     page.get_by_test_id("board-graph").nth(1).get_by_title("Move left").click()
     expect(page.get_by_test_id("board-graph").first).to_contain_text("Top hosts")
+    expect(page.get_by_test_id("board-saved")).to_have_text("All changes saved")
     page.reload()
     expect(page.get_by_test_id("board-graph")).to_have_count(2)
     expect(page.get_by_test_id("board-graph").first).to_contain_text("Top hosts")

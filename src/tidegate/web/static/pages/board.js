@@ -32,16 +32,24 @@ export async function render(main, { params, navigate }) {
   // Changes apply to the page at once and are saved one after another, so a quick
   // second change (resize, then move) builds on the first instead of racing it.
   let saving = Promise.resolve();
+  let pending = 0;
+  const saved = h("span", { class: "muted", role: "status", testid: "board-saved" });
   function save(changes) {
     clear(problem);
     board = { ...board, ...changes };
     draw();
+    pending += 1;
+    saved.textContent = "Saving…";
     saving = saving
       .then(() => patch(path, changes))
       .catch(async (error) => {
         problem.append(errorBox(error));
         board = await get(path).catch(() => board);
         draw();
+      })
+      .finally(() => {
+        pending -= 1;
+        if (!pending) saved.textContent = "All changes saved";
       });
     return saving;
   }
@@ -110,6 +118,7 @@ export async function render(main, { params, navigate }) {
       "div",
       { class: "board-head" },
       title,
+      saved,
       rangeSelect,
       h("button", { type: "button", onclick: () => draw(), testid: "board-refresh" }, "Refresh"),
       canEdit
