@@ -36,6 +36,7 @@ from tidegate.ratelimit import (
 )
 from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import build_runtime
+from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
 
@@ -142,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
+    app.include_router(build_web_router())
     return app
 
 
