@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
+from tidegate.alerts.runner import AlertRunner
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
@@ -22,6 +23,7 @@ from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
 from tidegate.ratelimit import (
     MemoryRateLimiter,
@@ -70,6 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url
             else None
         )
+        tail = create_tail_broker(redis)
+        ingest = IngestRuntime.from_settings(settings)
+        ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -78,16 +83,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
             redis=redis,
-            tail=create_tail_broker(redis),
-            ingest=IngestRuntime.from_settings(settings),
+            tail=tail,
+            ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
+            intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
         )
         await app.state.tidegate.tail.start()
-        app.state.tidegate.ingest.start(db)
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
+        # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
+        alerts = (
+            AlertRunner(db, app.state.tidegate.sealer, settings)
+            if settings.alerts_enabled
+            else None
+        )
+        if alerts is not None:
+            alerts.start()
         try:
             yield
         finally:
+            if alerts is not None:
+                await alerts.close()
             await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()

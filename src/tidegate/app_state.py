@@ -15,11 +15,11 @@ from redis.asyncio import Redis
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.logs.intake import LineIntake
 
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
     from tidegate.ratelimit import RateLimiter
     from tidegate.runtime.runtime import Runtime
@@ -38,13 +38,8 @@ class AppState:
     ingest: IngestRuntime
     # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
     pipelines: Runtime
-
-    @property
-    def intake(self) -> LineIntake:
-        """The one writer of log lines (ingestion and the pipeline's log store)."""
-        return LineIntake(
-            db=self.db, writer=self.ingest.writer, tail=self.tail, rules=self.ingest.rules
-        )
+    # The one writer of log lines (ingestion and the pipeline's log store).
+    intake: LineIntake
 
 
 def app_state(request: Request) -> AppState:

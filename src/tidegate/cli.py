@@ -73,6 +73,10 @@ def _serve(args: argparse.Namespace) -> int:
         # Live-tail streams never end by themselves; without a limit a stop would wait
         # for every subscriber to hang up. Requests still running after this are cancelled.
         timeout_graceful_shutdown=10,
+        # A worker answers the supervisor's health check from a thread that shares the GIL
+        # with its start-up imports; on a loaded machine (CI's two cores under a parallel
+        # test run) 5 s was not always enough and sound workers were killed at birth.
+        timeout_worker_healthcheck=30,
     )
     return 0
 

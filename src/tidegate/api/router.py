@@ -10,11 +10,13 @@ from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.categories.endpoints import router as categories_router
 from tidegate.enterprise.endpoints import router as enterprise_router
 from tidegate.exclusions.endpoints import router as exclusions_router
 from tidegate.export.endpoints import router as export_router
 from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
+from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
@@ -26,6 +28,7 @@ from tidegate.runtime.simulation_endpoints import router as simulation_router
 from tidegate.suspensions.endpoints import router as suspensions_router
 from tidegate.usage.endpoints import v1_router as usage_v1_router
 from tidegate.usage.endpoints import v2_router as usage_v2_router
+from tidegate.views.endpoints import router as views_router
 
 
 def include_routes(target: FastAPI | APIRouter) -> None:
@@ -44,6 +47,9 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         exclusions_router,
         suspensions_router,
         boards_router,
+        views_router,
+        categories_router,
+        index_rate_router,
         usage_router,
         usage_v1_router,
         usage_v2_router,

@@ -18,7 +18,7 @@ from fastapi.security import APIKeyHeader, APIKeyQuery
 from tidegate.app_state import app_state
 from tidegate.auth import repository
 from tidegate.auth.principal import Principal
-from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.auth.secrets import Sealer, hash_secret, same_secret
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -166,3 +166,11 @@ async def require_account(request: Request) -> str:
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]
 AccountId = Annotated[str, Depends(require_account)]
+
+
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+# The server's sealer, for endpoints that store secrets they must read back.
+SealerDep = Annotated[Sealer, Depends(_sealer)]

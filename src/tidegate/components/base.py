@@ -213,6 +213,9 @@ class Component(Generic[C]):
       source's gateway route, for the ``paths`` under ``/gateway/{id}`` it serves
       (``""``: the route itself); CPU work, run in a worker thread; raises the error
       hierarchy's 4xx for what it refuses.
+    * ``stored(config, user_config)``: the ``user_config`` to store and answer, when
+      the type adds what the server decides (a route's generated ``_output_name``s, which
+      the platform's clients read back); absent: stored exactly as sent.
     * ``describe``: one line for the API document.
     """
 
@@ -229,6 +232,7 @@ class Component(Generic[C]):
     outbound: bool = False
     receive: Callable[[C, Push], Received] | None = None
     paths: frozenset[str] = frozenset()
+    stored: Callable[[C, dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from tidegate.errors import RateLimited
 from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailBroker, TailUnavailable, TooManySubscribers
+from tidegate.views.service import apply_view
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +61,33 @@ async def tail_lines(
     apps: Annotated[Text, Query(description="Comma list of apps")] = None,
     levels: Annotated[Text, Query(description="Comma list of levels")] = None,
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    view_id: Annotated[
+        Text,
+        Query(
+            alias="viewID",
+            description="A view's id: its query is ANDed with `query`; its hosts, apps and "
+            "levels apply where the request gives none",
+        ),
+    ] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
-    line_filter = parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query)
+    async with app_state(request).db.read_sessions() as session:
+        search = await apply_view(
+            session=session,
+            account_id=account_id,
+            view_id=view_id,
+            query=query,
+            hosts=hosts,
+            apps=apps,
+            levels=levels,
+        )
+    line_filter = parse_line_filter(
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        query=search.query,
+        tags=search.tags,
+    )
     broker = app_state(request).tail
     if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
         raise RateLimited(

@@ -162,17 +162,21 @@ async def _checked(
     change: _Change,
     old_type: str | None,
     destinations: DestinationPolicy,
-) -> str | None:
-    """The rules every save keeps, but the graph's; answers the route id to bind."""
+) -> tuple[str | None, dict[str, Any]]:
+    """The rules every save keeps, but the graph's; answers the route id to bind and the
+    ``user_config`` to store (as sent, unless the component adds to it)."""
     if old_type is None or REGISTRY.find(kind, change.type) is not REGISTRY.find(kind, old_type):
         await _require_feature(session=session, account_id=account_id, kind=kind, type_=change.type)
     config = validate_user_config(kind=kind, type_=change.type, user_config=change.user_config)
     await vet_config(config, kind=kind, type_=change.type, policy=destinations)
+    stored = REGISTRY.get(kind, change.type).stored
+    user_config = change.user_config if stored is None else stored(config, change.user_config)
+    route_id = None
     if kind == "source" and change.gateway_route_id is not None:
-        return await _own_route_id(
+        route_id = await _own_route_id(
             session=session, account_id=account_id, gateway_route_id=change.gateway_route_id
         )
-    return None
+    return route_id, user_config
 
 
 async def create_node(
@@ -188,7 +192,7 @@ async def create_node(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     change = _change_from(body)
-    route_id = await _checked(
+    route_id, user_config = await _checked(
         session=session,
         account_id=account_id,
         kind=kind,
@@ -210,7 +214,7 @@ async def create_node(
         description=change.description,
         generation_id=0,
         inputs=change.inputs,
-        user_config=change.user_config,
+        user_config=user_config,
         gateway_route_id=route_id,
         created_at=now,
         updated_at=now,
@@ -308,7 +312,7 @@ async def _update(
     node = _find(nodes, kind, node_id)
     check_generation(what=kind, current=node.generation_id or 0, given=generation_id)
     change = change_of(node)
-    route_id = await _checked(
+    route_id, user_config = await _checked(
         session=session,
         account_id=account_id,
         kind=kind,
@@ -330,7 +334,7 @@ async def _update(
     node.type = change.type
     node.title = change.title
     node.description = change.description
-    node.user_config = change.user_config
+    node.user_config = user_config
     node.inputs = change.inputs
     if route_id is not None:
         node.gateway_route_id = route_id

@@ -90,6 +90,11 @@ class CompiledPipeline:
     def destinations(self) -> list[RunningNode]:
         return [node for node in self.nodes if node.kind == "destination"]
 
+    @property
+    def taken_outputs(self) -> frozenset[tuple[str, str | None]]:
+        """``(node id, output name or None for the main one)`` pairs some node reads."""
+        return frozenset(ref for node in self.nodes for ref in node.inputs)
+
 
 class NodeRuntimes:
     """Built runtimes of one worker by ``(pipeline_id, node_id)``, kept while the node's

@@ -158,12 +158,14 @@ class Runtime:
         now_ms: int,
     ) -> None:
         """A batch ran through ``pipeline``: open taps see it, usage counts it."""
-        self.taps.offer(pipeline.pipeline_id, outputs)
+        taken = pipeline.taken_outputs
+        self.taps.offer(pipeline.pipeline_id, outputs, taken)
         self.usage.count(
             account_id=pipeline.account_id,
             pipeline_id=pipeline.pipeline_id,
             nodes=pipeline.nodes,
             outputs=outputs,
+            taken=taken,
             batch=batch,
             body_bytes=body_bytes,
             now_ms=now_ms,

@@ -2,7 +2,11 @@
 
 ``conditionals`` is a list of ``{label, output_name, logical_operation, expressions}``
 (the condition inline, as the platform's clients send it; a nested ``conditional`` is
-accepted too). An event goes to **every** output whose condition it matches (in list
+accepted too). ``output_name`` may be left out, as the platform's Terraform provider
+does: the name is then made from the label (lower case, other characters as ``-``;
+``output-<n>`` for an empty one; made distinct), and stored and answered as each
+conditional's ``_output_name``, which the provider reads back (a client may send it
+back too). An event goes to **every** output whose condition it matches (in list
 order), and to ``_unmatched`` when it matches none. Inputs take an output as
 ``<route id>.<output_name>`` or ``<route id>._unmatched``; the route's main output is
 empty. Events are not copied: they are never modified.
@@ -10,6 +14,7 @@ empty. Events are not copied: they are never modified.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -31,9 +36,10 @@ OutputName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 
 
 class RouteConditional(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     label: Annotated[str, Field(max_length=250)] = ""
-    output_name: OutputName
+    output_name: OutputName | None = None
+    generated_name: OutputName | None = Field(default=None, alias="_output_name")
     logical_operation: Any = None
     expressions: Any = None
     conditional: Any = None
@@ -62,23 +68,49 @@ class RouteConditional(BaseModel):
         return self._condition
 
 
+def _slug(label: str) -> str:
+    text = re.sub(r"[^a-z0-9_-]+", "-", label.lower()).strip("-_")
+    return text[:56]
+
+
 class RouteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     conditionals: Annotated[list[RouteConditional], Field(min_length=1, max_length=50)]
+    _names: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="after")
     def _distinct(self) -> RouteConfig:
         seen: set[str] = set()
         for route in self.conditionals:
-            if route.output_name in seen:
+            if route.output_name is not None and route.output_name in seen:
                 raise ValueError(f"output_name {route.output_name!r} is used twice")
-            seen.add(route.output_name)
+            if route.output_name is not None:
+                seen.add(route.output_name)
+        names: list[str] = []
+        for index, route in enumerate(self.conditionals):
+            name = route.output_name or route.generated_name
+            if name is None or (route.output_name is None and name in seen):
+                base = _slug(route.label) or f"output-{index + 1}"
+                name, suffix = base, 2
+                while name in seen or name == UNMATCHED:
+                    name, suffix = f"{base}-{suffix}", suffix + 1
+            seen.add(name)
+            names.append(name)
+        self._names = tuple(names)
         return self
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """Each conditional's output, in order (given, or made from its label)."""
+        return self._names
 
 
 class RouteProcessor:
     def __init__(self, config: RouteConfig) -> None:
-        self._routes = [(r.output_name, r.condition.predicate) for r in config.conditionals]
+        self._routes = [
+            (name, route.condition.predicate)
+            for name, route in zip(config.output_names, config.conditionals, strict=True)
+        ]
 
     async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
         named: dict[str, list[Event]] = {name: [] for name, _ in self._routes}
@@ -100,7 +132,16 @@ def _build(config: RouteConfig, _context: BuildContext, _node: NodeRef) -> Route
 
 
 def _outputs(config: RouteConfig) -> list[str]:
-    return [route.output_name for route in config.conditionals] + [UNMATCHED]
+    return [*config.output_names, UNMATCHED]
+
+
+def _stored(config: RouteConfig, user_config: dict[str, Any]) -> dict[str, Any]:
+    """The client's configuration with each conditional's ``_output_name``."""
+    conditionals = [
+        {**entry, "_output_name": name} if isinstance(entry, dict) else entry
+        for entry, name in zip(user_config["conditionals"], config.output_names, strict=True)
+    ]
+    return {**user_config, "conditionals": conditionals}
 
 
 COMPONENT: Component[RouteConfig] = Component(
@@ -111,4 +152,5 @@ COMPONENT: Component[RouteConfig] = Component(
     describe="Sends each event to every `<id>.<output_name>` whose condition it matches, "
     "else to `<id>._unmatched`",
     outputs=_outputs,
+    stored=_stored,
 )
