@@ -111,6 +111,20 @@ class Settings(BaseSettings):
     # Seconds between flushes of each worker's pipeline usage counts to the database.
     pipeline_usage_flush_s: float = Field(default=5.0, gt=0, le=3600)
 
+    # p11-people (docs/people.md)
+    # Browser sessions end after this many seconds without a request, and this many
+    # seconds after sign-in whatever happens.
+    session_idle_s: float = Field(default=8 * 3600.0, gt=0)
+    session_max_age_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    # Failed sign-ins allowed per e-mail and per client address within the window.
+    signin_max_failures: int = Field(default=10, ge=1)
+    signin_failure_window_s: float = Field(default=900.0, gt=0)
+    # How long an invitation and a password-reset link stay valid.
+    invitation_ttl_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    password_reset_ttl_s: float = Field(default=3600.0, gt=0)
+    # logdna-cli's signed queries: how far ``ts`` may be from the server's clock.
+    signed_query_window_s: float = Field(default=300.0, gt=0)
+
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:

@@ -57,6 +57,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
+    ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
+    ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
 }
 
 # Templated paths whose parameters choose within the caller's own data, not a resource.
@@ -120,6 +122,17 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
         )
     )
     ids["destination"] = destination["data"]["id"]
+    group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    ids["groupId"] = group["id"]
+    member = await _ok(
+        await client.post(
+            "/v1/config/members",
+            json={"email": f"m-{account.account_id}@example.com", "role": "member"},
+            headers=h,
+        )
+    )
+    ids["email"] = member["email"]
+    ids["account"] = account.data["account"]
     return account, ids
 
 
@@ -164,6 +177,8 @@ async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) 
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/signing-key", headers=h),
         client.get(f"/v3/pipeline/{ids['pipeline_id']}", headers=h),
+        client.get("/v1/config/members", headers=h),
+        client.get("/v1/config/groups", headers=h),
     ]
     out = []
     for read in reads:

@@ -14,7 +14,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.auth.scope import scoped_query
 from tidegate.db.session import SessionDep
 from tidegate.errors import BadRequest
 from tidegate.export import schemas, service
@@ -57,6 +58,7 @@ async def export_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
     from_: FromParam = None,
     to: ToParam = None,
     size: Annotated[Text, Query(description="Lines per page, 1 to 10000 (default 10000)")] = None,
@@ -90,7 +92,8 @@ async def export_lines(
         hosts=search.hosts,
         apps=search.apps,
         levels=search.levels,
-        query=search.query,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(search.query, principal.scope),
         prefer=prefer,
         pagination_id=pagination_id,
         tags=search.tags,
@@ -118,6 +121,7 @@ async def export_lines_v1(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
     from_: Annotated[
         Text, Query(alias="from", description="Start, epoch s or ms (default: all retained)")
     ] = None,
@@ -159,7 +163,8 @@ async def export_lines_v1(
         apps=search.apps,
         levels=search.levels,
         tags=search.tags,
-        query=search.query,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(search.query, principal.scope),
         prefer=prefer,
         json_=json,
         now_ms=time.time_ns() // 1_000_000,

@@ -13,12 +13,16 @@ from tidegate.models.category import Category
 from tidegate.models.enterprise import Enterprise
 from tidegate.models.exclusion_rule import ExclusionRule
 from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
+from tidegate.models.group import Group, GroupMember
 from tidegate.models.index_rate_alert import IndexRateAlert
 from tidegate.models.log_line import LogLine
+from tidegate.models.membership import Membership
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
 from tidegate.models.user import User
+from tidegate.models.user_session import UserSession
+from tidegate.models.user_token import UserToken
 from tidegate.models.view import View
 
 __all__ = [
@@ -36,8 +40,11 @@ __all__ = [
     "Enterprise",
     "ExclusionRule",
     "GatewayRoute",
+    "Group",
+    "GroupMember",
     "IndexRateAlert",
     "LogLine",
+    "Membership",
     "Pipeline",
     "PipelineNode",
     "PipelineUsage",
@@ -45,5 +52,7 @@ __all__ = [
     "PublishedPipelineNode",
     "SigningKey",
     "User",
+    "UserSession",
+    "UserToken",
     "View",
 ]
