@@ -12,12 +12,15 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
+from tidegate.alerts.runner import AlertRunner
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
 from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
+from tidegate.auth.signed_query import ReplayGuard
+from tidegate.auth.signin_limit import FailureCounter
 from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -33,6 +36,7 @@ from tidegate.ratelimit import (
 )
 from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import build_runtime
+from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
 
@@ -86,12 +90,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
             intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
+            replay=ReplayGuard(redis),
+            signin_failures=FailureCounter(
+                max_failures=settings.signin_max_failures,
+                window_s=settings.signin_failure_window_s,
+                redis=redis,
+            ),
         )
         await app.state.tidegate.tail.start()
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
+        # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
+        alerts = (
+            AlertRunner(db, app.state.tidegate.sealer, settings)
+            if settings.alerts_enabled
+            else None
+        )
+        if alerts is not None:
+            alerts.start()
         try:
             yield
         finally:
+            if alerts is not None:
+                await alerts.close()
             await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()
@@ -123,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
+    app.include_router(build_web_router())
     return app
 
 

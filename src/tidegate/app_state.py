@@ -10,14 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fastapi import Request
 from redis.asyncio import Redis
+from starlette.requests import HTTPConnection
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
+    from tidegate.auth.signed_query import ReplayGuard
+    from tidegate.auth.signin_limit import FailureCounter
     from tidegate.ingest.runtime import IngestRuntime
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
@@ -40,8 +42,12 @@ class AppState:
     pipelines: Runtime
     # The one writer of log lines (ingestion and the pipeline's log store).
     intake: LineIntake
+    # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
+    replay: ReplayGuard
+    signin_failures: FailureCounter
 
 
-def app_state(request: Request) -> AppState:
-    state: AppState = request.app.state.tidegate
+def app_state(connection: HTTPConnection) -> AppState:
+    """Of a request or a WebSocket."""
+    state: AppState = connection.app.state.tidegate
     return state

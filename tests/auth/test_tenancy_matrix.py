@@ -57,7 +57,12 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
+    ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
+    ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
 }
+
+# Templated paths whose parameters choose within the caller's own data, not a resource.
+SELECTOR_PATHS = ("/v1/usage/", "/v2/usage/")
 
 
 async def _ok(response: Any, status: int = 200) -> Any:
@@ -117,6 +122,17 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
         )
     )
     ids["destination"] = destination["data"]["id"]
+    group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    ids["groupId"] = group["id"]
+    member = await _ok(
+        await client.post(
+            "/v1/config/members",
+            json={"email": f"m-{account.account_id}@example.com", "role": "member"},
+            headers=h,
+        )
+    )
+    ids["email"] = member["email"]
+    ids["account"] = account.data["account"]
     return account, ids
 
 
@@ -137,6 +153,10 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         if f"/{segment}/" in path:
             values["node_id"] = ids[kind]
     values["component_id"] = ids["processor"]
+    # Usage paths select within the caller's own account (tests/usage covers that one
+    # account's lines never count for another): a kind and a name, no resource id.
+    values["kind"] = "hosts"
+    values["name"] = "web-1"
     try:
         return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
     except KeyError:
@@ -157,6 +177,8 @@ async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) 
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/signing-key", headers=h),
         client.get(f"/v3/pipeline/{ids['pipeline_id']}", headers=h),
+        client.get("/v1/config/members", headers=h),
+        client.get("/v1/config/groups", headers=h),
     ]
     out = []
     for read in reads:
@@ -208,7 +230,7 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
                 refused = (
                     (401, 403, 404) if template.startswith(("/gateway/", "/logs/")) else (403, 404)
                 )
-                if "{" in template:
+                if "{" in template and not template.startswith(SELECTOR_PATHS):
                     assert response.status_code in refused, (
                         f"{where}: {response.status_code} {response.text}"
                     )

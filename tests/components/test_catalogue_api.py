@@ -27,6 +27,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "parse": {"field": ".message", "target_field": ".kv", "parser": "key_value"},
     "parse-sequentially": {"field": ".message", "target_field": ".p", "parsers": [{"parser": "json"}]},
     "event-to-metric": {"metric_name": "events"},
+    "reduce": {"group_by": [".app"], "merge_strategies": {".message": "concat"}},
+    "aggregate": {"group_by": [".app"]},
     "encrypt-fields": {"field": ".secret", "key": "0123456789abcdef", "algorithm": "AES-128-GCM", "iv_field": ".iv"},
     "decrypt-fields": {"field": ".secret", "key": "0123456789abcdef", "algorithm": "AES-128-GCM", "iv_field": ".iv"},
 }  # fmt: skip
@@ -89,6 +91,8 @@ async def test_every_processor_type_is_accepted_and_simulated(client: AppClient)
     assert nodes["parse"]["output"][0]["kv"] == {"a": "1", "b": "2"}
     assert nodes["parse-sequentially"]["outputs"]["_unmatched"] == [EVENT, EVENT]
     assert nodes["event-to-metric"]["output"][0]["name"] == "events"
+    assert nodes["reduce"]["output"][0]["message"] == "a=1 b=2 a=1 b=2"
+    assert nodes["aggregate"]["output"][0]["value"] == {"type": "counter", "value": 2}
     assert nodes["encrypt-fields"]["output"][0]["secret"] != "s"
     assert nodes["out"]["output"] == [EVENT, EVENT]
 

@@ -16,6 +16,8 @@ T0 = (time.time_ns() // 1_000_000) // 1000 * 1000  # recent: lines are stored by
 
 
 async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> None:
+    app = client._transport.app  # type: ignore[attr-defined]
+    await runtime_of(app).demo_logs.close()  # this test drives the clock itself
     account = await new_account(client, throttle=False)
     await wire_source(
         client,
@@ -24,7 +26,6 @@ async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> N
         {"format": "shuffle", "lines": ["a", "b", "c"], "interval_secs": 1, "count": 5},
         routed=False,
     )
-    app = client._transport.app  # type: ignore[attr-defined]
     state = app.state.tidegate
     runtime = runtime_of(app)
     scheduler = DemoLogsScheduler()
@@ -43,11 +44,12 @@ async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> N
 
 
 async def test_a_long_pause_is_not_replayed_as_a_burst(client: AppClient) -> None:
+    app = client._transport.app  # type: ignore[attr-defined]
+    await runtime_of(app).demo_logs.close()  # this test drives the clock itself
     account = await new_account(client, throttle=False)
     await wire_source(
         client, account, "demo-logs", {"format": "syslog", "interval_secs": 0.1}, routed=False
     )
-    app = client._transport.app  # type: ignore[attr-defined]
     state = app.state.tidegate
     runtime = runtime_of(app)
     scheduler = DemoLogsScheduler()

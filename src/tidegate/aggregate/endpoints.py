@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query, Request, Response
 from tidegate.aggregate import schemas, service
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.auth.scope import scoped_query
 from tidegate.db.session import SessionDep
 from tidegate.export.endpoints import (
     AppsParam,
@@ -37,6 +38,7 @@ async def aggregate_lines(
     request: Request,
     session: SessionDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
     from_: FromParam = None,
     to: ToParam = None,
     hosts: HostsParam = None,
@@ -64,7 +66,8 @@ async def aggregate_lines(
         hosts=hosts,
         apps=apps,
         levels=levels,
-        query=query,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(query, principal.scope),
         buckets=buckets,
         top=top,
     )

@@ -10,20 +10,38 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery
+from starlette.requests import HTTPConnection
 
 from tidegate.app_state import app_state
-from tidegate.auth import repository
+from tidegate.auth import repository, signed_query
 from tidegate.auth.principal import Principal
-from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.auth.roles import Role
+from tidegate.auth.scope import AccessScope, GroupScope
+from tidegate.auth.secrets import Sealer, hash_secret, same_secret
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 MANAGEMENT_DOMAIN = "tidegate:management-key"
 INGESTION_DOMAIN = "tidegate:ingestion-key"
+SESSION_DOMAIN = "tidegate:session"
+CSRF_DOMAIN = "tidegate:csrf"
+
+SESSION_COOKIE = "tidegate_session"
+CSRF_COOKIE = "tidegate_csrf"
+CSRF_HEADER = "x-csrf-token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# A session's last activity is written at most this often (idle timeout precision).
+TOUCH_INTERVAL_MS = 60_000
 
 # Declared as security schemes so the OpenAPI document describes them; parsed by hand
 # below because the platform's "Token <key>" form is not a standard scheme.
@@ -47,7 +65,7 @@ def _basic_user(value: str) -> str | None:
     return decoded.partition(":")[0].strip() or None
 
 
-def _presented_key(request: Request) -> str | None:
+def _presented_key(request: HTTPConnection) -> str | None:
     """The key of the request, in the platform's documented forms: ``Authorization:
     Token <key>``, HTTP Basic with the key as user name, a ``servicekey`` or ``apikey``
     header; and, on the exports only (``authenticate_export``), a ``servicekey`` query
@@ -77,8 +95,9 @@ _PRINCIPAL = "tidegate.principal"
 _QUERY_KEY_ALLOWED = "tidegate.query_key_allowed"
 
 
-async def principal_of(request: Request) -> Principal:
-    """The request's principal, resolved on first use and kept in the request scope."""
+async def principal_of(request: HTTPConnection) -> Principal:
+    """The request's principal, resolved on first use and kept in the request scope.
+    Also of a WebSocket (``/ws/tail``), whose handshake is authenticated the same way."""
     principal: Principal | None = request.scope.get(_PRINCIPAL)
     if principal is None:
         principal = await _resolve(request)
@@ -97,20 +116,47 @@ async def authenticate(
     return await principal_of(request)
 
 
-async def _resolve(request: Request) -> Principal:
+async def _resolve(request: HTTPConnection) -> Principal:
+    """The first credential form present decides: a key in a header, else the session
+    cookie, else a logdna-cli signed query (docs/people.md, "Credentials")."""
     headers = request.headers
-    secret = _presented_key(request)
-    if secret is None:
-        raise Unauthorized("Missing credentials: send Authorization: Token <key>")
-    key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
     state = app_state(request)
-    key = await repository.key_by_hash(db=state.db, key_hash=key_hash)
-    if key is None or not same_secret(key.key_hash, key_hash):
-        raise Unauthorized("Invalid credentials")
-    wait = await state.limiter.retry_after(key.id)
+    secret = _presented_key(request)
+    if secret is not None:
+        key_hash = hash_secret(secret, domain=MANAGEMENT_DOMAIN)
+        key = await repository.key_by_hash(db=state.db, key_hash=key_hash)
+        if key is None or not same_secret(key.key_hash, key_hash):
+            raise Unauthorized("Invalid credentials")
+        await _rate_limit(request, key.id)
+        return await key_principal(
+            request, key=key, account_id=headers.get("x-delegate-account-id"), delegated=True
+        )
+    cookie = request.cookies.get(SESSION_COOKIE)
+    # Not on a WebSocket: a browser sends its cookies with a handshake from any origin
+    # (live tail over WebSocket takes the CLIs' credentials; the web app uses SSE).
+    if cookie and isinstance(request, Request):
+        return await _session_principal(request, cookie)
+    if "hmac" in request.query_params:
+        return await _signed_principal(request)
+    raise Unauthorized("Missing credentials: send Authorization: Token <key>")
+
+
+async def _rate_limit(request: HTTPConnection, limit_key: str) -> None:
+    wait = await app_state(request).limiter.retry_after(limit_key)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
+
+async def key_principal(
+    request: HTTPConnection,
+    *,
+    key: repository.KeyRecord,
+    account_id: str | None,
+    delegated: bool,
+    session_id: str | None = None,
+) -> Principal:
+    """A service key acts as its own account; an enterprise key as itself, or as one of
+    its enterprise's accounts (``x-delegate-account-id``, or a key session's choice)."""
     if key.kind == "service":
         if (
             key.account_id is None
@@ -118,19 +164,147 @@ async def _resolve(request: Request) -> Principal:
             or key.account_status == "deactivated"
         ):
             raise Forbidden("Account not found or inactive")
-        return Principal(key.id, "service", key.account_enterprise_id, key.account_id)
+        return Principal(
+            key.id, "service", key.account_enterprise_id, key.account_id, session_id=session_id
+        )
     if key.kind != "enterprise" or key.enterprise_id is None:
         raise Forbidden("This key cannot be used on the management API")
-
-    delegate = headers.get("x-delegate-account-id")
-    if delegate is None:
-        return Principal(key.id, "enterprise", key.enterprise_id, None)
+    if account_id is None:
+        return Principal(key.id, "enterprise", key.enterprise_id, None, session_id=session_id)
     target = await repository.child_account_id(
-        db=state.db, enterprise_id=key.enterprise_id, account_id=delegate.strip()
+        db=app_state(request).db, enterprise_id=key.enterprise_id, account_id=account_id.strip()
     )
     if target is None:
-        raise Forbidden("x-delegate-account-id names no account of this enterprise")
-    return Principal(key.id, "enterprise", key.enterprise_id, target)
+        where = "x-delegate-account-id" if delegated else "The session's account"
+        raise Forbidden(f"{where} names no account of this enterprise")
+    return Principal(key.id, "enterprise", key.enterprise_id, target, session_id=session_id)
+
+
+async def user_principal(
+    request: HTTPConnection, *, user_id: str, account_id: str | None, session_id: str | None = None
+) -> Principal:
+    """A person acting in one of their accounts, with their role and groups' scope."""
+    db = app_state(request).db
+    if account_id is None:
+        raise Forbidden("Choose an account first: PUT /v1/auth/session/account")
+    found = await repository.member(db=db, user_id=user_id, account_id=account_id)
+    if found is None:
+        raise Unauthorized("The user no longer exists")
+    if found.role is None or found.account_enterprise_id is None:
+        raise Forbidden("You are not a member of this account")
+    if found.account_status == "deactivated":
+        raise Forbidden("Account not found or inactive")
+    await _rate_limit(request, f"user:{user_id}")
+    scopes = await repository.group_scopes(db=db, user_id=user_id, account_id=account_id)
+    return Principal(
+        None,
+        "user",
+        found.account_enterprise_id,
+        account_id,
+        role=Role.parse(found.role),
+        user_id=user_id,
+        email=found.email,
+        session_id=session_id,
+        scope=AccessScope.of(
+            [GroupScope(tuple(apps), tuple(hosts), query) for apps, hosts, query in scopes]
+        ),
+    )
+
+
+async def current_session(request: Request) -> repository.SessionRecord:
+    """The request's browser session, alive and (for unsafe methods) CSRF-checked;
+    its last activity recorded at most once a minute."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        raise Unauthorized("Not signed in")
+    state = app_state(request)
+    found = await repository.session_by_hash(
+        db=state.db, token_hash=hash_secret(cookie, domain=SESSION_DOMAIN)
+    )
+    if found is None:
+        raise Unauthorized("The session has ended; sign in again")
+    now = now_ms()
+    idle_ms = state.settings.session_idle_s * 1000
+    if now >= found.expires_ms or now - found.last_seen_ms >= idle_ms:
+        await repository.end_session(db=state.db, session_id=found.id)
+        raise Unauthorized("The session has expired; sign in again")
+    if request.scope["type"] == "websocket":
+        # A WebSocket handshake carries no CSRF header; a page of another origin must
+        # not open one with the person's cookie (SameSite=Lax covers modern browsers).
+        _same_origin(request)
+    elif request.scope.get("method", "GET") not in SAFE_METHODS:
+        presented = request.headers.get(CSRF_HEADER, "")
+        cookie_csrf = request.cookies.get(CSRF_COOKIE, "")
+        if not (
+            presented
+            and same_secret(presented, cookie_csrf)
+            and same_secret(hash_secret(presented, domain=CSRF_DOMAIN), found.csrf_hash)
+        ):
+            raise Forbidden(
+                f"A signed-in browser must send {CSRF_HEADER} (the {CSRF_COOKIE} cookie)"
+            )
+    if now - found.last_seen_ms >= TOUCH_INTERVAL_MS:
+        await repository.touch_session(db=state.db, session_id=found.id, now_ms=now)
+    return found
+
+
+def _same_origin(request: Request) -> None:
+    origin = request.headers.get("origin")
+    if origin is None:
+        return  # not a browser
+    allowed = {
+        app_state(request).settings.public_url.rstrip("/").lower(),
+        f"http://{request.headers.get('host', '')}".lower(),
+        f"https://{request.headers.get('host', '')}".lower(),
+    }
+    if origin.rstrip("/").lower() not in allowed:
+        raise Forbidden("A signed-in browser may open this only from tidegate's own pages")
+
+
+async def _session_principal(request: Request, cookie: str) -> Principal:
+    found = await current_session(request)
+    if found.key_id is not None:
+        key = await repository.key_by_id(db=app_state(request).db, key_id=found.key_id)
+        if key is None:
+            raise Unauthorized("The key this session signed in with was deleted")
+        await _rate_limit(request, key.id)
+        return await key_principal(
+            request, key=key, account_id=found.account_id, delegated=False, session_id=found.id
+        )
+    assert found.user_id is not None
+    return await user_principal(
+        request, user_id=found.user_id, account_id=found.account_id, session_id=found.id
+    )
+
+
+async def _signed_principal(request: HTTPConnection) -> Principal:
+    """logdna-cli's signed query (tidegate.auth.signed_query)."""
+    query = request.query_params
+    state = app_state(request)
+    email, account_id = query.get("email", ""), query.get("id", "")
+    ts, presented = query.get("ts", ""), query.get("hmac", "")
+    if not account_id or not presented:
+        raise Unauthorized("A signed query needs id, ts and hmac")
+    if signed_query.fresh(ts, window_s=state.settings.signed_query_window_s) is None:
+        raise Unauthorized("The signature's ts is missing or too far from the server's clock")
+    text = signed_query.signed_text(email=email, account_id=account_id, ts=ts)
+    if email:
+        found = await repository.user_by_email(db=state.db, email=email.strip().lower())
+        candidates = [found] if found is not None else []
+    else:
+        candidates = await repository.signers_of_account(db=state.db, account_id=account_id)
+    signer = None
+    for candidate in candidates:
+        token = state.sealer.open(candidate.cli_token_sealed or "")
+        if token and signed_query.same_signature(token, text, presented):
+            signer = candidate
+            break
+    if signer is None:
+        raise Unauthorized("Invalid signature")
+    window = state.settings.signed_query_window_s
+    if not await state.replay.first_use(presented.lower(), window_s=window):
+        raise Unauthorized("This signature was already used; sign the query again")
+    return await user_principal(request, user_id=signer.id, account_id=account_id)
 
 
 _servicekey_query = APIKeyQuery(
@@ -149,8 +323,14 @@ async def authenticate_export(
 ) -> Principal:
     """``authenticate`` for the exports, which also take the key as ``?servicekey=``
     (kept to them: a key in a URL ends up in access logs and browser history)."""
-    request.scope[_QUERY_KEY_ALLOWED] = True
+    accept_query_key(request)
     return await principal_of(request)
+
+
+def accept_query_key(connection: HTTPConnection) -> None:
+    """Let this request (an export) or WebSocket (live tail) carry its key as
+    ``?servicekey=``, as the platform's CLI sends it; a credential header still wins."""
+    connection.scope[_QUERY_KEY_ALLOWED] = True
 
 
 CurrentPrincipal = Annotated[Principal, Depends(principal_of)]
@@ -166,3 +346,11 @@ async def require_account(request: Request) -> str:
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]
 AccountId = Annotated[str, Depends(require_account)]
+
+
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+# The server's sealer, for endpoints that store secrets they must read back.
+SealerDep = Annotated[Sealer, Depends(_sealer)]

@@ -13,6 +13,7 @@ from tidegate.components.destinations import (
 )
 from tidegate.components.destinations import http as http_destination
 from tidegate.components.processors import (
+    aggregate,
     compact_fields,
     crypto_fields,
     dedupe,
@@ -22,6 +23,7 @@ from tidegate.components.processors import (
     map_fields,
     parse,
     parse_sequentially,
+    reduce,
     route,
     sample,
     set_timestamp,
@@ -65,6 +67,8 @@ REGISTRY: Final = Registry(
         parse.COMPONENT,
         parse_sequentially.COMPONENT,
         event_to_metric.COMPONENT,
+        reduce.COMPONENT,
+        aggregate.COMPONENT,
         crypto_fields.ENCRYPT,
         crypto_fields.DECRYPT,
         mezmo.COMPONENT,

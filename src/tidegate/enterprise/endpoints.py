@@ -87,10 +87,15 @@ async def list_accounts(
 
 @router.post("/account", status_code=201, summary="Create a child account")
 async def create_account(
-    body: schemas.AccountCreate, session: SessionDep, enterprise_id: EnterpriseId
+    body: schemas.AccountCreate, request: Request, session: SessionDep, enterprise_id: EnterpriseId
 ) -> Envelope[schemas.Account]:
     return _account(
-        await service.create_account(session=session, enterprise_id=enterprise_id, body=body)
+        await service.create_account(
+            session=session,
+            enterprise_id=enterprise_id,
+            body=body,
+            settings=app_state(request).settings,
+        )
     )
 
 

@@ -46,9 +46,14 @@ _ONE_ACCOUNT_VIEW = _ACCOUNT_VIEW.where(
 _ENTERPRISE_ACCOUNT_VIEWS = _ACCOUNT_VIEW.where(
     _accounts.c.enterprise_id == bindparam("enterprise_id")
 ).order_by(_accounts.c.created_at, _accounts.c.id)
+# Users are one per e-mail across the server: an owner's accounts are listed within the
+# enterprise asking, never another tenant's.
 _OWNED_SHORT_IDS = (
     select(_accounts.c.short_id)
-    .where(_accounts.c.owner_id == bindparam("owner_id"))
+    .where(
+        _accounts.c.owner_id == bindparam("owner_id"),
+        _accounts.c.enterprise_id == bindparam("enterprise_id"),
+    )
     .order_by(_accounts.c.created_at)
     .limit(200)
 )
@@ -68,8 +73,13 @@ async def raw_account_view(
     return rows[0] if rows else None
 
 
-async def raw_short_ids_owned_by(*, db: Database, user_id: str) -> list[str]:
-    return [row[0] for row in await db.fetch(_RAW_OWNED_SHORT_IDS, {"owner_id": user_id})]
+async def raw_short_ids_owned_by(*, db: Database, user_id: str, enterprise_id: str) -> list[str]:
+    return [
+        row[0]
+        for row in await db.fetch(
+            _RAW_OWNED_SHORT_IDS, {"owner_id": user_id, "enterprise_id": enterprise_id}
+        )
+    ]
 
 
 async def account_view(
@@ -102,15 +112,11 @@ async def account_with_owner(
     return None if row is None else (row[0], row[1])
 
 
-async def short_ids_owned_by(*, session: AsyncSession, user_id: str) -> list[str]:
-    return list((await session.execute(_OWNED_SHORT_IDS, {"owner_id": user_id})).scalars())
-
-
-async def user_by_email(*, session: AsyncSession, enterprise_id: str, email: str) -> User | None:
-    result = await session.execute(
-        select(User).where(User.enterprise_id == enterprise_id, User.email == email)
-    )
-    return result.scalar_one_or_none()
+async def short_ids_owned_by(
+    *, session: AsyncSession, user_id: str, enterprise_id: str
+) -> list[str]:
+    params = {"owner_id": user_id, "enterprise_id": enterprise_id}
+    return list((await session.execute(_OWNED_SHORT_IDS, params)).scalars())
 
 
 async def short_id_taken(*, session: AsyncSession, short_id: str) -> bool:

@@ -8,17 +8,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, hint, new_enterprise_key
+from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.enterprise import repository, schemas
 from tidegate.enterprise.repository import AccountView
 from tidegate.errors import NotFound
-from tidegate.models import Account, AccountFeature, ApiKey, Enterprise, User
+from tidegate.models import Account, AccountFeature, ApiKey, Enterprise
 from tidegate.models.base import utcnow
+from tidegate.users import service as users
 
 KNOWN_FEATURES = frozenset({"throttle-processor"})
 
@@ -109,7 +110,9 @@ async def read_account(*, db: Database, enterprise_id: str, account_id: str) -> 
     )
     if row is None:
         raise NotFound()
-    short_ids = await repository.raw_short_ids_owned_by(db=db, user_id=row[11])
+    short_ids = await repository.raw_short_ids_owned_by(
+        db=db, user_id=row[11], enterprise_id=enterprise_id
+    )
     return account_data(row, short_ids)
 
 
@@ -168,7 +171,9 @@ async def get_account(
     )
     if view is None:
         raise NotFound()
-    short_ids = await repository.short_ids_owned_by(session=session, user_id=view.owner_id)
+    short_ids = await repository.short_ids_owned_by(
+        session=session, user_id=view.owner_id, enterprise_id=enterprise_id
+    )
     return account_schema(view, short_ids)
 
 
@@ -179,34 +184,17 @@ async def _new_short_id(session: AsyncSession) -> str:
             return candidate
 
 
-async def _find_or_create_owner(*, session: AsyncSession, enterprise_id: str, email: str) -> User:
-    owner = await repository.user_by_email(
-        session=session, enterprise_id=enterprise_id, email=email
-    )
-    if owner is not None:
-        return owner
-    try:
-        # Two requests may create accounts for the same new owner at once: the loser of
-        # the unique (enterprise_id, email) race takes the winner's row.
-        async with session.begin_nested():
-            owner = User(enterprise_id=enterprise_id, email=email, verified=False)
-            session.add(owner)
-        return owner
-    except IntegrityError:
-        found = await repository.user_by_email(
-            session=session, enterprise_id=enterprise_id, email=email
-        )
-        if found is None:
-            raise
-        return found
-
-
 async def create_account(
-    *, session: AsyncSession, enterprise_id: str, body: schemas.AccountCreate
+    *,
+    session: AsyncSession,
+    enterprise_id: str,
+    body: schemas.AccountCreate,
+    settings: Settings | None = None,
 ) -> schemas.Account:
-    owner = await _find_or_create_owner(
-        session=session, enterprise_id=enterprise_id, email=str(body.owneremail).lower()
-    )
+    """The account, with its owner as its first member (owner role). An owner with no
+    password yet gets an invitation, e-mailed through ``settings`` (docs/people.md);
+    without settings (scripts, benches) none is made."""
+    owner = await users.find_or_create_user(session=session, email=str(body.owneremail))
     account = Account(
         enterprise_id=enterprise_id,
         short_id=await _new_short_id(session),
@@ -222,6 +210,11 @@ async def create_account(
     )
     session.add(account)
     await session.flush()
+    await users.add_member(session=session, user_id=owner.id, account_id=account.id, role="owner")
+    if owner.password_hash is None and settings is not None:
+        await users.invite(
+            session=session, settings=settings, user=owner, account_name=account.company
+        )
     return await get_account(session=session, enterprise_id=enterprise_id, account_id=account.id)
 
 

@@ -12,10 +12,23 @@ from __future__ import annotations
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.models import Account, ApiKey
+from tidegate.auth.principal import Principal
+from tidegate.models import Account, ApiKey, Membership, UserSession
 
 _keys = ApiKey.__table__
 _accounts = Account.__table__
+_memberships = Membership.__table__
+_sessions = UserSession.__table__
+
+_MEMBERSHIP = (
+    select(_memberships.c.role, _accounts.c.status)
+    .select_from(_memberships.join(_accounts, _accounts.c.id == _memberships.c.account_id))
+    .where(
+        _memberships.c.user_id == bindparam("user_id"),
+        _memberships.c.account_id == bindparam("account_id"),
+    )
+)
+_SESSION_ALIVE = select(_sessions.c.expires_ms).where(_sessions.c.id == bindparam("session_id"))
 
 _KEY_AND_ACCOUNT = (
     select(
@@ -53,5 +66,27 @@ async def revoked_reason(*, session: AsyncSession, key_id: str, account_id: str)
     if kind not in ("service", "enterprise"):
         return "The key cannot read the account"
     if status == "deactivated":
+        return "The account was deactivated"
+    return None
+
+
+async def principal_revoked_reason(
+    *, session: AsyncSession, principal: Principal, account_id: str
+) -> str | None:
+    """``revoked_reason`` for any credential: a key, a person (still a member of an
+    active account), and the browser session it came with (not signed out)."""
+    if principal.session_id is not None:
+        alive = await session.scalar(_SESSION_ALIVE, {"session_id": principal.session_id})
+        if alive is None:
+            return "The session has ended"
+    if principal.user_id is None:
+        assert principal.key_id is not None
+        return await revoked_reason(session=session, key_id=principal.key_id, account_id=account_id)
+    row = (
+        await session.execute(_MEMBERSHIP, {"user_id": principal.user_id, "account_id": account_id})
+    ).first()
+    if row is None:
+        return "No longer a member of the account"
+    if row[1] == "deactivated":
         return "The account was deactivated"
     return None

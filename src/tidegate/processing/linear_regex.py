@@ -74,36 +74,41 @@ class CapturingRegex:
     first match (``None`` for a group that did not take part), or None when it does
     not match. Linear time, memory capped as for ``LinearRegex``."""
 
-    __slots__ = ("_compiled", "pattern")
+    __slots__ = ("_groups", "_match", "pattern")
 
     def __init__(self, pattern: str, *, case_sensitive: bool = True) -> None:
         self.pattern = pattern
-        options = re2.Options()
-        options.case_sensitive = case_sensitive
-        options.max_mem = MAX_MEMORY
-        options.log_errors = False
         try:
-            self._compiled = re2.compile(pattern, options=options)
-        except re2.error as error:
-            reason = error.args[0] if error.args else error
-            if isinstance(reason, bytes):
-                reason = reason.decode("utf-8", "replace")
-            raise RegexError(str(reason)) from None
+            encoded = pattern.encode("utf-8")
         except UnicodeEncodeError:
             raise RegexError("the pattern is not valid Unicode text") from None
+        options = _options(case_sensitive=case_sensitive)
+        options.never_capture = False
+        compiled = re2._re2.RE2(encoded, options)
+        if not compiled.ok():
+            reason = compiled.error()
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise RegexError(str(reason))
+        self._groups: list[tuple[str, int]] = [
+            (name.decode("utf-8"), index) for name, index in compiled.NamedCapturingGroups()
+        ]
+        # The low-level call: one C call answering byte spans, no per-call wrapper work.
+        self._match = compiled.Match
 
     @property
     def group_names(self) -> list[str]:
-        return list(self._compiled.groupindex)
+        return [name for name, _ in self._groups]
 
     def named_groups(self, text: str) -> dict[str, str | None] | None:
-        try:
-            match = self._compiled.search(text)
-        except UnicodeEncodeError:  # a lone surrogate in the subject
-            match = self._compiled.search(text.encode("utf-8", "replace").decode("utf-8"))
-        if match is None:
+        data = text.encode("utf-8", "surrogatepass")
+        spans = self._match(_UNANCHORED, data, 0, len(data))
+        if spans[0] == _NO_MATCH:
             return None
-        groups: dict[str, str | None] = match.groupdict()
+        groups: dict[str, str | None] = {}
+        for name, index in self._groups:
+            start, end = spans[index]
+            groups[name] = None if start < 0 else data[start:end].decode("utf-8", "surrogatepass")
         return groups
 
     def __repr__(self) -> str:

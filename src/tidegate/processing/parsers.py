@@ -10,7 +10,7 @@ follow the platform's engine (Vector's ``parse_apache_log``, ``parse_syslog``...
 from __future__ import annotations
 
 import csv
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final
 
 import orjson
@@ -125,12 +125,33 @@ def parse_regex(text: str, regex: CapturingRegex) -> dict[str, Any] | None:
     return {name: value for name, value in groups.items() if value is not None}
 
 
+_MONTHS: Final = {
+    name: index + 1
+    for index, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    )
+}
+
+
 def _clf_time(text: str) -> str | None:
-    try:
-        parsed = datetime.strptime(text, "%d/%b/%Y:%H:%M:%S %z")
-    except ValueError:
+    """``10/Oct/2000:13:55:36 -0700`` as RFC 3339 UTC (by hand: strptime costs ~10x)."""
+    if len(text) != 26 or text[2] != "/" or text[6] != "/" or text[20] != " ":
         return None
-    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    try:
+        sign = {"+": 1, "-": -1}[text[21]]
+        offset = timedelta(hours=int(text[22:24]), minutes=int(text[24:26])) * sign
+        moment = datetime(
+            int(text[7:11]),
+            _MONTHS[text[3:6]],
+            int(text[0:2]),
+            int(text[12:14]),
+            int(text[15:17]),
+            int(text[18:20]),
+            tzinfo=timezone(offset),
+        )
+    except (KeyError, ValueError):
+        return None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_access_log(text: str, *, log_format: str = "combined") -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ a failure: the batch is retried, so delivery stays at-least-once.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 from urllib.parse import quote
@@ -35,7 +35,7 @@ from tidegate.components.destinations.wire import (
     Template,
     WireRequest,
     auth_headers,
-    compress,
+    batched,
 )
 from tidegate.logs.timestamps import epoch_ms
 
@@ -86,29 +86,21 @@ def elasticsearch_requests(
         url += "?pipeline=" + quote(config.pipeline, safe="")
     headers = [("Content-Type", "application/x-ndjson"), *auth_headers(config.auth)]
     template = Template(config.index)
-    requests: list[WireRequest] = []
-    parts: list[bytes] = []
-    size = 0
 
-    def flush() -> None:
-        nonlocal size
-        if parts:
-            sent, extra = compress(b"".join(parts), config.compression)
-            requests.append(WireRequest("POST", url, (*headers, *extra), sent))
-            parts.clear()
-            size = 0
+    def chunks() -> Iterator[bytes]:
+        for event in events:
+            fields = event if isinstance(event, dict) else {}
+            millis = epoch_ms(fields.get("timestamp"))
+            index = _index_name(template, fields, received_ms if millis is None else millis)
+            yield orjson.dumps({"index": {"_index": index}}) + b"\n" + orjson.dumps(event) + b"\n"
 
-    for event in events:
-        fields = event if isinstance(event, dict) else {}
-        millis = epoch_ms(fields.get("timestamp"))
-        index = _index_name(template, fields, received_ms if millis is None else millis)
-        chunk = orjson.dumps({"index": {"_index": index}}) + b"\n" + orjson.dumps(event) + b"\n"
-        if size and size + len(chunk) > config.max_bytes:
-            flush()
-        parts.append(chunk)
-        size += len(chunk)
-    flush()
-    return requests
+    return batched(
+        chunks(),
+        max_bytes=config.max_bytes,
+        url=url,
+        headers=headers,
+        compression=config.compression,
+    )
 
 
 def bulk_accepted(head: bytes) -> bool:

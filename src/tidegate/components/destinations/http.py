@@ -35,12 +35,11 @@ from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Auth,
     Compression,
-    Header,
+    Headers,
     WireRequest,
     auth_headers,
     compress,
-    headers_list,
-    unique_headers,
+    header_pairs,
 )
 
 __all__ = [
@@ -77,7 +76,7 @@ class HttpDestinationConfig(BaseModel):
     encoding: Literal["json", "ndjson", "text"] = "json"
     compression: Compression = "none"
     auth: Auth | None = None
-    headers: Annotated[list[Header], Field(max_length=50)] = []
+    headers: Headers = []
     max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
     timeout_secs: Annotated[float, Field(ge=0.1, le=120)] = 30
     ack_enabled: bool = True
@@ -92,17 +91,6 @@ class HttpDestinationConfig(BaseModel):
     @classmethod
     def _method_any_case(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value
-
-    @field_validator("headers", mode="before")
-    @classmethod
-    def _headers_object(cls, value: Any) -> Any:
-        return headers_list(value)
-
-    @field_validator("headers")
-    @classmethod
-    def _unique(cls, value: list[Header]) -> list[Header]:
-        unique_headers(value)
-        return value
 
     @model_validator(mode="after")
     def _one_authorization(self) -> HttpDestinationConfig:
@@ -167,7 +155,7 @@ def http_requests(events: Sequence[Any], config: HttpDestinationConfig) -> list[
     """Every request that carries ``events`` (CPU work: may run in a worker thread)."""
     headers: list[tuple[str, str]] = [("Content-Type", _CONTENT_TYPES[config.encoding])]
     headers += auth_headers(config.auth)
-    headers += [(header.header_name, header.header_value) for header in config.headers]
+    headers += header_pairs(config.headers)
     requests = []
     for body in encode_batches(events, config):
         sent, extra = compress(body, config.compression)

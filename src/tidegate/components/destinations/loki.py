@@ -30,13 +30,12 @@ from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
     Auth,
     Compression,
-    Header,
+    Headers,
     Template,
     WireRequest,
     auth_headers,
     compress,
-    headers_list,
-    unique_headers,
+    header_pairs,
 )
 from tidegate.logs.timestamps import epoch_ms
 
@@ -55,7 +54,7 @@ class LokiConfig(BaseModel):
     encoding: Literal["json", "text"] = "json"
     auth: Auth | None = None
     labels: Annotated[dict[str, str], Field(min_length=1, max_length=30)]
-    headers: Annotated[list[Header], Field(max_length=50)] = []
+    headers: Headers = []
     compression: Compression = "none"
     tenant_id: Annotated[str, Field(max_length=256)] | None = None
     max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
@@ -70,17 +69,6 @@ class LokiConfig(BaseModel):
                 raise ValueError(f"the value of label {name!r} is over 1024 characters")
             Template(value)  # raises on a bad {{ }} part
         return labels
-
-    @field_validator("headers", mode="before")
-    @classmethod
-    def _headers_object(cls, value: Any) -> Any:
-        return headers_list(value)
-
-    @field_validator("headers")
-    @classmethod
-    def _unique(cls, value: list[Header]) -> list[Header]:
-        unique_headers(value)
-        return value
 
 
 def _line(event: Any, encoding: str) -> str:
@@ -102,7 +90,7 @@ def loki_requests(
     headers += auth_headers(config.auth)
     if config.tenant_id:
         headers.append(("X-Scope-OrgID", config.tenant_id))
-    headers += [(header.header_name, header.header_value) for header in config.headers]
+    headers += header_pairs(config.headers)
 
     requests: list[WireRequest] = []
     streams: dict[tuple[tuple[str, str], ...], list[list[str]]] = {}

@@ -16,7 +16,7 @@ may hold ``{{ .field }}`` parts); ``compression`` gzip or none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 import orjson
@@ -29,8 +29,8 @@ from tidegate.components.destinations.wire import (
     Compression,
     Template,
     WireRequest,
+    batched,
     check_header,
-    compress,
     event_seconds,
 )
 from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, string_form
@@ -96,40 +96,32 @@ def splunk_hec_requests(events: Sequence[Any], config: SplunkHecLogsConfig) -> l
         )
         if value
     ]
-    requests: list[WireRequest] = []
-    parts: list[bytes] = []
-    size = 0
 
-    def flush() -> None:
-        nonlocal size
-        if parts:
-            sent, extra = compress(b"".join(parts), config.compression)
-            requests.append(WireRequest("POST", url, (*headers, *extra), sent))
-            parts.clear()
-            size = 0
+    def chunks() -> Iterator[bytes]:
+        for event in events:
+            fields = event if isinstance(event, dict) else {"message": event}
+            record: dict[str, Any] = {}
+            stamp = time_of(fields)
+            seconds = None if stamp is MISSING else event_seconds(stamp)
+            if seconds is not None:
+                record["time"] = seconds
+            host = host_of(fields)
+            if host is not MISSING and host is not None:
+                record["host"] = string_form(host)
+            for name, template in extras:
+                rendered = template.render(fields)
+                if rendered:
+                    record[name] = rendered
+            record["event"] = _without(fields, (host_path, time_path))
+            yield orjson.dumps(record) + b"\n"
 
-    for event in events:
-        fields = event if isinstance(event, dict) else {"message": event}
-        record: dict[str, Any] = {}
-        stamp = time_of(fields)
-        seconds = None if stamp is MISSING else event_seconds(stamp)
-        if seconds is not None:
-            record["time"] = seconds
-        host = host_of(fields)
-        if host is not MISSING and host is not None:
-            record["host"] = string_form(host)
-        for name, template in extras:
-            rendered = template.render(fields)
-            if rendered:
-                record[name] = rendered
-        record["event"] = _without(fields, (host_path, time_path))
-        chunk = orjson.dumps(record) + b"\n"
-        if size and size + len(chunk) > config.max_bytes:
-            flush()
-        parts.append(chunk)
-        size += len(chunk)
-    flush()
-    return requests
+    return batched(
+        chunks(),
+        max_bytes=config.max_bytes,
+        url=url,
+        headers=headers,
+        compression=config.compression,
+    )
 
 
 def _encode(

@@ -13,11 +13,11 @@ from __future__ import annotations
 import base64
 import gzip
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, string_form
@@ -27,12 +27,15 @@ __all__ = [
     "Auth",
     "Compression",
     "Header",
+    "Headers",
     "Template",
     "WireRequest",
     "auth_headers",
+    "batched",
     "check_header",
     "compress",
     "event_seconds",
+    "header_pairs",
     "headers_list",
     "templates",
     "unique_headers",
@@ -193,3 +196,47 @@ def unique_headers(headers: Sequence[Header]) -> Sequence[Header]:
             raise ValueError(f"header {header.header_name!r} is given twice")
         seen.add(folded)
     return headers
+
+
+Headers = Annotated[
+    list[Header],
+    BeforeValidator(headers_list),
+    AfterValidator(unique_headers),
+    Field(max_length=50),
+]
+"""The platform's ``headers`` list (an object ``{name: value}`` is read as that list)."""
+
+
+def header_pairs(headers: Sequence[Header]) -> list[tuple[str, str]]:
+    return [(header.header_name, header.header_value) for header in headers]
+
+
+def batched(
+    chunks: Iterable[bytes],
+    *,
+    max_bytes: int,
+    url: str,
+    headers: Sequence[tuple[str, str]],
+    compression: Compression,
+) -> list[WireRequest]:
+    """POST requests whose bodies join ``chunks`` up to ``max_bytes`` (before
+    compression; a larger chunk travels alone)."""
+    requests: list[WireRequest] = []
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        if parts and size + len(chunk) > max_bytes:
+            requests.append(_request(parts, url, headers, compression))
+            parts, size = [], 0
+        parts.append(chunk)
+        size += len(chunk)
+    if parts:
+        requests.append(_request(parts, url, headers, compression))
+    return requests
+
+
+def _request(
+    parts: list[bytes], url: str, headers: Sequence[tuple[str, str]], compression: Compression
+) -> WireRequest:
+    sent, extra = compress(b"".join(parts), compression)
+    return WireRequest("POST", url, (*headers, *extra), sent)

@@ -8,7 +8,6 @@ is decided in a worker thread (``RunContext.offload``).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -21,6 +20,7 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
+from tidegate.components.processors.kit import on_batch
 from tidegate.processing.conditions import Condition
 
 __all__ = ["COMPONENT", "FilterConfig", "FilterProcessor"]
@@ -41,10 +41,7 @@ class FilterProcessor:
         self._keep_matching = config.action == "allow"
 
     async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
-        if context.offload is None:
-            kept, discarded = self._split(events)
-        else:
-            kept, discarded = await context.offload(partial(self._split, events), work=len(events))
+        kept, discarded = await on_batch(self._split, events, context)
         return NodeOutput(kept, received=len(events), discarded=discarded)
 
     def _split(self, events: list[Event]) -> tuple[list[Event], list[Event]]:

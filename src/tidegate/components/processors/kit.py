@@ -11,16 +11,26 @@ and a retry would fail the same way (a poison batch).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import AfterValidator, Field
 
-from tidegate.components.base import Event, NodeOutput, RunContext
+from tidegate.components.base import BuildContext, Event, NodeOutput, RunContext
 from tidegate.processing.fields import FieldPath
 
-__all__ = ["MAX_FIELDS", "EventFn", "FieldText", "PerEventProcessor", "parse_path"]
+__all__ = [
+    "MAX_FIELDS",
+    "EventFn",
+    "FieldText",
+    "PerEventProcessor",
+    "WallClock",
+    "on_batch",
+    "parse_path",
+    "processing_clock",
+]
 
 log = logging.getLogger("tidegate.runtime.processors")
 
@@ -37,6 +47,15 @@ FieldText = Annotated[str, Field(min_length=1, max_length=1024), AfterValidator(
 """An event field path as the client wrote it (``.app``, ``meta.user.id``)."""
 
 EventFn = Callable[[Event], "Event | tuple[str, Event] | None"]
+R = TypeVar("R")
+
+
+async def on_batch(work: Callable[[list[Event]], R], events: list[Event], context: RunContext) -> R:
+    """``work(events)``: in a worker thread when the context offloads and the batch is
+    large (processors' work is pure CPU), else right here."""
+    if context.offload is None:
+        return work(events)
+    return await context.offload(partial(work, events), work=len(events))
 
 
 class PerEventProcessor:
@@ -49,9 +68,7 @@ class PerEventProcessor:
         self.errors = 0
 
     async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
-        if context.offload is None:
-            return self._run(events)
-        return await context.offload(partial(self._run, events), work=len(events))
+        return await on_batch(self._run, events, context)
 
     def _run(self, events: list[Event]) -> NodeOutput:
         main: list[Event] = []
@@ -84,3 +101,17 @@ class PerEventProcessor:
                 first,
             )
         return NodeOutput(main, named, len(events), discarded)
+
+
+class WallClock:
+    """Epoch milliseconds, for processors that window by processing time."""
+
+    __slots__ = ()
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000
+
+
+def processing_clock(context: BuildContext) -> Any:
+    """The injected clock, or the wall clock (epoch ms) for windows and group ages."""
+    return context.clock or WallClock()

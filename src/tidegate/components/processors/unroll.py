@@ -10,7 +10,6 @@ pass whole."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -23,7 +22,7 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
-from tidegate.components.processors.kit import FieldText
+from tidegate.components.processors.kit import FieldText, on_batch
 from tidegate.processing.fields import FieldPath, with_value, without
 
 __all__ = ["COMPONENT", "MAX_ELEMENTS", "MAX_PER_BATCH", "UnrollConfig"]
@@ -45,9 +44,7 @@ class UnrollProcessor:
         self._values_only = config.values_only
 
     async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
-        if context.offload is None:
-            return self._run(events)
-        return await context.offload(partial(self._run, events), work=len(events))
+        return await on_batch(self._run, events, context)
 
     def _run(self, events: list[Event]) -> NodeOutput:
         out: list[Event] = []

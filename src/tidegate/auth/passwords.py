@@ -1,0 +1,44 @@
+"""Password hashing: argon2id (argon2-cffi's defaults: 64 MiB, 3 passes).
+
+Hashing is deliberately slow and memory-hard, so it never runs on the event loop: each
+hash or verification runs in a pool of ``MAX_CONCURRENT`` threads of its own (each
+holds 64 MiB while it runs), so a burst of sign-ins queues rather than exhausting
+memory or the loop's default thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+MIN_LENGTH = 8
+MAX_LENGTH = 1024
+MAX_CONCURRENT = 2
+
+_hasher = PasswordHasher()
+_pool = ThreadPoolExecutor(max_workers=MAX_CONCURRENT, thread_name_prefix="argon2")
+# Verified when the e-mail is unknown, so that an unknown e-mail costs what a wrong
+# password costs (the answer's timing does not tell which e-mails have users).
+_DUMMY = _hasher.hash("tidegate: no such user")
+
+
+async def hash_password(password: str) -> str:
+    return await asyncio.get_running_loop().run_in_executor(_pool, _hasher.hash, password)
+
+
+def _verify(stored: str, password: str) -> bool:
+    try:
+        return _hasher.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def verify_password(stored: str | None, password: str) -> bool:
+    loop = asyncio.get_running_loop()
+    if stored is None:
+        await loop.run_in_executor(_pool, _verify, _DUMMY, password)
+        return False
+    return await loop.run_in_executor(_pool, _verify, stored, password)

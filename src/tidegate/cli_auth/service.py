@@ -1,0 +1,60 @@
+"""logdna-cli's sign-in: the user's CLI token, made on first login and sealed under the
+server secret (verifying a signature needs it in clear). No HTTP here."""
+
+from __future__ import annotations
+
+import secrets
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.app_state import AppState
+from tidegate.auth.principal import Principal
+from tidegate.cli_auth import schemas
+from tidegate.errors import Forbidden
+from tidegate.sessions import service as sessions
+
+
+async def login(
+    *, session: AsyncSession, state: AppState, email: str, password: str, address: str
+) -> schemas.Login:
+    user = await sessions.check_password(
+        session=session, state=state, email=email, password=password, address=address
+    )
+    token = state.sealer.open(user.cli_token_sealed) if user.cli_token_sealed else None
+    if token is None:
+        # One token per user, shared by their machines; a new password replaces it.
+        token = secrets.token_hex(20)
+        user.cli_token_sealed = state.sealer.seal(token)
+        await session.flush()
+    accounts = await sessions.accounts_of(
+        session=session,
+        principal=Principal(None, "user", "", None, user_id=user.id, email=user.email),
+    )
+    if not accounts:
+        raise Forbidden("This user is not a member of any account")
+    return schemas.Login(
+        email=user.email,
+        token=token,
+        accounts=[account.id for account in accounts],
+        keys=[],
+        servicekeys=[],
+    )
+
+
+async def info(*, session: AsyncSession, principal: Principal) -> schemas.Info:
+    accounts = await sessions.accounts_of(session=session, principal=principal)
+    current = next((a for a in accounts if a.id == principal.account_id), None)
+    return schemas.Info(
+        email=principal.email,
+        account_id=principal.account_id,
+        account=current.name if current else None,
+        role=principal.role.label if principal.account_id else None,
+        accounts=[account.id for account in accounts],
+    )
+
+
+async def orgs(*, session: AsyncSession, principal: Principal) -> list[schemas.Org]:
+    return [
+        schemas.Org(id=account.id, name=account.name, role=account.role, servicekeys=[])
+        for account in await sessions.accounts_of(session=session, principal=principal)
+    ]

@@ -1,0 +1,102 @@
+"""Groups: an account's sets of members whose access scope limits the lines they see
+(tidegate.auth.scope applies it). No HTTP here."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.auth.scope import validate_scope_query
+from tidegate.errors import BadRequest, NotFound
+from tidegate.groups import repository, schemas
+from tidegate.models import Group
+
+
+def _schema(group: Group, members: list[str]) -> schemas.Group:
+    return schemas.Group(
+        id=group.id,
+        name=group.name,
+        description=group.description,
+        apps=list(group.apps or []),
+        hosts=list(group.hosts or []),
+        query=group.query,
+        members=members,
+    )
+
+
+def _query(text: str | None) -> str | None:
+    if text is None or not text.strip():
+        return None
+    validate_scope_query(text)
+    return text.strip()
+
+
+async def list_groups(*, session: AsyncSession, account_id: str) -> list[schemas.Group]:
+    groups = await repository.groups_of_account(session=session, account_id=account_id)
+    members = await repository.member_emails(session=session, group_ids=[g.id for g in groups])
+    return [_schema(group, members[group.id]) for group in groups]
+
+
+async def _own(*, session: AsyncSession, account_id: str, group_id: str) -> Group:
+    found = await repository.group(session=session, account_id=account_id, group_id=group_id)
+    if found is None:
+        raise NotFound()
+    return found
+
+
+async def get_group(*, session: AsyncSession, account_id: str, group_id: str) -> schemas.Group:
+    group = await _own(session=session, account_id=account_id, group_id=group_id)
+    members = await repository.member_emails(session=session, group_ids=[group.id])
+    return _schema(group, members[group.id])
+
+
+async def create_group(
+    *, session: AsyncSession, account_id: str, body: schemas.GroupCreate
+) -> schemas.Group:
+    group = Group(
+        account_id=account_id,
+        name=body.name,
+        description=body.description,
+        apps=body.apps,
+        hosts=body.hosts,
+        query=_query(body.query),
+    )
+    session.add(group)
+    await session.flush()
+    return _schema(group, [])
+
+
+async def update_group(
+    *, session: AsyncSession, account_id: str, group_id: str, body: schemas.GroupUpdate
+) -> schemas.Group:
+    group = await _own(session=session, account_id=account_id, group_id=group_id)
+    given = body.model_fields_set
+    if body.name is not None:
+        group.name = body.name
+    if body.description is not None:
+        group.description = body.description
+    if "apps" in given:
+        group.apps = body.apps or []
+    if "hosts" in given:
+        group.hosts = body.hosts or []
+    if "query" in given:
+        group.query = _query(body.query)
+    await session.flush()
+    return await get_group(session=session, account_id=account_id, group_id=group_id)
+
+
+async def delete_group(*, session: AsyncSession, account_id: str, group_id: str) -> schemas.Group:
+    found = await get_group(session=session, account_id=account_id, group_id=group_id)
+    group = await _own(session=session, account_id=account_id, group_id=group_id)
+    await session.delete(group)
+    await session.flush()
+    return found
+
+
+async def check_groups(*, session: AsyncSession, account_id: str, group_ids: list[str]) -> None:
+    """Every id must name a group of the account (a foreign id like a missing one)."""
+    known = {
+        g.id for g in await repository.groups_of_account(session=session, account_id=account_id)
+    }
+    unknown = [group_id for group_id in group_ids if group_id not in known]
+    if unknown:
+        raise BadRequest(f"groups: no such group {unknown[0]!r}")

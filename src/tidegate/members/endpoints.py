@@ -1,0 +1,82 @@
+"""HTTP for members: ``/v1/config/members``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import STORABLE_TEXT
+from tidegate.app_state import app_state
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.db.session import SessionDep
+from tidegate.members import schemas, service
+
+router = APIRouter(prefix="/v1/config/members", tags=["Members"], responses=LEGACY_ERRORS)
+
+EmailPath = Annotated[
+    str,
+    Path(alias="email", min_length=1, max_length=320, pattern=STORABLE_TEXT,
+         description="The member's e-mail"),
+]  # fmt: skip
+
+
+@router.get("", summary="List the account's members")
+async def list_members(session: SessionDep, account_id: AccountId) -> list[schemas.Member]:
+    return await service.list_members(session=session, account_id=account_id)
+
+
+@router.post("", summary="Add a member (a new e-mail is invited to set a password)")
+async def add_member(
+    body: schemas.MemberCreate,
+    request: Request,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    account_id: AccountId,
+) -> schemas.Member:
+    return await service.add_member(
+        session=session,
+        settings=app_state(request).settings,
+        principal=principal,
+        account_id=account_id,
+        body=body,
+    )
+
+
+@router.get("/{email}", summary="Get a member")
+async def get_member(
+    email: EmailPath, session: SessionDep, account_id: AccountId
+) -> schemas.Member:
+    return await service.get_member(session=session, account_id=account_id, email=email)
+
+
+@router.put("/{email}", summary="Change a member's role or groups")
+async def update_member(
+    email: EmailPath,
+    body: schemas.MemberUpdate,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    account_id: AccountId,
+) -> schemas.Member:
+    return await service.update_member(
+        session=session, principal=principal, account_id=account_id, email=email, body=body
+    )
+
+
+@router.delete("/{email}", summary="Remove a member from the account")
+async def remove_member(
+    email: EmailPath, session: SessionDep, principal: CurrentPrincipal, account_id: AccountId
+) -> schemas.Member:
+    return await service.remove_member(
+        session=session, principal=principal, account_id=account_id, email=email
+    )
+
+
+@router.post("/{email}/invitation", summary="Send a member who has no password a new invitation")
+async def reinvite(
+    email: EmailPath, request: Request, session: SessionDep, account_id: AccountId
+) -> schemas.Member:
+    return await service.reinvite(
+        session=session, settings=app_state(request).settings, account_id=account_id, email=email
+    )

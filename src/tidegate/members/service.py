@@ -1,0 +1,167 @@
+"""Members: who may act in an account, with which role and in which groups. No HTTP.
+
+Admins manage members; only an owner may make someone an owner or change or remove an
+owner, and the last owner stays (docs/people.md, "Roles").
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.auth.principal import Principal
+from tidegate.auth.roles import Role
+from tidegate.config import Settings
+from tidegate.errors import Conflict, Forbidden, NotFound
+from tidegate.groups import repository as groups_repository
+from tidegate.groups.service import check_groups
+from tidegate.members import repository, schemas
+from tidegate.models import Account, Membership, User
+from tidegate.users import service as users
+
+
+def _owner_rule(principal: Principal, *roles: str) -> None:
+    if "owner" in roles and principal.role < Role.OWNER:
+        raise Forbidden("Only an owner may make, change or remove an owner")
+
+
+async def _schema(
+    session: AsyncSession,
+    account_id: str,
+    user: User,
+    membership: Membership,
+    invitation: users.Invitation | None = None,
+) -> schemas.Member:
+    groups = await groups_repository.groups_of_member(
+        session=session, account_id=account_id, user_id=user.id
+    )
+    return schemas.Member(
+        email=user.email,
+        role=membership.role,
+        groups=groups,
+        pending=user.password_hash is None,
+        invitation=(
+            None
+            if invitation is None
+            else schemas.Invitation(link=invitation.link, emailed=invitation.emailed)
+        ),
+    )
+
+
+async def list_members(*, session: AsyncSession, account_id: str) -> list[schemas.Member]:
+    return [
+        await _schema(session, account_id, user, membership)
+        for user, membership in await repository.members(session=session, account_id=account_id)
+    ]
+
+
+async def _found(*, session: AsyncSession, account_id: str, email: str) -> tuple[User, Membership]:
+    found = await repository.member(
+        session=session, account_id=account_id, email=email.strip().lower()
+    )
+    if found is None:
+        raise NotFound()
+    return found
+
+
+async def get_member(*, session: AsyncSession, account_id: str, email: str) -> schemas.Member:
+    user, membership = await _found(session=session, account_id=account_id, email=email)
+    return await _schema(session, account_id, user, membership)
+
+
+async def _invite(
+    session: AsyncSession, settings: Settings, user: User, account_id: str
+) -> users.Invitation:
+    account = await session.get(Account, account_id)
+    return await users.invite(
+        session=session,
+        settings=settings,
+        user=user,
+        account_name=account.company if account is not None else account_id,
+    )
+
+
+async def add_member(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    principal: Principal,
+    account_id: str,
+    body: schemas.MemberCreate,
+) -> schemas.Member:
+    """A new member; an e-mail without a user becomes one, invited to set a password."""
+    _owner_rule(principal, body.role)
+    await check_groups(session=session, account_id=account_id, group_ids=body.groups)
+    email = str(body.email).strip().lower()
+    if await repository.member(session=session, account_id=account_id, email=email):
+        raise Conflict("This e-mail is already a member of the account")
+    user = await users.find_or_create_user(session=session, email=email)
+    membership = await users.add_member(
+        session=session, user_id=user.id, account_id=account_id, role=body.role
+    )
+    await groups_repository.set_groups_of_member(
+        session=session, account_id=account_id, user_id=user.id, group_ids=body.groups
+    )
+    invitation = None
+    if user.password_hash is None:
+        invitation = await _invite(session, settings, user, account_id)
+    return await _schema(session, account_id, user, membership, invitation)
+
+
+async def update_member(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    account_id: str,
+    email: str,
+    body: schemas.MemberUpdate,
+) -> schemas.Member:
+    user, membership = await _found(session=session, account_id=account_id, email=email)
+    if body.role is not None and body.role != membership.role:
+        _owner_rule(principal, body.role, membership.role)
+        if (
+            membership.role == "owner"
+            and await repository.owner_count(session=session, account_id=account_id) <= 1
+        ):
+            raise Conflict("The account's last owner stays an owner")
+        membership.role = body.role
+    if body.groups is not None:
+        await check_groups(session=session, account_id=account_id, group_ids=body.groups)
+        await groups_repository.set_groups_of_member(
+            session=session, account_id=account_id, user_id=user.id, group_ids=body.groups
+        )
+    await session.flush()
+    return await _schema(session, account_id, user, membership)
+
+
+async def remove_member(
+    *, session: AsyncSession, principal: Principal, account_id: str, email: str
+) -> schemas.Member:
+    user, membership = await _found(session=session, account_id=account_id, email=email)
+    _owner_rule(principal, membership.role)
+    if (
+        membership.role == "owner"
+        and await repository.owner_count(session=session, account_id=account_id) <= 1
+    ):
+        raise Conflict("The account's last owner cannot be removed")
+    removed = await _schema(session, account_id, user, membership)
+    await groups_repository.set_groups_of_member(
+        session=session, account_id=account_id, user_id=user.id, group_ids=[]
+    )
+    await session.delete(membership)
+    await repository.end_sessions_in_account(
+        session=session, user_id=user.id, account_id=account_id
+    )
+    await session.flush()
+    return removed
+
+
+async def reinvite(
+    *, session: AsyncSession, settings: Settings, account_id: str, email: str
+) -> schemas.Member:
+    """A fresh invitation (the earlier link stops working) for a member with no
+    password yet; 409 for one who has set theirs (they can reset it)."""
+    user, membership = await _found(session=session, account_id=account_id, email=email)
+    if user.password_hash is not None:
+        raise Conflict("This member has set a password; use the password reset")
+    invitation = await _invite(session, settings, user, account_id)
+    return await _schema(session, account_id, user, membership, invitation)

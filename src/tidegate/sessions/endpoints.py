@@ -1,0 +1,180 @@
+"""HTTP for browser sessions: ``/v1/auth/session`` (sign in, who am I, switch account,
+sign out). The cookies are set here; the rules are in the service."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.app_state import app_state
+from tidegate.auth import repository as auth_repository
+from tidegate.auth.dependencies import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    CurrentPrincipal,
+    authenticate,
+    current_session,
+    key_principal,
+    user_principal,
+)
+from tidegate.auth.principal import Principal
+from tidegate.auth.roles import Permission, requires
+from tidegate.db.session import SessionDep
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.errors import NotFound, Unauthorized
+from tidegate.sessions import schemas, service
+
+router = APIRouter(prefix="/v1/auth/session", tags=["Sessions"], responses=LEGACY_ERRORS)
+
+CurrentSession = Annotated[auth_repository.SessionRecord, Depends(current_session)]
+
+
+def _client_address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _set_cookies(request: Request, response: Response, new: service.NewSession) -> None:
+    settings = app_state(request).settings
+    secure = settings.public_url.lower().startswith("https://")
+    max_age = int(settings.session_max_age_s)
+    response.set_cookie(
+        SESSION_COOKIE,
+        new.token,
+        max_age=max_age,
+        path="/",
+        secure=secure,
+        httponly=True,
+        samesite="lax",
+    )
+    # Readable by the page's script, which echoes it in X-CSRF-Token.
+    response.set_cookie(
+        CSRF_COOKIE,
+        new.info.csrf_token or "",
+        max_age=max_age,
+        path="/",
+        secure=secure,
+        httponly=False,
+        samesite="lax",
+    )
+
+
+@router.post("", summary="Sign in with e-mail and password, or with a key; sets the cookies")
+async def sign_in(
+    body: schemas.SignIn, request: Request, response: Response, session: SessionDep
+) -> schemas.SessionInfo:
+    state = app_state(request)
+    if body.key is not None:
+        new = await service.sign_in_with_key(
+            session=session,
+            state=state,
+            key=body.key,
+            account_id=body.account_id,
+            address=_client_address(request),
+        )
+    else:
+        assert body.email is not None
+        assert body.password is not None
+        new = await service.sign_in_with_password(
+            session=session,
+            state=state,
+            email=body.email,
+            password=body.password,
+            address=_client_address(request),
+        )
+    _set_cookies(request, response, new)
+    return new.info
+
+
+@router.get(
+    "",
+    summary="Who am I: the credential's kind, e-mail, account, role, accounts",
+    dependencies=[Depends(authenticate), requires(Permission.SIGNED_IN)],
+)
+async def whoami(principal: CurrentPrincipal, session: SessionDep) -> schemas.SessionInfo:
+    return await service.whoami(session=session, principal=principal)
+
+
+@router.put("/account", summary="Act as another of the session's accounts")
+async def switch_account(
+    body: schemas.SwitchAccount,
+    request: Request,
+    record: CurrentSession,
+    session: SessionDep,
+) -> schemas.SessionInfo:
+    db = app_state(request).db
+    key = None
+    if record.key_id is not None:
+        key = await auth_repository.key_by_id(db=db, key_id=record.key_id)
+        if key is None:
+            raise Unauthorized("The key this session signed in with was deleted")
+    await service.switch_account(
+        session=session, session_record=record, key=key, account_id=body.account_id
+    )
+    if key is not None:
+        principal = await key_principal(
+            request, key=key, account_id=body.account_id, delegated=False, session_id=record.id
+        )
+    else:
+        assert record.user_id is not None
+        principal = await user_principal(
+            request, user_id=record.user_id, account_id=body.account_id, session_id=record.id
+        )
+    return await service.whoami(session=session, principal=principal)
+
+
+@router.delete("", summary="Sign out: the session ends and the cookies are cleared")
+async def sign_out(
+    request: Request, response: Response, record: CurrentSession, session: SessionDep
+) -> schemas.SignedOut:
+    await service.sign_out(session=session, session_id=record.id)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(CSRF_COOKIE, path="/")
+    return schemas.SignedOut()
+
+
+# mzm reads the accounts the credential may act in, and which one it acts as (header).
+account_router = APIRouter(
+    prefix="/v3/auth/account",
+    tags=["Sessions"],
+    dependencies=[Depends(authenticate), requires(Permission.SIGNED_IN)],
+)
+ACTIVE_ACCOUNT_HEADER = "x-auth-account-short-id"
+ACCOUNT_LINKS = SelfLinks(
+    list=link("get", "/v3/auth/account"), detail=link("get", "/v3/auth/account/{account}")
+)
+
+
+def _mark_active(
+    response: Response, principal: Principal, accounts: list[enterprise_schemas.Account]
+) -> None:
+    active = next((a for a in accounts if a.account_id == principal.account_id), None)
+    if active is not None:
+        response.headers[ACTIVE_ACCOUNT_HEADER] = active.account
+
+
+@account_router.get("", summary="The accounts these credentials may act in")
+async def list_accounts(
+    principal: CurrentPrincipal, response: Response, session: SessionDep
+) -> Envelope[list[enterprise_schemas.Account]]:
+    accounts = await service.accounts_in_detail(session=session, principal=principal)
+    _mark_active(response, principal, accounts)
+    return envelope(accounts, type="account", pk="account", links=ACCOUNT_LINKS)
+
+
+@account_router.get("/{account}", summary="One of the accounts these credentials may act in")
+async def get_account(
+    account: Annotated[str, id_path(alias="account", description="Short or long account id")],
+    principal: CurrentPrincipal,
+    response: Response,
+    session: SessionDep,
+) -> Envelope[enterprise_schemas.Account]:
+    accounts = await service.accounts_in_detail(session=session, principal=principal)
+    found = next((a for a in accounts if account in (a.account, a.account_id)), None)
+    if found is None:
+        raise NotFound()
+    _mark_active(response, principal, [found])
+    return envelope(found, type="account", pk="account", links=ACCOUNT_LINKS)

@@ -1,0 +1,243 @@
+"""Signing in and out of the web app. No HTTP here: the endpoints set the cookies.
+
+A session is a random cookie value (kept as a keyed hash) with a CSRF token (also kept
+as a keyed hash) that unsafe requests must echo in X-CSRF-Token; it ends after
+``session_idle_s`` without a request or ``session_max_age_s`` after sign-in, when the
+person signs out, or when the user or key it belongs to is deleted (docs/people.md).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.app_state import AppState
+from tidegate.auth import repository as auth_repository
+from tidegate.auth.dependencies import (
+    CSRF_DOMAIN,
+    MANAGEMENT_DOMAIN,
+    SESSION_DOMAIN,
+    now_ms,
+)
+from tidegate.auth.passwords import verify_password
+from tidegate.auth.principal import Principal
+from tidegate.auth.roles import Role
+from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.enterprise import service as enterprise_service
+from tidegate.errors import Forbidden, RateLimited, Unauthorized
+from tidegate.models import User
+from tidegate.sessions import repository, schemas
+from tidegate.users import repository as users_repository
+
+OWNER = Role.OWNER.label
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    token: str
+    info: schemas.SessionInfo
+
+
+async def _accounts_of_user(session: AsyncSession, user_id: str) -> list[schemas.SessionAccount]:
+    return [
+        schemas.SessionAccount(id=account.id, name=account.company, role=role)
+        for account, role in await users_repository.memberships_of(session=session, user_id=user_id)
+    ]
+
+
+async def _accounts_of_key(
+    session: AsyncSession, *, kind: str, enterprise_id: str | None, account_id: str | None
+) -> list[schemas.SessionAccount]:
+    if kind == "service":
+        own = await repository.account(session=session, account_id=account_id or "")
+        return (
+            [] if own is None else [schemas.SessionAccount(id=own.id, name=own.company, role=OWNER)]
+        )
+    children = await repository.enterprise_accounts(
+        session=session, enterprise_id=enterprise_id or ""
+    )
+    return [schemas.SessionAccount(id=a.id, name=a.company, role=OWNER) for a in children]
+
+
+async def whoami(*, session: AsyncSession, principal: Principal) -> schemas.SessionInfo:
+    accounts = await accounts_of(session=session, principal=principal)
+    return schemas.SessionInfo(
+        kind=principal.kind,
+        email=principal.email,
+        account_id=principal.account_id,
+        role=principal.role.label if principal.account_id is not None else None,
+        accounts=accounts,
+    )
+
+
+async def _open(
+    *,
+    session: AsyncSession,
+    state: AppState,
+    info: schemas.SessionInfo,
+    user_id: str | None,
+    key_id: str | None,
+) -> NewSession:
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    now = now_ms()
+    await repository.create(
+        session=session,
+        token_hash=hash_secret(token, domain=SESSION_DOMAIN),
+        csrf_hash=hash_secret(csrf, domain=CSRF_DOMAIN),
+        user_id=user_id,
+        key_id=key_id,
+        account_id=info.account_id,
+        now_ms=now,
+        expires_ms=now + int(state.settings.session_max_age_s * 1000),
+    )
+    return NewSession(token=token, info=info.model_copy(update={"csrf_token": csrf}))
+
+
+async def _refuse_when_blocked(state: AppState, *keys: str) -> None:
+    for key in keys:
+        if await state.signin_failures.blocked(key):
+            window = int(state.settings.signin_failure_window_s)
+            raise RateLimited(
+                "Too many failed sign-ins; try again later", headers={"Retry-After": str(window)}
+            )
+
+
+async def check_password(
+    *, session: AsyncSession, state: AppState, email: str, password: str, address: str
+) -> User:
+    """The user whose password this is; failures counted per e-mail and per address
+    (the web app's sign-in and logdna-cli's ``POST /login`` alike)."""
+    email_key, address_key = f"email:{email.strip().lower()}", f"address:{address}"
+    await _refuse_when_blocked(state, email_key, address_key)
+    user = await users_repository.user_by_email(session=session, email=email.strip().lower())
+    if not await verify_password(user.password_hash if user else None, password) or user is None:
+        await state.signin_failures.failed(email_key)
+        await state.signin_failures.failed(address_key)
+        raise Unauthorized("Wrong e-mail or password")
+    await state.signin_failures.succeeded(email_key)
+    return user
+
+
+async def accounts_of(
+    *, session: AsyncSession, principal: Principal
+) -> list[schemas.SessionAccount]:
+    """The accounts a credential may act in, with its role in each."""
+    if principal.user_id is not None:
+        return await _accounts_of_user(session, principal.user_id)
+    return await _accounts_of_key(
+        session,
+        kind=principal.kind,
+        enterprise_id=principal.enterprise_id,
+        account_id=principal.account_id,
+    )
+
+
+async def sign_in_with_password(
+    *, session: AsyncSession, state: AppState, email: str, password: str, address: str
+) -> NewSession:
+    user = await check_password(
+        session=session, state=state, email=email, password=password, address=address
+    )
+    accounts = await _accounts_of_user(session, user.id)
+    if not accounts:
+        raise Forbidden("This user is not a member of any account")
+    first = accounts[0]
+    info = schemas.SessionInfo(
+        kind="user", email=user.email, account_id=first.id, role=first.role, accounts=accounts
+    )
+    return await _open(session=session, state=state, info=info, user_id=user.id, key_id=None)
+
+
+async def sign_in_with_key(
+    *, session: AsyncSession, state: AppState, key: str, account_id: str | None, address: str
+) -> NewSession:
+    address_key = f"address:{address}"
+    await _refuse_when_blocked(state, address_key)
+    key_hash = hash_secret(key.strip(), domain=MANAGEMENT_DOMAIN)
+    found = await auth_repository.key_by_hash(db=state.db, key_hash=key_hash)
+    if found is None or not same_secret(found.key_hash, key_hash):
+        await state.signin_failures.failed(address_key)
+        raise Unauthorized("Invalid key")
+    if found.kind not in ("service", "enterprise"):
+        raise Forbidden("Sign in with a service key or an enterprise key")
+    if found.kind == "service" and found.account_status == "deactivated":
+        raise Forbidden("Account not found or inactive")
+    accounts = await _accounts_of_key(
+        session,
+        kind=found.kind,
+        enterprise_id=found.enterprise_id,
+        account_id=found.account_id,
+    )
+    if found.kind == "service":
+        chosen = found.account_id
+        if account_id is not None and account_id != chosen:
+            raise Forbidden("A service key acts only as its own account")
+    else:
+        chosen = account_id if account_id is not None else (accounts[0].id if accounts else None)
+        if chosen is not None and chosen not in {a.id for a in accounts}:
+            raise Forbidden("account_id names no account of this enterprise")
+    info = schemas.SessionInfo(
+        kind="service" if found.kind == "service" else "enterprise",
+        account_id=chosen,
+        role=OWNER if chosen is not None else None,
+        accounts=accounts,
+    )
+    return await _open(session=session, state=state, info=info, user_id=None, key_id=found.id)
+
+
+async def switch_account(
+    *,
+    session: AsyncSession,
+    session_record: auth_repository.SessionRecord,
+    key: auth_repository.KeyRecord | None,
+    account_id: str,
+) -> None:
+    """Moves the session to another of its accounts (403 for any other)."""
+    if session_record.user_id is not None:
+        member = await users_repository.membership(
+            session=session, user_id=session_record.user_id, account_id=account_id
+        )
+        allowed = member is not None
+    else:
+        accounts = (
+            []
+            if key is None
+            else await _accounts_of_key(
+                session, kind=key.kind, enterprise_id=key.enterprise_id, account_id=key.account_id
+            )
+        )
+        allowed = any(account.id == account_id for account in accounts)
+    if not allowed:
+        raise Forbidden("You have no such account")
+    await repository.switch_account(
+        session=session, session_id=session_record.id, account_id=account_id
+    )
+
+
+async def sign_out(*, session: AsyncSession, session_id: str) -> None:
+    await repository.delete_session(session=session, session_id=session_id)
+
+
+async def accounts_in_detail(
+    *, session: AsyncSession, principal: Principal
+) -> list[enterprise_schemas.Account]:
+    """The spec's Account for each account the credential may act in (at most 200)."""
+    if principal.kind == "enterprise" and principal.account_id is None:
+        return (
+            await enterprise_service.list_accounts(
+                session=session, enterprise_id=principal.enterprise_id
+            )
+        )[:200]
+    found = []
+    for account in (await accounts_of(session=session, principal=principal))[:200]:
+        row = await repository.account(session=session, account_id=account.id)
+        if row is not None:
+            found.append(
+                await enterprise_service.get_account(
+                    session=session, enterprise_id=row.enterprise_id, account_id=row.id
+                )
+            )
+    return found

@@ -1,0 +1,97 @@
+"""People for tests: users with a password and a role in an account, signed in."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import httpx
+
+from tidegate.auth.passwords import hash_password
+from tidegate.db.engine import Database
+from tidegate.models import Membership, User
+
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class Person:
+    user_id: str
+    email: str
+    password: str
+
+
+@dataclass
+class Browser:
+    """A signed-in browser: its cookies and CSRF token, sent explicitly on each request
+    (the shared test client must keep no cookies between tests)."""
+
+    session: str
+    csrf: str
+    info: dict[str, object]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Cookies and the CSRF header, as the web app sends them."""
+        return {
+            "Cookie": f"tidegate_session={self.session}; tidegate_csrf={self.csrf}",
+            "X-CSRF-Token": self.csrf,
+        }
+
+    @property
+    def cookies_only(self) -> dict[str, str]:
+        return {"Cookie": f"tidegate_session={self.session}; tidegate_csrf={self.csrf}"}
+
+
+async def add_person(
+    database_url: str,
+    *,
+    account_id: str,
+    role: str = "member",
+    email: str | None = None,
+    password: str = PASSWORD,
+) -> Person:
+    """A user (created, or found by e-mail) with a password and ``role`` in the account."""
+    email = email or f"person-{uuid.uuid4().hex[:8]}@example.com"
+    db = Database.connect(database_url)
+    try:
+        async with db.write_sessions() as session:
+            from sqlalchemy import select
+
+            user = (await session.execute(select(User).where(User.email == email))).scalar()
+            if user is None:
+                user = User(email=email, verified=True)
+                session.add(user)
+            user.password_hash = await hash_password(password)
+            await session.flush()
+            found = await session.get(Membership, (user.id, account_id))
+            if found is None:
+                session.add(Membership(user_id=user.id, account_id=account_id, role=role))
+            else:
+                found.role = role
+            await session.commit()
+            return Person(user_id=user.id, email=email, password=password)
+    finally:
+        await db.dispose()
+
+
+def _cookie(response: httpx.Response, name: str) -> str:
+    for header in response.headers.get_list("set-cookie"):
+        if header.startswith(f"{name}="):
+            return header.split(";", 1)[0].split("=", 1)[1]
+    raise AssertionError(f"no {name} cookie in {response.headers}")
+
+
+async def sign_in(client: httpx.AsyncClient, body: dict[str, str]) -> Browser:
+    response = await client.post("/v1/auth/session", json=body)
+    client.cookies.clear()
+    assert response.status_code == 200, response.text
+    return Browser(
+        session=_cookie(response, "tidegate_session"),
+        csrf=_cookie(response, "tidegate_csrf"),
+        info=response.json(),
+    )
+
+
+async def sign_in_person(client: httpx.AsyncClient, person: Person) -> Browser:
+    return await sign_in(client, {"email": person.email, "password": person.password})
