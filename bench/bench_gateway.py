@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -240,15 +241,9 @@ def main() -> int:
         f"-d{args.seconds}s x {args.rounds} interleaved rounds (median), SQLite, "
         f"{os.cpu_count()} CPUs; destination blackhole"
     )
+    measure = partial(run, seconds=args.seconds, rounds=args.rounds, body=body)
     try:
-        run(
-            "memory, 1 worker",
-            workers=1,
-            redis=False,
-            seconds=args.seconds,
-            rounds=args.rounds,
-            body=body,
-        )
+        measure("memory, 1 worker", workers=1, redis=False)
         try:
             import redis as redis_lib
 
@@ -256,14 +251,7 @@ def main() -> int:
         except Exception as error:  # no Redis: skip its row
             print(f"redis, 4 workers: skipped ({error})")
         else:
-            run(
-                "redis, 4 workers",
-                workers=4,
-                redis=True,
-                seconds=args.seconds,
-                rounds=args.rounds,
-                body=body,
-            )
+            measure("redis, 4 workers", workers=4, redis=True)
     finally:
         shutil.rmtree(body_dir, ignore_errors=True)
     return 0
