@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
     from tidegate.ratelimit import RateLimiter
     from tidegate.runtime.runtime import Runtime
@@ -39,6 +40,8 @@ class AppState:
     ingest: IngestRuntime
     # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
     pipelines: Runtime
+    # The one writer of log lines (ingestion and the pipeline's log store).
+    intake: LineIntake
     # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
     replay: ReplayGuard
     signin_failures: FailureCounter

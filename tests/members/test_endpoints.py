@@ -245,3 +245,17 @@ async def test_members_crud_groups_and_owner_rules(client: AppClient) -> None:
     assert (
         await client.get(f"/v1/config/members/{owner_email}", headers=other.headers)
     ).status_code == 404
+
+
+async def test_password_reset_requests_are_limited_per_email(
+    mailing_client: tuple[AppClient, Inbox],
+) -> None:
+    client, inbox = mailing_client
+    tenant = await make_tenant(client.database_url)
+    account = await make_account(client, tenant)
+    person = await add_person(client.database_url, account_id=account.account_id)
+    limit = client.settings.signin_max_failures
+    for _ in range(limit + 3):
+        asked = await client.post("/v1/auth/password-reset", json={"email": person.email})
+        assert asked.status_code == 200
+    assert len(inbox.to(person.email)) == limit

@@ -10,7 +10,7 @@ from sqlalchemy import update
 from tests.conftest import AppClient, make_settings, open_client
 from tests.factories import make_account, make_tenant
 from tests.keys.factories import create_key, with_service_key
-from tests.users.factories import Browser, add_person, sign_in, sign_in_person
+from tests.users.factories import Browser, Person, add_person, sign_in, sign_in_person
 
 from tidegate.db.engine import Database
 from tidegate.models import UserSession
@@ -49,11 +49,14 @@ async def test_password_sign_in_sets_secure_cookies_and_answers_the_accounts(
     assert f"tidegate_csrf={body['csrf_token']};" in cookies["tidegate_csrf"]
 
 
-async def test_the_cookie_value_is_not_stored(client: AppClient) -> None:
-    tenant = await make_tenant(client.database_url)
-    account = await make_account(client, tenant)
+async def _signed_in_person(client: AppClient) -> tuple[Person, Browser]:
+    account = await make_account(client, await make_tenant(client.database_url))
     person = await add_person(client.database_url, account_id=account.account_id)
-    browser = await sign_in_person(client, person)
+    return person, await sign_in_person(client, person)
+
+
+async def test_the_cookie_value_is_not_stored(client: AppClient) -> None:
+    person, browser = await _signed_in_person(client)
     db = Database.connect(client.database_url)
     try:
         async with db.read_sessions() as session:
@@ -211,10 +214,7 @@ async def test_key_sessions_act_as_owner_and_end_with_the_key(client: AppClient)
 
 
 async def test_removed_users_lose_their_sessions(client: AppClient) -> None:
-    tenant = await make_tenant(client.database_url)
-    account = await make_account(client, tenant)
-    person = await add_person(client.database_url, account_id=account.account_id)
-    browser = await sign_in_person(client, person)
+    person, browser = await _signed_in_person(client)
     db = Database.connect(client.database_url)
     try:
         async with db.write_sessions() as session:

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from alembic import command
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import create_async_engine
 from tests.conftest import make_settings, open_client
+from tests.keys.test_migration import old_db
 
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, new_enterprise_key
 from tidegate.db.engine import Database
 from tidegate.db.migrate import alembic_config, upgrade_database
+
+__all__ = ["old_db"]
 
 SEED = (
     "INSERT INTO enterprises (id, name, status, created_at) VALUES "
@@ -31,13 +33,6 @@ SEED = (
     "('a2', 'e2', 's2', 'two', 'u2', 'enterprise', 30, 'active', false, '{}', '2025-02-01 00:00:00'), "
     "('a3', 'e2', 's3', 'three', 'u3', 'enterprise', 30, 'active', false, '{}', '2025-02-01 00:00:00')",
 )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def old_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'old.sqlite3'}"
-    return str(request.getfixturevalue("fresh_pg_url"))
 
 
 async def _seed(url: str, token: str) -> None:

@@ -12,6 +12,7 @@ from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.auth.roles import Permission, by_method, requires
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.categories.endpoints import router as categories_router
 from tidegate.cli_auth.endpoints import login_router as cli_login_router
 from tidegate.cli_auth.endpoints import router as cli_router
 from tidegate.enterprise.endpoints import router as enterprise_router
@@ -20,6 +21,7 @@ from tidegate.export.endpoints import router as export_router
 from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
 from tidegate.groups.endpoints import router as groups_router
+from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
@@ -36,6 +38,7 @@ from tidegate.suspensions.endpoints import router as suspensions_router
 from tidegate.usage.endpoints import v1_router as usage_v1_router
 from tidegate.usage.endpoints import v2_router as usage_v2_router
 from tidegate.users.endpoints import router as users_router
+from tidegate.views.endpoints import router as views_router
 
 READ = Permission.READ
 # Reads by anyone of the account; changes by the role that manages the resource.
@@ -70,6 +73,10 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (keys_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),
         (boards_router, CONTENT),
+        # Views, their alerts and categories are content: a member changes them.
+        (views_router, CONTENT),
+        (categories_router, CONTENT),
+        (index_rate_router, CONTENT),
         (members_router, CONFIG),
         (groups_router, CONFIG),
         # Suspending ingestion is the owner's (an account setting).

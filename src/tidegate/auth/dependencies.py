@@ -22,7 +22,7 @@ from tidegate.auth import repository, signed_query
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.scope import AccessScope, GroupScope
-from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.auth.secrets import Sealer, hash_secret, same_secret
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -228,7 +228,11 @@ async def current_session(request: Request) -> repository.SessionRecord:
     if now >= found.expires_ms or now - found.last_seen_ms >= idle_ms:
         await repository.end_session(db=state.db, session_id=found.id)
         raise Unauthorized("The session has expired; sign in again")
-    if request.method not in SAFE_METHODS:
+    if request.scope["type"] == "websocket":
+        # A WebSocket handshake carries no CSRF header; a page of another origin must
+        # not open one with the person's cookie (SameSite=Lax covers modern browsers).
+        _same_origin(request)
+    elif request.scope.get("method", "GET") not in SAFE_METHODS:
         presented = request.headers.get(CSRF_HEADER, "")
         cookie_csrf = request.cookies.get(CSRF_COOKIE, "")
         if not (
@@ -242,6 +246,19 @@ async def current_session(request: Request) -> repository.SessionRecord:
     if now - found.last_seen_ms >= TOUCH_INTERVAL_MS:
         await repository.touch_session(db=state.db, session_id=found.id, now_ms=now)
     return found
+
+
+def _same_origin(request: Request) -> None:
+    origin = request.headers.get("origin")
+    if origin is None:
+        return  # not a browser
+    allowed = {
+        app_state(request).settings.public_url.rstrip("/").lower(),
+        f"http://{request.headers.get('host', '')}".lower(),
+        f"https://{request.headers.get('host', '')}".lower(),
+    }
+    if origin.rstrip("/").lower() not in allowed:
+        raise Forbidden("A signed-in browser may open this only from tidegate's own pages")
 
 
 async def _session_principal(request: Request, cookie: str) -> Principal:
@@ -329,3 +346,11 @@ async def require_account(request: Request) -> str:
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]
 AccountId = Annotated[str, Depends(require_account)]
+
+
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+# The server's sealer, for endpoints that store secrets they must read back.
+SealerDep = Annotated[Sealer, Depends(_sealer)]

@@ -45,33 +45,19 @@ class KeyRecord(NamedTuple):
     account_status: str | None
 
 
-_KEY_BY_HASH = RawQuery(
-    select(
-        _keys.c.id,
-        _keys.c.kind,
-        _keys.c.enterprise_id,
-        _keys.c.key_hash,
-        _accounts.c.id,
-        _accounts.c.enterprise_id,
-        _accounts.c.status,
-    )
-    .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
-    .where(_keys.c.key_hash == bindparam("key_hash"))
-)
-
-_KEY_BY_ID = RawQuery(
-    select(
-        _keys.c.id,
-        _keys.c.kind,
-        _keys.c.enterprise_id,
-        _keys.c.key_hash,
-        _accounts.c.id,
-        _accounts.c.enterprise_id,
-        _accounts.c.status,
-    )
-    .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
-    .where(_keys.c.id == bindparam("key_id"))
-)
+# A key with its account's columns (a service key's; none for an enterprise key).
+_KEY_WITH_ACCOUNT = select(
+    _keys.c.id,
+    _keys.c.kind,
+    _keys.c.enterprise_id,
+    _keys.c.key_hash,
+    _accounts.c.id,
+    _accounts.c.enterprise_id,
+    _accounts.c.status,
+).select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
+_KEY_BY_HASH = RawQuery(_KEY_WITH_ACCOUNT.where(_keys.c.key_hash == bindparam("key_hash")))
+# A browser session opened with a key refers to it by id.
+_KEY_BY_ID = RawQuery(_KEY_WITH_ACCOUNT.where(_keys.c.id == bindparam("key_id")))
 
 _CHILD_ACCOUNT = RawQuery(
     select(_accounts.c.id).where(

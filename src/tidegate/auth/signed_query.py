@@ -47,7 +47,7 @@ def same_signature(token: str, text: str, presented: str) -> bool:
 
 def fresh(ts: str, *, window_s: float, now_ms: int | None = None) -> int | None:
     """``ts`` as epoch ms when it is within the window of now, else None."""
-    if not ts.isdigit() or len(ts) > 16:
+    if not (ts.isascii() and ts.isdigit()) or len(ts) > 16:
         return None
     value = int(ts)
     now = int(time.time() * 1000) if now_ms is None else now_ms

@@ -39,6 +39,7 @@ from tidegate.logs.tail_service import (
     TailCredential,
     stream_events,
 )
+from tidegate.views.service import apply_view
 
 RETRY_MS = 3_000
 
@@ -60,16 +61,35 @@ async def tail_lines(
     apps: Annotated[Text, Query(description="Comma list of apps")] = None,
     levels: Annotated[Text, Query(description="Comma list of levels")] = None,
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    view_id: Annotated[
+        Text,
+        Query(
+            alias="viewID",
+            description="A view's id: its query is ANDed with `query`; its hosts, apps and "
+            "levels apply where the request gives none",
+        ),
+    ] = None,
     tags: Annotated[Text, Query(description="Comma list of tags (any of them)")] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
-    # A person in groups sees only their scope (docs/people.md, "Groups").
+    async with app_state(request).db.read_sessions() as session:
+        search = await apply_view(
+            session=session,
+            account_id=account_id,
+            view_id=view_id,
+            query=query,
+            hosts=hosts,
+            apps=apps,
+            levels=levels,
+            tags=tags,
+        )
     line_filter = parse_line_filter(
-        hosts=hosts,
-        apps=apps,
-        levels=levels,
-        tags=tags,
-        query=scoped_query(query, principal.scope),
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(search.query, principal.scope),
+        tags=search.tags,
         account_id=account_id,
     )
     state = app_state(request)

@@ -68,9 +68,16 @@ async def get_member(*, session: AsyncSession, account_id: str, email: str) -> s
     return await _schema(session, account_id, user, membership)
 
 
-async def _account_name(session: AsyncSession, account_id: str) -> str:
+async def _invite(
+    session: AsyncSession, settings: Settings, user: User, account_id: str
+) -> users.Invitation:
     account = await session.get(Account, account_id)
-    return account.company if account is not None else account_id
+    return await users.invite(
+        session=session,
+        settings=settings,
+        user=user,
+        account_name=account.company if account is not None else account_id,
+    )
 
 
 async def add_member(
@@ -96,12 +103,7 @@ async def add_member(
     )
     invitation = None
     if user.password_hash is None:
-        invitation = await users.invite(
-            session=session,
-            settings=settings,
-            user=user,
-            account_name=await _account_name(session, account_id),
-        )
+        invitation = await _invite(session, settings, user, account_id)
     return await _schema(session, account_id, user, membership, invitation)
 
 
@@ -161,10 +163,5 @@ async def reinvite(
     user, membership = await _found(session=session, account_id=account_id, email=email)
     if user.password_hash is not None:
         raise Conflict("This member has set a password; use the password reset")
-    invitation = await users.invite(
-        session=session,
-        settings=settings,
-        user=user,
-        account_name=await _account_name(session, account_id),
-    )
+    invitation = await _invite(session, settings, user, account_id)
     return await _schema(session, account_id, user, membership, invitation)

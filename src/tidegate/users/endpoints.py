@@ -24,8 +24,12 @@ async def accept_invitation(body: schemas.TokenAndPassword, session: SessionDep)
 async def request_password_reset(
     body: schemas.PasswordResetRequest, request: Request, session: SessionDep
 ) -> schemas.Done:
+    state = app_state(request)
     await service.request_password_reset(
-        session=session, settings=app_state(request).settings, email=str(body.email)
+        session=session,
+        settings=state.settings,
+        limiter=state.signin_failures,
+        email=str(body.email),
     )
     return schemas.Done()
 

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate import mail
 from tidegate.auth.passwords import hash_password
 from tidegate.auth.secrets import hash_secret
+from tidegate.auth.signin_limit import FailureCounter
 from tidegate.config import Settings
 from tidegate.errors import BadRequest
 from tidegate.models import Membership, User
@@ -120,9 +121,17 @@ async def accept_invitation(*, session: AsyncSession, token: str, password: str)
     return user
 
 
-async def request_password_reset(*, session: AsyncSession, settings: Settings, email: str) -> None:
-    """Mails a reset link when the user exists; says nothing either way."""
-    user = await repository.user_by_email(session=session, email=email.strip().lower())
+async def request_password_reset(
+    *, session: AsyncSession, settings: Settings, limiter: FailureCounter, email: str
+) -> None:
+    """Mails a reset link when the user exists; says nothing either way. Requests for
+    one e-mail count like failed sign-ins, so nobody can flood a mailbox with them."""
+    email = email.strip().lower()
+    key = f"reset:{email}"
+    if await limiter.blocked(key):
+        return
+    await limiter.failed(key)
+    user = await repository.user_by_email(session=session, email=email)
     if user is None:
         return
     token = await issue_token(
