@@ -1,16 +1,20 @@
-"""Benchmark: events per second through POST /gateway/{id} with a Throttle processor,
-against a route of the same server whose pipeline has no processor (the floor).
+"""Benchmark: events per second through POST /gateway/{id} with a Throttle processor
+and with a pipeline of five processors, against a route of the same server whose
+pipeline has no processor (the floor).
 
     python bench/bench_gateway.py [--seconds 8] [--events 100]
 
-Two set-ups, one server each (SQLite): the throttle in memory on one worker, and on
-Redis (TIDEGATE_REDIS_URL) with four workers. Each server carries two routes, each
-feeding its own pipeline: ``source -> blackhole`` (the floor) and
-``source -> throttle -> blackhole``, the throttle keyed on ``.app`` (100 distinct
-values) with a limit no run reaches, so every event is decided and recorded and every
-request answers 200. Load: wrk posting one JSON array of ``--events`` events per
-request (32 connections). Needs wrk; the Redis set-up needs Redis on 127.0.0.1:6379.
-Prints events/second per route and the ratio throttle/floor.
+Two set-ups, one server each (SQLite): in memory on one worker, and on Redis
+(TIDEGATE_REDIS_URL) with four workers. Each server carries three routes, each feeding
+its own pipeline: ``source -> blackhole`` (the floor), ``source -> throttle ->
+blackhole``, and ``source -> parse -> filter -> map-fields -> throttle -> route ->
+blackhole`` (five). The throttles are keyed on ``.app`` (100 distinct values) with a
+limit no run reaches, so every event is decided and recorded and every request answers
+200; the filter keeps every event and the route sends a tenth of them to a named
+output, the rest to ``_unmatched`` (both wired to the blackhole). Load: wrk posting one
+JSON array of ``--events`` events per request (32 connections). Needs wrk; the Redis
+set-up needs Redis on 127.0.0.1:6379. Prints events/second per route (per worker with
+several workers) and the ratios to the floor.
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ from pathlib import Path
 
 import httpx
 
-from harness import Server, api_data, cli_enterprise_token, gateway_pipeline, new_account
+from harness import (
+    Server,
+    api_data,
+    cli_enterprise_token,
+    gateway_pipeline,
+    new_account,
+    publish,
+)
 
 REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -51,8 +62,50 @@ def wrk(url: str, key: str, body_file: Path, seconds: int, *, pin: bool) -> floa
     return float(rps.group(1))
 
 
+THROTTLE = {"threshold": 10**9, "window_ms": 3_600_000, "key_field": ".app"}
+SERVER_ERROR = {
+    "logical_operation": "AND",
+    "expressions": [{"field": ".status", "str_operator": "greater_or_equal", "value": 500}],
+}
+# (type, user_config) of the five-processor pipeline, in order.
+FIVE: list[tuple[str, dict[str, object]]] = [
+    ("parse", {"field": ".line", "target_field": ".parsed", "parser": "json_parser"}),
+    (
+        "filter",
+        {
+            "action": "allow",
+            "conditional": {
+                "expressions": [{"field": ".parsed.status", "str_operator": "exists", "value": ""}]
+            },
+        },
+    ),
+    (
+        "map-fields",
+        {
+            "mappings": [
+                {
+                    "source_field": ".parsed.status",
+                    "target_field": ".status",
+                    "drop_source": True,
+                    "overwrite_target": True,
+                }
+            ]
+        },
+    ),
+    ("throttle", THROTTLE),
+    (
+        "route",
+        {
+            "conditionals": [
+                {"conditional": SERVER_ERROR, "label": "Errors", "output_name": "errors"}
+            ]
+        },
+    ),
+]
+
+
 def setup(base: str, token: str) -> dict[str, tuple[str, str]]:
-    """Two routes: ``{"floor": (route_id, key), "throttle": (route_id, key)}``."""
+    """Three routes: ``{"floor" | "throttle" | "five": (route_id, key)}``."""
     enterprise = {"Authorization": f"Token {token}"}
     with httpx.Client(base_url=base, timeout=30) as http:
         account = new_account(base, enterprise)
@@ -63,24 +116,29 @@ def setup(base: str, token: str) -> dict[str, tuple[str, str]]:
             )
         )
         routes: dict[str, tuple[str, str]] = {}
-        for name in ("floor", "throttle"):
-            pipeline, route, key, last = gateway_pipeline(http, headers, name)
-            if name == "throttle":
-                config = {"threshold": 10**9, "window_ms": 3_600_000, "key_field": ".app"}
-                last = api_data(
+        steps = {"floor": [], "throttle": [("throttle", THROTTLE)], "five": FIVE}
+        for name, processors in steps.items():
+            pipeline, route, key, source = gateway_pipeline(http, headers, name)
+            inputs = [source]
+            for type_, config in processors:
+                node = api_data(
                     http.post(
-                        f"/v3/pipeline/{pipeline}/processor",
-                        json={"type": "throttle", "user_config": config, "inputs": [last]},
+                        f"/v3/pipeline/{pipeline}/transform",
+                        json={"type": type_, "user_config": config, "inputs": inputs},
                         headers=headers,
                     )
-                )["id"]
+                )
+                # A route's events leave by its named outputs (all of them are taken).
+                routed = type_ == "route"
+                inputs = [output["id"] for output in node["outputs"]] if routed else [node["id"]]
             api_data(
                 http.post(
-                    f"/v3/pipeline/{pipeline}/destination",
-                    json={"type": "blackhole", "inputs": [last]},
+                    f"/v3/pipeline/{pipeline}/sink",
+                    json={"type": "blackhole", "inputs": inputs},
                     headers=headers,
                 )
             )
+            publish(http, headers, pipeline)
             routes[name] = (route, key)
     return routes
 
@@ -115,9 +173,15 @@ def run(label: str, *, workers: int, redis: bool, seconds: int, body: Path) -> d
             eps[name] = (
                 wrk(f"{base}/gateway/{route}", key, body, seconds, pin=pin) * events_per_request
             )
+        per = f" ({eps['floor'] / workers:.0f} /worker)" if workers > 1 else ""
         print(
-            f"{label:<28} floor {eps['floor']:>9.0f} ev/s   throttle {eps['throttle']:>9.0f} ev/s"
-            f"   ratio throttle/floor {eps['throttle'] / eps['floor']:.2f}",
+            f"{label:<18} floor {eps['floor']:>7.0f} ev/s{per}   "
+            + "   ".join(
+                f"{name} {eps[name]:>7.0f} ev/s"
+                + (f" ({eps[name] / workers:.0f} /worker)" if workers > 1 else "")
+                + f" = {eps[name] / eps['floor']:.2f}x floor"
+                for name in ("throttle", "five")
+            ),
             flush=True,
         )
         return eps
@@ -141,7 +205,14 @@ def main() -> int:
     body.write_text(
         json.dumps(
             [
-                {"line": f"GET /item/{n} 200", "app": f"app-{n % 100}", "host": "web-1", "n": n}
+                {
+                    "line": json.dumps(
+                        {"path": f"/item/{n}", "status": 500 if n % 10 == 0 else 200}
+                    ),
+                    "app": f"app-{n % 100}",
+                    "host": "web-1",
+                    "n": n,
+                }
                 for n in range(args.events)
             ]
         )

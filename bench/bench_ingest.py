@@ -51,8 +51,8 @@ from harness import (
 )
 from tidegate.db.engine import sqlite_writer
 from tidegate.db.migrate import upgrade_database
-from tidegate.ingest.exclusion import CompiledRule, RuleSet
 from tidegate.ingest.service import IngestParams, prepare
+from tidegate.logs.exclusion import CompiledRule, RuleSet
 from tidegate.logs.store import (
     NewLine,
     StoreBatch,

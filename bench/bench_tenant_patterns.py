@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 
-from tidegate.ingest.exclusion import Wildcards
+from tidegate.logs.exclusion import Wildcards
 from tidegate.processing.linear_regex import LinearRegex
 
 

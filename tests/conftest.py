@@ -142,7 +142,7 @@ class LiveServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.log = cwd / "server.log"
 
-    def start(self) -> None:
+    def start(self, *, timeout: float = 30.0) -> None:
         command = [
             sys.executable, "-m", "tidegate", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
@@ -152,7 +152,7 @@ class LiveServer:
             self.process = subprocess.Popen(
                 command, env=self.env, cwd=self.cwd, stdout=log, stderr=log
             )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited early:\n{self.log.read_text()}")

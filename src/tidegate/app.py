@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 from redis.asyncio import Redis
 
+from tidegate.alerts.runner import AlertRunner
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
@@ -20,9 +21,11 @@ from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.auth.signed_query import ReplayGuard
 from tidegate.auth.signin_limit import FailureCounter
+from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.ingest.runtime import IngestRuntime
+from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
 from tidegate.ratelimit import (
     MemoryRateLimiter,
@@ -33,6 +36,7 @@ from tidegate.ratelimit import (
 )
 from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import build_runtime
+from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
 
@@ -71,6 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url
             else None
         )
+        tail = create_tail_broker(redis)
+        ingest = IngestRuntime.from_settings(settings)
+        ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -79,9 +86,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),
             redis=redis,
-            tail=create_tail_broker(redis),
-            ingest=IngestRuntime.from_settings(settings),
+            tail=tail,
+            ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
+            intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
             replay=ReplayGuard(redis),
             signin_failures=FailureCounter(
                 max_failures=settings.signin_max_failures,
@@ -90,11 +98,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ),
         )
         await app.state.tidegate.tail.start()
-        app.state.tidegate.ingest.start(db)
-        await app.state.tidegate.pipelines.start(db)
+        await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
+        # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
+        alerts = (
+            AlertRunner(db, app.state.tidegate.sealer, settings)
+            if settings.alerts_enabled
+            else None
+        )
+        if alerts is not None:
+            alerts.start()
         try:
             yield
         finally:
+            if alerts is not None:
+                await alerts.close()
             await app.state.tidegate.pipelines.aclose(db)
             await app.state.tidegate.ingest.close()
             await app.state.tidegate.tail.close()
@@ -126,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
+    app.include_router(build_web_router())
     return app
 
 
@@ -142,9 +160,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for operations in document.get("paths", {}).values():
             for operation in operations.values():
                 operation.get("responses", {}).pop("422", None)
-        schemas = document.get("components", {}).get("schemas", {})
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        # Each node type's user_config, as its component's model says (the registry).
+        schemas.update(user_config_schemas())
         app.openapi_schema = document
     return app.openapi_schema
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fastapi import Request
 from redis.asyncio import Redis
+from starlette.requests import HTTPConnection
 
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
     from tidegate.ratelimit import RateLimiter
     from tidegate.runtime.runtime import Runtime
@@ -39,11 +40,14 @@ class AppState:
     ingest: IngestRuntime
     # Pipelines' data plane: compiled pipelines, throttles, taps, usage counts.
     pipelines: Runtime
+    # The one writer of log lines (ingestion and the pipeline's log store).
+    intake: LineIntake
     # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
     replay: ReplayGuard
     signin_failures: FailureCounter
 
 
-def app_state(request: Request) -> AppState:
-    state: AppState = request.app.state.tidegate
+def app_state(connection: HTTPConnection) -> AppState:
+    """Of a request or a WebSocket."""
+    state: AppState = connection.app.state.tidegate
     return state

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 
 from tidegate.config import Settings
 
+# WebSocket messages a client may send (live tail's clients send none but pings).
+WS_MAX_MESSAGE_BYTES = 64 * 1024
+
 
 def _prepare_metrics_dir(settings: Settings) -> None:
     """Give every worker one place for its Prometheus values (docs/throttle.md#metrics).
@@ -77,6 +80,8 @@ def _serve(args: argparse.Namespace) -> int:
         # with its start-up imports; on a loaded machine (CI's two cores under a parallel
         # test run) 5 s was not always enough and sound workers were killed at birth.
         timeout_worker_healthcheck=30,
+        # WebSocket live tail: clients send nothing but pings; a message is at most this.
+        ws_max_size=WS_MAX_MESSAGE_BYTES,
     )
     return 0
 

@@ -86,6 +86,27 @@ class Settings(BaseSettings):
     slack_base_url: str = "https://hooks.slack.com"
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"
 
+    # p10-views
+    # Alerts (docs/alerts.md): whether this process runs the alert evaluator and the
+    # delivery outbox; seconds between their rounds.
+    alerts_enabled: bool = True
+    alert_tick_s: float = Field(default=1.0, gt=0)
+    # Seconds a window end waits before it closes (lines received just before it may
+    # still be committing); lines read per evaluation transaction.
+    alert_settle_s: float = Field(default=1.0, ge=0)
+    alert_batch_lines: int = Field(default=2_000, ge=1)
+    # PostgreSQL: seconds an id missing from the store is watched for a late commit.
+    alert_gap_grace_s: float = Field(default=60.0, ge=0)
+    # Deliveries: attempts in all, the first retry's delay (doubling, capped), and the
+    # time one attempt may take.
+    alert_delivery_attempts: int = Field(default=5, ge=1, le=20)
+    alert_delivery_backoff_s: float = Field(default=2.0, ge=0)
+    alert_delivery_backoff_max_s: float = Field(default=300.0, ge=0)
+    alert_delivery_timeout_s: float = Field(default=10.0, gt=0)
+    # Match lines against alerts in a child process (off the server's interpreter);
+    # false: in a thread of the server process.
+    alert_match_process: bool = True
+
     # p9-api
     # Seconds between flushes of each worker's pipeline usage counts to the database.
     pipeline_usage_flush_s: float = Field(default=5.0, gt=0, le=3600)

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from tidegate.api.http_server import RedactCredentials, redact_credentials
+from tidegate.api.http_server import RedactCredentials, log_config, redact_credentials
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,25 @@ def test_the_filter_rewrites_uvicorns_access_record() -> None:
     assert RedactCredentials().filter(record)
     assert "secret" not in record.getMessage()
     assert "apikey=REDACTED" in record.getMessage()
+
+
+def test_websocket_handshakes_on_the_error_log_are_redacted_too() -> None:
+    """uvicorn logs a WebSocket handshake, query included, on its error log: logdna-cli's
+    tail carries its signature there, a servicekey may be too."""
+    config = log_config()
+    assert config["handlers"]["default"]["filters"] == ["redact_credentials"]
+    record = logging.LogRecord(
+        "uvicorn.error",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "WebSocket %s" [accepted]',
+        ("127.0.0.1:5000", "/ws/tail?email=a%40b.c&id=1&ts=2&hmac=abc123&q=x&servicekey=s"),
+        None,
+    )
+    assert RedactCredentials().filter(record)
+    message = record.getMessage()
+    assert "abc123" not in message
+    assert "servicekey=s" not in message
+    assert "hmac=REDACTED" in message
+    assert "email=a%40b.c&id=1&ts=2" in message

@@ -61,9 +61,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
 }
 
-
-# Usage reads are the caller's own account's, whatever the path names.
-USAGE = ("/v1/usage/", "/v2/usage/")
+# Templated paths whose parameters choose within the caller's own data, not a resource.
+SELECTOR_PATHS = ("/v1/usage/", "/v2/usage/")
 
 
 async def _ok(response: Any, status: int = 200) -> Any:
@@ -154,9 +153,10 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         if f"/{segment}/" in path:
             values["node_id"] = ids[kind]
     values["component_id"] = ids["processor"]
-    # Usage paths name a kind of field and a value of the caller's own, not a resource.
-    values.setdefault("kind", "apps")
-    values.setdefault("name", "web")
+    # Usage paths select within the caller's own account (tests/usage covers that one
+    # account's lines never count for another): a kind and a name, no resource id.
+    values["kind"] = "hosts"
+    values["name"] = "web-1"
     try:
         return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
     except KeyError:
@@ -230,7 +230,7 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
                 refused = (
                     (401, 403, 404) if template.startswith(("/gateway/", "/logs/")) else (403, 404)
                 )
-                if "{" in template and not template.startswith(USAGE):
+                if "{" in template and not template.startswith(SELECTOR_PATHS):
                     assert response.status_code in refused, (
                         f"{where}: {response.status_code} {response.text}"
                     )

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import AppClient
 from tests.ingest.factories import add_rule, ingest, make_ingestor, stored_lines, usage_rows
 
-from tidegate.ingest.exclusion import CompiledRule, RuleSet, Verdict, Wildcards
+from tidegate.logs.exclusion import CompiledRule, RuleSet, Verdict, Wildcards
 from tidegate.logs.filtering import LineFilter
 
 LINES: list[dict[str, Any]] = [

@@ -18,6 +18,7 @@ from tidegate.ingest import service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
 from tidegate.logs import tail_endpoints
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.intake import JudgedLines
 
 INGEST = "/logs/ingest"
 NOW = 1_600_000_000_000
@@ -154,7 +155,7 @@ async def test_parsing_runs_in_a_worker_thread_not_on_the_loop(
     threads: list[threading.Thread] = []
     real = service.prepare
 
-    def spy(**kwargs: Any) -> service.IngestOutcome:
+    def spy(**kwargs: Any) -> JudgedLines:
         threads.append(threading.current_thread())
         return real(**kwargs)
 

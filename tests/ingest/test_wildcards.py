@@ -10,7 +10,7 @@ from functools import cache
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tidegate.ingest.exclusion import Wildcards
+from tidegate.logs.exclusion import Wildcards
 
 
 def reference(names: list[str], value: str) -> bool:

@@ -112,8 +112,9 @@ VALUE_TEXT = st.one_of(QUERY_WORD, st.sampled_from(LITERALS)).filter(
     lambda text: not any(char in text for char in ' \t"\\:()[],')
 )
 FIELD_NAME = st.sampled_from(
-    ["host", "app", "app", "level", "file", "source", "a", "a", "b", "a.b", "meta.a", "meta", "k"]
-)
+    ["host", "app", "app", "level", "file", "source", "a", "a", "b", "a.b", "meta.a", "meta", "k",
+     "_account", "_host", "_app", "_file", "_line"]
+)  # fmt: skip
 MODIFIER = st.sampled_from(["", "=", "==", "==="])
 NUMBER = st.sampled_from(["0", "4", "400", "-5", "1.5", "1e3", "1e16", "0.0001"])
 
@@ -170,9 +171,9 @@ def line_expressions(leaf: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 # Queries of built-in fields only are mostly exact: their every line is checked both
 # ways, not only as a superset.
-BUILTIN_FIELD = st.tuples(st.sampled_from(["host", "app", "level", "file"]), FIELD_VALUE).map(
-    ":".join
-)
+BUILTIN_FIELD = st.tuples(
+    st.sampled_from(["host", "app", "level", "file", "_account", "_app", "_line"]), FIELD_VALUE
+).map(":".join)
 QUERY = st.one_of(line_expressions(LINE_LEAF), line_expressions(BUILTIN_FIELD))
 
 
@@ -298,9 +299,11 @@ async def check(store: Store, lines: list[NewLine], filters: list[Filter]) -> No
     stored = await store.rows(window, None)
     assert len(stored) == len(lines)
     for case in filters:
-        line_filter = case.parse()
-        if line_filter is None:
+        parsed = case.parse()
+        if parsed is None:
             continue
+        # As export binds it: the lines read are the account's (``_account:``).
+        line_filter = parsed.bound_to(store.account_id)
         # What the matcher selects, on the lines as they read back (as export sees them).
         expected = {row.id for row in stored if _matches(line_filter, row)}
         event("some lines match" if expected else "no line matches")
@@ -357,6 +360,18 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
         Filter('app:"i̇"'),
     ],
 )
+# The reserved fields: every line has an account and a text.
+@example(
+    lines=[_line("Ab x", app="ab"), _line("x ab", file="Ab")],
+    filters=[
+        Filter("_account:*"),
+        Filter("-_account:*"),
+        Filter("_line:ab"),
+        Filter("_line:=Ab -_app:x"),
+        Filter("_line:(* -x)"),
+        Filter("_file:==ab OR _host:h"),
+    ],
+)
 # A negated term's lookup is not in the condition, so it must not drive the scan.
 @example(lines=[_line("ab ", host="ß", app="ab")], filters=[Filter("(-str app:* host:(-a))")])
 @pytest.mark.usefixtures("common_rows")
@@ -373,3 +388,35 @@ def test_only_lookups_in_the_condition_drive(query: str) -> None:
     condition reused its id())."""
     line_filter = parse_line_filter(hosts=None, apps=None, levels=None, query=query)
     assert translate(line_filter, dialect="sqlite").driving_fts == ()
+
+
+async def test_account_values_test_the_account_read(store: Store) -> None:
+    """``_account:<value>`` tests the id of the account whose lines are read: the
+    filters are written with the store's own account id, so they cannot be generated."""
+    account = store.account_id
+    lines = [_line("one", app="a"), _line("two", app="b")]
+    cases = [
+        Filter(f"_account:{account[:3]}"),
+        Filter(f"_account:=={account}"),
+        Filter(f"_account:==={account.upper()}"),
+        Filter(f"_account:{account.upper()} app:a"),
+        Filter("_account:nope"),
+        Filter(f"-_account:{account}"),
+        Filter(f"_account:({account[:2]} -{account}) OR app:b"),
+    ]
+    window = await store.add(lines)
+    stored = await store.rows(window, None)
+    selected: list[list[str]] = []
+    for case in cases:
+        parsed = case.parse()
+        assert parsed is not None
+        line_filter = parsed.bound_to(account)
+        expected = {row.id for row in stored if _matches(line_filter, row)}
+        sql = translate(line_filter, dialect=store.dialect)
+        assert sql.exact, case
+        assert {row.id for row in await store.rows(window, sql)} == expected, case
+        assert {int(line_id) for line_id in await store.export(window, case)} == expected, case
+        selected.append(sorted(row.line for row in stored if row.id in expected))
+    assert selected == [
+        ["one", "two"], ["one", "two"], [], ["one"], [], [], ["two"],
+    ]  # fmt: skip

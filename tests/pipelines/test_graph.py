@@ -16,7 +16,8 @@ from tidegate.pipelines.graph import (
 
 
 def node(node_id: str, kind: str = "processor", type_: str = "filter", *inputs: str) -> GraphNode:
-    return GraphNode(id=node_id, kind=kind, type=type_, inputs=tuple(inputs))
+    outputs = ("dropped",) if type_ == "throttle" else ()  # what the registry says
+    return GraphNode(id=node_id, kind=kind, type=type_, inputs=tuple(inputs), outputs=outputs)
 
 
 def test_split_input() -> None:

@@ -340,11 +340,11 @@ async def test_invalid_filter_config_names_the_field(
             {"uri": "https://x.example", "batch": {"max_events": 100_000}},
             "/user_config/batch/max_events",
         ),
-        ("http", {"uri": "https://x.example", "headers": {"Host": "y"}}, "/user_config/headers"),
+        ("http", {"uri": "https://x.example", "headers": {"Host": "y"}}, "/user_config/headers/0"),
         (
             "http",
             {"uri": "https://x.example", "headers": {"X-A": "a\r\nb"}},
-            "/user_config/headers",
+            "/user_config/headers/0",
         ),
         ("log_analysis", {"index": "x"}, "/user_config"),
         ("blackhole", {"rate": 1}, "/user_config"),

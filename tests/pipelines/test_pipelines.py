@@ -260,7 +260,8 @@ async def test_source_can_move_to_another_route(client: AppClient) -> None:
 @pytest.mark.parametrize(
     ("kind", "body", "keyword", "instance_path"),
     [
-        ("processor", {"type": "sample"}, "enum", "/type"),
+        ("processor", {"type": "js-script"}, "enum", "/type"),
+        ("processor", {"type": "no-such-processor"}, "enum", "/type"),
         ("destination", {"type": "s3"}, "enum", "/type"),
         ("source", {"type": "kafka", "gateway_route_id": "x"}, "enum", "/type"),
         ("processor", {"type": "filter", "user_config": []}, "type", "/user_config"),

@@ -87,7 +87,14 @@ def node_read(data: dict[str, Any], sent: dict[str, Any], *, kind: str) -> None:
     assert data["description"] == sent.get("description")
     assert isinstance(data["generation_id"], int)
     assert data["inputs"] == sent.get("inputs", [])
-    assert data["user_config"] == sent["user_config"]  # read back exactly as written
+    stored = data["user_config"]
+    if data["type"] == "route":
+        # The provider reads each conditional's ``_output_name`` (a Go string) and finds
+        # it among the node's outputs.
+        outputs = {output["id"] for output in data["outputs"]}
+        for entry in stored["conditionals"]:
+            assert f"{data['id']}.{entry.pop('_output_name')}" in outputs
+    assert stored == sent["user_config"]  # read back as written
     if kind == "source":
         assert isinstance(data["gateway_route_id"], str)
     if kind == "processor":

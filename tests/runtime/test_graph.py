@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from tidegate.components.processors.throttle import THROTTLE_FEATURE
 from tidegate.pipelines.dataplane import PipelineGraph
 from tidegate.pipelines.graph import GraphNode, topological_order
 from tidegate.pipelines.schemas import Node
-from tidegate.processing.throttle import ThrottleConfig, ThrottleProcessor
 from tidegate.runtime.compiler import compile_pipeline, run_graph
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
@@ -45,8 +45,7 @@ def graph(*nodes: Node) -> PipelineGraph:
     )
 
 
-def fresh(_p: str, _n: str, _f: str, config: ThrottleConfig) -> ThrottleProcessor:
-    return ThrottleProcessor(config)
+THROTTLE = frozenset({THROTTLE_FEATURE})
 
 
 APP_EQ_A = {"field": ".app", "str_operator": "equal", "value": "a"}
@@ -60,11 +59,10 @@ async def test_nodes_run_after_their_inputs_whatever_the_stored_order() -> None:
             node("f", "processor", "filter", ["s"], {"condition": APP_EQ_A}),
             node("s", "source", "http", []),
         ),
-        throttle_for=fresh,
     )
     assert [n.id for n in pipeline.nodes] == ["s", "f", "d"]
     outputs = await run_graph(
-        pipeline, [{"app": "a"}, {"app": "b"}], gateway_route_id="r", throttle_enabled=True
+        pipeline, [{"app": "a"}, {"app": "b"}], gateway_route_id="r", features=THROTTLE
     )
     assert outputs["d"].main == [{"app": "a"}]
     assert outputs["f"].received == 2
@@ -79,10 +77,9 @@ async def test_filter_allow_and_drop() -> None:
             node("da", "destination", "blackhole", ["allow"]),
             node("dd", "destination", "blackhole", ["drop"]),
         ),
-        throttle_for=fresh,
     )
     batch = [{"app": "a", "n": 1}, {"app": "B"}, {"app": "A", "n": 3}, {}]
-    outputs = await run_graph(pipeline, batch, gateway_route_id="r", throttle_enabled=True)
+    outputs = await run_graph(pipeline, batch, gateway_route_id="r", features=THROTTLE)
     assert outputs["da"].main == [batch[0], batch[2]]  # case-insensitive by default
     assert outputs["dd"].main == [batch[1], batch[3]]
 
@@ -95,10 +92,9 @@ async def test_dropped_edge_carries_the_throttles_discards() -> None:
             node("kept", "destination", "blackhole", ["t"]),
             node("spill", "destination", "blackhole", ["t.dropped"]),
         ),
-        throttle_for=fresh,
     )
     batch = [{"n": index} for index in range(5)]
-    outputs = await run_graph(pipeline, batch, gateway_route_id="r", throttle_enabled=True)
+    outputs = await run_graph(pipeline, batch, gateway_route_id="r", features=THROTTLE)
     assert outputs["kept"].main == batch[:2]
     assert outputs["spill"].main == batch[2:]
     assert outputs["t"].dropped == batch[2:]
@@ -112,10 +108,9 @@ async def test_inputs_concatenate_in_listed_order_and_a_diamond_duplicates() -> 
             node("all", "destination", "blackhole", ["t.dropped", "t"]),
             node("twice", "destination", "blackhole", ["s", "t"]),
         ),
-        throttle_for=fresh,
     )
     batch = [{"n": 0}, {"n": 1}]
-    outputs = await run_graph(pipeline, batch, gateway_route_id="r", throttle_enabled=True)
+    outputs = await run_graph(pipeline, batch, gateway_route_id="r", features=THROTTLE)
     assert outputs["all"].main == [{"n": 1}, {"n": 0}]
     assert outputs["twice"].main == [{"n": 0}, {"n": 1}, {"n": 0}]
 
@@ -128,10 +123,9 @@ async def test_throttle_without_the_feature_passes_everything() -> None:
             node("kept", "destination", "blackhole", ["t"]),
             node("spill", "destination", "blackhole", ["t.dropped"]),
         ),
-        throttle_for=fresh,
     )
     batch = [{"n": index} for index in range(3)]
-    outputs = await run_graph(pipeline, batch, gateway_route_id="r", throttle_enabled=False)
+    outputs = await run_graph(pipeline, batch, gateway_route_id="r", features=frozenset())
     assert outputs["kept"].main == batch
     assert outputs["spill"].main == []
 
@@ -146,13 +140,12 @@ async def test_only_sources_bound_to_the_route_emit() -> None:
             node("d1", "destination", "blackhole", ["s"]),
             node("d2", "destination", "blackhole", ["s2"]),
         ),
-        throttle_for=fresh,
     )
-    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id="r", throttle_enabled=True)
+    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id="r", features=THROTTLE)
     assert outputs["d1"].main == [{"n": 1}]
     assert outputs["d2"].main == []
     # A simulation (no route) feeds every source.
-    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id=None, throttle_enabled=True)
+    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id=None, features=THROTTLE)
     assert outputs["d2"].main == [{"n": 1}]
 
 
@@ -163,8 +156,7 @@ async def test_unreachable_nodes_receive_nothing() -> None:
             node("t", "processor", "throttle", [], {"threshold": 1, "window_ms": 10}),
             node("d", "destination", "blackhole", ["t.dropped"]),
         ),
-        throttle_for=fresh,
     )
-    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id="r", throttle_enabled=True)
+    outputs = await run_graph(pipeline, [{"n": 1}], gateway_route_id="r", features=THROTTLE)
     assert outputs["t"].main == []
     assert outputs["d"].main == []

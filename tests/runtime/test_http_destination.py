@@ -19,18 +19,20 @@ import pytest
 from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import LocalDestination, count_lines, events, new_account, wire
 
-from tidegate.pipelines.node_configs import HttpDestinationConfig
+from tidegate.components.destinations.http import (
+    HttpDestination,
+    HttpDestinationConfig,
+    encode_batches,
+)
+from tidegate.components.destinations.http_sender import (
+    MAX_RESPONSE_BYTES,
+    DeliveryFailed,
+)
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     DestinationRefused,
     GuardedTransport,
     policy_from_setting,
-)
-from tidegate.runtime.http_destination import (
-    MAX_RESPONSE_BYTES,
-    DeliveryFailed,
-    HttpDestination,
-    encode_batches,
 )
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.runtime import Runtime

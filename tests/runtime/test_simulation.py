@@ -150,6 +150,7 @@ async def test_simulate_processor_throttle(client: AppClient) -> None:
         "received": 4,
         "output": [batch[0], batch[2], batch[3]],
         "dropped": [batch[1]],
+        "outputs": {},
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tidegate.search import BUILTIN_FIELDS, LogLine, compile_query
+from tidegate.search.compiler import RESERVED_FIELDS
 
 
 def line(text: str = "", *, meta: Mapping[str, object] | None = None, **fields: str) -> LogLine:
@@ -128,7 +129,8 @@ def test_lower_case_keywords_are_terms() -> None:
 # -- fields ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field", sorted(BUILTIN_FIELDS))
+# The reserved ``_`` names: tests/search/test_reserved_fields.py.
+@pytest.mark.parametrize("field", sorted(BUILTIN_FIELDS - RESERVED_FIELDS.keys()))
 def test_builtin_fields_are_case_insensitive_prefixes(field: str) -> None:
     def with_field(value: str) -> LogLine:
         changes: dict[str, Any] = {field: value}
@@ -142,8 +144,11 @@ def test_builtin_fields_are_case_insensitive_prefixes(field: str) -> None:
     check(f"-{field}:web", [line(), with_field("api")], [with_field("webserver")])
 
 
-def test_builtin_fields_are_the_documented_six() -> None:
-    assert {"host", "app", "level", "source", "file", "namespace"} == BUILTIN_FIELDS
+def test_builtin_fields_are_the_documented_six_and_the_reserved_names() -> None:
+    assert {"host", "app", "level", "source", "file", "namespace"} == (
+        BUILTIN_FIELDS - RESERVED_FIELDS.keys()
+    )
+    assert {"_account", "_host", "_app", "_file", "_line"} == RESERVED_FIELDS.keys()
 
 
 def test_field_value_is_a_prefix_of_the_whole_value_not_of_its_words() -> None:

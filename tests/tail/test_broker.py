@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 from tests.conftest import REDIS_URL
 
-from tidegate.logs import tail_endpoints
+from tidegate.logs import tail_endpoints, tail_service
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.store import NewLine
 from tidegate.logs.tail import (
@@ -250,8 +250,8 @@ class _NeverRevoked:
 
 
 async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tail_endpoints, "HEARTBEAT_SECONDS", 0.2)
-    monkeypatch.setattr(tail_endpoints, "DISCONNECT_CHECK_SECONDS", 0.05)
+    monkeypatch.setattr(tail_service, "HEARTBEAT_SECONDS", 0.2)
+    monkeypatch.setattr(tail_service, "DISCONNECT_CHECK_SECONDS", 0.05)
     broker = TailBroker(max_queued=3)
     request = _FakeRequest()
     events = tail_endpoints._events(

@@ -158,17 +158,22 @@ async def test_tail_refuses_bad_queries_and_missing_credentials(
         assert (await http.get("/v1/tail")).status_code == 401
 
 
+async def add_indexonly_rule(client: AppClient, account: AccountCtx, query: str) -> None:
+    """An active exclusion rule keeping the lines it matches for live tail only."""
+    rule = await client.post(
+        "/v1/config/ingestion/exclusions",
+        json={"title": query, "query": query, "indexonly": True, "active": True},
+        headers=account.headers,
+    )
+    assert rule.status_code in (200, 201), rule.text
+
+
 async def test_indexonly_lines_reach_tail_but_not_export(
     client: AppClient, live_server_factory: Any
 ) -> None:
     server = live_server_factory(env=_env(client))
     account, key = await _account_with_key(client)
-    rule = await client.post(
-        "/v1/config/ingestion/exclusions",
-        json={"title": "debug", "query": "debug", "indexonly": True, "active": True},
-        headers=account.headers,
-    )
-    assert rule.status_code in (200, 201), rule.text
+    await add_indexonly_rule(client, account, "debug")
     async with tail(server.base_url, account.headers) as stream:
         await ingest(server.base_url, key, [{"line": "debug detail"}, {"line": "kept"}])
         assert sorted(item["_line"] for item in await stream.wait_for(2)) == [
@@ -183,6 +188,22 @@ async def test_indexonly_lines_reach_tail_but_not_export(
     assert [item["_line"] for item in exported.json()["lines"]] == ["kept"]
 
 
+async def remote_and_local_lines_arrive(
+    stream: Any, watching: Any, ingesting: Any, key: str, count: int = 6
+) -> None:
+    """Lines ingested on ``ingesting`` and on ``watching`` itself all reach ``stream``
+    (a tail on ``watching`` filtering out ``skip``), once each."""
+    for number in range(count):
+        await ingest(ingesting.base_url, key, [{"line": f"remote {number}"}, {"line": "skip"}])
+    await ingest(watching.base_url, key, [{"line": "local"}])
+    got = await stream.wait_for(count + 1)
+    assert sorted(item["_line"] for item in got) == sorted(
+        [f"remote {number}" for number in range(count)] + ["local"]
+    )
+    await asyncio.sleep(0.3)
+    assert len(stream.lines()) == count + 1
+
+
 @pytest.mark.redis
 async def test_tail_sees_lines_ingested_on_another_server_through_redis(
     client: AppClient, live_server_factory: Any
@@ -192,15 +213,7 @@ async def test_tail_sees_lines_ingested_on_another_server_through_redis(
     ingesting = live_server_factory(env=env, workers=2)
     account, key = await _account_with_key(client)
     async with tail(watching.base_url, account.headers, query="-skip") as stream:
-        for number in range(6):
-            await ingest(ingesting.base_url, key, [{"line": f"remote {number}"}, {"line": "skip"}])
-        await ingest(watching.base_url, key, [{"line": "local"}])
-        got = await stream.wait_for(7)
-        assert sorted(item["_line"] for item in got) == sorted(
-            [f"remote {number}" for number in range(6)] + ["local"]
-        )
-        await asyncio.sleep(0.3)
-        assert len(stream.lines()) == 7
+        await remote_and_local_lines_arrive(stream, watching, ingesting, key)
     # The stream gone, its server notices and leaves the account's channel.
     probe = Redis.from_url(REDIS_URL)
     channel = f"tidegate:tail:{account.account_id}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -112,6 +112,7 @@ def aggregation(
     *, reader: PageReader, account_id: str, request: AggregateRequest
 ) -> schemas.Aggregation:
     """Runs in the worker thread."""
+    request = replace(request, line_filter=request.line_filter.bound_to(account_id))
     width = bucket_width(request.from_ms, request.to_ms, request.buckets)
     first_bucket = request.from_ms // width
     histogram = [0] * bucket_count(request.from_ms, request.to_ms, width)

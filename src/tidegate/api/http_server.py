@@ -198,9 +198,10 @@ class TidegateHttpProtocol(HttpToolsProtocol):
         self._header_timer = self._linger_timer = None
 
 
-# Access log: query parameters that carry credentials, by their decoded name.
+# Access log: query parameters that carry credentials, by their decoded name (``hmac``:
+# logdna-cli's signature, good for a few minutes until used).
 CREDENTIAL_PARAMS = frozenset(
-    {"apikey", "api_key", "servicekey", "service_key", "key", "token", "access_token"}
+    {"apikey", "api_key", "servicekey", "service_key", "key", "token", "access_token", "hmac"}
 )
 _QUERY_PARAM = re.compile(r"([?&])([^&=#]*)=([^&#]*)")
 
@@ -234,9 +235,12 @@ class RedactCredentials(logging.Filter):
 
 
 def log_config() -> dict[str, Any]:
-    """uvicorn's logging configuration with the credential filter on the access log
-    (given to uvicorn, so every worker process installs it)."""
+    """uvicorn's logging configuration with the credential filter on the access log and
+    the error log (given to uvicorn, so every worker process installs it)."""
     config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
     config.setdefault("filters", {})["redact_credentials"] = {"()": f"{__name__}.RedactCredentials"}
     config["handlers"]["access"]["filters"] = ["redact_credentials"]
+    # WebSocket handshakes are logged on the error log ('"WebSocket /ws/tail?..."
+    # [accepted]'), with their query, which may hold a service key.
+    config["handlers"]["default"]["filters"] = ["redact_credentials"]
     return config

@@ -12,6 +12,7 @@ from tidegate.api import health, metrics
 from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.auth.roles import Permission, by_method, requires
 from tidegate.boards.endpoints import router as boards_router
+from tidegate.categories.endpoints import router as categories_router
 from tidegate.cli_auth.endpoints import login_router as cli_login_router
 from tidegate.cli_auth.endpoints import router as cli_router
 from tidegate.enterprise.endpoints import router as enterprise_router
@@ -20,10 +21,12 @@ from tidegate.export.endpoints import router as export_router
 from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
 from tidegate.groups.endpoints import router as groups_router
+from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
 from tidegate.logs.tail_endpoints import router as tail_router
+from tidegate.logs.tail_socket import router as tail_socket_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
@@ -35,6 +38,7 @@ from tidegate.suspensions.endpoints import router as suspensions_router
 from tidegate.usage.endpoints import v1_router as usage_v1_router
 from tidegate.usage.endpoints import v2_router as usage_v2_router
 from tidegate.users.endpoints import router as users_router
+from tidegate.views.endpoints import router as views_router
 
 READ = Permission.READ
 # Reads by anyone of the account; changes by the role that manages the resource.
@@ -51,6 +55,9 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     target.include_router(gateway_router)  # its own credential: a route's access key
     # Ingestion keys only: management credentials do not apply here.
     target.include_router(ingest_router)
+    # WebSocket live tail: authenticates its handshake itself with the management
+    # resolver and checks the read permission (route dependencies are made for HTTP).
+    target.include_router(tail_socket_router)
     # Sign-in, invitations and password resets: no credentials yet (sessions' own
     # reads declare theirs on the route).
     target.include_router(sessions_router)
@@ -66,6 +73,10 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (keys_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),
         (boards_router, CONTENT),
+        # Views, their alerts and categories are content: a member changes them.
+        (views_router, CONTENT),
+        (categories_router, CONTENT),
+        (index_rate_router, CONTENT),
         (members_router, CONFIG),
         (groups_router, CONFIG),
         # Suspending ingestion is the owner's (an account setting).

@@ -15,13 +15,14 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery
+from starlette.requests import HTTPConnection
 
 from tidegate.app_state import app_state
 from tidegate.auth import repository, signed_query
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.scope import AccessScope, GroupScope
-from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.auth.secrets import Sealer, hash_secret, same_secret
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -64,7 +65,7 @@ def _basic_user(value: str) -> str | None:
     return decoded.partition(":")[0].strip() or None
 
 
-def _presented_key(request: Request) -> str | None:
+def _presented_key(request: HTTPConnection) -> str | None:
     """The key of the request, in the platform's documented forms: ``Authorization:
     Token <key>``, HTTP Basic with the key as user name, a ``servicekey`` or ``apikey``
     header; and, on the exports only (``authenticate_export``), a ``servicekey`` query
@@ -94,8 +95,9 @@ _PRINCIPAL = "tidegate.principal"
 _QUERY_KEY_ALLOWED = "tidegate.query_key_allowed"
 
 
-async def principal_of(request: Request) -> Principal:
-    """The request's principal, resolved on first use and kept in the request scope."""
+async def principal_of(request: HTTPConnection) -> Principal:
+    """The request's principal, resolved on first use and kept in the request scope.
+    Also of a WebSocket (``/ws/tail``), whose handshake is authenticated the same way."""
     principal: Principal | None = request.scope.get(_PRINCIPAL)
     if principal is None:
         principal = await _resolve(request)
@@ -114,7 +116,7 @@ async def authenticate(
     return await principal_of(request)
 
 
-async def _resolve(request: Request) -> Principal:
+async def _resolve(request: HTTPConnection) -> Principal:
     """The first credential form present decides: a key in a header, else the session
     cookie, else a logdna-cli signed query (docs/people.md, "Credentials")."""
     headers = request.headers
@@ -130,21 +132,23 @@ async def _resolve(request: Request) -> Principal:
             request, key=key, account_id=headers.get("x-delegate-account-id"), delegated=True
         )
     cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
+    # Not on a WebSocket: a browser sends its cookies with a handshake from any origin
+    # (live tail over WebSocket takes the CLIs' credentials; the web app uses SSE).
+    if cookie and isinstance(request, Request):
         return await _session_principal(request, cookie)
     if "hmac" in request.query_params:
         return await _signed_principal(request)
     raise Unauthorized("Missing credentials: send Authorization: Token <key>")
 
 
-async def _rate_limit(request: Request, limit_key: str) -> None:
+async def _rate_limit(request: HTTPConnection, limit_key: str) -> None:
     wait = await app_state(request).limiter.retry_after(limit_key)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
 
 async def key_principal(
-    request: Request,
+    request: HTTPConnection,
     *,
     key: repository.KeyRecord,
     account_id: str | None,
@@ -177,7 +181,7 @@ async def key_principal(
 
 
 async def user_principal(
-    request: Request, *, user_id: str, account_id: str | None, session_id: str | None = None
+    request: HTTPConnection, *, user_id: str, account_id: str | None, session_id: str | None = None
 ) -> Principal:
     """A person acting in one of their accounts, with their role and groups' scope."""
     db = app_state(request).db
@@ -273,7 +277,7 @@ async def _session_principal(request: Request, cookie: str) -> Principal:
     )
 
 
-async def _signed_principal(request: Request) -> Principal:
+async def _signed_principal(request: HTTPConnection) -> Principal:
     """logdna-cli's signed query (tidegate.auth.signed_query)."""
     query = request.query_params
     state = app_state(request)
@@ -319,8 +323,14 @@ async def authenticate_export(
 ) -> Principal:
     """``authenticate`` for the exports, which also take the key as ``?servicekey=``
     (kept to them: a key in a URL ends up in access logs and browser history)."""
-    request.scope[_QUERY_KEY_ALLOWED] = True
+    accept_query_key(request)
     return await principal_of(request)
+
+
+def accept_query_key(connection: HTTPConnection) -> None:
+    """Let this request (an export) or WebSocket (live tail) carry its key as
+    ``?servicekey=``, as the platform's CLI sends it; a credential header still wins."""
+    connection.scope[_QUERY_KEY_ALLOWED] = True
 
 
 CurrentPrincipal = Annotated[Principal, Depends(principal_of)]
@@ -336,3 +346,11 @@ async def require_account(request: Request) -> str:
 
 EnterpriseId = Annotated[str, Depends(require_enterprise)]
 AccountId = Annotated[str, Depends(require_account)]
+
+
+def _sealer(request: Request) -> Sealer:
+    return app_state(request).sealer
+
+
+# The server's sealer, for endpoints that store secrets they must read back.
+SealerDep = Annotated[Sealer, Depends(_sealer)]

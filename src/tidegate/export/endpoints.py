@@ -19,6 +19,7 @@ from tidegate.auth.scope import scoped_query
 from tidegate.db.session import SessionDep
 from tidegate.errors import BadRequest
 from tidegate.export import schemas, service
+from tidegate.views.service import apply_view
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
 v1_router = APIRouter(prefix="/v1/export", tags=["Export"], responses=LEGACY_ERRORS)
@@ -35,6 +36,14 @@ HostsParam = Annotated[Text, Query(description="Comma list of hosts")]
 AppsParam = Annotated[Text, Query(description="Comma list of apps")]
 LevelsParam = Annotated[Text, Query(description="Comma list of levels")]
 SearchParam = Annotated[Text, Query(description="A search query (the platform syntax)")]
+ViewParam = Annotated[
+    Text,
+    Query(
+        alias="viewID",
+        description="A view's id: its query is ANDed with `query`; its hosts, apps and "
+        "levels apply where the request gives none",
+    ),
+]
 TagsParam = Annotated[Text, Query(description="Comma list of tags: lines with any of them")]
 
 
@@ -64,19 +73,30 @@ async def export_lines(
     pagination_id: Annotated[
         Text, Query(description="The previous page's pagination_id; absent for the first page")
     ] = None,
+    view_id: ViewParam = None,
 ) -> Response:
+    search = await apply_view(
+        session=session,
+        account_id=account_id,
+        view_id=view_id,
+        query=query,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        tags=tags,
+    )
     parsed = schemas.parse_export_request(
         from_=from_,
         to=to,
         size=size,
-        hosts=hosts,
-        apps=apps,
-        levels=levels,
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
         # A person in groups sees only their scope (docs/people.md, "Groups").
-        query=scoped_query(query, principal.scope),
+        query=scoped_query(search.query, principal.scope),
         prefer=prefer,
         pagination_id=pagination_id,
-        tags=tags,
+        tags=search.tags,
     )
     state = app_state(request)
     body = await service.export_page(
@@ -121,19 +141,30 @@ async def export_lines_v1(
     json: Annotated[
         Text, Query(description="true: answer one JSON array instead of NDJSON")
     ] = None,
+    view_id: ViewParam = None,
 ) -> Response:
     if q and query and q.strip() != query.strip():
         raise BadRequest("q: and query: name the same search; send one of them")
-    parsed = schemas.parse_export_v1_request(
-        from_=from_,
-        to=to,
-        size=size,
+    search = await apply_view(
+        session=session,
+        account_id=account_id,
+        view_id=view_id,
+        query=query or q,
         hosts=hosts,
         apps=apps,
         levels=levels,
         tags=tags,
+    )
+    parsed = schemas.parse_export_v1_request(
+        from_=from_,
+        to=to,
+        size=size,
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        tags=search.tags,
         # A person in groups sees only their scope (docs/people.md, "Groups").
-        query=scoped_query(query or q, principal.scope),
+        query=scoped_query(search.query, principal.scope),
         prefer=prefer,
         json_=json,
         now_ms=time.time_ns() // 1_000_000,

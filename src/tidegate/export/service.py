@@ -89,6 +89,7 @@ def page_of_lines(
     *, reader: PageReader, sealer: Sealer, account_id: str, request: ExportRequest
 ) -> dict[str, Any]:
     """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread."""
+    request = replace(request, line_filter=request.line_filter.bound_to(account_id))
     fingerprint = request.fingerprint()
     after: tuple[int, int] | None = None
     if request.pagination_id is None:

@@ -37,14 +37,23 @@ from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from tidegate.json_stream import JsonStreamError, make_scanner, read_array, skip_space
 
-__all__ = ["MAX_DEPTH", "MAX_EVENTS", "parse_events"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EVENTS",
+    "NDJSON_TYPES",
+    "checked_event",
+    "decoded_body",
+    "events_of",
+    "media_type",
+    "parse_events",
+]
 
 MAX_EVENTS: Final = 50_000
 """Events per request; more is a 413 (split the batch)."""
 MAX_DEPTH: Final = 128
 """Nesting levels of one event (the event object itself is level 1)."""
 
-_NDJSON_TYPES: Final = frozenset(
+NDJSON_TYPES: Final = frozenset(
     {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"}
 )
 _WHITESPACE: Final = b" \t\r\n"
@@ -83,22 +92,34 @@ def _inflate(body: bytes, encoding: str) -> bytes:
             return bytes(out)
 
 
-def _media(content_type: str | None) -> str:
+def decoded_body(body: bytes, content_encoding: str | None) -> bytes:
+    """``body`` with its ``Content-Encoding`` undone (at most 10 MiB); 415 for an
+    encoding other than gzip, deflate or identity."""
+    encoding = (content_encoding or "").strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return _inflate(body, "deflate" if encoding == "deflate" else "gzip")
+    if encoding not in ("", "identity"):
+        raise UnsupportedMediaType(f"Content-Encoding {encoding!r} is not supported")
+    return body
+
+
+def media_type(content_type: str | None) -> str:
+    """``application/json; charset=utf-8`` -> ``application/json``."""
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 def parse_events(
     body: bytes, *, content_type: str | None = None, content_encoding: str | None = None
 ) -> list[dict[str, Any]]:
-    encoding = (content_encoding or "").strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        body = _inflate(body, "deflate" if encoding == "deflate" else "gzip")
-    elif encoding not in ("", "identity"):
-        raise UnsupportedMediaType(f"Content-Encoding {encoding!r} is not supported")
+    return events_of(decoded_body(body, content_encoding), content_type=content_type)
+
+
+def events_of(body: bytes, *, content_type: str | None = None) -> list[dict[str, Any]]:
+    """The events of an already decoded body (the forms above)."""
     text = body.strip(_WHITESPACE)
     if not text:
         raise BadRequest("Empty body: send a JSON object, an array of objects or NDJSON")
-    if _media(content_type) in _NDJSON_TYPES:
+    if media_type(content_type) in NDJSON_TYPES:
         return _ndjson(text)
     if text[:1] == b"[":
         return _array(text)
@@ -112,7 +133,7 @@ def parse_events(
         raise BadRequest(
             f"Body must be a JSON object, an array of objects or NDJSON, not {_kind(value)}"
         )
-    return [_checked(value, "The event")]
+    return [checked_event(value, "The event")]
 
 
 def _refuse_constant(name: str) -> Any:
@@ -134,7 +155,7 @@ def _array(text: bytes) -> list[dict[str, Any]]:
     def event(value: Any, index: int) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise BadRequest(f"Element {index} of the array is {_kind(value)}, not an object")
-        return _checked(value, f"Element {index}", check_strings=check_strings)
+        return checked_event(value, f"Element {index}", check_strings=check_strings)
 
     try:
         events, end = read_array(_SCAN, source, 0, limit=MAX_EVENTS, too_many=_too_many, each=event)
@@ -159,7 +180,7 @@ def _ndjson(text: bytes) -> list[dict[str, Any]]:
             raise BadRequest(f"Line {number} is {_kind(value)}, not a JSON object")
         if len(events) >= MAX_EVENTS:
             raise _too_many()
-        events.append(_checked(value, f"Line {number}"))
+        events.append(checked_event(value, f"Line {number}"))
     return events
 
 
@@ -175,7 +196,9 @@ def _lines(text: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-def _checked(event: dict[str, Any], where: str, *, check_strings: bool = False) -> dict[str, Any]:
+def checked_event(
+    event: dict[str, Any], where: str, *, check_strings: bool = False
+) -> dict[str, Any]:
     """``event`` when every destination can carry it (integers beyond 64 bits turned into
     floats, in place), else a 400 naming ``where``."""
     stack: list[tuple[Any, int]] = [(event, 1)]

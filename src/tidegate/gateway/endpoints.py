@@ -4,19 +4,24 @@ access keys, and errors use the legacy shape."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Header, Path, Request
+from fastapi import APIRouter, Header, Path, Request, Response
 from starlette.requests import ClientDisconnect
 
 from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.api.error_models import LegacyError
 from tidegate.app_state import app_state
+from tidegate.components.sources.open_telemetry_logs import LOGS_PATH
+from tidegate.components.sources.push import ROUTE_ITSELF
+from tidegate.components.sources.splunk_hec import EVENT_PATHS as HEC_EVENT_PATHS
+from tidegate.components.sources.splunk_hec import RAW_PATHS as HEC_RAW_PATHS
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
 from tidegate.gateway.body import MAX_EVENTS
-from tidegate.gateway.service import GatewayRequest, accept
+from tidegate.gateway.service import Accepted, GatewayRequest, accept
 
 router = APIRouter(tags=["Gateway"])
 
@@ -112,23 +117,72 @@ async def send_events(
         Header(
             alias="X-Hub-Signature",
             description="`<method>=<hex HMAC of the body>`; required when the route has "
-            "signing keys",
+            "signing keys, and by a webhook source",
         ),
     ] = None,
     content_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> schemas.GatewayAccepted:
+    accepted = await _accept(request, gateway_route_id, ROUTE_ITSELF)
+    return schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)
+
+
+async def _accept(request: Request, gateway_route_id: str, path: str) -> Accepted:
     state = app_state(request)
     runtime = state.pipelines
-    accepted = await accept(
+    headers = request.headers
+    return await accept(
         state=state,
         runtime=runtime,
         request=GatewayRequest(
             gateway_route_id=gateway_route_id,
-            authorization=authorization,
-            signature=x_hub_signature,
-            content_type=request.headers.get("content-type"),
-            content_encoding=content_encoding,
+            authorization=headers.get("authorization"),
+            signature=headers.get("x-hub-signature"),
+            content_type=headers.get("content-type"),
+            content_encoding=headers.get("content-encoding"),
+            path=path,
+            query=dict(request.query_params),
+            headers=dict(headers),
         ),
         read_body=partial(read_body, request),
     )
-    return schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)
+
+
+def _protocol_endpoint(path: str) -> Callable[..., Awaitable[Response]]:
+    async def receive(
+        request: Request,
+        gateway_route_id: RouteIdPath,
+        authorization: Annotated[
+            str | None,
+            Header(description="An access key of the route: `Token <key>` or `Splunk <key>`"),
+        ] = None,
+    ) -> Response:
+        accepted = await _accept(request, gateway_route_id, path)
+        if accepted.answer is None:
+            answer = schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)
+            return Response(answer.model_dump_json(), media_type="application/json")
+        return Response(accepted.answer, media_type=accepted.media_type)
+
+    return receive
+
+
+# The protocols of push sources, below their route (docs/components.md).
+_PROTOCOLS: Final = (
+    (LOGS_PATH, "OTLP/HTTP logs (open-telemetry-logs source): protobuf or JSON"),
+    *(
+        (path, "Splunk HEC events (splunk-hec source): a stream of JSON objects")
+        for path in sorted(HEC_EVENT_PATHS)
+    ),
+    *(
+        (path, "Splunk HEC raw text (splunk-hec source): one event per line")
+        for path in sorted(HEC_RAW_PATHS)
+    ),
+)
+for _path, _summary in _PROTOCOLS:
+    router.add_api_route(
+        f"/gateway/{{gateway_route_id}}/{_path}",
+        _protocol_endpoint(_path),
+        methods=["POST"],
+        summary=_summary,
+        responses=RESPONSES,
+        response_class=Response,
+    )

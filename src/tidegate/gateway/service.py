@@ -7,13 +7,14 @@ some events twice)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
 from tidegate.app_state import AppState
-from tidegate.enterprise.service import has_feature
+from tidegate.components.base import DeliveryFailed, Event
+from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import (
     Forbidden,
     NotFound,
@@ -21,20 +22,19 @@ from tidegate.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
-from tidegate.gateway.body import parse_events
+from tidegate.gateway.body import decoded_body, events_of
 from tidegate.gateway.signature import verify_signature
 from tidegate.models import Account
 from tidegate.pipelines import gateway_service, repository
 from tidegate.runtime.backpressure import Saturated
-from tidegate.runtime.compiler import PipelineBroken, run_graph
-from tidegate.runtime.http_destination import DeliveryFailed
+from tidegate.runtime.compiler import CompiledPipeline, PipelineBroken, run_graph
+from tidegate.runtime.features import enabled_features
 from tidegate.runtime.runtime import Delivery, Runtime, now_ms
 
 log = logging.getLogger("tidegate.gateway")
 
 __all__ = ["Accepted", "BodyReader", "GatewayRequest", "accept", "presented_access_key"]
 
-THROTTLE_FEATURE: Final = "throttle-processor"
 RETRY_SATURATED_S: Final = 1
 RETRY_DESTINATION_S: Final = 5
 
@@ -48,6 +48,10 @@ class GatewayRequest:
     signature: str | None
     content_type: str | None
     content_encoding: str | None
+    path: str = ROUTE_ITSELF
+    """Below the route (``v1/logs``...): which push sources the request is for."""
+    query: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 BodyReader = Callable[[], Awaitable[bytes]]
@@ -58,15 +62,18 @@ BodyReader = Callable[[], Awaitable[bytes]]
 class Accepted:
     events: int
     pipelines: int
+    answer: bytes | None = None
+    """The body of the answer when the source's protocol has its own (HEC, OTLP)."""
+    media_type: str | None = None
 
 
 def presented_access_key(authorization: str | None) -> str | None:
-    """``Authorization: <key>`` or ``Authorization: Token <key>``."""
+    """``Authorization: <key>``, ``Token <key>`` or (Splunk HEC clients) ``Splunk <key>``."""
     if not authorization:
         return None
     value = authorization.strip()
     scheme, space, rest = value.partition(" ")
-    if space and scheme.lower() == "token":
+    if space and scheme.lower() in ("token", "splunk"):
         value = rest.strip()
     return value or None
 
@@ -113,46 +120,56 @@ async def accept(
         except PipelineBroken as error:
             log.error("%s", error)
             raise _unavailable("A pipeline of this gateway route cannot run", 60) from None
-        throttle_enabled = any(p.has_throttle for p in pipelines) and await has_feature(
-            session=session, account_id=route.account_id, name=THROTTLE_FEATURE
+        features = await enabled_features(
+            session=session,
+            account_id=route.account_id,
+            needed=frozenset().union(*(p.features for p in pipelines)),
         )
     received_ms = now_ms()
     try:
         with runtime.admit(route_id, pipelines):
             # Inflating and parsing are CPU work proportional to the body: in a worker
             # thread, a few at a time per worker (which also bounds their memory).
-            events = await runtime.offload(
-                partial(
-                    parse_events,
-                    body,
-                    content_type=request.content_type,
-                    content_encoding=request.content_encoding,
-                ),
-                work=len(body) // 64,
+            work = len(body) // 64
+            decoded = await runtime.offload(
+                partial(decoded_body, body, request.content_encoding), work=work
             )
             body_bytes = len(body)
-            del body
+            push = Push(
+                path=request.path,
+                raw=body,
+                body=decoded,
+                content_type=request.content_type,
+                query=request.query,
+                headers=request.headers,
+                signature=request.signature,
+            )
+            del body, decoded
+            received = await _receive(runtime, pipelines, route_id, push, work)
             delivery = Delivery()
+            fed = 0
             for pipeline in pipelines:
+                events = received.by_node.get(pipeline.pipeline_id)
+                if events is None:
+                    continue
+                fed += 1
                 outputs = await run_graph(
                     pipeline,
-                    events,
+                    [],
                     gateway_route_id=route_id,
-                    throttle_enabled=throttle_enabled,
+                    features=features,
                     offload=runtime.offload,
+                    source_events=events,
                 )
                 runtime.observe(
-                    pipeline, outputs, batch=len(events), body_bytes=body_bytes, now_ms=received_ms
+                    pipeline,
+                    outputs,
+                    batch=received.events,
+                    body_bytes=body_bytes,
+                    now_ms=received_ms,
                 )
                 delivery.add(pipeline, outputs)
-            await runtime.deliver(
-                delivery,
-                db=state.db,
-                writer=state.ingest.writer,
-                received_ms=received_ms,
-                tail=state.tail,
-                rules=state.ingest.rules,
-            )
+            await runtime.deliver(delivery, intake=state.intake, received_ms=received_ms)
     except Saturated as error:
         if error.key == route_id:
             raise RateLimited(
@@ -166,4 +183,59 @@ async def accept(
         raise _unavailable(
             "A destination did not take the events; retry later", RETRY_DESTINATION_S
         ) from None
-    return Accepted(events=len(events), pipelines=len(pipelines))
+    return Accepted(
+        events=received.events,
+        pipelines=fed,
+        answer=received.answer,
+        media_type=received.media_type,
+    )
+
+
+@dataclass(slots=True)
+class _Received:
+    by_node: dict[str, dict[str, list[Event]]] = field(default_factory=dict)
+    """pipeline id -> source node id -> its events"""
+    events: int = 0
+    answer: bytes | None = None
+    media_type: str | None = None
+
+
+async def _receive(
+    runtime: Runtime, pipelines: list[CompiledPipeline], route_id: str, push: Push, work: int
+) -> _Received:
+    """The events each source of the route bound to ``push.path`` makes of the request;
+    sources of one type and configuration decode it once. A path no source of the route
+    serves is a 404 (a route with no pipeline still checks the body's form)."""
+    result = _Received()
+    made: dict[tuple[str, str], Received] = {}
+    for pipeline in pipelines:
+        for node in pipeline.nodes:
+            component = node.component
+            if (
+                node.kind != "source"
+                or node.gateway_route_id != route_id
+                or component.receive is None
+                or push.path not in component.paths
+            ):
+                continue
+            key = (node.type, node.fingerprint)
+            got = made.get(key)
+            if got is None:
+                got = await runtime.offload(
+                    partial(component.receive, node.config, push), work=work
+                )
+                made[key] = got
+            result.by_node.setdefault(pipeline.pipeline_id, {})[node.id] = got.events
+            result.events = max(result.events, len(got.events))
+            if result.answer is None:
+                result.answer, result.media_type = got.answer, got.media_type
+    if made:
+        return result
+    if push.path != ROUTE_ITSELF or pipelines:
+        where = f"/{push.path}" if push.path else "the route itself"
+        raise NotFound(f"No source of this gateway route takes requests at {where}")
+    events = await runtime.offload(
+        partial(events_of, push.body, content_type=push.content_type), work=work
+    )
+    result.events = len(events)
+    return result

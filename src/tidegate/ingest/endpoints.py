@@ -124,13 +124,14 @@ async def ingest(
 ) -> schemas.IngestOk:
     state = app_state(request)
     runtime = state.ingest
+    intake = state.intake
     with runtime.limit.slot():
         # Credentials first: the body is read only for a known key.
-        account_id, rules = await service.account_for_key(db=state.db, key=key, cache=runtime.rules)
+        account_id, rules = await service.account_for_key(intake=intake, key=key)
         params = service.check_params(hostname=hostname, mac=mac, ip=ip, now=now, tags=tags or ())
         body = await request.body()
         received_ms = service.now_ms()
-        outcome = await runtime.off_loop(
+        judged = await runtime.off_loop(
             functools.partial(
                 service.prepare,
                 account_id=account_id,
@@ -142,14 +143,22 @@ async def ingest(
             )
         )
         del body
-        await service.commit_outcome(writer=runtime.writer, outcome=outcome)
+        await intake.commit([judged])
     # Committed: live tail gets the stored lines and the indexonly ones, after the answer
     # (unless nobody can be listening: no subscriber in this process, no Redis).
-    tail = state.tail
-    if tail.spans_processes or tail.subscriber_count(account_id):
-        live = outcome.for_live_tail()
-        if live:
-            background.add_task(tail.publish, account_id, live)
+    if intake.wants_tail(account_id):
+        background.add_task(intake.publish, [judged])
+    # Pipelines with a log-analysis-ingestion source get the committed lines, after the
+    # answer too (docs/components.md).
+    pipelines = state.pipelines
+    if await pipelines.ingestion_feed.wanted(db=state.db, runtime=pipelines, account_id=account_id):
+        background.add_task(
+            pipelines.ingestion_feed.feed,
+            runtime=pipelines,
+            intake=intake,
+            judged=[judged],
+            received_ms=received_ms,
+        )
     return schemas.IngestOk(status="ok")
 
 

@@ -4,8 +4,8 @@ The credential lookup runs on every ingest request, so it is one prebuilt Core
 statement run through ``Database.fetch`` (the raw driver, no ORM session): the key, its
 account's status, and the fingerprint of the account's exclusion rules (count and
 latest ``updated_at``), in a single round trip. The fingerprint of a writer that starts
-from an account (the pipeline's log store) is read the same way, so both give the
-driver's values and compare equal in the rule cache.
+from an account (the pipeline's log store) is read the same way (``logs.repository``),
+so both give the driver's values and compare equal in the rule cache.
 """
 
 from __future__ import annotations
@@ -60,35 +60,12 @@ _KEY_BY_HASH = RawQuery(
 )
 
 
-_ACCOUNT_RULES_FINGERPRINT = RawQuery(
-    select(func.count(), func.max(_rules.c.updated_at)).where(
-        _rules.c.account_id == bindparam("account_id")
-    )
-)
-
-
-async def rules_fingerprint(*, db: Database, account_id: str) -> tuple[int, object]:
-    """The same fingerprint the key lookup reads, for writers that start from an account
-    (the pipeline's log store) rather than from an ingestion key."""
-    ((count, updated),) = await db.fetch(_ACCOUNT_RULES_FINGERPRINT, {"account_id": account_id})
-    return int(count), updated
-
-
 async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
     rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
     if not rows:
         return None
     kind, account_id, status, rule_count, rules_updated, suspended = rows[0]
     return IngestionKey(kind, account_id, status, int(rule_count), rules_updated, bool(suspended))
-
-
-async def active_rules(*, session: AsyncSession, account_id: str) -> list[ExclusionRule]:
-    result = await session.execute(
-        select(ExclusionRule).where(
-            ExclusionRule.account_id == account_id, ExclusionRule.active.is_(True)
-        )
-    )
-    return list(result.scalars())
 
 
 async def usage_between(

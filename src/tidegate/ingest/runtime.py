@@ -16,8 +16,8 @@ import anyio.to_thread
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.errors import ServiceUnavailable
-from tidegate.ingest.exclusion import RuleCache
 from tidegate.ingest.retention import run_retention
+from tidegate.logs.exclusion import RuleCache
 from tidegate.logs.writer import DEFAULT_DELAY_S, DEFAULT_MAX_LINES, LineWriter
 
 T = TypeVar("T")

@@ -1,10 +1,12 @@
-"""Ingestion: credentials, lines, exclusion rules, storage. Usage reports. No HTTP.
+"""Ingestion: credentials, the platform's line objects as ``NewLine`` records. Usage
+reports. No HTTP. Exclusion rules, storage, usage and live tail are the one writer of
+lines' (``logs.intake``), shared with the pipeline's log store.
 
 Ingestion manages its own two short sessions instead of the request's session
 dependency: credentials and rules are read through the read engine, and the write
 transaction (on SQLite, BEGIN IMMEDIATE: the database's one write lock) is opened
-only around the insert, after parsing and rule evaluation, and committed before the
-caller answers. Holding the write lock while parsing a 10 MB body would serialise all
+only around the insert (the group-commit writer), after parsing and rule evaluation,
+and committed before the caller answers. Holding the write lock while parsing a 10 MB body would serialise all
 ingestion behind the slowest client.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
@@ -21,7 +23,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.dependencies import INGESTION_DOMAIN
 from tidegate.auth.secrets import hash_secret
-from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, Forbidden, ValidationFailed
 from tidegate.ingest import repository, schemas
 from tidegate.ingest.decoding import (
@@ -31,11 +32,10 @@ from tidegate.ingest.decoding import (
     decode_content,
     load_json,
 )
-from tidegate.ingest.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
-from tidegate.logs.store import NewLine, StoreBatch, utc_day
-from tidegate.logs.tail import TailLine
-from tidegate.logs.timestamps import epoch_ms, line_time
-from tidegate.logs.writer import LineWriter
+from tidegate.logs.exclusion import RuleSet
+from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
+from tidegate.logs.store import NewLine, utc_day
+from tidegate.logs.timestamps import epoch_ms, time_from
 
 INACTIVE = "Account not found or inactive"
 SUSPENDED = "Ingestion is suspended for this account"
@@ -61,33 +61,6 @@ class IngestParams:
     ip: str | None = None
     now: int | None = None
     tags: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class IngestOutcome:
-    account_id: str
-    stored: list[NewLine] = field(default_factory=list)
-    tail_only: list[TailLine] = field(default_factory=list)
-    excluded_lines: int = 0
-    excluded_bytes: int = 0
-    excluded_repaired: int = 0
-    # What to write, built by ``to_store`` (off the loop); None when there is nothing
-    # to store or count.
-    batch: StoreBatch | None = None
-
-    def to_store(self, received_ms: int) -> None:
-        if self.stored or self.excluded_lines:
-            self.batch = StoreBatch.of(
-                account_id=self.account_id,
-                received_ms=received_ms,
-                lines=self.stored,
-                excluded_lines=self.excluded_lines,
-                excluded_bytes=self.excluded_bytes,
-                excluded_repaired=self.excluded_repaired,
-            )
-
-    def for_live_tail(self) -> list[TailLine | NewLine]:
-        return [*self.stored, *self.tail_only]
 
 
 def _storable(text: str) -> str:
@@ -139,12 +112,12 @@ def check_params(
     )
 
 
-async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[str, RuleSet]:
+async def account_for_key(*, intake: LineIntake, key: str) -> tuple[str, RuleSet]:
     """The account an ingestion key writes to and its active exclusion rules. An unknown
     or deleted key, a key of another kind, a deactivated account and an account whose
     ingestion is suspended are all 403."""
     found = await repository.ingestion_key(
-        db=db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
+        db=intake.db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
     )
     if (
         found is None
@@ -157,52 +130,10 @@ async def account_for_key(*, db: Database, key: str, cache: RuleCache) -> tuple[
         # Refused like an inactive account (clients give up on 403 rather than retry):
         # nothing is read, stored, counted or tailed. docs/ingest.md
         raise Forbidden(SUSPENDED)
-    rules = await _rules_for(
-        db=db,
-        account_id=found.account_id,
-        fingerprint=(found.rule_count, found.rules_updated),
-        cache=cache,
+    rules = await intake.rules_for(
+        found.account_id, fingerprint=(found.rule_count, found.rules_updated)
     )
     return found.account_id, rules
-
-
-async def _rules_for(
-    *, db: Database, account_id: str, fingerprint: Fingerprint, cache: RuleCache
-) -> RuleSet:
-    rules = cache.get(account_id, fingerprint)
-    if rules is None:
-        async with db.read_sessions() as session:
-            rows = await repository.active_rules(session=session, account_id=account_id)
-        rules = RuleSet.from_rows(rows)
-        cache.put(account_id, fingerprint, rules)
-    return rules
-
-
-async def exclusion_rules(*, db: Database, account_id: str, cache: RuleCache) -> RuleSet:
-    """An account's active exclusion rules, compiled and cached per worker, fresh on
-    every call (the fingerprint is read each time): for every writer of lines."""
-    fingerprint = await repository.rules_fingerprint(db=db, account_id=account_id)
-    return await _rules_for(db=db, account_id=account_id, fingerprint=fingerprint, cache=cache)
-
-
-def judge(outcome: IngestOutcome, new: NewLine, rules: RuleSet) -> None:
-    """Keep the line, or count it as excluded (and hand it to live tail when the rule
-    that matched is indexonly)."""
-    verdict = (
-        rules.verdict(
-            line=new.line, host=new.host, app=new.app, level=new.level, file=new.file, meta=new.meta
-        )
-        if rules
-        else Verdict.KEEP
-    )
-    if verdict is Verdict.KEEP:
-        outcome.stored.append(new)
-        return
-    outcome.excluded_lines += 1
-    outcome.excluded_bytes += new.size_bytes
-    outcome.excluded_repaired += new.repaired
-    if verdict is Verdict.INDEXONLY:
-        outcome.tail_only.append(TailLine.from_new_line(new, indexonly=True))
 
 
 _APP, _LEVEL, _ENV, _FILE = 512, 64, 256, 512
@@ -264,6 +195,8 @@ _AGENT_META = (
     ("pid", "pid"),
 )
 _AGENT_KEYS = frozenset(key for key, _ in _AGENT_META)
+# Where a line object carries its time: the protocol's field, then the agent payload's.
+LINE_TIME_FIELDS = ("timestamp", "t")
 
 
 def build_line(
@@ -290,10 +223,7 @@ def build_line(
         # ``logger.log(12345)`` sends a number: stored as its JSON text. No line at all:
         # the whole element is the text, as the gateway stores an event without one.
         text, repaired = _json_text(item if value is None else value), True
-    stamp = item.get("timestamp")
-    if stamp is None:
-        stamp = item.get("t")  # the agent payload's field
-    ts, fell_back = line_time(stamp, default=default_ts)
+    ts, _, fell_back = time_from(item, LINE_TIME_FIELDS, default=default_ts)
     host, host_fix = _field(item.get("hostname"), _MAX_HOST)
     app, app_fix = _field(item.get("app"), _APP)
     level, level_fix = _field(item.get("level"), _LEVEL)
@@ -333,19 +263,16 @@ def sort_lines(
     lines: Sequence[Any],
     rules: RuleSet,
     received_ms: int,
-) -> IngestOutcome:
+) -> JudgedLines:
     """Build the lines to store and judge each against the exclusion rules."""
-    outcome = IngestOutcome(account_id=account_id)
     default_ts = params.now if params.now is not None else received_ms
     tags = list(params.tags) or None
-    if not rules:  # the usual case: every line is kept
-        outcome.stored = [
-            build_line(item, params=params, default_ts=default_ts, tags=tags) for item in lines
-        ]
-        return outcome
-    for item in lines:
-        judge(outcome, build_line(item, params=params, default_ts=default_ts, tags=tags), rules)
-    return outcome
+    return judge_lines(
+        account_id=account_id,
+        lines=(build_line(item, params=params, default_ts=default_ts, tags=tags) for item in lines),
+        rules=rules,
+        received_ms=received_ms,
+    )
 
 
 def prepare(
@@ -356,26 +283,18 @@ def prepare(
     content_encoding: str | None,
     rules: RuleSet,
     received_ms: int,
-) -> IngestOutcome:
+) -> JudgedLines:
     """Everything CPU-heavy of one request (inflate, parse, build, exclusion rules, the
     rows to insert), for a worker thread: the event loop only awaits it."""
     raw = decode_content(body, content_encoding, limit=MAX_DECODED_BYTES)
     del body
-    outcome = sort_lines(
+    return sort_lines(
         account_id=account_id,
         params=params,
         lines=body_lines(raw),
         rules=rules,
         received_ms=received_ms,
     )
-    outcome.to_store(received_ms)
-    return outcome
-
-
-async def commit_outcome(*, writer: LineWriter, outcome: IngestOutcome) -> None:
-    """Store the kept lines and count usage (group commit), committed on return."""
-    if outcome.batch is not None:
-        await writer.write([outcome.batch])
 
 
 async def usage_report(

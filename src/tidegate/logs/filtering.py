@@ -9,7 +9,7 @@ line is selected when it matches every part that was given.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tidegate.errors import BadRequest
 from tidegate.search import LogLine, Query, QuerySyntaxError, compile_query
@@ -34,9 +34,11 @@ def parse_line_filter(
     levels: str | None,
     query: str | None,
     tags: str | None = None,
+    account_id: str | None = None,
 ) -> LineFilter:
     """The filter of a request's ``hosts``, ``apps``, ``levels``, ``tags`` (comma lists)
-    and ``query``; a 400 naming the parameter (and for a query the column) otherwise."""
+    and ``query``; a 400 naming the parameter (and for a query the column) otherwise.
+    ``account_id``: the account whose lines it selects (what ``_account:`` tests)."""
     text = query.strip() if query and query.strip() else None
     if text is not None and "\x00" in text:
         raise BadRequest("query: must not contain NUL characters")
@@ -50,6 +52,7 @@ def parse_line_filter(
         levels=split_list(levels, name="levels"),
         query=compiled,
         tags=split_list(tags, name="tags"),
+        account_id=account_id,
     )
 
 
@@ -60,6 +63,12 @@ class LineFilter:
     levels: frozenset[str] = frozenset()
     query: Query | None = None
     tags: frozenset[str] = frozenset()
+    # The account the lines belong to, for ``_account:<value>`` (``bound_to``).
+    account_id: str | None = None
+
+    def bound_to(self, account_id: str) -> LineFilter:
+        """This filter, reading the lines of ``account_id``."""
+        return replace(self, account_id=account_id)
 
     @property
     def query_text(self) -> str | None:
@@ -93,5 +102,13 @@ class LineFilter:
         if self.query is None:
             return True
         return self.query.matches(
-            LogLine(line, host=host, app=app, level=level, file=file, meta=meta)
+            LogLine(
+                line,
+                host=host,
+                app=app,
+                level=level,
+                file=file,
+                meta=meta,
+                account=self.account_id,
+            )
         )

@@ -35,7 +35,8 @@ from sqlalchemy.sql.expression import column, table
 
 from tidegate.logs.filtering import LineFilter
 from tidegate.models import LogLine
-from tidegate.search.compiler import BUILTIN_FIELDS, meta_path
+from tidegate.search.compiler import BUILTIN_FIELDS, RESERVED_FIELDS, compile_line, meta_path
+from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.nodes import (
     And,
     Compare,
@@ -126,7 +127,9 @@ def translate(
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unsupported dialect {dialect!r}")
-    translator = _Translator(dialect, frozenset(drop_fts), folded_values or {})
+    translator = _Translator(
+        dialect, frozenset(drop_fts), folded_values or {}, line_filter.account_id
+    )
     parts: list[Condition] = []
     for values, folded in (
         (line_filter.hosts, LogLine.host_folded),
@@ -225,8 +228,10 @@ class _Translator:
         dialect: str,
         drop_fts: frozenset[str],
         folded_values: Mapping[FoldedPrefix, Collection[str]],
+        account_id: str | None,
     ) -> None:
         self.dialect = dialect
+        self.account_id = account_id
         self.drop_fts = drop_fts
         self.folded_values = folded_values
         # Each lookup condition made and its FTS5 query, by the condition's id(). The
@@ -258,19 +263,40 @@ class _Translator:
     def field(self, node: Field) -> Translated:
         if node.name not in BUILTIN_FIELDS:
             return self.meta_field(node), False
-        if node.name in ("source", "namespace"):
+        if node.name == "_account":
+            # Every line read belongs to the filter's account: the test is decided here,
+            # by the matcher itself, on that account's id.
+            account = SearchLine("", account=self.account_id)
+            return (true() if compile_line(node)(account) else false()), True
+        if node.name == "_line":
+            return self.line_text(node.test)
+        name = RESERVED_FIELDS.get(node.name, node.name)
+        if name in ("source", "namespace"):
             return false(), True  # never set on stored lines
         columns = LogLine.__table__.c
-        original: ColumnElement[str] = columns[node.name]
-        folded = columns[f"{node.name}_folded"] if node.name in _FOLDED else None
-        test, exact = self.builtin_value(node.name, node.test, original, folded)
+        original: ColumnElement[str] = columns[name]
+        folded = columns[f"{name}_folded"] if name in _FOLDED else None
+        test, exact = self.builtin_value(name, node.test, original, folded)
         # A missing field matches nothing (``host`` is never missing). Tested on the
         # folded copy where there is one (null exactly when the field is), so the
         # folded index alone can answer the query.
         present = (
-            true() if node.name == "host" else (original if folded is None else folded).is_not(None)
+            true() if name == "host" else (original if folded is None else folded).is_not(None)
         )
         return _all((present, test)), exact
+
+    def line_text(self, node: ValueNode) -> Translated:
+        """``_line:``: a test of the line text. Whatever the modifier, a line whose text
+        starts with (or equals) the literal has the folded literal in its search text,
+        which starts with the case-folded line."""
+        if isinstance(node, Exists):
+            return true(), True  # every line has a text
+        if isinstance(node, Match):
+            return self.contains(node.value.casefold()), False
+        if isinstance(node, ValueAnd | ValueOr):
+            conditions = [self.line_text(operand)[0] for operand in node.operands]
+            return (_all(conditions) if isinstance(node, ValueAnd) else _any(conditions)), False
+        return _SUPERSET_OF_ALL  # comparisons, negations: the matcher decides
 
     def builtin_value(
         self,

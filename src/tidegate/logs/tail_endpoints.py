@@ -6,7 +6,7 @@ Events (``text/event-stream``):
   record as JSON (the export's shape; ``_id`` only when the writer knew it);
 - ``event: dropped`` with ``{"dropped": n}`` when this subscriber fell behind and n
   matching lines were discarded (its queue holds ``DEFAULT_MAX_QUEUED`` lines);
-- a ``: heartbeat`` comment after ``HEARTBEAT_SECONDS`` without any event;
+- a ``: heartbeat`` comment after ``tail_service.HEARTBEAT_SECONDS`` without any event;
 - ``event: error`` with ``{"error": "..."}`` just before the server ends the stream: the
   key was deleted or the account deactivated (re-checked in the database every
   ``tail_recheck_s`` seconds, so it works across workers and hosts), or the stream
@@ -16,8 +16,6 @@ Events (``text/event-stream``):
 from __future__ import annotations
 
 import json
-import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -27,22 +25,23 @@ from fastapi.responses import StreamingResponse
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import CurrentPrincipal
-from tidegate.auth.principal import Principal
 from tidegate.auth.scope import scoped_query
 from tidegate.errors import RateLimited
-from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailBroker, TailUnavailable, TooManySubscribers
+from tidegate.logs.tail_service import (
+    TOO_MANY_STREAMS,
+    UNAVAILABLE,
+    Heartbeat,
+    Lines,
+    Ready,
+    Revoked,
+    TailCredential,
+    stream_events,
+)
+from tidegate.views.service import apply_view
 
-log = logging.getLogger(__name__)
-
-HEARTBEAT_SECONDS = 15.0
-# How often a quiet stream looks for a client that went away.
-DISCONNECT_CHECK_SECONDS = 1.0
 RETRY_MS = 3_000
-# A re-check that cannot reach the database keeps the stream open (nothing can be
-# revoked while the database is down either), but not forever.
-MAX_FAILED_RECHECKS = 3
 
 router = APIRouter(prefix="/v1/tail", tags=["Live tail"], responses=LEGACY_ERRORS)
 
@@ -62,22 +61,46 @@ async def tail_lines(
     apps: Annotated[Text, Query(description="Comma list of apps")] = None,
     levels: Annotated[Text, Query(description="Comma list of levels")] = None,
     query: Annotated[Text, Query(description="A search query (the platform syntax)")] = None,
+    view_id: Annotated[
+        Text,
+        Query(
+            alias="viewID",
+            description="A view's id: its query is ANDed with `query`; its hosts, apps and "
+            "levels apply where the request gives none",
+        ),
+    ] = None,
+    tags: Annotated[Text, Query(description="Comma list of tags (any of them)")] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
-    # A person in groups sees only their scope (docs/people.md, "Groups").
-    line_filter = parse_line_filter(
-        hosts=hosts, apps=apps, levels=levels, query=scoped_query(query, principal.scope)
-    )
-    broker = app_state(request).tail
-    if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
-        raise RateLimited(
-            "Too many live tail streams for this account", headers={"Retry-After": "10"}
+    async with app_state(request).db.read_sessions() as session:
+        search = await apply_view(
+            session=session,
+            account_id=account_id,
+            view_id=view_id,
+            query=query,
+            hosts=hosts,
+            apps=apps,
+            levels=levels,
+            tags=tags,
         )
+    line_filter = parse_line_filter(
+        hosts=search.hosts,
+        apps=search.apps,
+        levels=search.levels,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(search.query, principal.scope),
+        tags=search.tags,
+        account_id=account_id,
+    )
+    state = app_state(request)
+    broker = state.tail
+    if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
+        raise RateLimited(TOO_MANY_STREAMS, headers={"Retry-After": "10"})
     return StreamingResponse(
         _events(
             request=request,
             broker=broker,
-            credential=_Credential(request=request, principal=principal, account_id=account_id),
+            credential=TailCredential(state=state, principal=principal, account_id=account_id),
             line_filter=line_filter,
         ),
         media_type="text/event-stream",
@@ -90,68 +113,29 @@ def _event(data: Any, *, name: str | None = None) -> str:
     return f"{head}data: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-class _Credential:
-    """The stream's credential (a key, a person's membership, a browser session),
-    re-checked in the database every ``tail_recheck_s`` seconds."""
-
-    def __init__(self, *, request: Request, principal: Principal, account_id: str) -> None:
-        state = app_state(request)
-        self._sessions = state.db.read_sessions
-        self._interval = state.settings.tail_recheck_s
-        self.principal = principal
-        self.account_id = account_id
-        self._checked_at = time.monotonic()
-        self._failures = 0
-
-    async def revoked(self) -> str | None:
-        """Why the stream must end now, or None (also while the next check is not due)."""
-        now = time.monotonic()
-        if now - self._checked_at < self._interval:
-            return None
-        self._checked_at = now
-        try:
-            async with self._sessions() as session:
-                reason = await tail_repository.principal_revoked_reason(
-                    session=session, principal=self.principal, account_id=self.account_id
-                )
-        except Exception:  # the database is unreachable: try again at the next check
-            self._failures += 1
-            log.warning("live tail could not re-check its credential", exc_info=True)
-            if self._failures >= MAX_FAILED_RECHECKS:
-                return "Live tail could not re-check its credentials, reconnect"
-            return None
-        self._failures = 0
-        return reason
-
-
 async def _events(
-    *, request: Request, broker: TailBroker, credential: _Credential, line_filter: LineFilter
+    *, request: Request, broker: TailBroker, credential: TailCredential, line_filter: LineFilter
 ) -> AsyncIterator[str]:
     try:
-        async with broker.subscribe(credential.account_id, line_filter) as subscription:
-            yield f"retry: {RETRY_MS}\n" + _event({}, name="ready")
-            quiet_since = time.monotonic()
-            while not subscription.closed:
-                # Before anything more is sent: a revoked key reads nothing further.
-                reason = await credential.revoked()
-                if reason is not None:
-                    yield _event({"error": reason}, name="error")
-                    return
-                batch = await subscription.next_batch(timeout=DISCONNECT_CHECK_SECONDS)
+        async for event in stream_events(
+            broker=broker,
+            credential=credential,
+            line_filter=line_filter,
+            gone=request.is_disconnected,
+        ):
+            if isinstance(event, Lines):
                 parts: list[str] = []
-                if batch.dropped:
-                    parts.append(_event({"dropped": batch.dropped}, name="dropped"))
-                parts.extend(_event(item.record()) for item in batch.lines)
-                now = time.monotonic()
-                if parts:
-                    yield "".join(parts)
-                    quiet_since = now
-                elif now - quiet_since >= HEARTBEAT_SECONDS:
-                    yield ": heartbeat\n\n"
-                    quiet_since = now
-                if not batch.lines and await request.is_disconnected():
-                    return
+                if event.dropped:
+                    parts.append(_event({"dropped": event.dropped}, name="dropped"))
+                parts.extend(_event(item.record()) for item in event.lines)
+                yield "".join(parts)
+            elif isinstance(event, Heartbeat):
+                yield ": heartbeat\n\n"
+            elif isinstance(event, Ready):
+                yield f"retry: {RETRY_MS}\n" + _event({}, name="ready")
+            elif isinstance(event, Revoked):
+                yield _event({"error": event.reason}, name="error")
     except TooManySubscribers:
-        yield _event({"error": "Too many live tail streams for this account"}, name="error")
+        yield _event({"error": TOO_MANY_STREAMS}, name="error")
     except TailUnavailable:
-        yield _event({"error": "Live tail is unavailable, try again"}, name="error")
+        yield _event({"error": UNAVAILABLE}, name="error")

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["MAX_TIMESTAMP_MS", "epoch_ms", "line_time"]
+__all__ = ["MAX_TIMESTAMP_MS", "epoch_ms", "line_time", "time_from"]
 
 # Year 10000: past it no date library can show the line.
 MAX_TIMESTAMP_MS: Final = 253_402_300_800_000
@@ -87,3 +88,22 @@ def line_time(value: object, *, default: int) -> tuple[int, bool]:
     if parsed is None:
         return default, True
     return parsed, False
+
+
+def time_from(
+    item: Mapping[str, Any], fields: Sequence[str], *, default: int
+) -> tuple[int, str | None, bool]:
+    """The time of a line or event whose time may sit in any of ``fields`` (the
+    protocol's names, in order of preference): the first of them holding a time wins.
+    Returns the time, the field it came from (None when none did), and whether the
+    line fell back to ``default`` although one of the fields held a value."""
+    fell_back = False
+    for name in fields:
+        value = item.get(name)
+        if value is None:
+            continue
+        parsed = epoch_ms(value)
+        if parsed is not None:
+            return parsed, name, False
+        fell_back = True
+    return default, None, fell_back

@@ -23,6 +23,7 @@ __all__ = [
     "draft_graph",
     "pipeline_graph",
     "pipeline_revisions_for_route",
+    "pipeline_revisions_with_source",
     "pipelines_for_route",
 ]
 
@@ -32,7 +33,7 @@ class PipelineGraph:
     """One pipeline revision: nodes in run order (every node after its inputs).
 
     ``user_config`` is the client's JSON as validated on save; build the running
-    processors from it with ``node_configs.config_model(kind, type)``.
+    processors from it with the component registry (``components.catalogue.REGISTRY``).
     """
 
     pipeline_id: str
@@ -61,7 +62,7 @@ def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
         inputs=list(row.inputs or []),
         user_config=dict(row.user_config or {}),
         gateway_route_id=row.gateway_route_id,
-        outputs=node_outputs(row.kind, row.type, row.id),
+        outputs=node_outputs(row.kind, row.type, row.id, dict(row.user_config or {})),
         created_at=row.created_at,
         updated_at=row.created_at,
     )
@@ -132,4 +133,13 @@ async def pipeline_revisions_for_route(
     tell whether compiled graphs are stale."""
     return await repository.pipeline_revisions_for_route(
         session=session, gateway_route_id=gateway_route_id
+    )
+
+
+async def pipeline_revisions_with_source(
+    *, session: AsyncSession, account_id: str, source_type: str
+) -> dict[str, int]:
+    """``{pipeline_id: revision}`` of the account's pipelines with a source of that type."""
+    return await repository.pipeline_revisions_with_source(
+        session=session, account_id=account_id, source_type=source_type
     )

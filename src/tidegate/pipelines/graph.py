@@ -2,8 +2,9 @@
 which the data plane runs them. Pure functions, no database.
 
 Edges run from an input to the node that names it. A node's input is the id of an
-upstream node of the same pipeline, or ``<throttle id>.dropped``: the second output of
-a Throttle processor, carrying the events it discards.
+upstream node of the same pipeline (its main output), or ``<node id>.<output>``: one of
+the outputs the node's component declares for its configuration (a Throttle's
+``dropped``, a Route's output names and ``_unmatched``), given in ``GraphNode.outputs``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 DROPPED: Final = "dropped"
-"""The name of a Throttle processor's second output."""
+"""The name of a Throttle processor's second output (``components.base.DROPPED``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,8 @@ class GraphNode:
     kind: str  # source | processor | destination
     type: str
     inputs: tuple[str, ...]
+    outputs: tuple[str, ...] = ()
+    """Names of the outputs beside the main one (from the component registry)."""
 
 
 def split_input(ref: str) -> tuple[str, str | None]:
@@ -106,12 +109,12 @@ def _input_problems(
             found.append(
                 problem(index, f"input {ref} is a destination, which has no output", input=ref)
             )
-        elif output is not None and (output != DROPPED or upstream.type != "throttle"):
+        elif output is not None and output not in upstream.outputs:
+            offered = ", ".join(upstream.outputs) or "none but its main output"
             found.append(
                 problem(
                     index,
-                    f"input {ref}: only a throttle processor has a second output, "
-                    f"named '<node id>.{DROPPED}'",
+                    f"input {ref}: no output '{output}' (other outputs: {offered})",
                     input=ref,
                 )
             )
@@ -153,7 +156,7 @@ def _find_cycle(nodes: Sequence[GraphNode]) -> list[str] | None:
 
 
 def dependents_of(nodes: Iterable[GraphNode], node_id: str) -> list[str]:
-    """Ids of the nodes that take ``node_id`` (or its ``dropped`` output) as an input."""
+    """Ids of the nodes that take ``node_id`` (or one of its outputs) as an input."""
     return [
         node.id
         for node in nodes

@@ -13,20 +13,20 @@ from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import node_outputs, validate_user_config, vet_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
 from tidegate.models import GatewayRoute, Pipeline, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config, vet_destination
 from tidegate.pipelines.service import (
-    ROUTED_SOURCES,
-    THROTTLE_FEATURE,
     check_generation,
     graph_node,
     node_schema,
     own_pipeline,
+    routed_source,
     same_id,
     touch,
 )
@@ -60,11 +60,18 @@ def _change_from(body: schemas.NodeCreate) -> _Change:
     )
 
 
-async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -> None:
-    if not await has_feature(session=session, account_id=account_id, name=THROTTLE_FEATURE):
+async def _require_feature(
+    *, session: AsyncSession, account_id: str, kind: str, type_: str
+) -> None:
+    """A type whose component needs a feature flag the account lacks: 403 on ``/type``."""
+    component = REGISTRY.find(kind, type_)
+    feature = None if component is None else component.needs.feature
+    if component is None or feature is None:
+        return
+    if not await has_feature(session=session, account_id=account_id, name=feature):
         message = (
-            "The Throttle processor is in beta and is not enabled for this account: "
-            f"enable the '{THROTTLE_FEATURE}' feature first"
+            f"The {component.type} {kind} is in beta and is not enabled for this account: "
+            f"enable the '{feature}' feature first"
         )
         raise Forbidden(
             message,
@@ -74,7 +81,7 @@ async def _require_throttle_feature(*, session: AsyncSession, account_id: str) -
                     keyword="feature",
                     message=message,
                     instance_path="/type",
-                    params={"feature": THROTTLE_FEATURE},
+                    params={"feature": feature},
                 )
             ],
         )
@@ -155,17 +162,21 @@ async def _checked(
     change: _Change,
     old_type: str | None,
     destinations: DestinationPolicy,
-) -> str | None:
-    """The rules every save keeps, but the graph's; answers the route id to bind."""
-    if change.type == "throttle" and old_type != "throttle":
-        await _require_throttle_feature(session=session, account_id=account_id)
+) -> tuple[str | None, dict[str, Any]]:
+    """The rules every save keeps, but the graph's; answers the route id to bind and the
+    ``user_config`` to store (as sent, unless the component adds to it)."""
+    if old_type is None or REGISTRY.find(kind, change.type) is not REGISTRY.find(kind, old_type):
+        await _require_feature(session=session, account_id=account_id, kind=kind, type_=change.type)
     config = validate_user_config(kind=kind, type_=change.type, user_config=change.user_config)
-    await vet_destination(config, policy=destinations)
+    await vet_config(config, kind=kind, type_=change.type, policy=destinations)
+    stored = REGISTRY.get(kind, change.type).stored
+    user_config = change.user_config if stored is None else stored(config, change.user_config)
+    route_id = None
     if kind == "source" and change.gateway_route_id is not None:
-        return await _own_route_id(
+        route_id = await _own_route_id(
             session=session, account_id=account_id, gateway_route_id=change.gateway_route_id
         )
-    return None
+    return route_id, user_config
 
 
 async def create_node(
@@ -181,7 +192,7 @@ async def create_node(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     change = _change_from(body)
-    route_id = await _checked(
+    route_id, user_config = await _checked(
         session=session,
         account_id=account_id,
         kind=kind,
@@ -203,13 +214,13 @@ async def create_node(
         description=change.description,
         generation_id=0,
         inputs=change.inputs,
-        user_config=change.user_config,
+        user_config=user_config,
         gateway_route_id=route_id,
         created_at=now,
         updated_at=now,
     )
     validate_graph([*map(graph_node, nodes), graph_node(node)], changed=node.id)
-    if kind == "source" and route_id is None and change.type in ROUTED_SOURCES:
+    if kind == "source" and route_id is None and routed_source(change.type):
         node.gateway_route_id = await _route_of_its_own(
             session=session, pipeline=pipeline, type_=change.type, title=change.title
         )
@@ -301,7 +312,7 @@ async def _update(
     node = _find(nodes, kind, node_id)
     check_generation(what=kind, current=node.generation_id or 0, given=generation_id)
     change = change_of(node)
-    route_id = await _checked(
+    route_id, user_config = await _checked(
         session=session,
         account_id=account_id,
         kind=kind,
@@ -309,7 +320,13 @@ async def _update(
         old_type=node.type,
         destinations=destinations,
     )
-    proposed = GraphNode(id=node.id, kind=kind, type=change.type, inputs=tuple(change.inputs))
+    proposed = GraphNode(
+        id=node.id,
+        kind=kind,
+        type=change.type,
+        inputs=tuple(change.inputs),
+        outputs=node_outputs(kind=kind, type_=change.type, user_config=change.user_config),
+    )
     validate_graph(
         [proposed if other.id == node.id else graph_node(other) for other in nodes],
         changed=node.id,
@@ -317,7 +334,7 @@ async def _update(
     node.type = change.type
     node.title = change.title
     node.description = change.description
-    node.user_config = change.user_config
+    node.user_config = user_config
     node.inputs = change.inputs
     if route_id is not None:
         node.gateway_route_id = route_id

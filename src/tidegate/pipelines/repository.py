@@ -142,6 +142,22 @@ async def pipeline_revisions_for_route(
     return {row[0]: int(row[1] or 0) for row in result}
 
 
+async def pipeline_revisions_with_source(
+    *, session: AsyncSession, account_id: str, source_type: str
+) -> dict[str, int]:
+    result = await session.execute(
+        select(Pipeline.id, Pipeline.revision)
+        .join(PipelineNode, PipelineNode.pipeline_id == Pipeline.id)
+        .where(
+            Pipeline.account_id == account_id,
+            PipelineNode.kind == "source",
+            PipelineNode.type == source_type,
+        )
+        .distinct()
+    )
+    return {row[0]: int(row[1]) for row in result}
+
+
 # Gateway routes
 
 

@@ -1,14 +1,14 @@
 """Request and response models of the pipeline API: pipelines and their nodes.
 
 ``user_config`` is a free JSON object here on purpose: each node type has its own
-configuration, validated by the service (``node_configs``) with the processor library's
-own models, so that an error names the field inside ``user_config``.
+configuration, validated by the service with its component's model
+(``components.validation``), so that an error names the field inside ``user_config``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -16,34 +16,41 @@ from pydantic_core import PydanticCustomError
 
 from tidegate.api.request_model import RequestModel
 from tidegate.api.text import STORABLE_TEXT
+from tidegate.components.catalogue import REGISTRY
 
 NodeKind = Literal["source", "processor", "destination"]
-SourceType = Literal["http"]
-ProcessorType = Literal["throttle", "filter"]
-DestinationType = Literal["log_analysis", "http", "blackhole"]
+if TYPE_CHECKING:
+    SourceType = str
+    ProcessorType = str
+    DestinationType = str
+else:
+    # The type names (and aliases) the registry holds, as enums in the API document.
+    SourceType = Literal[tuple(REGISTRY.names("source"))]
+    ProcessorType = Literal[tuple(REGISTRY.names("processor"))]
+    DestinationType = Literal[tuple(REGISTRY.names("destination"))]
 
 _NO_NUL = STORABLE_TEXT
 
 Title = Annotated[str, Field(min_length=1, max_length=250, pattern=_NO_NUL)]
 Description = Annotated[str, Field(max_length=1000, pattern=_NO_NUL)]
 ResourceId = Annotated[str, Field(min_length=1, max_length=36, pattern=_NO_NUL)]
-# A node id, or ``<throttle node id>.dropped`` for a throttle's second output.
-InputRef = Annotated[str, Field(min_length=1, max_length=44, pattern=_NO_NUL)]
+# A node id, or ``<node id>.<output>`` (a throttle's ``dropped``, a route's output names
+# of up to 64 characters, ``_unmatched``).
+InputRef = Annotated[str, Field(min_length=1, max_length=101, pattern=_NO_NUL)]
 Inputs = Annotated[
     list[InputRef],
     Field(
         max_length=50,
-        description="Ids of upstream nodes of the same pipeline; "
-        "`<throttle_node_id>.dropped` names a throttle's second output",
+        description="Ids of upstream nodes of the same pipeline; `<node_id>.<output>` "
+        "names another output of a node (a throttle's `dropped`, a route's output names "
+        "and `_unmatched`)",
     ),
 ]
 UserConfig = Annotated[
     dict[str, Any],
     Field(
-        description="Options of the node's type: `throttle` takes threshold, window_ms, "
-        "key_field, exclude; `filter` takes condition and action; an `http` destination "
-        "takes uri, headers, batch, timeout_ms, max_retries, encoding; the other types "
-        "take no options",
+        description="Options of the node's type; the schema of each type is in the "
+        "document's components as `<kind>.<type>.user_config` (see docs/components.md)",
     ),
 ]
 

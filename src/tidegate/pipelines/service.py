@@ -9,22 +9,28 @@ plane runs. Pipelines and nodes carry a ``generation_id`` for optimistic concurr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components import validation
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import validate_user_config
 from tidegate.errors import Conflict, ErrorItem, NotFound, ValidationFailed
 from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
-from tidegate.pipelines.graph import DROPPED, GraphNode, unconnected, validate_graph
-from tidegate.pipelines.node_configs import validate_user_config
+from tidegate.pipelines.graph import GraphNode, unconnected, validate_graph
 
-THROTTLE_FEATURE: Final = "throttle-processor"
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
-# Source types that receive their events through a gateway route; created without one,
-# such a source gets a route of its own (the platform's quickstart reads its id back).
-ROUTED_SOURCES: Final = frozenset({"http"})
+
+
+def routed_source(type_: str) -> bool:
+    """A source type that receives its events through a gateway route (created without
+    one, such a source gets a route of its own: the platform's quickstart reads its id
+    back)."""
+    component = REGISTRY.find("source", type_)
+    return component is not None and component.needs.gateway_route
 
 
 # Shapes
@@ -49,11 +55,12 @@ def pipeline_schema(pipeline: Pipeline) -> schemas.Pipeline:
     )
 
 
-def node_outputs(kind: str, type_: str, node_id: str) -> list[schemas.NodeOutputRef]:
-    """A processor's named outputs besides its main one."""
-    if kind == "processor" and type_ == "throttle":
-        return [schemas.NodeOutputRef(id=f"{node_id}.{DROPPED}", label=DROPPED)]
-    return []
+def node_outputs(
+    kind: str, type_: str, node_id: str, user_config: dict[str, Any]
+) -> list[schemas.NodeOutputRef]:
+    """A processor's named outputs besides its main one (its component says which)."""
+    names = validation.node_outputs(kind=kind, type_=type_, user_config=user_config)
+    return [schemas.NodeOutputRef(id=f"{node_id}.{name}", label=name) for name in names]
 
 
 def node_schema(node: PipelineNode) -> schemas.Node:
@@ -68,14 +75,22 @@ def node_schema(node: PipelineNode) -> schemas.Node:
         inputs=list(node.inputs or []),
         user_config=dict(node.user_config or {}),
         gateway_route_id=node.gateway_route_id,
-        outputs=node_outputs(node.kind, node.type, node.id),
+        outputs=node_outputs(node.kind, node.type, node.id, dict(node.user_config or {})),
         created_at=node.created_at,
         updated_at=node.updated_at,
     )
 
 
 def graph_node(node: PipelineNode) -> GraphNode:
-    return GraphNode(id=node.id, kind=node.kind, type=node.type, inputs=tuple(node.inputs or ()))
+    return GraphNode(
+        id=node.id,
+        kind=node.kind,
+        type=node.type,
+        inputs=tuple(node.inputs or ()),
+        outputs=validation.node_outputs(
+            kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
+        ),
+    )
 
 
 def _detail(pipeline: Pipeline, nodes: Sequence[PipelineNode]) -> schemas.PipelineDetail:

@@ -18,7 +18,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from pydantic import GetCoreSchemaHandler
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
 from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, string_form
@@ -106,6 +107,37 @@ class Condition:
                 lambda condition: dict(condition.spec)
             ),
         )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The condition's JSON form, for API documents (groups nest up to 5 levels)."""
+        leaf = {
+            "type": "object",
+            "required": ["field", "str_operator"],
+            "additionalProperties": False,
+            "properties": {
+                "field": {"type": "string", "description": "An event field path: `.app`"},
+                "str_operator": {"enum": sorted(OPERATORS)},
+                "value": {"type": ["string", "number"], "description": '`""` when unary'},
+                "negate": {"type": "boolean", "default": False},
+                "case_sensitive": {"type": "boolean", "default": False},
+            },
+        }
+        return {
+            "type": "object",
+            "description": "`{logical_operation: AND|OR, expressions: [leaf or group]}`",
+            "required": ["expressions"],
+            "additionalProperties": False,
+            "properties": {
+                "logical_operation": {"enum": ["AND", "OR"], "default": "AND"},
+                "expressions": {
+                    "type": "array",
+                    "items": {"anyOf": [leaf, {"type": "object"}]},
+                },
+            },
+        }
 
 
 def _validate_for_pydantic(value: Any) -> Condition:

@@ -12,7 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-__all__ = ["MISSING", "FieldPath", "FieldPathError", "Getter", "string_form"]
+__all__ = [
+    "MISSING",
+    "FieldPath",
+    "FieldPathError",
+    "Getter",
+    "string_form",
+    "with_value",
+    "without",
+]
 
 
 @final
@@ -189,3 +197,63 @@ def string_form(value: Any) -> str:
     if isinstance(value, float):
         return json.dumps(value)
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _copied(container: Any) -> Any:
+    if isinstance(container, dict):
+        return dict(container)
+    if isinstance(container, list):
+        return list(container)
+    return container
+
+
+def with_value(event: dict[str, Any], path: FieldPath, value: Any) -> dict[str, Any]:
+    """A copy of ``event`` with ``value`` at ``path``; the event itself is not changed
+    (containers along the path are copied, the rest is shared). Missing objects along
+    the path are created; a list index past the end, or a path through a scalar,
+    replaces nothing and returns the event unchanged. The root path replaces the event
+    when ``value`` is an object."""
+    if not path.segments:
+        return value if isinstance(value, dict) else event
+    root = dict(event)
+    current: Any = root
+    segments = path.segments
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if isinstance(segment, str):
+            if not isinstance(current, dict):
+                return event
+            if last:
+                current[segment] = value
+                return root
+            child = current.get(segment, MISSING)
+            child = {} if child is MISSING or not isinstance(child, dict | list) else child
+            child = _copied(child)
+            current[segment] = child
+            current = child
+        else:
+            if not isinstance(current, list) or not -len(current) <= segment < len(current):
+                return event
+            if last:
+                current[segment] = value
+                return root
+            child = _copied(current[segment])
+            current[segment] = child
+            current = child
+    return root
+
+
+def without(event: dict[str, Any], path: FieldPath) -> dict[str, Any]:
+    """A copy of ``event`` without the value at ``path`` (the event itself when there is
+    nothing to remove). Removing from a list shifts the later items."""
+    if not path.segments or _walk(event, path.segments) is MISSING:
+        return event
+    root = dict(event)
+    current: Any = root
+    *parents, leaf = path.segments
+    for segment in parents:
+        child = _copied(current[segment])
+        current[segment] = child
+        current = child
+    del current[leaf]
+    return root

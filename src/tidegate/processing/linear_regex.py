@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import re2  # type: ignore[import-untyped]
 
-__all__ = ["MAX_MEMORY", "LinearRegex", "RegexError"]
+__all__ = ["MAX_MEMORY", "CapturingRegex", "LinearRegex", "RegexError"]
 
 # Per compiled pattern. Ordinary patterns need a few KiB; 1 MiB still fits a program of
 # thousands of instructions (`[a-z]{1000}x`) while bounding what one condition holds.
@@ -67,3 +67,49 @@ class LinearRegex:
 
     def __repr__(self) -> str:
         return f"LinearRegex({self.pattern!r})"
+
+
+class CapturingRegex:
+    """A compiled pattern answering ``named_groups(text)``: the named groups of its
+    first match (``None`` for a group that did not take part), or None when it does
+    not match. Linear time, memory capped as for ``LinearRegex``."""
+
+    __slots__ = ("_groups", "_match", "pattern")
+
+    def __init__(self, pattern: str, *, case_sensitive: bool = True) -> None:
+        self.pattern = pattern
+        try:
+            encoded = pattern.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RegexError("the pattern is not valid Unicode text") from None
+        options = _options(case_sensitive=case_sensitive)
+        options.never_capture = False
+        compiled = re2._re2.RE2(encoded, options)
+        if not compiled.ok():
+            reason = compiled.error()
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            raise RegexError(str(reason))
+        self._groups: list[tuple[str, int]] = [
+            (name.decode("utf-8"), index) for name, index in compiled.NamedCapturingGroups()
+        ]
+        # The low-level call: one C call answering byte spans, no per-call wrapper work.
+        self._match = compiled.Match
+
+    @property
+    def group_names(self) -> list[str]:
+        return [name for name, _ in self._groups]
+
+    def named_groups(self, text: str) -> dict[str, str | None] | None:
+        data = text.encode("utf-8", "surrogatepass")
+        spans = self._match(_UNANCHORED, data, 0, len(data))
+        if spans[0] == _NO_MATCH:
+            return None
+        groups: dict[str, str | None] = {}
+        for name, index in self._groups:
+            start, end = spans[index]
+            groups[name] = None if start < 0 else data[start:end].decode("utf-8", "surrogatepass")
+        return groups
+
+    def __repr__(self) -> str:
+        return f"CapturingRegex({self.pattern!r})"

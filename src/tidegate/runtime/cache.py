@@ -1,27 +1,22 @@
 """Per-worker caches: compiled pipelines keyed by ``(pipeline_id, revision)``, and the
-running Throttle processors, kept across recompiles while their configuration is
-unchanged so that a pipeline edit elsewhere does not reset their windows."""
+running node runtimes (``NodeRuntimes``), kept across recompiles while their
+configuration is unchanged so that a pipeline edit elsewhere does not reset a
+throttle's windows."""
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
 
-from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components.base import BuildContext, NodeRef
 from tidegate.pipelines import dataplane
-from tidegate.processing.throttle import (
-    RedisStore,
-    ThrottleBudget,
-    ThrottleConfig,
-    ThrottleProcessor,
-)
-from tidegate.runtime.compiler import CompiledPipeline, compile_pipeline
+from tidegate.runtime.compiler import CompiledPipeline, NodeRuntimes, compile_pipeline
 
 log = logging.getLogger("tidegate.runtime")
 
-__all__ = ["PipelineCache", "ThrottleRegistry", "redis_key_prefix"]
+__all__ = ["PipelineCache", "redis_key_prefix", "throttle_key_prefix"]
 
 
 def redis_key_prefix(pipeline_id: str, node_id: str, fingerprint: str) -> str:
@@ -30,46 +25,14 @@ def redis_key_prefix(pipeline_id: str, node_id: str, fingerprint: str) -> str:
     return f"tidegate:throttle:{{{pipeline_id}:{node_id}}}:{fingerprint[:16]}"
 
 
-class ThrottleRegistry:
-    """The running Throttle processors of one worker, by ``(pipeline_id, node_id)``.
-
-    In-memory processors share ``budget``, the worker's cap on throttle keys and bytes
-    across every tenant (on Redis the state lives in Redis, bounded per processor by
-    ``max_keys`` and by the keys' expiry)."""
-
-    def __init__(self, redis: Redis | None, *, budget: ThrottleBudget | None = None) -> None:
-        self._redis = redis
-        self.budget = budget
-        self._running: dict[tuple[str, str], tuple[str, ThrottleProcessor]] = {}
-
-    def get(
-        self, pipeline_id: str, node_id: str, fingerprint: str, config: ThrottleConfig
-    ) -> ThrottleProcessor:
-        found = self._running.get((pipeline_id, node_id))
-        if found is not None and found[0] == fingerprint:
-            return found[1]
-        store = None
-        if self._redis is not None:
-            store = RedisStore(
-                self._redis, key_prefix=redis_key_prefix(pipeline_id, node_id, fingerprint)
-            )
-        processor = ThrottleProcessor(config, store=store, budget=self.budget)
-        self._running[(pipeline_id, node_id)] = (fingerprint, processor)
-        return processor
-
-    def keep_only(self, pipeline_id: str, node_ids: set[str]) -> None:
-        """Forget the pipeline's processors that are no longer among ``node_ids``."""
-        for key in [key for key in self._running if key[0] == pipeline_id]:
-            if key[1] not in node_ids:
-                del self._running[key]
-
-    def __len__(self) -> int:
-        return len(self._running)
+def throttle_key_prefix(node: NodeRef) -> str:
+    return redis_key_prefix(node.pipeline_id, node.node_id, node.fingerprint)
 
 
 class PipelineCache:
-    def __init__(self, registry: ThrottleRegistry, *, max_pipelines: int) -> None:
-        self.registry = registry
+    def __init__(self, context: BuildContext, *, max_pipelines: int) -> None:
+        self.context = context
+        self.runtimes = NodeRuntimes()
         self._max = max_pipelines
         self._compiled: OrderedDict[str, CompiledPipeline] = OrderedDict()
 
@@ -85,6 +48,21 @@ class PipelineCache:
         revisions = await dataplane.pipeline_revisions_for_route(
             session=session, gateway_route_id=gateway_route_id
         )
+        return await self._load(session, revisions)
+
+    async def with_source(
+        self, *, session: AsyncSession, account_id: str, source_type: str
+    ) -> list[CompiledPipeline]:
+        """The account's pipelines that have a source of ``source_type`` (sources fed by
+        tidegate itself, not by a route), compiled."""
+        revisions = await dataplane.pipeline_revisions_with_source(
+            session=session, account_id=account_id, source_type=source_type
+        )
+        return await self._load(session, revisions)
+
+    async def _load(
+        self, session: AsyncSession, revisions: dict[str, int]
+    ) -> list[CompiledPipeline]:
         pipelines: list[CompiledPipeline] = []
         for pipeline_id in sorted(revisions):
             compiled = self._compiled.get(pipeline_id)
@@ -101,11 +79,9 @@ class PipelineCache:
 
     def _compile_sync(self, graph: dataplane.PipelineGraph) -> CompiledPipeline:
         # No await between compiling and storing: two requests that both found the
-        # pipeline stale reuse each other's throttle processors.
-        compiled = compile_pipeline(graph, throttle_for=self.registry.get)
-        self.registry.keep_only(
-            graph.pipeline_id, {node.id for node in compiled.nodes if node.type == "throttle"}
-        )
+        # pipeline stale reuse each other's runtimes (a throttle's windows).
+        compiled = compile_pipeline(graph, context=self.context, runtimes=self.runtimes)
+        self.runtimes.keep_only(graph.pipeline_id, {node.id for node in compiled.nodes})
         previous = self._compiled.get(graph.pipeline_id)
         if previous is None or previous.revision <= compiled.revision:
             self._compiled[graph.pipeline_id] = compiled
@@ -113,9 +89,9 @@ class PipelineCache:
             log.info("pipeline %s compiled at revision %s", graph.pipeline_id, compiled.revision)
         while len(self._compiled) > self._max:
             evicted, _ = self._compiled.popitem(last=False)
-            self.registry.keep_only(evicted, set())
+            self.runtimes.keep_only(evicted, set())
         return compiled
 
     def _forget(self, pipeline_id: str) -> None:
         self._compiled.pop(pipeline_id, None)
-        self.registry.keep_only(pipeline_id, set())
+        self.runtimes.keep_only(pipeline_id, set())

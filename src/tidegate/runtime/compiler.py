@@ -1,121 +1,62 @@
 """A stored pipeline compiled into running nodes, and the graph run over a batch.
 
+Every node's component comes from the registry (``components.catalogue``): the
+compiler validates the stored ``user_config`` with the component's model and builds
+its runtime, reusing the runtime built for the same node and configuration before
+(``NodeRuntimes``), so that a throttle keeps its windows and an http destination its
+connections across recompiles.
+
 Nodes run in topological order (every node after its inputs). A node's input is the
 concatenation of its inputs' outputs, in the order its ``inputs`` list them; an input
-``<throttle>.dropped`` takes the throttle's discarded events. Processors never mutate
-events, so one event object may travel down several branches (no copies are made: a
-batch costs one list of references per node, not a copy of its events).
-
-Given an ``offload``, a filter over a large batch runs in a worker thread (its
-predicates are pure), so a big request does not stall the event loop.
+``<node>.<name>`` takes that node's output ``name`` (a throttle's ``dropped``, a
+route's outputs). Processors never mutate events, so one event object may travel down
+several branches (no copies are made).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    Event,
+    NodeOutput,
+    NodeRef,
+    Offload,
+    ProcessorRuntime,
+    RunContext,
+)
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.registry import Registry, UnknownComponent
 from tidegate.pipelines.dataplane import PipelineGraph
-from tidegate.pipelines.graph import DROPPED, split_input
-from tidegate.pipelines.node_configs import FilterConfig, config_model
-from tidegate.processing.throttle import ThrottleConfig, ThrottleProcessor
+from tidegate.pipelines.graph import split_input
 
 __all__ = [
     "CompiledPipeline",
     "NodeOutput",
+    "NodeRuntimes",
     "Offload",
     "PipelineBroken",
     "RunningNode",
-    "ThrottleFactory",
     "compile_pipeline",
     "config_fingerprint",
     "run_graph",
 ]
 
-Event = dict[str, Any]
 T = TypeVar("T")
 log = logging.getLogger("tidegate.runtime")
 
 
-class Offload(Protocol):
-    """Runs ``function`` in a worker thread when ``work`` (events, bytes) is large."""
-
-    def __call__(self, function: Callable[[], T], *, work: int) -> Awaitable[T]: ...
-
-
 class PipelineBroken(Exception):
     """A stored node configuration no longer validates (it did when it was saved)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeOutput:
-    main: list[Event]
-    dropped: list[Event] | None = None
-    received: int = 0
-
-
-_EMPTY = NodeOutput([], None, 0)
-
-
-class Processor(Protocol):
-    async def run(
-        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
-    ) -> NodeOutput: ...
-
-
-class FilterProcessor:
-    """``allow`` keeps the events matching the condition, ``drop`` discards them."""
-
-    def __init__(self, config: FilterConfig) -> None:
-        self._predicate = config.condition.predicate
-        self._keep_matching = config.action == "allow"
-
-    async def run(
-        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
-    ) -> NodeOutput:
-        if offload is None:
-            kept = self._kept(events)
-        else:
-            kept = await offload(partial(self._kept, events), work=len(events))
-        return NodeOutput(kept, None, len(events))
-
-    def _kept(self, events: list[Event]) -> list[Event]:
-        predicate, keep = self._predicate, self._keep_matching
-        return [event for event in events if bool(predicate(event)) is keep]
-
-
-class ThrottleNode:
-    """A running Throttle. Without the account's ``throttle-processor`` feature it lets
-    every event through untouched (fails open) and its ``dropped`` output is empty."""
-
-    def __init__(self, processor: ThrottleProcessor) -> None:
-        self.processor = processor
-
-    async def run(
-        self, events: list[Event], *, throttle_enabled: bool, offload: Offload | None = None
-    ) -> NodeOutput:
-        if not throttle_enabled:
-            return NodeOutput(events, [], len(events))
-        try:
-            result = await self.processor.process(events)
-        except (ValueError, TypeError, OverflowError) as error:
-            # One event with a value the throttle cannot read (a time field of 5,000
-            # digits) must not fail its batch on every retry (a poison batch). The
-            # batch passes, as the throttle fails open when Redis is unreachable.
-            log.warning("throttle failed open for a batch: %s: %s", type(error).__name__, error)
-            return NodeOutput(events, [], len(events))
-        return NodeOutput(result.passed, result.dropped, len(events))
-
-
-ThrottleFactory = Callable[[str, str, str, ThrottleConfig], ThrottleProcessor]
-"""``(pipeline_id, node_id, config fingerprint, config)`` -> the running processor."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +69,13 @@ class RunningNode:
     gateway_route_id: str | None
     config: BaseModel
     fingerprint: str
-    processor: Processor | None = None
+    component: Component[Any]
+    runtime: Any = None
+    outputs: tuple[str, ...] = ()
+
+    @property
+    def processor(self) -> ProcessorRuntime | None:
+        return self.runtime if self.kind == "processor" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,14 +84,43 @@ class CompiledPipeline:
     account_id: str
     revision: int
     nodes: tuple[RunningNode, ...]
-    has_throttle: bool = field(default=False)
+    features: frozenset[str] = field(default=frozenset())
+    """Account features some node needs (asked once per request, only when needed)."""
 
-    def destinations(self, type_: str | None = None) -> list[RunningNode]:
-        return [
-            node
-            for node in self.nodes
-            if node.kind == "destination" and (type_ is None or node.type == type_)
-        ]
+    def destinations(self) -> list[RunningNode]:
+        return [node for node in self.nodes if node.kind == "destination"]
+
+    @property
+    def taken_outputs(self) -> frozenset[tuple[str, str | None]]:
+        """``(node id, output name or None for the main one)`` pairs some node reads."""
+        return frozenset(ref for node in self.nodes for ref in node.inputs)
+
+
+class NodeRuntimes:
+    """Built runtimes of one worker by ``(pipeline_id, node_id)``, kept while the node's
+    configuration is unchanged (a throttle's windows, an http destination's slots)."""
+
+    def __init__(self) -> None:
+        self._running: dict[tuple[str, str], tuple[str, Any]] = {}
+
+    def get(self, node: NodeRef, build: Callable[[], T]) -> T:
+        key = (node.pipeline_id, node.node_id)
+        found = self._running.get(key)
+        if found is not None and found[0] == node.fingerprint:
+            runtime: T = found[1]
+            return runtime
+        built = build()
+        self._running[key] = (node.fingerprint, built)
+        return built
+
+    def keep_only(self, pipeline_id: str, node_ids: set[str]) -> None:
+        """Forget the pipeline's runtimes whose node is no longer among ``node_ids``."""
+        for key in [key for key in self._running if key[0] == pipeline_id]:
+            if key[1] not in node_ids:
+                del self._running[key]
+
+    def __len__(self) -> int:
+        return len(self._running)
 
 
 def config_fingerprint(kind: str, type_: str, user_config: dict[str, Any]) -> str:
@@ -153,22 +129,34 @@ def config_fingerprint(kind: str, type_: str, user_config: dict[str, Any]) -> st
     return hashlib.sha256(canonical).hexdigest()
 
 
-def compile_pipeline(graph: PipelineGraph, *, throttle_for: ThrottleFactory) -> CompiledPipeline:
+def compile_pipeline(
+    graph: PipelineGraph,
+    *,
+    context: BuildContext | None = None,
+    runtimes: NodeRuntimes | None = None,
+    registry: Registry = REGISTRY,
+) -> CompiledPipeline:
+    """Without ``runtimes`` every runtime is built afresh (a simulation)."""
+    context = context or BuildContext(simulation=True)
     nodes: list[RunningNode] = []
     for node in graph.nodes:
         try:
-            config = config_model(node.kind, node.type).model_validate(node.user_config)
-        except (KeyError, ValidationError) as error:
+            component = registry.get(node.kind, node.type)
+            config = component.config_model.model_validate(node.user_config)
+        except (UnknownComponent, KeyError, ValidationError) as error:
             raise PipelineBroken(
                 f"pipeline {graph.pipeline_id}: node {node.id} ({node.kind} {node.type}) "
-                f"cannot run: {error}"
+                f"cannot run: {_reason(error)}"
             ) from None
         fingerprint = config_fingerprint(node.kind, node.type, node.user_config)
-        processor: Processor | None = None
-        if isinstance(config, ThrottleConfig):
-            processor = ThrottleNode(throttle_for(graph.pipeline_id, node.id, fingerprint, config))
-        elif isinstance(config, FilterConfig):
-            processor = FilterProcessor(config)
+        ref = NodeRef(graph.pipeline_id, graph.account_id, node.id, fingerprint)
+
+        def build(
+            component: Component[Any] = component, config: BaseModel = config, ref: NodeRef = ref
+        ) -> Any:
+            return component.build(config, context, ref)
+
+        runtime = build() if runtimes is None else runtimes.get(ref, build)
         nodes.append(
             RunningNode(
                 id=node.id,
@@ -179,7 +167,9 @@ def compile_pipeline(graph: PipelineGraph, *, throttle_for: ThrottleFactory) -> 
                 gateway_route_id=node.gateway_route_id,
                 config=config,
                 fingerprint=fingerprint,
-                processor=processor,
+                component=component,
+                runtime=runtime,
+                outputs=tuple(component.outputs(config)),
             )
         )
     return CompiledPipeline(
@@ -187,8 +177,20 @@ def compile_pipeline(graph: PipelineGraph, *, throttle_for: ThrottleFactory) -> 
         account_id=graph.account_id,
         revision=graph.revision,
         nodes=tuple(nodes),
-        has_throttle=any(node.type == "throttle" for node in nodes),
+        features=frozenset(
+            node.component.needs.feature for node in nodes if node.component.needs.feature
+        ),
     )
+
+
+def _reason(error: Exception) -> str:
+    """Without the values (a configuration may hold a key that must not be logged)."""
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, item['loc']))}: {item['msg']}"
+            for item in error.errors(include_input=False, include_url=False)
+        )
+    return str(error)
 
 
 def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
@@ -196,8 +198,8 @@ def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
     modify the lists they are given)."""
     parts: list[list[Event]] = []
     for upstream_id, output in node.inputs:
-        upstream = outputs.get(upstream_id, _EMPTY)
-        part = (upstream.dropped or []) if output == DROPPED else upstream.main
+        upstream = outputs.get(upstream_id)
+        part = upstream.output(output) if upstream is not None else []
         if part:
             parts.append(part)
     if len(parts) == 1:
@@ -205,32 +207,42 @@ def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
     return [event for part in parts for event in part]
 
 
+def _idle(node: RunningNode, events: list[Event]) -> NodeOutput:
+    """The output of a node that does not run: events pass, other outputs are empty."""
+    return NodeOutput(events, {name: [] for name in node.outputs}, len(events))
+
+
 async def run_graph(
     pipeline: CompiledPipeline,
     events: Sequence[Event],
     *,
     gateway_route_id: str | None,
-    throttle_enabled: bool,
+    features: frozenset[str] = frozenset(),
     offload: Offload | None = None,
+    source_events: Mapping[str, list[Event]] | None = None,
 ) -> dict[str, NodeOutput]:
     """Every node's output for one batch, by node id; a destination's "output" is what
-    it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
-    does when it is None, as in a simulation)."""
+        it receives. Sources emit the batch when bound to ``gateway_route_id`` (every source
+        does when it is None, as in a simulation); with ``source_events``, each source emits its
+    own events (by node id: what its component made of the request). A processor whose
+    component needs a
+        feature missing from ``features`` passes every event on its main output."""
     outputs: dict[str, NodeOutput] = {}
     batch = events if isinstance(events, list) else list(events)
+    context = RunContext(offload=offload, features=features)
     for node in pipeline.nodes:
         if node.kind == "source":
+            if source_events is not None:
+                outputs[node.id] = NodeOutput(source_events.get(node.id, []), {}, 0)
+                continue
             emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
-            outputs[node.id] = NodeOutput(batch if emits else [], None, 0)
+            outputs[node.id] = NodeOutput(batch if emits else [], {}, 0)
             continue
         incoming = _incoming(node, outputs)
-        if node.processor is None:
-            outputs[node.id] = NodeOutput(incoming, None, len(incoming))
-        elif incoming:
-            outputs[node.id] = await node.processor.run(
-                incoming, throttle_enabled=throttle_enabled, offload=offload
-            )
+        processor = node.processor
+        needed = node.component.needs.feature
+        if processor is None or not incoming or (needed is not None and needed not in features):
+            outputs[node.id] = _idle(node, incoming)
         else:
-            dropped: list[Event] | None = [] if node.type == "throttle" else None
-            outputs[node.id] = NodeOutput([], dropped, 0)
+            outputs[node.id] = await processor.run(incoming, context=context)
     return outputs

@@ -3,7 +3,8 @@ destination).
 
 * ``line``: the event's ``line``, else ``message``, else ``msg`` when a string;
   otherwise the whole event as compact JSON.
-* ``host``: ``host`` or ``hostname``; ``"gateway"`` when neither is a usable value.
+* ``host``: ``host`` or ``hostname``; the destination's ``host`` (default
+  ``"gateway"``) when neither is a usable value.
 * ``app`` (``app``, ``application``), ``level`` (``level``, ``severity``), ``env``,
   ``file``, ``ip``, ``mac``: the field of that name when it is a string or a number.
 * ``tags``: a list of strings, or one comma-separated string.
@@ -28,13 +29,13 @@ from typing import Any, Final
 import orjson
 
 from tidegate.logs.store import NewLine
-from tidegate.logs.timestamps import epoch_ms
+from tidegate.logs.timestamps import time_from
 
-__all__ = ["DEFAULT_HOST", "event_to_line", "events_to_lines"]
+__all__ = ["DEFAULT_HOST", "EVENT_TIME_FIELDS", "event_to_line", "events_to_lines"]
 
 DEFAULT_HOST: Final = "gateway"
 _LINE_FIELDS: Final = ("line", "message", "msg")
-_TIME_FIELDS: Final = ("timestamp", "ts", "time")
+EVENT_TIME_FIELDS: Final = ("timestamp", "ts", "time")
 # (line attribute, event fields, column size)
 _TEXT_FIELDS: Final = (
     ("app", ("app", "application"), 512),
@@ -113,7 +114,9 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
+def event_to_line(
+    event: dict[str, Any], *, received_ms: int, default_host: str = DEFAULT_HOST
+) -> NewLine:
     used: set[str] = set()
     line: str | None = None
     for name in _LINE_FIELDS:
@@ -129,7 +132,7 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
             whole = orjson.dumps(_plain(event))
         line = whole.decode().replace("\\u0000", "\\ufffd")
 
-    host = DEFAULT_HOST
+    host = default_host
     for name in _HOST_FIELDS:
         text = _text(event.get(name), _HOST_SIZE)
         if text is not None:
@@ -151,18 +154,9 @@ def event_to_line(event: dict[str, Any], *, received_ms: int) -> NewLine:
     if tags is not None:
         used.add("tags")
 
-    ts = received_ms
-    fell_back = False
-    for name in _TIME_FIELDS:
-        value = event.get(name)
-        if value is not None:
-            parsed = epoch_ms(value)
-            if parsed is None:
-                fell_back = True
-                continue
-            ts, fell_back = parsed, False
-            used.add(name)
-            break
+    ts, time_field, fell_back = time_from(event, EVENT_TIME_FIELDS, default=received_ms)
+    if time_field is not None:
+        used.add(time_field)
 
     meta_value = event.get("meta")
     if isinstance(meta_value, dict):

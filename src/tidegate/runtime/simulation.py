@@ -1,7 +1,8 @@
 """Simulation: what each node would emit for sample events, with nothing stored or
-sent. Every simulation compiles the pipeline afresh with in-memory throttles, so it
-neither reads nor moves the windows of the live processors (on Redis or in memory);
-all the sample events are decided at one instant."""
+sent. Every simulation compiles the pipeline afresh (``BuildContext(simulation=True)``:
+in-memory state), so it neither reads nor moves the state of the live processors (a
+throttle's windows on Redis or in memory); all the sample events are decided at one
+instant. Which component does what comes from the registry."""
 
 from __future__ import annotations
 
@@ -9,29 +10,20 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.components.base import DROPPED, BuildContext, NodeRef, RunContext
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.validation import validate_user_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import ErrorItem, Forbidden, NotFound, ValidationFailed
 from tidegate.pipelines import dataplane
-from tidegate.pipelines.node_configs import FilterConfig, validate_user_config
-from tidegate.processing.throttle import ThrottleConfig, ThrottleProcessor
 from tidegate.runtime import simulation_schemas as schemas
-from tidegate.runtime.compiler import (
-    FilterProcessor,
-    PipelineBroken,
-    ThrottleNode,
-    compile_pipeline,
-    run_graph,
-)
+from tidegate.runtime.compiler import PipelineBroken, compile_pipeline, run_graph
+from tidegate.runtime.features import enabled_features
 
 __all__ = ["simulate_pipeline", "simulate_processor"]
 
 THROTTLE_FEATURE = "throttle-processor"
-
-
-def _fresh_throttle(
-    _pipeline_id: str, _node_id: str, _fingerprint: str, config: ThrottleConfig
-) -> ThrottleProcessor:
-    return ThrottleProcessor(config)
+_SIMULATION = BuildContext(simulation=True)
 
 
 async def simulate_pipeline(
@@ -41,17 +33,17 @@ async def simulate_pipeline(
     if graph is None or graph.account_id != account_id:
         raise NotFound(f"No pipeline {pipeline_id}")
     try:
-        compiled = compile_pipeline(graph, throttle_for=_fresh_throttle)
+        compiled = compile_pipeline(graph, context=_SIMULATION)
     except PipelineBroken as error:
         raise ValidationFailed(str(error)) from None
-    enabled = compiled.has_throttle and await has_feature(
-        session=session, account_id=account_id, name=THROTTLE_FEATURE
+    features = await enabled_features(
+        session=session, account_id=account_id, needed=compiled.features
     )
-    outputs = await run_graph(compiled, events, gateway_route_id=None, throttle_enabled=enabled)
+    outputs = await run_graph(compiled, events, gateway_route_id=None, features=features)
     return schemas.PipelineSimulation(
         pipeline_id=compiled.pipeline_id,
         revision=compiled.revision,
-        throttle_enabled=enabled,
+        throttle_enabled=THROTTLE_FEATURE in features,
         nodes=[
             schemas.SimulatedNode(
                 id=node.id,
@@ -60,7 +52,8 @@ async def simulate_pipeline(
                 title=node.title,
                 received=outputs[node.id].received,
                 output=outputs[node.id].main,
-                dropped=outputs[node.id].dropped if node.type == "throttle" else None,
+                dropped=outputs[node.id].dropped,
+                outputs=dict(outputs[node.id].named),
             )
             for node in compiled.nodes
         ],
@@ -70,39 +63,42 @@ async def simulate_pipeline(
 async def simulate_processor(
     *, session: AsyncSession, account_id: str, body: schemas.SimulateProcessor
 ) -> schemas.ProcessorSimulation:
-    kind = body.processor.type
-    if kind == "throttle" and not await has_feature(
-        session=session, account_id=account_id, name=THROTTLE_FEATURE
-    ):
-        raise Forbidden(
-            f"The Throttle processor is a beta feature: enable the '{THROTTLE_FEATURE}' "
-            "feature first",
-            errors=[
-                ErrorItem(
-                    keyword="feature",
-                    message=f"the '{THROTTLE_FEATURE}' feature is not enabled",
-                    instance_path="/processor/type",
-                    params={"feature": THROTTLE_FEATURE},
-                )
-            ],
-        )
+    type_ = body.processor.type
     try:
         config = validate_user_config(
-            kind="processor", type_=kind, user_config=body.processor.user_config
+            kind="processor", type_=type_, user_config=body.processor.user_config
         )
     except ValidationFailed as error:
         raise _under_processor(error) from None
+    component = REGISTRY.get("processor", type_)
+    feature = component.needs.feature
+    if feature is not None and not await has_feature(
+        session=session, account_id=account_id, name=feature
+    ):
+        raise Forbidden(
+            f"The {type_} processor is a beta feature: enable the '{feature}' feature first",
+            errors=[
+                ErrorItem(
+                    keyword="feature",
+                    message=f"the '{feature}' feature is not enabled",
+                    instance_path="/processor/type",
+                    params={"feature": feature},
+                )
+            ],
+        )
     events = body.events
-    if isinstance(config, ThrottleConfig):
-        result = await ThrottleNode(ThrottleProcessor(config)).run(events, throttle_enabled=True)
-        dropped = result.dropped or []
-    else:
-        assert isinstance(config, FilterConfig)
-        result = await FilterProcessor(config).run(events, throttle_enabled=True)
-        kept = {id(event) for event in result.main}
-        dropped = [event for event in events if id(event) not in kept]
+    runtime = component.build(config, _SIMULATION, NodeRef("simulation", account_id, "p", ""))
+    result = await runtime.run(
+        events,
+        context=RunContext(features=frozenset() if feature is None else frozenset({feature})),
+    )
+    named = dict(result.named)
     return schemas.ProcessorSimulation(
-        type=kind, received=len(events), output=result.main, dropped=dropped
+        type=type_,
+        received=len(events),
+        output=result.main,
+        dropped=[*result.discarded, *named.pop(DROPPED, [])],
+        outputs=named,
     )
 
 
@@ -113,4 +109,5 @@ def _under_processor(error: ValidationFailed) -> ValidationFailed:
         if item.instance_path is not None:
             item.instance_path = ("/processor" + item.instance_path)[:200]
     message = error.message.replace("body.user_config", "body.processor.user_config", 1)
+    message = message.replace("body.type", "body.processor.type", 1)
     return ValidationFailed(message, context="body", errors=error.errors)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -18,7 +18,7 @@ class SimulatePipeline(RequestModel):
 
 
 class ProcessorToSimulate(RequestModel):
-    type: Literal["throttle", "filter"]
+    type: str = Field(description="A processor type (`GET` the API document for the list)")
     user_config: dict[str, Any]
 
 
@@ -39,6 +39,11 @@ class SimulatedNode(BaseModel):
     dropped: list[dict[str, Any]] | None = Field(
         description="A throttle's second output (the events it discards); null otherwise"
     )
+    outputs: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="The node's outputs beside its main one, by name (a throttle's "
+        "`dropped`, a route's outputs and `_unmatched`); input them as `<id>.<name>`",
+    )
 
 
 class PipelineSimulation(BaseModel):
@@ -52,10 +57,14 @@ class PipelineSimulation(BaseModel):
 
 
 class ProcessorSimulation(BaseModel):
-    type: Literal["throttle", "filter"]
+    type: str
     received: int
     output: list[dict[str, Any]]
     dropped: list[dict[str, Any]] = Field(
         description="Events the processor discards (a throttle's `dropped` output, or "
         "those a filter removes)"
+    )
+    outputs: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Other named outputs (a route's outputs and `_unmatched`)",
     )

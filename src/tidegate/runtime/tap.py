@@ -18,7 +18,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -140,22 +140,35 @@ class TapRegistry:
 
     # The data plane
 
-    def offer(self, pipeline_id: str, outputs: Mapping[str, Any]) -> None:
-        """``outputs``: node id -> its output (an object with ``main``, the events that
-        passed the node)."""
+    def offer(
+        self,
+        pipeline_id: str,
+        outputs: Mapping[str, Any],
+        taken: Collection[tuple[str, str | None]] = (),
+    ) -> None:
+        """``outputs``: node id -> its output (``main`` and ``named`` events). A tap sees
+        what the component emits: its main output, and those of its named outputs that
+        ``taken`` (``(node id, output name)`` pairs other nodes read) says go somewhere
+        (a route's outputs; a throttle's ``dropped`` only when wired)."""
         if pipeline_id not in self._by_pipeline:
             return
         for (tapped_pipeline, component_id), taps in list(self._taps.items()):
             if tapped_pipeline != pipeline_id:
                 continue
             output = outputs.get(component_id)
-            if output is None or not output.main:
+            if output is None:
+                continue
+            emitted = list(output.main)
+            for name, events in getattr(output, "named", {}).items():
+                if (component_id, name) in taken:
+                    emitted.extend(events)
+            if not emitted:
                 continue
             for tap in list(taps):
                 if tap.forward is not None and time.monotonic() > tap.deadline:
                     self._remove(tap)
                     continue
-                tap.offer(output.main)
+                tap.offer(emitted)
                 if tap.forward is not None and tap.done.is_set():
                     self._remove(tap)
 

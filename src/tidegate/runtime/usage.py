@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -28,7 +28,7 @@ log = logging.getLogger("tidegate.runtime")
 __all__ = ["BUCKET_MS", "UsageCounter"]
 
 BUCKET_MS: Final = 60_000
-MAX_ROWS: Final = 50_000  # counted rows held before an early flush
+MAX_ROWS: Final = 50_000  # rows held between flushes (more only while flushes fail)
 
 _Key = tuple[str, str, str, int]  # account, pipeline, component, bucket start
 
@@ -37,6 +37,7 @@ class UsageCounter:
     def __init__(self, *, flush_s: float) -> None:
         self.flush_s = flush_s
         self._counts: dict[_Key, list[int]] = {}
+        self.lost = 0  # counts not kept because MAX_ROWS rows were waiting for a flush
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -50,6 +51,7 @@ class UsageCounter:
         pipeline_id: str,
         nodes: Iterable[RunningNode],
         outputs: Mapping[str, NodeOutput],
+        taken: Collection[tuple[str, str | None]],
         batch: int,
         body_bytes: int,
         now_ms: int,
@@ -59,28 +61,32 @@ class UsageCounter:
             return
         per_event = body_bytes / batch
         bucket = now_ms - now_ms % BUCKET_MS
+        # Egress: what leaves by the outputs other nodes take (``taken``: a throttle's
+        # unwired ``dropped`` output, or a loose main output, sends nothing anywhere).
         for node in nodes:
             output = outputs.get(node.id)
             if output is None:
                 continue
-            if node.kind == "source":
-                received = sent = len(output.main)
-            elif node.kind == "destination":
+            if node.kind == "destination":
                 received = sent = output.received
             else:
-                received, sent = output.received, len(output.main)
+                received = len(output.main) if node.kind == "source" else output.received
+                sent = len(output.main) if (node.id, None) in taken else 0
+                sent += sum(
+                    len(events) for name, events in output.named.items() if (node.id, name) in taken
+                )
             if not received and not sent:
                 continue
             row = self._counts.get((account_id, pipeline_id, node.id, bucket))
             if row is None:
+                if len(self._counts) >= MAX_ROWS:  # flushes failing for long: bounded
+                    self.lost += 1
+                    continue
                 row = self._counts[(account_id, pipeline_id, node.id, bucket)] = [0, 0, 0, 0]
             row[0] += received
             row[1] += round(received * per_event)
             row[2] += sent
             row[3] += round(sent * per_event)
-
-    def needs_early_flush(self) -> bool:
-        return len(self._counts) >= MAX_ROWS
 
     async def flush(self, db: Database) -> int:
         """Add the counts so far to the database; answers the rows written. Counts that

@@ -13,13 +13,37 @@ from collections.abc import Callable, Mapping
 from operator import attrgetter
 
 from tidegate.search.line import LogLine
-from tidegate.search.nodes import And, Field, LineNode, Match, Not, Or, Phrase, Term, ValueOr
+from tidegate.search.nodes import (
+    And,
+    Exists,
+    Field,
+    LineNode,
+    Match,
+    Not,
+    Or,
+    Phrase,
+    Term,
+    ValueOr,
+)
 from tidegate.search.values import AnyMatch, compile_text_match, compile_value, merge_matches
 
 LinePredicate = Callable[[LogLine], bool]
 FieldGetter = Callable[[LogLine], object]
 
-BUILTIN_FIELDS = frozenset({"host", "app", "level", "source", "file", "namespace"})
+# The platform's reserved field names (as its export records spell them) that name
+# something every line has: ``_account`` (the line's account; every line has one, so
+# ``_account:*`` selects all of them), and ``_host``, ``_app``, ``_file``, ``_line`` (the
+# same as ``host``, ``app``, ``file`` and the line text). docs/search-syntax.md.
+RESERVED_FIELDS: dict[str, str] = {
+    "_account": "account",
+    "_host": "host",
+    "_app": "app",
+    "_file": "file",
+    "_line": "line",
+}
+BUILTIN_FIELDS = frozenset({"host", "app", "level", "source", "file", "namespace"}) | frozenset(
+    RESERVED_FIELDS
+)
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -125,7 +149,9 @@ def _compile_field(node: Field) -> LinePredicate:
 
 def _compile_builtin_field(node: Field) -> LinePredicate:
     """Built-in fields hold a string or None: no arrays, no conversions."""
-    get: Callable[[LogLine], str | None] = attrgetter(node.name)
+    if node.name == "_account" and isinstance(node.test, Exists):
+        return _every_line  # every line belongs to an account, known here or not
+    get: Callable[[LogLine], str | None] = attrgetter(RESERVED_FIELDS.get(node.name, node.name))
     match = merge_matches(node.test) if isinstance(node.test, ValueOr) else node.test
     if isinstance(match, Match | AnyMatch):
         on_text = compile_text_match(match)
@@ -134,10 +160,14 @@ def _compile_builtin_field(node: Field) -> LinePredicate:
     return lambda line: (value := get(line)) is not None and test(value)
 
 
+def _every_line(line: LogLine) -> bool:
+    return True
+
+
 def field_getter(name: str) -> FieldGetter:
     """Where a field name points: a built-in attribute, or a path into ``meta``."""
     if name in BUILTIN_FIELDS:
-        return attrgetter(name)
+        return attrgetter(RESERVED_FIELDS.get(name, name))
     return _meta_getter(meta_path(name))
 
 

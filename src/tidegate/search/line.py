@@ -34,8 +34,9 @@ class LogLine:
 
     ``line`` is the message text that bare terms and quoted phrases search. The named
     fields back the built-in ``host:``, ``app:``, ``level:``, ``source:``, ``file:`` and
-    ``namespace:``; ``None`` means the line has no such field. Every other field name
-    in a query is looked up in ``meta`` (see ``docs/search-syntax.md``).
+    ``namespace:``; ``None`` means the line has no such field. ``account`` is the id of
+    the account the line belongs to (``_account:``), when the caller knows it. Every
+    other field name in a query is looked up in ``meta`` (see ``docs/search-syntax.md``).
 
     Build one per line and evaluate every rule against that one instance: ``folded``
     (the case-folded text) is computed on first use and then shared by all rules.
@@ -49,5 +50,6 @@ class LogLine:
     file: str | None = None
     namespace: str | None = None
     meta: Mapping[str, object] | None = None
+    account: str | None = None
 
     folded = _FoldedLine()

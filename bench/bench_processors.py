@@ -1,0 +1,97 @@
+"""Benchmark: events per second through each processor type's runtime, in process,
+beside the floor (a pass-through: the same runner with a function that returns the
+event) measured in the same run.
+
+    python bench/bench_processors.py [--events 20000] [--rounds 5]
+
+Each processor is built from an example configuration through the registry (as the
+data plane builds it) and run over batches of realistic events (an access-log line, a
+key=value message, nested meta); the best of ``--rounds`` is printed. No timing here
+is a pass/fail test; the floor shows what the runner itself costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from tidegate.components.base import BuildContext, NodeRef, RunContext
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.processors.kit import PerEventProcessor
+from tidegate.components.validation import validate_user_config
+
+APACHE = (
+    '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 '
+    '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'
+)
+CONFIGS: dict[str, dict[str, Any]] = {
+    "filter": {"action": "allow", "conditional": {"field": ".level", "str_operator": "equal", "value": "error"}},
+    "route": {"conditionals": [{"output_name": "err", "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}]}, {"output_name": "web", "expressions": [{"field": ".app", "str_operator": "starts_with", "value": "web"}]}]},
+    "sample": {"rate": 10},
+    "dedupe": {"fields": [".n"], "number_of_events": 5000},
+    "drop-fields": {"fields": [".meta.secret", ".kv"]},
+    "map-fields": {"mappings": [{"source_field": ".app", "target_field": ".service"}]},
+    "flatten-fields": {"fields": [".meta"]},
+    "compact-fields": {},
+    "stringify": {},
+    "set-timestamp": {"parsers": [{"field": ".time"}]},
+    "parse json": {"parser": "json", "field": ".json", "target_field": ".parsed"},
+    "parse key_value": {"parser": "key_value", "field": ".kv", "target_field": ".parsed"},
+    "parse regex": {"parser": "regex", "field": ".kv", "target_field": ".parsed", "options": {"pattern": r"user=(?P<user>\w+)"}},
+    "parse apache": {"parser": "apache", "field": ".message", "target_field": ".parsed"},
+    "event-to-metric": {"metric_name": "hits", "tags": [{"name": "app", "value": ".app"}]},
+    "encrypt-fields": {"field": ".meta.secret", "key": "k" * 32, "iv_field": ".iv"},
+    "reduce": {"group_by": [".app"], "max_events": 10},
+    "aggregate": {"group_by": [".app"]},
+}  # fmt: skip
+
+
+def events(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "app": f"web-{n % 10}",
+            "level": "error" if n % 7 == 0 else "info",
+            "message": APACHE,
+            "kv": f"user=bob{n % 50} took={n % 300}ms status=200",
+            "json": '{"a": 1, "b": [1, 2, 3], "c": {"d": "e"}}',
+            "time": "2024-01-01T00:00:00Z",
+            "n": n,
+            "meta": {"secret": "s3cret", "k": {"v": n, "w": None}},
+        }
+        for n in range(count)
+    ]
+
+
+async def rate(runtime: Any, batch: list[dict[str, Any]], rounds: int) -> float:
+    best = 0.0
+    context = RunContext()
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for index in range(0, len(batch), 500):  # gateway-sized batches
+            await runtime.run(batch[index : index + 500], context=context)
+        best = max(best, len(batch) / (time.perf_counter() - start))
+    return best
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    batch = events(args.events)
+    floor = await rate(PerEventProcessor(lambda event: event), batch, args.rounds)
+    print(f"{'floor (pass-through)':24} {floor:12,.0f} events/s")
+    for name, user_config in CONFIGS.items():
+        type_ = name.split(" ")[0]
+        config = validate_user_config(kind="processor", type_=type_, user_config=user_config)
+        runtime = REGISTRY.get("processor", type_).build(
+            config, BuildContext(), NodeRef("bench", "bench", name, "")
+        )
+        value = await rate(runtime, batch, args.rounds)
+        print(f"{name:24} {value:12,.0f} events/s  ({value / floor:.2f} of the floor)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

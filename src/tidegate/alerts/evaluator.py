@@ -1,0 +1,243 @@
+"""The alert evaluator: reads the stored lines after its cursor in batches, feeds each
+watched view's channels the lines that match, and records firings in the outbox, all
+in one transaction with the cursor's move (docs/alerts.md).
+
+One round (``evaluate``) runs in whichever worker holds the cursor's lease; the
+compare-and-set on the cursor's version makes a batch count exactly once even if two
+workers ever evaluate at the same time (a lease that expired mid-round). Matching is
+CPU work and runs in a process of its own (``matching.MatchingPool``); nothing here
+touches the ingest path: lines are read back from the store after they committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.alerts import cursor as cursors
+from tidegate.alerts.matching import MatchingPool, Outcome, StateKey, ViewSpec
+from tidegate.alerts.notification import Notification
+from tidegate.alerts.sealed import seal_channel
+from tidegate.alerts.watched import WatchList
+from tidegate.alerts.windows import Firing
+from tidegate.auth.secrets import Sealer
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.models import AlertDelivery, AlertState
+
+log = logging.getLogger(__name__)
+
+MAX_BATCHES_PER_ROUND = 20
+
+
+@dataclass(slots=True)
+class RoundResult:
+    claimed: bool = False
+    lines: int = 0
+    firings: int = 0
+    lost_race: bool = False
+
+
+class Evaluator:
+    def __init__(
+        self,
+        db: Database,
+        sealer: Sealer,
+        settings: Settings,
+        *,
+        owner: str,
+        clock: Callable[[], int],
+        matching: MatchingPool | None = None,
+    ) -> None:
+        self.db = db
+        self.sealer = sealer
+        self.settings = settings
+        self.owner = owner
+        self.clock = clock
+        self.watch = WatchList(sealer)
+        self.matching = matching or MatchingPool(in_process=True)
+        self.track_gaps = db.sqlite_path is None
+
+    async def evaluate(self) -> RoundResult:
+        """One round: claim the lease, then batches until caught up (bounded)."""
+        result = RoundResult()
+        now = self.clock()
+        lease_ms = int(max(10.0, self.settings.alert_tick_s * 10) * 1000)
+        async with self.db.write_sessions() as session:
+            await cursors.ensure_cursor(session, now_ms=now)
+            claimed = await cursors.claim(session, owner=self.owner, now_ms=now, lease_ms=lease_ms)
+            await session.commit()
+        if not claimed:
+            return result
+        result.claimed = True
+        for _ in range(MAX_BATCHES_PER_ROUND):
+            if await self._one_batch(result):
+                break
+        return result
+
+    async def _one_batch(self, result: RoundResult) -> bool:
+        """One batch read, matched and committed; True when caught up (or beaten)."""
+        now = self.clock()
+        settle_ms = int(self.settings.alert_settle_s * 1000)
+        states: dict[StateKey, dict[str, Any]] = {}
+        async with self.db.read_sessions() as session:
+            state = await cursors.read_state(session)
+            specs = await self.watch.load(session)
+            if not specs:
+                # Nothing to judge: the cursor follows the store's end.
+                top = await cursors.top_line_id(session)
+                batch = cursors.Batch(
+                    rows=[], last_line_id=max(top, state.last_line_id), gaps=[], full=False
+                )
+            else:
+                states = await self._states(session, specs)
+                if self.db.sqlite_path is None:
+                    batch = await cursors.read_batch(
+                        session,
+                        state,
+                        limit=self.settings.alert_batch_lines,
+                        now_ms=now,
+                        track_gaps=self.track_gaps,
+                        gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
+                    )
+        lines = len(batch.rows) if not specs or self.db.sqlite_path is None else 0
+        if not specs:
+            outcome = Outcome(states={}, firings=[])
+        elif self.db.sqlite_path is not None:
+            # SQLite: the matching process reads the lines itself.
+            done = await self.matching.run_sqlite(
+                self.db.sqlite_path,
+                specs,
+                states,
+                state.last_line_id,
+                self.settings.alert_batch_lines,
+                now,
+                settle_ms,
+            )
+            outcome, lines = done.outcome, done.rows
+            batch = cursors.Batch(rows=[], last_line_id=done.last_line_id, gaps=[], full=done.full)
+        else:
+            outcome = await self.matching.run(
+                specs, states, batch.rows, now, None if batch.full else now - settle_ms
+            )
+        horizon = None if batch.full else now - settle_ms
+        evaluated = horizon if horizon is not None else state.evaluated_ms
+        committed = await self._commit(state, batch, specs, states, outcome, evaluated, now)
+        if not committed:
+            result.lost_race = True
+            return True
+        result.lines += lines
+        result.firings += len(outcome.firings)
+        return not batch.full
+
+    async def _states(
+        self, session: AsyncSession, specs: list[ViewSpec]
+    ) -> dict[StateKey, dict[str, Any]]:
+        view_ids = [spec.view_id for spec in specs]
+        found: dict[StateKey, dict[str, Any]] = {}
+        for start in range(0, len(view_ids), 500):
+            rows = await session.execute(
+                select(AlertState.view_id, AlertState.channel_key, AlertState.state).where(
+                    AlertState.view_id.in_(view_ids[start : start + 500])
+                )
+            )
+            for view_id, key, state in rows:
+                found[(view_id, key)] = state
+        return found
+
+    async def _commit(
+        self,
+        state: cursors.CursorState,
+        batch: cursors.Batch,
+        specs: list[ViewSpec],
+        before: dict[StateKey, dict[str, Any]],
+        outcome: Outcome,
+        evaluated: int,
+        now: int,
+    ) -> bool:
+        """The cursor's move, the channels' states and the outbox rows of what fired,
+        in one transaction: all of it or none of it."""
+        by_view = {spec.view_id: spec for spec in specs}
+        async with self.db.write_sessions() as session:
+            moved = await cursors.commit_position(
+                session,
+                state,
+                last_line_id=batch.last_line_id,
+                gaps=batch.gaps,
+                evaluated_ms=evaluated,
+            )
+            if not moved:
+                await session.rollback()
+                return False
+            changed = [
+                {
+                    "view_id": view_id,
+                    "channel_key": key,
+                    "account_id": by_view[view_id].account_id,
+                    "state": dumped,
+                }
+                for (view_id, key), dumped in outcome.states.items()
+                if before.get((view_id, key)) != dumped
+            ]
+            if changed:
+                # Two statements whatever the number of channels (executemany).
+                await session.execute(
+                    delete(AlertState).where(
+                        AlertState.view_id.in_({item["view_id"] for item in changed})
+                    )
+                )
+                unchanged = [
+                    {
+                        "view_id": view_id,
+                        "channel_key": key,
+                        "account_id": by_view[view_id].account_id,
+                        "state": before[(view_id, key)],
+                    }
+                    for (view_id, key), dumped in outcome.states.items()
+                    if before.get((view_id, key)) == dumped
+                    and view_id in {item["view_id"] for item in changed}
+                ]
+                await session.execute(insert(AlertState), changed + unchanged)
+            for view_id, key, firing in outcome.firings:
+                session.add(self._delivery(by_view[view_id], key, firing, now))
+            await session.commit()
+        return True
+
+    def _delivery(self, view: ViewSpec, key: str, firing: Firing, now: int) -> AlertDelivery:
+        channel = self.watch.channels[(view.view_id, key)]
+        notification = Notification(
+            event=firing.event,
+            source="view",
+            account_id=view.account_id,
+            name=view.name,
+            fired_ms=firing.at_ms,
+            count=firing.count,
+            operator=channel.operator,
+            triggerlimit=channel.triggerlimit,
+            triggerinterval=channel.triggerinterval,
+            view_id=view.view_id,
+            query=view.query,
+            matches=firing.matches,
+            url=f"{self.settings.public_url.rstrip('/')}/views/{view.view_id}",
+        )
+        return AlertDelivery(
+            account_id=view.account_id,
+            view_id=view.view_id,
+            source="view",
+            channel_key=key,
+            integration=channel.integration,
+            channel_sealed=seal_channel(self.sealer, channel),
+            event=firing.event,
+            payload=notification.as_payload(),
+            status="pending",
+            attempts=0,
+            fired_ms=firing.at_ms,
+            next_attempt_ms=now,
+            claimed_by=None,
+            claimed_until_ms=0,
+        )

@@ -1,0 +1,87 @@
+"""The background task of each worker process: every ``alert_tick_s`` it evaluates
+(when it holds the evaluator's lease) and delivers what is due. Started and stopped
+by the app's lifespan; never on the ingest path."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from tidegate.alerts.evaluator import Evaluator
+from tidegate.alerts.index_rate import evaluate_index_rates
+from tidegate.alerts.matching import MatchingPool
+from tidegate.alerts.outbox import Outbox
+from tidegate.auth.secrets import Sealer
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.index_rate.service import open_config
+
+log = logging.getLogger(__name__)
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AlertRunner:
+    def __init__(
+        self,
+        db: Database,
+        sealer: Sealer,
+        settings: Settings,
+        *,
+        clock: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self.settings = settings
+        self.owner = uuid.uuid4().hex
+        self.clock = clock
+        self.matching = MatchingPool(in_process=not settings.alert_match_process)
+        self.evaluator = Evaluator(
+            db, sealer, settings, owner=self.owner, clock=clock, matching=self.matching
+        )
+        self.outbox = Outbox(db, sealer, settings, clock=clock)
+        self._db = db
+        self._sealer = sealer
+        self._task: asyncio.Task[None] | None = None
+        self.rounds = 0
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="tidegate-alerts")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.outbox.close()
+        self.matching.close()
+
+    async def round(self) -> None:
+        """One evaluation (lines and index rates) and one delivery pass."""
+        result = await self.evaluator.evaluate()
+        if result.claimed:
+            await evaluate_index_rates(
+                self._db,
+                self._sealer,
+                self.settings,
+                now_ms=self.clock(),
+                open_config=open_config,
+            )
+        await self.outbox.deliver_due()
+        self.rounds += 1
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.round()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database may be down for a while: try next tick
+                log.warning("alert round failed", exc_info=True)
+            await asyncio.sleep(self.settings.alert_tick_s)

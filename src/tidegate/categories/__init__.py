@@ -1,0 +1,1 @@
+"""Categories of views, boards and screens: the v1 configuration API."""

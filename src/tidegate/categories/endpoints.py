@@ -1,0 +1,67 @@
+"""HTTP for the v1 categories API: ``/v1/config/categories/{type}[/{id}]``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.auth.dependencies import AccountId
+from tidegate.categories import schemas, service
+from tidegate.db.session import SessionDep
+
+router = APIRouter(prefix="/v1/config/categories", tags=["Categories"], responses=LEGACY_ERRORS)
+
+TypePath = Annotated[
+    schemas.CategoryType, Path(alias="type", description="views, boards or screens")
+]
+CategoryIdPath = Annotated[str, id_path(alias="id", description="The category's id")]
+
+
+@router.get("/{type}", summary="List the account's categories of one type")
+async def list_categories(
+    type_: TypePath, session: SessionDep, account_id: AccountId
+) -> list[schemas.Category]:
+    return await service.list_categories(session=session, account_id=account_id, type_=type_)
+
+
+@router.post("/{type}", summary="Create a category")
+async def create_category(
+    type_: TypePath, body: schemas.CategoryIn, session: SessionDep, account_id: AccountId
+) -> schemas.Category:
+    return await service.create_category(
+        session=session, account_id=account_id, type_=type_, body=body
+    )
+
+
+@router.get("/{type}/{id}", summary="Get a category")
+async def get_category(
+    type_: TypePath, category_id: CategoryIdPath, session: SessionDep, account_id: AccountId
+) -> schemas.Category:
+    return await service.get_category(
+        session=session, account_id=account_id, type_=type_, category_id=category_id
+    )
+
+
+@router.put("/{type}/{id}", summary="Rename a category")
+async def update_category(
+    type_: TypePath,
+    category_id: CategoryIdPath,
+    body: schemas.CategoryIn,
+    session: SessionDep,
+    account_id: AccountId,
+) -> schemas.Category:
+    return await service.update_category(
+        session=session, account_id=account_id, type_=type_, category_id=category_id, body=body
+    )
+
+
+@router.delete("/{type}/{id}", summary="Delete a category")
+async def delete_category(
+    type_: TypePath, category_id: CategoryIdPath, session: SessionDep, account_id: AccountId
+) -> schemas.Category:
+    return await service.delete_category(
+        session=session, account_id=account_id, type_=type_, category_id=category_id
+    )

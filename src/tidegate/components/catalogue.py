@@ -1,0 +1,81 @@
+"""Every component type tidegate runs: adding one is a module and a line here."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tidegate.components.destinations import (
+    blackhole,
+    elasticsearch,
+    loki,
+    mezmo,
+    splunk_hec_logs,
+)
+from tidegate.components.destinations import http as http_destination
+from tidegate.components.processors import (
+    aggregate,
+    compact_fields,
+    crypto_fields,
+    dedupe,
+    drop_fields,
+    event_to_metric,
+    flatten_fields,
+    map_fields,
+    parse,
+    parse_sequentially,
+    reduce,
+    route,
+    sample,
+    set_timestamp,
+    stringify,
+    throttle,
+    unroll,
+)
+from tidegate.components.processors import filter as filter_processor
+from tidegate.components.registry import Registry
+from tidegate.components.sources import (
+    demo_logs,
+    log_analysis_ingestion,
+    open_telemetry_logs,
+    splunk_hec,
+    webhook,
+)
+from tidegate.components.sources import http as http_source
+
+__all__ = ["REGISTRY"]
+
+REGISTRY: Final = Registry(
+    [
+        http_source.COMPONENT,
+        webhook.COMPONENT,
+        demo_logs.COMPONENT,
+        log_analysis_ingestion.COMPONENT,
+        open_telemetry_logs.COMPONENT,
+        splunk_hec.COMPONENT,
+        filter_processor.COMPONENT,
+        throttle.COMPONENT,
+        route.COMPONENT,
+        sample.COMPONENT,
+        dedupe.COMPONENT,
+        drop_fields.COMPONENT,
+        map_fields.COMPONENT,
+        flatten_fields.COMPONENT,
+        compact_fields.COMPONENT,
+        stringify.COMPONENT,
+        unroll.COMPONENT,
+        set_timestamp.COMPONENT,
+        parse.COMPONENT,
+        parse_sequentially.COMPONENT,
+        event_to_metric.COMPONENT,
+        reduce.COMPONENT,
+        aggregate.COMPONENT,
+        crypto_fields.ENCRYPT,
+        crypto_fields.DECRYPT,
+        mezmo.COMPONENT,
+        http_destination.COMPONENT,
+        blackhole.COMPONENT,
+        loki.COMPONENT,
+        elasticsearch.COMPONENT,
+        splunk_hec_logs.COMPONENT,
+    ]
+)

@@ -1,0 +1,1 @@
+"""Destination component types: one module each."""

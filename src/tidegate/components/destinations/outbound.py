@@ -1,0 +1,180 @@
+"""What the outbound destinations (``http``, ``loki``, ``elasticsearch``,
+``splunk-hec-logs``) share as components: a sender built per node, delivery of every
+parcel of a request concurrently, the check on save that their hosts are public, and
+``ack_enabled``.
+
+``ack_enabled`` (default true): the gateway answers 200 only once the destination took
+the events. With ``false`` the gateway answers without waiting: the events are sent in
+the background (with the same retries, within ``BACKGROUND_DEADLINE_S``), and a failure
+is logged, not reported. At most ``MAX_BACKGROUND`` such deliveries run per worker;
+past that a delivery waits in the request like an acknowledged one, so memory stays
+bounded and a slow destination slows its senders down instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final, Generic, TypeVar
+
+import httpcore
+from pydantic import BaseModel, HttpUrl
+
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    DeliveryContext,
+    DeliveryFailed,
+    NodeRef,
+    Parcel,
+)
+from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.wire import WireRequest
+from tidegate.errors import ErrorItem, ValidationFailed
+from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
+
+__all__ = ["BACKGROUND_DEADLINE_S", "MAX_BACKGROUND", "Encoder", "outbound_component", "vet_urls"]
+
+log = logging.getLogger("tidegate.runtime.http")
+
+C = TypeVar("C", bound=BaseModel)
+Event = dict[str, Any]
+Encoder = Callable[[C, list[Event], int, int], list[WireRequest]]
+"""``(config, events, received_ms, attempt)`` -> the requests (``attempt`` lets a retry
+pick another endpoint)."""
+
+MAX_BACKGROUND: Final = 256
+BACKGROUND_DEADLINE_S: Final = 60.0
+_background: set[asyncio.Task[None]] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundRuntime(Generic[C]):
+    config: C
+    sender: OutboundSender
+    encode: Encoder[C]
+    ack: bool
+    rotating: bool
+
+
+async def vet_urls(urls: Sequence[tuple[str, HttpUrl]], policy: DestinationPolicy) -> None:
+    """A host that is, or resolves now to, a non-public address the operator did not
+    allow is refused (400 on the field). A name that does not resolve yet is accepted:
+    the check is made again at every connection."""
+    for pointer, url in urls:
+        try:
+            await policy.resolve(url.host or "", url.port or 443)
+        except DestinationRefused as error:
+            message = f"must not target a non-public address: {error}"
+            raise ValidationFailed(
+                f"body.user_config{pointer.replace('/', '.')} {message}",
+                context="body",
+                errors=[
+                    ErrorItem(
+                        keyword="format",
+                        message=message,
+                        instance_path=f"/user_config{pointer}",
+                        schema_path=f"#/properties/{pointer.strip('/').split('/')[0]}",
+                        params={"format": "uri"},
+                    )
+                ],
+            ) from None
+        except httpcore.ConnectError:
+            pass
+
+
+def outbound_component(
+    *,
+    type_: str,
+    config_model: type[C],
+    encode: Encoder[C],
+    urls: Callable[[C], Sequence[tuple[str, HttpUrl]]],
+    describe: str,
+    timeout_s: Callable[[C], float] = lambda _config: 30.0,
+    max_retries: Callable[[C], int] = lambda _config: 5,
+    ack: Callable[[C], bool] = lambda config: bool(getattr(config, "ack_enabled", True)),
+    accepted: Callable[[bytes], bool] | None = None,
+    rotating: bool = False,
+) -> Component[C]:
+    """``rotating``: a retry re-encodes for attempt n (another endpoint)."""
+
+    def build(config: C, context: BuildContext, node: NodeRef) -> OutboundRuntime[C]:
+        if context.http_client is None:
+            raise RuntimeError(f"a {type_} destination needs BuildContext.http_client")
+        options: dict[str, Any] = {} if accepted is None else {"accepted": accepted}
+        sender = OutboundSender(
+            client=context.http_client(),
+            name=f"{type_} destination {node.node_id} of pipeline {node.pipeline_id}",
+            concurrency=context.http_concurrency,
+            timeout_s=timeout_s(config),
+            max_retries=max_retries(config),
+            backoff_base_ms=context.backoff_base_ms,
+            backoff_cap_ms=context.backoff_cap_ms,
+            **options,
+        )
+        return OutboundRuntime(config, sender, encode, ack(config), rotating)
+
+    async def vet(config: C, policy: DestinationPolicy) -> None:
+        await vet_urls(urls(config), policy)
+
+    return Component(
+        kind="destination",
+        type=type_,
+        config_model=config_model,
+        build=build,
+        describe=describe,
+        deliver=_deliver,
+        vet=vet,
+        outbound=True,
+    )
+
+
+async def _deliver(parcels: Sequence[Parcel], context: DeliveryContext) -> None:
+    """Each node's events, concurrently; every failure of an acknowledged one is
+    reported (``DeliveryFailed``: the sender retries)."""
+    waited = []
+    for parcel in parcels:
+        runtime: OutboundRuntime[Any] = parcel.runtime
+        if not runtime.ack and len(_background) < MAX_BACKGROUND:
+            task = asyncio.create_task(_unacknowledged(parcel, context))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
+        else:
+            waited.append(_send(parcel, context, context.deadline))
+    results = await asyncio.gather(*waited, return_exceptions=True)
+    failures = [result for result in results if isinstance(result, BaseException)]
+    for failure in failures:
+        if not isinstance(failure, Exception):  # cancellation: not ours to swallow
+            raise failure
+    if failures:
+        raise DeliveryFailed("; ".join(str(failure) for failure in failures))
+
+
+async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> None:
+    runtime: OutboundRuntime[Any] = parcel.runtime
+    requests = await context.offload(
+        partial(runtime.encode, runtime.config, parcel.events, context.received_ms, 0),
+        work=len(parcel.events),
+    )
+
+    def retry_as(index: int, attempt: int) -> WireRequest:
+        return runtime.encode(runtime.config, parcel.events, context.received_ms, attempt)[index]
+
+    try:
+        async with asyncio.timeout_at(deadline):
+            await runtime.sender.send_all(
+                requests, deadline=deadline, rotate=retry_as if runtime.rotating else None
+            )
+    except TimeoutError:
+        raise DeliveryFailed(f"{runtime.sender.name}: slower than the delivery deadline") from None
+
+
+async def _unacknowledged(parcel: Parcel, context: DeliveryContext) -> None:
+    deadline = asyncio.get_running_loop().time() + BACKGROUND_DEADLINE_S
+    try:
+        await _send(parcel, context, deadline)
+    except Exception as error:  # any: nobody waits for this delivery
+        log.warning("unacknowledged delivery failed: %s", error)

@@ -1,0 +1,1 @@
+"""Processor component types: one module each."""

@@ -1,0 +1,181 @@
+"""The ``aggregate`` processor: counts (or sums, min, max, average of ``field``) the
+events matching ``conditional`` per ``group_by`` values in tumbling windows of
+``interval`` ms, and emits one metric event per group and window:
+
+``{"name": "aggregate", "kind": "absolute", "value": {"type": "counter"|"gauge",
+"value": n}, "tags": {<group field>: <value>}, "timestamp": <window start ms>,
+"interval_ms": interval}``
+
+Events not matching ``conditional`` pass through untouched; matching events are
+consumed (their metrics replace them). ``event_timestamp``: windows by the event's
+``timestamp`` (epoch ms or ISO 8601) instead of processing time. Only ``tumbling``
+windows are supported (``window_type: sliding`` is refused).
+
+Time: a window is emitted when a batch arrives after it ended (no timer per node), so
+the last window of a quiet stream waits for traffic; held counts are lost on a restart.
+Bounded: at most ``MAX_GROUPS`` open (window, group) pairs; events past it pass
+through. A simulation emits every open window at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    Event,
+    NodeOutput,
+    NodeRef,
+    RunContext,
+)
+from tidegate.components.processors.kit import FieldText, processing_clock
+from tidegate.logs.timestamps import epoch_ms
+from tidegate.processing.conditions import Condition
+from tidegate.processing.fields import MISSING, FieldPath, string_form
+
+__all__ = ["COMPONENT", "MAX_GROUPS", "AggregateConfig"]
+
+MAX_GROUPS: Final = 10_000
+
+
+class AggregateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    interval: Annotated[int, Field(strict=True, ge=1_000, le=86_400_000)] = 60_000
+    conditional: Condition | None = None
+    group_by: Annotated[list[FieldText], Field(max_length=10)] = []
+    window_type: Literal["tumbling"] = "tumbling"
+    operation: Literal["count", "sum", "min", "max", "average"] = "count"
+    field: FieldText | None = None
+    event_timestamp: bool = False
+    metric_name: Annotated[str, Field(min_length=1, max_length=256)] = "aggregate"
+
+    @model_validator(mode="after")
+    def _field_for_operation(self) -> AggregateConfig:
+        if self.operation != "count" and self.field is None:
+            raise ValueError(f"operation {self.operation} needs `field`")
+        return self
+
+
+class _Window:
+    __slots__ = ("count", "maximum", "minimum", "tags", "total")
+
+    def __init__(self, tags: dict[str, str]) -> None:
+        self.tags = tags
+        self.count = 0
+        self.total = 0.0
+        self.minimum: float | None = None
+        self.maximum: float | None = None
+
+
+class AggregateProcessor:
+    def __init__(self, config: AggregateConfig, *, clock: Any, flush_at_end: bool) -> None:
+        self._config = config
+        self._clock = clock
+        self._flush_at_end = flush_at_end
+        self._test = None if config.conditional is None else config.conditional.predicate
+        self._group_by = [(text, FieldPath.parse(text).getter()) for text in config.group_by]
+        self._value = None if config.field is None else FieldPath.parse(config.field).getter()
+        self._time = FieldPath.parse(".timestamp").getter()
+        self._windows: dict[tuple[int, bytes], _Window] = {}
+
+    async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
+        now = context.now_ms if context.now_ms is not None else self._clock.now_ms()
+        out = self._closed(now)
+        for event in events:
+            try:
+                if not self._consume(event, now):
+                    out.append(event)
+            except Exception:  # any: one odd event never fails its batch
+                out.append(event)
+        if self._flush_at_end:
+            out.extend(self._emit(key) for key in sorted(self._windows))
+        return NodeOutput(out, {}, len(events))
+
+    def _consume(self, event: Event, now: int) -> bool:
+        if self._test is not None and not self._test(event):
+            return False
+        number: float | None = None
+        if self._value is not None:
+            raw = self._value(event)
+            if isinstance(raw, bool) or not isinstance(raw, int | float):
+                return False
+            number = float(raw)
+        at = now
+        if self._config.event_timestamp:
+            stamp = epoch_ms(self._time(event))
+            if stamp is None:
+                return False
+            at = stamp
+        interval = self._config.interval
+        start = at - at % interval
+        values = [(name, get(event)) for name, get in self._group_by]
+        key = (start, orjson.dumps([v for _, v in values], default=str))
+        window = self._windows.get(key)
+        if window is None:
+            if len(self._windows) >= MAX_GROUPS:
+                return False
+            tags = {
+                name.lstrip("."): string_form(v)[:1024] for name, v in values if v is not MISSING
+            }
+            window = self._windows[key] = _Window(tags)
+        window.count += 1
+        if number is not None:
+            window.total += number
+            window.minimum = number if window.minimum is None else min(window.minimum, number)
+            window.maximum = number if window.maximum is None else max(window.maximum, number)
+        return True
+
+    def _closed(self, now: int) -> list[Event]:
+        interval = self._config.interval
+        if self._config.event_timestamp:
+            # Event time: a window closes once processing time is an interval past it.
+            due = [key for key in self._windows if key[0] + 2 * interval <= now]
+        else:
+            due = [key for key in self._windows if key[0] + interval <= now or key[0] > now]
+        return [self._emit(key) for key in sorted(due)]
+
+    def _emit(self, key: tuple[int, bytes]) -> Event:
+        window = self._windows.pop(key)
+        operation = self._config.operation
+        value: float | int
+        if operation == "count":
+            value = window.count
+        elif operation == "sum":
+            value = window.total
+        elif operation == "average":
+            value = window.total / window.count if window.count else 0.0
+        elif operation == "min":
+            value = window.minimum if window.minimum is not None else 0.0
+        else:
+            value = window.maximum if window.maximum is not None else 0.0
+        return {
+            "name": self._config.metric_name,
+            "kind": "absolute",
+            "value": {
+                "type": "counter" if operation in ("count", "sum") else "gauge",
+                "value": value,
+            },
+            "tags": window.tags,
+            "timestamp": key[0],
+            "interval_ms": self._config.interval,
+        }
+
+
+def _build(config: AggregateConfig, context: BuildContext, _node: NodeRef) -> AggregateProcessor:
+    return AggregateProcessor(
+        config, clock=processing_clock(context), flush_at_end=context.simulation
+    )
+
+
+COMPONENT: Component[AggregateConfig] = Component(
+    kind="processor",
+    type="aggregate",
+    config_model=AggregateConfig,
+    build=_build,
+    describe="Counts (or sum/min/max/average of `field`) matching events per `group_by` "
+    "in tumbling windows of `interval` ms, emitted as metric events",
+)

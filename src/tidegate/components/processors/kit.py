@@ -1,0 +1,117 @@
+"""What most processors share: a field-path config type, and a runner applying a
+per-event function to a batch without ever failing the batch.
+
+A per-event function returns the event to emit (a copy when changed), None when the
+event is discarded, or ``(output name, event)`` to send it to a named output. Should it
+raise on an odd event all the same, that event passes unchanged on the main output
+(counted in ``errors``, logged once per batch): one event never fails its neighbours,
+and a retry would fail the same way (a poison batch).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any, Final, TypeVar
+
+from pydantic import AfterValidator, Field
+
+from tidegate.components.base import BuildContext, Event, NodeOutput, RunContext
+from tidegate.processing.fields import FieldPath
+
+__all__ = [
+    "MAX_FIELDS",
+    "EventFn",
+    "FieldText",
+    "PerEventProcessor",
+    "WallClock",
+    "on_batch",
+    "parse_path",
+    "processing_clock",
+]
+
+log = logging.getLogger("tidegate.runtime.processors")
+
+MAX_FIELDS: Final = 100
+"""Fields one processor may name (drop-fields, dedupe, ...)."""
+
+
+def parse_path(text: str) -> str:
+    FieldPath.parse(text)  # raises FieldPathError (a ValueError) naming the problem
+    return text
+
+
+FieldText = Annotated[str, Field(min_length=1, max_length=1024), AfterValidator(parse_path)]
+"""An event field path as the client wrote it (``.app``, ``meta.user.id``)."""
+
+EventFn = Callable[[Event], "Event | tuple[str, Event] | None"]
+R = TypeVar("R")
+
+
+async def on_batch(work: Callable[[list[Event]], R], events: list[Event], context: RunContext) -> R:
+    """``work(events)``: in a worker thread when the context offloads and the batch is
+    large (processors' work is pure CPU), else right here."""
+    if context.offload is None:
+        return work(events)
+    return await context.offload(partial(work, events), work=len(events))
+
+
+class PerEventProcessor:
+    """Runs ``fn`` over each event; ``outputs`` are the named outputs it may emit to."""
+
+    def __init__(self, fn: EventFn, *, outputs: tuple[str, ...] = (), name: str = "") -> None:
+        self._fn = fn
+        self._outputs = outputs
+        self._name = name
+        self.errors = 0
+
+    async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
+        return await on_batch(self._run, events, context)
+
+    def _run(self, events: list[Event]) -> NodeOutput:
+        main: list[Event] = []
+        named: dict[str, list[Event]] = {name: [] for name in self._outputs}
+        discarded: list[Event] = []
+        fn = self._fn
+        failed = 0
+        first: Exception | None = None
+        for event in events:
+            try:
+                result: Any = fn(event)
+            except Exception as error:  # any: one event never fails its batch
+                failed += 1
+                first = first or error
+                main.append(event)
+                continue
+            if result is None:
+                discarded.append(event)
+            elif isinstance(result, tuple):
+                named.setdefault(result[0], []).append(result[1])
+            else:
+                main.append(result)
+        if failed:
+            self.errors += failed
+            log.warning(
+                "%s: %d event(s) passed unchanged after an error: %s: %s",
+                self._name or "processor",
+                failed,
+                type(first).__name__,
+                first,
+            )
+        return NodeOutput(main, named, len(events), discarded)
+
+
+class WallClock:
+    """Epoch milliseconds, for processors that window by processing time."""
+
+    __slots__ = ()
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000
+
+
+def processing_clock(context: BuildContext) -> Any:
+    """The injected clock, or the wall clock (epoch ms) for windows and group ages."""
+    return context.clock or WallClock()

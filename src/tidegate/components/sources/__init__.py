@@ -1,0 +1,1 @@
+"""Source component types: one module each."""

@@ -1,0 +1,1 @@
+"""The index-rate alert: ``GET|PUT /v1/config/index-rate``."""

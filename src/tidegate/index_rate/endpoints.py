@@ -1,0 +1,35 @@
+"""HTTP for the index-rate alert: ``GET|PUT /v1/config/index-rate``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from tidegate.alerts.dependencies import DestinationPolicyDep
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.auth.dependencies import AccountId, SealerDep
+from tidegate.db.session import SessionDep
+from tidegate.index_rate import schemas, service
+
+router = APIRouter(
+    prefix="/v1/config/index-rate", tags=["Index rate alert"], responses=LEGACY_ERRORS
+)
+
+
+@router.get("", summary="The account's index-rate alert (defaults, disabled, when never set)")
+async def get_index_rate(
+    session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> schemas.IndexRate:
+    return await service.get_index_rate(session=session, account_id=account_id, sealer=sealer)
+
+
+@router.put("", summary="Set the index-rate alert (enabled: false switches it off)")
+async def put_index_rate(
+    body: schemas.IndexRateIn,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+    policy: DestinationPolicyDep,
+) -> schemas.IndexRate:
+    return await service.put_index_rate(
+        session=session, account_id=account_id, body=body, sealer=sealer, policy=policy
+    )

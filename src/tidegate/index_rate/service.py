@@ -1,0 +1,127 @@
+"""The account's index-rate alert: one per account, set with PUT (``enabled: false``
+is how the provider deletes it). Stored sealed: its channels are credentials."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.alerts.channels import Channel, ChannelIn
+from tidegate.alerts.integrations import checked_channels
+from tidegate.auth.secrets import Sealer
+from tidegate.errors import BadRequest
+from tidegate.index_rate import schemas
+from tidegate.models import IndexRateAlert
+from tidegate.runtime.destination_guard import DestinationPolicy
+
+DEFAULTS: dict[str, Any] = {
+    "max_lines": 0,
+    "max_z_score": 0,
+    "threshold_alert": "separate",
+    "frequency": "hourly",
+    "channels": {"email": [], "pagerduty": [], "slack": [], "webhook": []},
+    "enabled": False,
+}
+
+
+def open_config(sealer: Sealer, row: IndexRateAlert | None) -> dict[str, Any]:
+    text = sealer.open(row.config_sealed) if row is not None else None
+    config: dict[str, Any] = json.loads(text if text is not None else json.dumps(DEFAULTS))
+    return config
+
+
+def _number(value: float | int) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def config_schema(config: dict[str, Any]) -> schemas.IndexRate:
+    channels = config["channels"]
+    webhooks = [Channel.from_stored(item) for item in channels["webhook"]]
+    return schemas.IndexRate(
+        max_lines=config["max_lines"],
+        max_z_score=_number(config["max_z_score"]),
+        threshold_alert=config["threshold_alert"],
+        frequency=config["frequency"],
+        enabled=config["enabled"],
+        channels=schemas.ChannelsOut(
+            email=list(channels["email"]),
+            pagerduty=list(channels["pagerduty"]),
+            slack=list(channels["slack"]),
+            webhook=[
+                schemas.WebhookOut(
+                    url=hook.url,
+                    method=hook.method,
+                    headers=dict(hook.headers),
+                    bodyTemplate=schemas.template_text(hook.body_template),
+                )
+                for hook in webhooks
+            ],
+        ),
+    )
+
+
+async def get_index_rate(
+    *, session: AsyncSession, account_id: str, sealer: Sealer
+) -> schemas.IndexRate:
+    row = await session.get(IndexRateAlert, account_id)
+    return config_schema(open_config(sealer, row))
+
+
+async def _checked(body: schemas.IndexRateIn, policy: DestinationPolicy) -> dict[str, Any]:
+    given = body.channels or schemas.ChannelsIn()
+    bodies: list[ChannelIn] = []
+    if given.email:
+        bodies.append(ChannelIn(integration="email", emails=given.email, triggerlimit=1))
+    bodies += [ChannelIn(integration="slack", url=url, triggerlimit=1) for url in given.slack]
+    bodies += [hook.channel() for hook in given.webhook]
+    checked = await checked_channels(bodies, policy=policy, where="channels")
+    webhooks = [channel.stored() for channel in checked if channel.integration == "webhook"]
+    emails = next((c.emails for c in checked if c.integration == "email"), [])
+    for key in given.pagerduty:
+        if not key.strip() or len(key) > 256 or any(ord(ch) < 32 or ord(ch) == 127 for ch in key):
+            raise BadRequest("channels.pagerduty: not a routing key")
+    config = {
+        "max_lines": body.max_lines or 0,
+        "max_z_score": body.max_z_score or 0,
+        "threshold_alert": body.threshold_alert or "separate",
+        "frequency": body.frequency or "hourly",
+        "channels": {
+            "email": emails,
+            "pagerduty": list(given.pagerduty),
+            "slack": list(given.slack),
+            "webhook": webhooks,
+        },
+        "enabled": body.enabled,
+    }
+    if body.enabled and not (config["max_lines"] or config["max_z_score"]):
+        raise BadRequest("max_lines or max_z_score: an enabled alert needs a threshold")
+    return config
+
+
+async def put_index_rate(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    body: schemas.IndexRateIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> schemas.IndexRate:
+    config = await _checked(body, policy)
+    row = await session.get(IndexRateAlert, account_id, with_for_update=True)
+    sealed = sealer.seal(json.dumps(config))
+    if row is None:
+        session.add(
+            IndexRateAlert(
+                account_id=account_id, config_sealed=sealed, enabled=body.enabled, state={}
+            )
+        )
+    else:
+        previous = open_config(sealer, row)
+        row.config_sealed = sealed
+        row.enabled = body.enabled
+        if previous.get("frequency") != config["frequency"] or not body.enabled:
+            row.state = {}  # a new frequency (or a disabled alert) starts its samples anew
+    await session.flush()
+    return config_schema(config)

@@ -1,0 +1,153 @@
+"""The one writer of log lines: every path that stores lines in an account's log store
+(``POST /logs/ingest`` and ``/logs/agent``, the pipeline's ``mezmo`` destination) goes
+through ``LineIntake``, so exclusion rules, usage, storage and live tail can never
+disagree between them.
+
+A writer turns what it received into ``NewLine`` records (the one record of a line in
+flight; the time read by ``logs.timestamps``, the one timestamp rule), then:
+
+1. ``LineIntake.rules_for`` gives the account's active exclusion rules, compiled and
+   cached per worker and checked for changes on every call (a fingerprint query);
+2. ``judge_lines`` (plain CPU, fit for a worker thread) keeps each line or counts it as
+   excluded, keeps the ``indexonly`` ones for live tail, and builds the rows and the
+   usage to write (``StoreBatch``);
+3. ``LineIntake.commit`` hands every account's batch to the worker's group-commit
+   ``LineWriter`` (one transaction, usage in the same one) and returns once it committed;
+4. ``LineIntake.publish`` gives live tail the stored lines and the indexonly ones, after
+   the commit; it never blocks and never raises.
+
+``store`` is 3 then 4. Ingestion publishes after its answer instead (a background task)
+and so calls the two itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from tidegate.db.engine import Database
+from tidegate.logs import repository
+from tidegate.logs.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
+from tidegate.logs.store import NewLine, StoreBatch
+from tidegate.logs.tail import TailBroker, TailLine
+from tidegate.logs.writer import LineWriter
+
+__all__ = ["JudgedLines", "LineIntake", "judge_lines"]
+
+
+@dataclass(slots=True)
+class JudgedLines:
+    """One account's lines after the exclusion rules: what to store, what only live tail
+    sees, what was excluded (counted in usage), and the rows to write."""
+
+    account_id: str
+    received_ms: int
+    stored: list[NewLine] = field(default_factory=list)
+    indexonly: list[NewLine] = field(default_factory=list)
+    excluded_lines: int = 0
+    excluded_bytes: int = 0
+    excluded_repaired: int = 0
+    batch: StoreBatch | None = None
+
+    def keep(self, line: NewLine, rules: RuleSet) -> None:
+        verdict = (
+            rules.verdict(
+                line=line.line,
+                host=line.host,
+                app=line.app,
+                level=line.level,
+                file=line.file,
+                meta=line.meta,
+            )
+            if rules
+            else Verdict.KEEP
+        )
+        if verdict is Verdict.KEEP:
+            self.stored.append(line)
+            return
+        self.excluded_lines += 1
+        self.excluded_bytes += line.size_bytes
+        self.excluded_repaired += line.repaired
+        if verdict is Verdict.INDEXONLY:
+            self.indexonly.append(line)
+
+    def seal(self) -> JudgedLines:
+        """Build the rows and usage to write (nothing when nothing is stored or
+        counted). CPU work: in the caller's worker thread."""
+        if self.stored or self.excluded_lines:
+            self.batch = StoreBatch.of(
+                account_id=self.account_id,
+                received_ms=self.received_ms,
+                lines=self.stored,
+                excluded_lines=self.excluded_lines,
+                excluded_bytes=self.excluded_bytes,
+                excluded_repaired=self.excluded_repaired,
+            )
+        return self
+
+    def for_live_tail(self) -> list[TailLine]:
+        return [
+            *(TailLine.from_new_line(line) for line in self.stored),
+            *(TailLine.from_new_line(line, indexonly=True) for line in self.indexonly),
+        ]
+
+
+def judge_lines(
+    *, account_id: str, lines: Iterable[NewLine], rules: RuleSet, received_ms: int
+) -> JudgedLines:
+    """``lines`` through the account's exclusion rules, with the rows to write built."""
+    judged = JudgedLines(account_id=account_id, received_ms=received_ms)
+    if not rules:  # the usual case: every line is kept
+        judged.stored = list(lines)
+    else:
+        for line in lines:
+            judged.keep(line, rules)
+    return judged.seal()
+
+
+class LineIntake:
+    """The worker's one door into the log store (see the module's docstring)."""
+
+    def __init__(
+        self, *, db: Database, writer: LineWriter, tail: TailBroker, rules: RuleCache
+    ) -> None:
+        self.db = db
+        self.writer = writer
+        self.tail = tail
+        self.rules = rules
+
+    async def rules_for(self, account_id: str, fingerprint: Fingerprint | None = None) -> RuleSet:
+        """The account's active exclusion rules. ``fingerprint`` when the caller read it
+        already (the ingestion key lookup does, in the same query); else it is read."""
+        if fingerprint is None:
+            fingerprint = await repository.rules_fingerprint(db=self.db, account_id=account_id)
+        rules = self.rules.get(account_id, fingerprint)
+        if rules is None:
+            async with self.db.read_sessions() as session:
+                rows = await repository.active_rules(session=session, account_id=account_id)
+            rules = RuleSet.from_rows(rows)
+            self.rules.put(account_id, fingerprint, rules)
+        return rules
+
+    async def commit(self, judged: Sequence[JudgedLines]) -> None:
+        """Store the kept lines and count usage, all accounts in one transaction (group
+        commit with the worker's other writers); committed on return."""
+        batches = [item.batch for item in judged if item.batch is not None]
+        if batches:
+            await self.writer.write(batches)
+
+    def wants_tail(self, account_id: str) -> bool:
+        """Whether anyone can be listening (a subscriber here, or other processes)."""
+        return self.tail.spans_processes or self.tail.subscriber_count(account_id) > 0
+
+    async def publish(self, judged: Sequence[JudgedLines]) -> None:
+        """Live tail gets the committed lines and the indexonly ones."""
+        for item in judged:
+            if self.wants_tail(item.account_id):
+                live = item.for_live_tail()
+                if live:
+                    await self.tail.publish(item.account_id, live)
+
+    async def store(self, judged: Sequence[JudgedLines]) -> None:
+        await self.commit(judged)
+        await self.publish(judged)

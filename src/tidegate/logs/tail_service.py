@@ -1,0 +1,126 @@
+"""One live-tail stream, whatever carries it: server-sent events (``GET /v1/tail``) and
+the platform's WebSocket (``/ws/tail``) both run ``stream_events`` and only encode its
+events differently.
+
+A stream is authenticated once, when it opens, then re-checks its credential in the
+database every ``tail_recheck_s`` seconds (so a key deleted or an account deactivated
+through any worker or host ends it), reads its bounded ``Subscription`` in batches, and
+says so when the subscription had to drop lines or when it has been quiet for a while.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from tidegate.app_state import AppState
+from tidegate.auth.principal import Principal
+from tidegate.logs import tail_repository
+from tidegate.logs.filtering import LineFilter
+from tidegate.logs.tail import TailBroker, TailLine
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = 15.0
+# How often a quiet stream looks for a client that went away.
+DISCONNECT_CHECK_SECONDS = 1.0
+# A re-check that cannot reach the database keeps the stream open (nothing can be
+# revoked while the database is down either), but not forever.
+MAX_FAILED_RECHECKS = 3
+TOO_MANY_STREAMS = "Too many live tail streams for this account"
+UNAVAILABLE = "Live tail is unavailable, try again"
+
+
+class TailCredential:
+    """The stream's credential (a key, a person's membership, a browser session),
+    re-checked in the database every ``tail_recheck_s`` seconds."""
+
+    def __init__(self, *, state: AppState, principal: Principal, account_id: str) -> None:
+        self._sessions = state.db.read_sessions
+        self._interval = state.settings.tail_recheck_s
+        self.principal = principal
+        self.account_id = account_id
+        self._checked_at = time.monotonic()
+        self._failures = 0
+
+    async def revoked(self) -> str | None:
+        """Why the stream must end now, or None (also while the next check is not due)."""
+        now = time.monotonic()
+        if now - self._checked_at < self._interval:
+            return None
+        self._checked_at = now
+        try:
+            async with self._sessions() as session:
+                reason = await tail_repository.principal_revoked_reason(
+                    session=session, principal=self.principal, account_id=self.account_id
+                )
+        except Exception:  # the database is unreachable: try again at the next check
+            self._failures += 1
+            log.warning("live tail could not re-check its credential", exc_info=True)
+            if self._failures >= MAX_FAILED_RECHECKS:
+                return "Live tail could not re-check its credentials, reconnect"
+            return None
+        self._failures = 0
+        return reason
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Lines published from now on reach the stream."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    lines: list[TailLine]
+    dropped: int
+    """Matching lines discarded since the previous batch (the reader fell behind)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Nothing for ``HEARTBEAT_SECONDS``: lets proxies and clients see the stream alive."""
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked:
+    """The credential may no longer read the account: the last event of the stream."""
+
+    reason: str
+
+
+TailEvent = Ready | Lines | Heartbeat | Revoked
+
+
+async def stream_events(
+    *,
+    broker: TailBroker,
+    credential: TailCredential,
+    line_filter: LineFilter,
+    gone: Callable[[], Awaitable[bool]],
+) -> AsyncIterator[TailEvent]:
+    """The events of one stream until the client is ``gone()``, the credential is
+    revoked (a ``Revoked`` event ends it) or the broker closes (server shutdown).
+
+    Raises ``TooManySubscribers`` or ``TailUnavailable`` (from ``broker.subscribe``)
+    before the first event when the stream cannot start."""
+    async with broker.subscribe(credential.account_id, line_filter) as subscription:
+        yield Ready()
+        quiet_since = time.monotonic()
+        while not subscription.closed:
+            # Before anything more is sent: a revoked key reads nothing further.
+            reason = await credential.revoked()
+            if reason is not None:
+                yield Revoked(reason)
+                return
+            batch = await subscription.next_batch(timeout=DISCONNECT_CHECK_SECONDS)
+            now = time.monotonic()
+            if batch.lines or batch.dropped:
+                yield Lines(batch.lines, batch.dropped)
+                quiet_since = now
+            elif now - quiet_since >= HEARTBEAT_SECONDS:
+                yield Heartbeat()
+                quiet_since = now
+            if not batch.lines and await gone():
+                return

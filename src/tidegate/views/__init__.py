@@ -1,0 +1,1 @@
+"""Views (saved searches) and preset alerts: the v1 configuration API."""

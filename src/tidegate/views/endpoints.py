@@ -1,0 +1,143 @@
+"""HTTP for the v1 views and preset-alerts API (and a view's delivery log)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter
+
+from tidegate.alerts.dependencies import DestinationPolicyDep
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.text import id_path
+from tidegate.auth.dependencies import AccountId, SealerDep
+from tidegate.db.session import SessionDep
+from tidegate.views import schemas, service
+
+router = APIRouter(prefix="/v1/config", tags=["Views and alerts"], responses=LEGACY_ERRORS)
+
+ViewIdPath = Annotated[str, id_path(alias="viewID", description="The view's id")]
+PresetIdPath = Annotated[str, id_path(alias="presetid", description="The preset alert's id")]
+
+
+@router.get("/view", summary="List the account's views")
+async def list_views(
+    session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> list[schemas.View]:
+    return await service.list_views(session=session, account_id=account_id, sealer=sealer)
+
+
+@router.post("/view", summary="Create a view (a saved search), with its alert channels")
+async def create_view(
+    body: schemas.ViewIn,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+    policy: DestinationPolicyDep,
+) -> schemas.View:
+    return await service.create_view(
+        session=session, account_id=account_id, body=body, sealer=sealer, policy=policy
+    )
+
+
+@router.get("/view/{viewID}", summary="Get a view")
+async def get_view(
+    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> schemas.View:
+    return await service.get_view(
+        session=session, account_id=account_id, view_id=view_id, sealer=sealer
+    )
+
+
+@router.put("/view/{viewID}", summary="Replace a view")
+async def update_view(
+    view_id: ViewIdPath,
+    body: schemas.ViewIn,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+    policy: DestinationPolicyDep,
+) -> schemas.View:
+    return await service.update_view(
+        session=session,
+        account_id=account_id,
+        view_id=view_id,
+        body=body,
+        sealer=sealer,
+        policy=policy,
+    )
+
+
+@router.delete("/view/{viewID}", summary="Delete a view (and its alerts)")
+async def delete_view(
+    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> schemas.View:
+    return await service.delete_view(
+        session=session, account_id=account_id, view_id=view_id, sealer=sealer
+    )
+
+
+@router.get(
+    "/view/{viewID}/alerts",
+    summary="The view's alert delivery log: when it fired, to which channel, the outcome",
+)
+async def view_deliveries(
+    view_id: ViewIdPath, session: SessionDep, account_id: AccountId
+) -> list[schemas.Delivery]:
+    return await service.delivery_log(session=session, account_id=account_id, view_id=view_id)
+
+
+@router.get("/presetalert", summary="List the account's preset alerts")
+async def list_presets(
+    session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> list[schemas.Preset]:
+    return await service.list_presets(session=session, account_id=account_id, sealer=sealer)
+
+
+@router.post("/presetalert", summary="Create a preset alert (channels views can share)")
+async def create_preset(
+    body: schemas.PresetIn,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+    policy: DestinationPolicyDep,
+) -> schemas.Preset:
+    return await service.create_preset(
+        session=session, account_id=account_id, body=body, sealer=sealer, policy=policy
+    )
+
+
+@router.get("/presetalert/{presetid}", summary="Get a preset alert")
+async def get_preset(
+    preset_id: PresetIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> schemas.Preset:
+    return await service.get_preset(
+        session=session, account_id=account_id, preset_id=preset_id, sealer=sealer
+    )
+
+
+@router.put("/presetalert/{presetid}", summary="Replace a preset alert")
+async def update_preset(
+    preset_id: PresetIdPath,
+    body: schemas.PresetIn,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+    policy: DestinationPolicyDep,
+) -> schemas.Preset:
+    return await service.update_preset(
+        session=session,
+        account_id=account_id,
+        preset_id=preset_id,
+        body=body,
+        sealer=sealer,
+        policy=policy,
+    )
+
+
+@router.delete("/presetalert/{presetid}", summary="Delete a preset alert")
+async def delete_preset(
+    preset_id: PresetIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> schemas.Preset:
+    return await service.delete_preset(
+        session=session, account_id=account_id, preset_id=preset_id, sealer=sealer
+    )

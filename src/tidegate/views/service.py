@@ -1,0 +1,306 @@
+"""Views and preset alerts of an account. No HTTP here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.alerts.integrations import checked_channels
+from tidegate.alerts.sealed import open_channels, seal_channels
+from tidegate.auth.secrets import Sealer
+from tidegate.errors import BadRequest, NotFound
+from tidegate.logs.filtering import parse_line_filter
+from tidegate.models import PresetAlert, View
+from tidegate.models.base import utcnow
+from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.views import repository, schemas
+
+
+def _check_query(query: str | None) -> str:
+    text = (query or "").strip()
+    if text:
+        parse_line_filter(hosts=None, apps=None, levels=None, query=text)  # 400 naming where
+    return text
+
+
+def view_schema(view: View, sealer: Sealer) -> schemas.View:
+    channels = open_channels(sealer, view.channels_sealed)
+    return schemas.View(
+        viewID=view.id,
+        name=view.name,
+        query=view.query,
+        apps=list(view.apps),
+        hosts=list(view.hosts),
+        levels=list(view.levels),
+        tags=list(view.tags),
+        category=list(view.category),
+        presetid=view.preset_id or "",
+        presetids=[view.preset_id] if view.preset_id else [],
+        channels=[channel.wire(position) for position, channel in enumerate(channels)],
+    )
+
+
+def preset_schema(preset: PresetAlert, sealer: Sealer) -> schemas.Preset:
+    channels = open_channels(sealer, preset.channels_sealed)
+    return schemas.Preset(
+        presetid=preset.id,
+        name=preset.name,
+        channels=[channel.wire(position) for position, channel in enumerate(channels)],
+    )
+
+
+async def _apply(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    view: View,
+    body: schemas.ViewIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> None:
+    query = _check_query(body.query)
+    preset_id = (body.presetid or "").strip() or None
+    if preset_id is not None and (
+        await repository.preset_of(session=session, account_id=account_id, preset_id=preset_id)
+        is None
+    ):
+        raise BadRequest("presetid: no such preset alert")
+    channels = await checked_channels(body.channels, policy=policy)
+    view.name = body.name
+    view.query = query
+    view.apps = list(body.apps)
+    view.hosts = list(body.hosts)
+    view.levels = list(body.levels)
+    view.tags = list(body.tags)
+    view.category = list(body.category)
+    view.preset_id = preset_id
+    view.channels_sealed = seal_channels(sealer, channels)
+    view.alerting = bool(channels) or preset_id is not None
+    view.updated_at = utcnow()
+
+
+async def list_views(
+    *, session: AsyncSession, account_id: str, sealer: Sealer
+) -> list[schemas.View]:
+    return [
+        view_schema(view, sealer)
+        for view in await repository.views_of(session=session, account_id=account_id)
+    ]
+
+
+async def create_view(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    body: schemas.ViewIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> schemas.View:
+    view = View(account_id=account_id, created_at=utcnow())
+    await _apply(
+        session=session, account_id=account_id, view=view, body=body, sealer=sealer, policy=policy
+    )
+    session.add(view)
+    await session.flush()
+    return view_schema(view, sealer)
+
+
+async def own_view(
+    *, session: AsyncSession, account_id: str, view_id: str, for_update: bool = False
+) -> View:
+    """The account's view; a foreign or missing id is the same 404."""
+    view = await repository.view_of(
+        session=session, account_id=account_id, view_id=view_id, for_update=for_update
+    )
+    if view is None:
+        raise NotFound()
+    return view
+
+
+async def get_view(
+    *, session: AsyncSession, account_id: str, view_id: str, sealer: Sealer
+) -> schemas.View:
+    view = await own_view(session=session, account_id=account_id, view_id=view_id)
+    return view_schema(view, sealer)
+
+
+async def update_view(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    view_id: str,
+    body: schemas.ViewIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> schemas.View:
+    view = await own_view(session=session, account_id=account_id, view_id=view_id, for_update=True)
+    await _apply(
+        session=session, account_id=account_id, view=view, body=body, sealer=sealer, policy=policy
+    )
+    await session.flush()
+    return view_schema(view, sealer)
+
+
+async def delete_view(
+    *, session: AsyncSession, account_id: str, view_id: str, sealer: Sealer
+) -> schemas.View:
+    view = await own_view(session=session, account_id=account_id, view_id=view_id, for_update=True)
+    deleted = view_schema(view, sealer)
+    await session.delete(view)
+    await session.flush()
+    return deleted
+
+
+async def delivery_log(
+    *, session: AsyncSession, account_id: str, view_id: str
+) -> list[schemas.Delivery]:
+    await own_view(session=session, account_id=account_id, view_id=view_id)
+    return [
+        schemas.Delivery(
+            id=row.id,
+            fired=row.fired_ms,
+            event=row.event,
+            integration=row.integration,
+            channel=row.channel_key.split(":", 1)[0],
+            status=row.status,
+            attempts=row.attempts,
+            last_error=row.last_error,
+            finished=row.finished_ms,
+            count=int(row.payload.get("count", 0)),
+        )
+        for row in await repository.deliveries_of(
+            session=session, account_id=account_id, view_id=view_id
+        )
+    ]
+
+
+# Preset alerts
+
+
+async def list_presets(
+    *, session: AsyncSession, account_id: str, sealer: Sealer
+) -> list[schemas.Preset]:
+    return [
+        preset_schema(preset, sealer)
+        for preset in await repository.presets_of(session=session, account_id=account_id)
+    ]
+
+
+async def create_preset(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    body: schemas.PresetIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> schemas.Preset:
+    channels = await checked_channels(body.channels, policy=policy)
+    now = utcnow()
+    preset = PresetAlert(
+        account_id=account_id,
+        name=body.name,
+        channels_sealed=seal_channels(sealer, channels),
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(preset)
+    await session.flush()
+    return preset_schema(preset, sealer)
+
+
+async def _own_preset(
+    *, session: AsyncSession, account_id: str, preset_id: str, for_update: bool = False
+) -> PresetAlert:
+    preset = await repository.preset_of(
+        session=session, account_id=account_id, preset_id=preset_id, for_update=for_update
+    )
+    if preset is None:
+        raise NotFound()
+    return preset
+
+
+async def get_preset(
+    *, session: AsyncSession, account_id: str, preset_id: str, sealer: Sealer
+) -> schemas.Preset:
+    preset = await _own_preset(session=session, account_id=account_id, preset_id=preset_id)
+    return preset_schema(preset, sealer)
+
+
+async def update_preset(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    preset_id: str,
+    body: schemas.PresetIn,
+    sealer: Sealer,
+    policy: DestinationPolicy,
+) -> schemas.Preset:
+    preset = await _own_preset(
+        session=session, account_id=account_id, preset_id=preset_id, for_update=True
+    )
+    channels = await checked_channels(body.channels, policy=policy)
+    preset.name = body.name
+    preset.channels_sealed = seal_channels(sealer, channels)
+    preset.updated_at = utcnow()
+    await session.flush()
+    return preset_schema(preset, sealer)
+
+
+async def delete_preset(
+    *, session: AsyncSession, account_id: str, preset_id: str, sealer: Sealer
+) -> schemas.Preset:
+    preset = await _own_preset(
+        session=session, account_id=account_id, preset_id=preset_id, for_update=True
+    )
+    deleted = preset_schema(preset, sealer)
+    await repository.detach_preset(session=session, account_id=account_id, preset_id=preset_id)
+    await session.delete(preset)
+    await session.flush()
+    return deleted
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSearch:
+    """What a reader (export, live tail) asked for once a view is applied: the view's
+    query ANDed with the request's, and the request's host/app/level lists where it
+    gave them, else the view's (tags too, where the reader supports them)."""
+
+    query: str | None
+    hosts: str | None
+    apps: str | None
+    levels: str | None
+    tags: str | None = None
+
+
+def _joined(given: str | None, saved: list[str]) -> str | None:
+    if given is not None and given.strip():
+        return given
+    return ",".join(saved) if saved else None
+
+
+async def apply_view(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    view_id: str | None,
+    query: str | None,
+    hosts: str | None,
+    apps: str | None,
+    levels: str | None,
+    tags: str | None = None,
+) -> SavedSearch:
+    """The search of a request naming a view (``viewID``); a view of another account,
+    or none, is a 404 like a missing one. Without a view: the request as it is."""
+    if view_id is None or not view_id.strip():
+        return SavedSearch(query=query, hosts=hosts, apps=apps, levels=levels, tags=tags)
+    view = await own_view(session=session, account_id=account_id, view_id=view_id.strip()[:64])
+    given = query.strip() if query else ""
+    combined = f"({view.query}) ({given})" if view.query and given else (view.query or given)
+    return SavedSearch(
+        query=combined or None,
+        hosts=_joined(hosts, view.hosts),
+        apps=_joined(apps, view.apps),
+        levels=_joined(levels, view.levels),
+        tags=_joined(tags, view.tags),
+    )

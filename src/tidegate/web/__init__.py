@@ -1,0 +1,1 @@
+"""The web app (docs/web.md)."""

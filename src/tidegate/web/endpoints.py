@@ -1,0 +1,130 @@
+"""The web app: one HTML shell for every page, and its scripts, styles and the vendored
+chart library, all served from this package (no CDN, no build step; docs/web.md).
+
+The pages are plain JavaScript modules that call the same public HTTP API as every other
+client, with the session cookie that ``POST /v1/auth/session`` sets. The shell itself
+needs no credentials: it holds no data.
+
+Asset addresses carry a digest of the file (``?v=...``) so they can be cached for a year;
+module imports between the scripts are relative, so each module is fetched with the
+digest of the shell's release (``/web/<release>/...``): an upgrade changes every
+address at once and a browser never mixes two releases' modules."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from tidegate.errors import NotFound
+
+_HERE = Path(__file__).parent
+STATIC_DIR = _HERE / "static"
+ASSETS_PREFIX = "/web"
+
+# Every address the app's client-side router knows: each answers the shell, so a
+# reload or a shared link opens the same page.
+PAGES = (
+    "/",
+    "/signin",
+    "/accept-invitation",  # the links the server e-mails (tidegate.users.service)
+    "/reset-password",
+    "/search",
+    "/views",
+    "/boards",
+    "/boards/{boardid}",
+    "/rules",
+    "/keys",
+    "/usage",
+    "/members",
+    "/pipelines",
+    "/pipelines/{pipeline_id}",
+)
+
+_MEDIA_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    "": "text/plain; charset=utf-8",  # LICENSE
+}
+_CACHE_FOREVER = "public, max-age=31536000, immutable"
+# Scripts and styles from this origin only; uPlot sets element styles from script
+# (CSSOM), which 'self' allows, but its legend uses style attributes, hence
+# 'unsafe-inline' for styles only. No framing (clickjacking on the edit controls).
+_SHELL_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-cache",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Asset:
+    content: bytes
+    media_type: str
+
+
+@cache
+def _assets() -> dict[str, _Asset]:
+    """Every file under static/, by its path relative to it (read once per process)."""
+    found: dict[str, _Asset] = {}
+    for path in sorted(STATIC_DIR.rglob("*")):
+        if path.is_file() and path.suffix in _MEDIA_TYPES:
+            name = path.relative_to(STATIC_DIR).as_posix()
+            found[name] = _Asset(path.read_bytes(), _MEDIA_TYPES[path.suffix])
+    return found
+
+
+@cache
+def release() -> str:
+    """A digest of every asset: the address segment that changes with any of them."""
+    digest = hashlib.sha256()
+    for name, asset in _assets().items():
+        digest.update(name.encode())
+        digest.update(hashlib.sha256(asset.content).digest())
+    return digest.hexdigest()[:12]
+
+
+@cache
+def _shell() -> str:
+    env = Environment(
+        loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(["html"])
+    )
+    return env.get_template("index.html").render(assets=f"{ASSETS_PREFIX}/{release()}")
+
+
+def build_web_router() -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    async def shell() -> HTMLResponse:
+        return HTMLResponse(_shell(), headers=_SHELL_HEADERS)
+
+    for page in PAGES:
+        router.add_api_route(page, shell, methods=["GET"])
+
+    @router.get(ASSETS_PREFIX + "/{version}/{name:path}")
+    async def asset(version: str, name: str) -> Response:
+        # Any version answers the current file (a page open across an upgrade still
+        # loads); only the current one may be cached for good.
+        key = PurePosixPath(name).as_posix()
+        found = _assets().get(key)
+        if found is None:
+            raise NotFound(f"No web asset {name[:100]}")
+        cache_control = _CACHE_FOREVER if version == release() else "no-cache"
+        return Response(
+            found.content,
+            media_type=found.media_type,
+            headers={"Cache-Control": cache_control, "X-Content-Type-Options": "nosniff"},
+        )
+
+    return router

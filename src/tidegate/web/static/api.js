@@ -1,0 +1,82 @@
+// The public HTTP API, as the signed-in person: the session cookie goes with every
+// request (same origin), and unsafe methods carry the CSRF token the server set in the
+// readable `tidegate_csrf` cookie. No key is ever kept by the page.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const text = (body && (body.error || body.message)) || `HTTP ${status}`;
+    super(text);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return null;
+}
+
+export function url(path, params = {}) {
+  const target = new URL(path, location.origin);
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === "") continue;
+    target.searchParams.set(key, Array.isArray(value) ? value.join(",") : String(value));
+  }
+  return target;
+}
+
+let onUnauthorized = () => {};
+export function whenUnauthorized(callback) {
+  onUnauthorized = callback;
+}
+
+export async function api(method, path, { params, body, signal } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (!SAFE.has(method)) {
+    const token = cookie("tidegate_csrf");
+    if (token) headers["X-CSRF-Token"] = token;
+  }
+  const response = await fetch(url(path, params), {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+    signal,
+  });
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { error: text.slice(0, 200) };
+    }
+  }
+  if (!response.ok) {
+    if (response.status === 401 && !path.startsWith("/v1/auth/")) onUnauthorized();
+    throw new ApiError(response.status, data);
+  }
+  return data;
+}
+
+export const get = (path, params, signal) => api("GET", path, { params, signal });
+export const post = (path, body, params) => api("POST", path, { body, params });
+export const patch = (path, body) => api("PATCH", path, { body });
+export const put = (path, body) => api("PUT", path, { body });
+export const del = (path) => api("DELETE", path);
+
+// Is an endpoint there at all (an API another release adds)? 404/405 mean no.
+export async function available(path) {
+  try {
+    await get(path);
+    return true;
+  } catch (error) {
+    return !(error instanceof ApiError && (error.status === 404 || error.status === 405));
+  }
+}

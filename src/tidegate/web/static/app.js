@@ -1,0 +1,112 @@
+// The shell: a client-side router over the pages, the header and the session.
+import { whenUnauthorized } from "./api.js";
+import { clear, errorBox, h } from "./dom.js";
+import { accountLabel, session } from "./session.js";
+
+const ROUTES = [
+  [/^\/signin$/, () => import("./pages/signin.js"), "signin"],
+  [/^\/(accept-invitation|reset-password)$/, () => import("./pages/password.js"), "signin"],
+  [/^\/(search)?$/, () => import("./pages/search.js"), "search"],
+  [/^\/views$/, () => import("./pages/views.js"), "views"],
+  [/^\/boards$/, () => import("./pages/boards.js"), "boards"],
+  [/^\/boards\/(?<boardid>[^/]+)$/, () => import("./pages/board.js"), "boards"],
+  [/^\/rules$/, () => import("./pages/rules.js"), "rules"],
+  [/^\/keys$/, () => import("./pages/keys.js"), "keys"],
+  [/^\/usage$/, () => import("./pages/usage.js"), "usage"],
+  [/^\/members$/, () => import("./pages/members.js"), "members"],
+  [/^\/pipelines$/, () => import("./pages/pipelines.js"), "pipelines"],
+  [/^\/pipelines\/(?<pipeline_id>[^/]+)$/, () => import("./pages/pipeline.js"), "pipelines"],
+];
+
+const main = document.getElementById("main");
+let cleanup = null;
+let generation = 0;
+
+export function navigate(path, { replace = false } = {}) {
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
+  return route();
+}
+
+function renderHeader() {
+  const header = document.getElementById("top");
+  const current = session.current;
+  header.hidden = !current;
+  if (!current) return;
+  const switcher = document.getElementById("account-switch");
+  const accounts = current.accounts || [];
+  switcher.hidden = accounts.length < 2;
+  clear(switcher);
+  for (const account of accounts) {
+    switcher.append(
+      h("option", { value: account.id, selected: account.id === current.account_id }, accountLabel(account)),
+    );
+  }
+  document.getElementById("role").textContent = current.role || "";
+  document.body.classList.toggle("readonly", !session.can("content"));
+}
+
+async function route() {
+  const mine = ++generation;
+  if (cleanup) {
+    try {
+      cleanup();
+    } catch {
+      /* a page's cleanup must not stop the next page */
+    }
+    cleanup = null;
+  }
+  const path = location.pathname;
+  const found = ROUTES.find(([pattern]) => pattern.test(path));
+  if (!found) {
+    clear(main).append(h("p", { class: "error" }, `No page at ${path}`));
+    return;
+  }
+  const [pattern, load, nav] = found;
+  if (nav !== "signin" && !session.current) {
+    const back = location.pathname + location.search;
+    history.replaceState(null, "", `/signin?next=${encodeURIComponent(back)}`);
+    return route();
+  }
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    link.classList.toggle("active", link.dataset.nav === nav);
+  }
+  renderHeader();
+  try {
+    const page = await load();
+    if (mine !== generation) return;
+    clear(main);
+    const params = pattern.exec(path).groups || {};
+    cleanup = (await page.render(main, { params, query: new URLSearchParams(location.search), navigate })) || null;
+  } catch (error) {
+    if (mine === generation) clear(main).append(errorBox(error));
+  }
+}
+
+// In-app links: every same-origin <a> without a target is routed here.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  if (!link || link.target || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+  const target = new URL(link.href, location.origin);
+  if (target.origin !== location.origin || target.pathname.startsWith("/docs")) return;
+  event.preventDefault();
+  navigate(target.pathname + target.search);
+});
+window.addEventListener("popstate", route);
+
+document.getElementById("sign-out").addEventListener("click", async () => {
+  await session.signOut().catch(() => {});
+  navigate("/signin");
+});
+document.getElementById("account-switch").addEventListener("change", async (event) => {
+  await session.chooseAccount(event.target.value);
+  route();
+});
+whenUnauthorized(() => {
+  if (location.pathname === "/signin") return;
+  session.current = null;
+  navigate("/signin", { replace: true });
+});
+
+await session.load().catch(() => null);
+route();

@@ -1,0 +1,120 @@
+// Building elements without innerHTML: every value from the API lands as text.
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2).toLowerCase(), value);
+    } else if (key === "class") {
+      el.className = value;
+    } else if (key === "testid") {
+      el.dataset.testid = value;
+    } else if (key === "value" || key === "checked" || key === "disabled") {
+      el[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+export function clear(el) {
+  el.replaceChildren();
+  return el;
+}
+
+const pad = (n, width = 2) => String(n).padStart(width, "0");
+
+// Local time, to the millisecond: what a person reading logs compares.
+export function formatTime(ms) {
+  const d = new Date(ms);
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`
+  );
+}
+
+// The value of an <input type="datetime-local"> for a time, and back.
+export function toLocalInput(ms) {
+  const d = new Date(ms);
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  );
+}
+
+export function fromLocalInput(text) {
+  const ms = new Date(text).getTime();
+  return Number.isFinite(ms) ? ms : null;
+}
+
+export function formatCount(n) {
+  return Number(n).toLocaleString("en");
+}
+
+export function formatBytes(n) {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = Number(n);
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
+}
+
+export function errorBox(error) {
+  return h("p", { class: "error", role: "alert" }, error.message || String(error));
+}
+
+// A form field with its label.
+export function field(label, input, hint) {
+  return h("label", { class: "field" }, h("span", {}, label), input, hint && h("small", {}, hint));
+}
+
+export function splitList(text) {
+  return String(text || "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+// Fills `box` with `draw(answer)` for the answer of `request()`, or with the error.
+export async function fillFrom(box, request, draw) {
+  clear(box);
+  let answer;
+  try {
+    answer = await request();
+  } catch (error) {
+    box.append(errorBox(error));
+    return;
+  }
+  box.append(draw(answer));
+}
+
+export function listTable(headings, rows) {
+  return h("table", { class: "list" }, h("thead", {}, h("tr", {}, headings.map((text) => h("th", {}, text)))), h("tbody", {}, rows));
+}
+
+// Runs `action` when `form` is submitted; an error lands in `problem`.
+export function onSubmit(form, problem, action) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clear(problem);
+    try {
+      await action();
+    } catch (error) {
+      problem.append(errorBox(error));
+    }
+  });
+}

@@ -1,0 +1,179 @@
+// One board: its graphs drawn from the aggregation endpoint, refreshed every minute;
+// add, move, resize and remove graphs (saved with PATCH /v1/config/board/{id}).
+import { del, get, patch } from "../api.js";
+import { clear, errorBox, field, h } from "../dom.js";
+import { drawGraph, newGraphId } from "../graphs.js";
+import { session } from "../session.js";
+import { DEFAULT_PRESET, PRESETS, resolve } from "../timerange.js";
+
+const REFRESH_MS = 60_000;
+
+export async function render(main, { params, navigate }) {
+  const path = `/v1/config/board/${encodeURIComponent(params.boardid)}`;
+  let board;
+  try {
+    board = await get(path);
+  } catch (error) {
+    main.append(errorBox(error));
+    return;
+  }
+  const canEdit = session.can("content");
+  let range = { preset: DEFAULT_PRESET };
+  let controller = new AbortController();
+  let drawn = [];
+  const grid = h("div", { class: "board-grid" });
+  const problem = h("div", {});
+  const rangeSelect = h("select", { "aria-label": "Time range", testid: "board-range" }, PRESETS.map(([key, label]) => h("option", { value: key, selected: key === range.preset }, label)));
+  rangeSelect.addEventListener("change", () => {
+    range = { preset: rangeSelect.value };
+    draw();
+  });
+
+  // Changes apply to the page at once and are saved one after another, so a quick
+  // second change (resize, then move) builds on the first instead of racing it.
+  let saving = Promise.resolve();
+  let pending = 0;
+  const saved = h("span", { class: "muted", role: "status", testid: "board-saved" });
+  function save(changes) {
+    clear(problem);
+    board = { ...board, ...changes };
+    draw();
+    pending += 1;
+    saved.textContent = "Saving…";
+    saving = saving
+      .then(() => patch(path, changes))
+      .catch(async (error) => {
+        problem.append(errorBox(error));
+        board = await get(path).catch(() => board);
+        draw();
+      })
+      .finally(() => {
+        pending -= 1;
+        if (!pending) saved.textContent = "All changes saved";
+      });
+    return saving;
+  }
+
+  function moveGraph(index, step) {
+    const graphs = [...board.graphs];
+    const [graph] = graphs.splice(index, 1);
+    graphs.splice(Math.max(0, Math.min(graphs.length, index + step)), 0, graph);
+    save({ graphs });
+  }
+
+  function changeGraph(index, changes) {
+    const graphs = board.graphs.map((graph, i) => (i === index ? { ...graph, ...changes } : graph));
+    save({ graphs });
+  }
+
+  function controls(graph, index) {
+    if (!canEdit) return null;
+    const width = h("select", { "aria-label": "Width", onchange: (e) => changeGraph(index, { width: Number(e.target.value) }) }, [1, 2, 3].map((n) => h("option", { value: n, selected: (graph.width || 1) === n }, `${n}/3 wide`)));
+    const height = h("select", { "aria-label": "Height", onchange: (e) => changeGraph(index, { height: e.target.value }) }, [["s", "short"], ["m", "medium"], ["l", "tall"]].map(([v, l]) => h("option", { value: v, selected: (graph.height || "m") === v }, l)));
+    return h(
+      "span",
+      { class: "graph-controls edit" },
+      h("button", { type: "button", title: "Move left", onclick: () => moveGraph(index, -1), disabled: index === 0 }, "←"),
+      h("button", { type: "button", title: "Move right", onclick: () => moveGraph(index, 1), disabled: index === board.graphs.length - 1 }, "→"),
+      width,
+      height,
+      h("button", { type: "button", class: "danger", title: "Remove", onclick: () => save({ graphs: board.graphs.filter((_, i) => i !== index) }) }, "✕"),
+    );
+  }
+
+  function draw() {
+    controller.abort();
+    controller = new AbortController();
+    const { signal } = controller;
+    for (const drop of drawn) drop();
+    drawn = [];
+    clear(grid);
+    const bounds = resolve(range);
+    const graphs = board.graphs || [];
+    if (!graphs.length) grid.append(h("p", { class: "muted" }, canEdit ? "No graphs yet: add one below." : "No graphs yet."));
+    graphs.forEach((graph, index) => {
+      const box = h("div", { class: "graph-body" });
+      const card = h(
+        "div",
+        { class: `card graph w${graph.width || 1}` },
+        h("div", { class: "graph-head" }, h("h3", {}, graph.title || graph.query || "All lines"), controls(graph, index)),
+        box,
+      );
+      grid.append(card);
+      drawGraph(box, graph, bounds, signal)
+        .then((drop) => {
+          if (signal.aborted) return drop();
+          drawn.push(drop);
+          card.dataset.testid = "board-graph";
+        })
+        .catch((error) => {
+          if (!signal.aborted) box.append(errorBox(error));
+        });
+    });
+  }
+
+  const title = h("h1", {}, board.title);
+  main.append(
+    h(
+      "div",
+      { class: "board-head" },
+      title,
+      saved,
+      rangeSelect,
+      h("button", { type: "button", onclick: () => draw(), testid: "board-refresh" }, "Refresh"),
+      canEdit
+        ? [
+            h("button", { type: "button", class: "edit", onclick: () => { const name = prompt("Board title", board.title); if (name) save({ title: name }).then(() => { title.textContent = board.title; }); } }, "Rename"),
+            h("button", { type: "button", class: "edit danger", onclick: async () => { if (confirm(`Delete the board “${board.title}”?`)) { await del(path); navigate("/boards"); } } }, "Delete board"),
+          ]
+        : null,
+    ),
+    problem,
+    grid,
+    canEdit ? addGraphForm((graph) => save({ graphs: [...(board.graphs || []), graph] })) : null,
+  );
+  draw();
+  const timer = setInterval(draw, REFRESH_MS);
+  return () => {
+    clearInterval(timer);
+    controller.abort();
+    for (const drop of drawn) drop();
+  };
+}
+
+function addGraphForm(add) {
+  const kind = h("select", { testid: "graph-kind" }, h("option", { value: "count" }, "Count of lines over time"), h("option", { value: "top" }, "Top values table"));
+  const title = h("input", { maxlength: 120, placeholder: "optional", testid: "graph-title" });
+  const query = h("input", { placeholder: "all lines", testid: "graph-query" });
+  const split = h("select", { testid: "graph-split" }, h("option", { value: "" }, "no split"), ["host", "app", "level"].map((name) => h("option", { value: name }, `split by ${name}`)));
+  const fieldSelect = h("select", { testid: "graph-field" }, ["host", "app", "level"].map((name) => h("option", { value: name }, name)));
+  const splitLabel = field("Split", split);
+  const fieldLabel = field("Field", fieldSelect);
+  const sync = () => {
+    splitLabel.hidden = kind.value !== "count";
+    fieldLabel.hidden = kind.value !== "top";
+  };
+  kind.addEventListener("change", sync);
+  sync();
+  const form = h(
+    "form",
+    { class: "card inline-form edit" },
+    h("h2", {}, "Add a graph"),
+    field("Kind", kind),
+    field("Title", title),
+    field("Query", query),
+    splitLabel,
+    fieldLabel,
+    h("button", { type: "submit", class: "primary", testid: "graph-add" }, "Add graph"),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const graph = { id: newGraphId(), kind: kind.value, title: title.value.trim(), query: query.value.trim(), width: 1, height: "m" };
+    if (kind.value === "count") graph.split = split.value;
+    else graph.field = fieldSelect.value;
+    add(graph);
+    title.value = "";
+    query.value = "";
+  });
+  return form;
+}

@@ -1,0 +1,317 @@
+// Search: query, time range, host/app/level filters with their top values, a histogram
+// that zooms by brushing, lines newest first with endless scrolling backwards through
+// export pages, and live tail of the same search. Query and range live in the URL.
+import { ApiError, get } from "../api.js";
+import { histogram } from "../chart.js";
+import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
+import { lineElement } from "../lines.js";
+import { LiveTail } from "../tail.js";
+import { PRESETS, rangeFromParams, rangeToParams, resolve } from "../timerange.js";
+import { saveViewButton } from "../views.js";
+
+const FIRST_PAGE = 100; // small: the first lines show as soon as the database has them
+const NEXT_PAGE = 500;
+const EMPTY_PAGES_PER_SCROLL = 5; // a page may be empty without being the last
+const FACETS = [
+  ["host", "hosts"],
+  ["app", "apps"],
+  ["level", "levels"],
+];
+
+export function stateFromUrl(query) {
+  return {
+    q: query.get("q") || "",
+    range: rangeFromParams(query),
+    hosts: splitList(query.get("hosts")),
+    apps: splitList(query.get("apps")),
+    levels: splitList(query.get("levels")),
+  };
+}
+
+export function searchUrl(state) {
+  const params = new URLSearchParams();
+  if (state.q) params.set("q", state.q);
+  rangeToParams(state.range, params);
+  for (const [, list] of FACETS) if (state[list].length) params.set(list, state[list].join(","));
+  return `/search?${params}`;
+}
+
+function filterParams(state) {
+  return { query: state.q, hosts: state.hosts, apps: state.apps, levels: state.levels };
+}
+
+// The API's 400 names the column where the query stopped parsing: point at it.
+function queryProblem(error, q) {
+  const match = /\(column (\d+)\)/.exec(error.message);
+  if (!match || !error.message.startsWith("query:")) return errorBox(error);
+  const column = Number(match[1]);
+  return h(
+    "div",
+    { class: "error query-error", role: "alert", testid: "query-error" },
+    h("div", {}, error.message.replace(/^query:\s*/, "")),
+    h("pre", {}, q, "\n", " ".repeat(Math.max(0, column - 1)), "^"),
+  );
+}
+
+export async function render(main, { query }) {
+  const state = stateFromUrl(query);
+  let controller = null;
+  let dropChart = null;
+  let tail = null;
+  let cursor = null; // {bounds, pagination_id} of the search shown
+  let loading = false;
+
+  const input = h("input", {
+    type: "search",
+    class: "query",
+    value: state.q,
+    placeholder: "Search: error app:api -host:db-1 status:>=500",
+    spellcheck: "false",
+    testid: "search-input",
+  });
+  const rangeSelect = h(
+    "select",
+    { testid: "time-range", "aria-label": "Time range" },
+    PRESETS.map(([key, label]) => h("option", { value: key }, label)),
+    h("option", { value: "custom" }, "Custom range…"),
+  );
+  const fromInput = h("input", { type: "datetime-local", step: "1", "aria-label": "From", testid: "range-from" });
+  const toInput = h("input", { type: "datetime-local", step: "1", "aria-label": "To", testid: "range-to" });
+  const custom = h("span", { class: "custom-range" }, fromInput, "–", toInput);
+  const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
+  const problem = h("div", { class: "problem" });
+  const facets = h("aside", { class: "facets" });
+  const chartBox = h("div", { class: "histogram", testid: "histogram" });
+  const summary = h("div", { class: "summary-bar muted" });
+  const tailStatus = h("div", { class: "tail-status", hidden: true });
+  const list = h("div", { class: "lines", testid: "lines" });
+  const sentinel = h("div", { class: "sentinel muted" });
+
+  const form = h(
+    "form",
+    { class: "search-bar" },
+    input,
+    rangeSelect,
+    custom,
+    h("button", { type: "submit", class: "primary" }, "Search"),
+    liveToggle,
+    await saveViewButton(() => state),
+  );
+  main.append(
+    h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel))),
+  );
+
+  function showRange() {
+    const { from, to } = resolve(state.range);
+    rangeSelect.value = state.range.preset || "custom";
+    custom.hidden = Boolean(state.range.preset);
+    fromInput.value = toLocalInput(from);
+    toInput.value = toLocalInput(to);
+  }
+
+  function onPick(term) {
+    state.q = state.q.trim() ? `${state.q.trim()} ${term}` : term;
+    input.value = state.q;
+    apply();
+  }
+
+  function apply({ push = true } = {}) {
+    const target = searchUrl(state);
+    if (push && target !== location.pathname + location.search) history.pushState(null, "", target);
+    if (tail) startTail();
+    else run();
+  }
+
+  function drawFacets(top) {
+    clear(facets);
+    for (const [name, listName] of FACETS) {
+      const chosen = state[listName];
+      const rows = (top && top[name]) || [];
+      const values = [...rows];
+      for (const value of chosen) if (!rows.some((row) => row.value === value.toLowerCase())) values.push({ value, count: null });
+      facets.append(
+        h(
+          "section",
+          { class: "facet", testid: `facet-${name}` },
+          h("h3", {}, name),
+          values.length
+            ? h(
+                "ul",
+                {},
+                values.map((row) => {
+                  const on = chosen.some((value) => value.toLowerCase() === row.value.toLowerCase());
+                  return h(
+                    "li",
+                    {},
+                    h(
+                      "label",
+                      {},
+                      h("input", {
+                        type: "checkbox",
+                        checked: on,
+                        onchange: () => {
+                          state[listName] = on ? chosen.filter((value) => value.toLowerCase() !== row.value.toLowerCase()) : [...chosen, row.value];
+                          apply();
+                        },
+                      }),
+                      h("span", { class: "facet-value" }, row.value),
+                      row.count === null ? null : h("span", { class: "count" }, formatCount(row.count)),
+                    ),
+                  );
+                }),
+              )
+            : h("p", { class: "muted" }, "none"),
+        ),
+      );
+    }
+  }
+
+  function drawHistogram(answer) {
+    if (dropChart) dropChart();
+    clear(chartBox);
+    dropChart = histogram(chartBox, {
+      times: answer.histogram.map((bucket) => bucket.ts),
+      counts: answer.histogram.map((bucket) => bucket.count),
+      bucketMs: answer.bucket_ms,
+      onSelect: (from, to) => {
+        state.range = { from: Math.max(from, answer.from), to: Math.min(to, answer.to) };
+        showRange();
+        apply();
+      },
+    });
+    clear(summary).append(
+      `${formatCount(answer.total)} matching lines`,
+      answer.exact ? "" : ` (counted from ${formatTime(answer.counted_from)}: the query is too broad to count the whole range)`,
+      ` · ${formatTime(answer.from)} – ${formatTime(answer.to)}`,
+    );
+  }
+
+  async function page(signal) {
+    if (!cursor || cursor.done || loading) return;
+    loading = true;
+    sentinel.textContent = "Loading older lines…";
+    try {
+      for (let tries = 0; tries < EMPTY_PAGES_PER_SCROLL; tries += 1) {
+        const answer = await get(
+          "/v2/export",
+          {
+            ...filterParams(state),
+            ...cursor.bounds,
+            size: cursor.pagination_id ? NEXT_PAGE : FIRST_PAGE,
+            prefer: "tail",
+            pagination_id: cursor.pagination_id,
+          },
+          signal,
+        );
+        const fragment = document.createDocumentFragment();
+        for (const record of answer.lines) fragment.append(lineElement(record, onPick));
+        list.append(fragment);
+        cursor.pagination_id = answer.pagination_id;
+        cursor.done = !answer.pagination_id;
+        if (answer.lines.length || cursor.done) break;
+      }
+      sentinel.textContent = cursor.done ? (list.childElementCount ? "No older lines in this range." : "No lines match.") : "";
+    } finally {
+      loading = false;
+    }
+  }
+
+  async function run() {
+    if (controller) controller.abort();
+    controller = new AbortController();
+    const { signal } = controller;
+    clear(problem);
+    clear(list);
+    sentinel.textContent = "Searching…";
+    const bounds = resolve(state.range);
+    cursor = { bounds, pagination_id: null, done: false };
+    loading = false;
+    const shown = (error) => {
+      if (signal.aborted) return;
+      sentinel.textContent = "";
+      clear(problem).append(error instanceof ApiError && error.status === 400 ? queryProblem(error, state.q) : errorBox(error));
+    };
+    // The lines first, then the counts: both run in the server's export threads and the
+    // database, and asked together the counts slowed the first lines down
+    // (bench_web_first_line, docs/web.md).
+    let failed = false;
+    await page(signal).catch((error) => {
+      failed = true;
+      shown(error);
+    });
+    if (failed || signal.aborted) return;
+    await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
+      .then((answer) => {
+        if (signal.aborted) return;
+        drawHistogram(answer);
+        drawFacets(answer.top);
+      })
+      .catch(shown);
+  }
+
+  function stopTail() {
+    if (tail) tail.close();
+    tail = null;
+    tailStatus.hidden = true;
+    chartBox.hidden = false;
+    summary.hidden = false;
+    liveToggle.setAttribute("aria-pressed", "false");
+    liveToggle.classList.remove("on");
+  }
+
+  function startTail() {
+    if (tail) tail.close();
+    if (controller) controller.abort();
+    clear(problem);
+    clear(list);
+    sentinel.textContent = "";
+    cursor = null;
+    tailStatus.hidden = false;
+    // The histogram and the count describe the searched range, not the stream.
+    chartBox.hidden = true;
+    summary.hidden = true;
+    liveToggle.setAttribute("aria-pressed", "true");
+    liveToggle.classList.add("on");
+    tail = new LiveTail({ list, status: tailStatus, params: filterParams(state), render: (record) => lineElement(record, onPick) });
+  }
+
+  liveToggle.addEventListener("click", () => {
+    if (tail) {
+      stopTail();
+      run();
+    } else startTail();
+  });
+  rangeSelect.addEventListener("change", () => {
+    if (rangeSelect.value === "custom") {
+      state.range = resolve(state.range);
+      showRange();
+      return;
+    }
+    state.range = { preset: rangeSelect.value };
+    showRange();
+    apply();
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    state.q = input.value.trim();
+    if (rangeSelect.value === "custom") {
+      const from = fromLocalInput(fromInput.value);
+      const to = fromLocalInput(toInput.value);
+      if (from !== null && to !== null) state.range = { from, to: to + 999 };
+    }
+    apply();
+  });
+  const observer = new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting) && cursor && !tail) page(controller.signal).catch(() => {});
+  });
+  observer.observe(sentinel);
+  showRange();
+  input.focus();
+  run();
+  return () => {
+    if (controller) controller.abort();
+    stopTail();
+    observer.disconnect();
+    if (dropChart) dropChart();
+  };
+}

@@ -1,0 +1,117 @@
+"""A fresh database per test (the evaluator's cursor is one per store), the app over
+ASGI with its own alert runner switched off, and evaluators driven by a hand clock."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from tests.conftest import AppClient, make_settings, open_client
+from tests.ingest.factories import Ingestor, make_ingestor
+
+from tidegate.alerts.evaluator import Evaluator
+from tidegate.alerts.outbox import Outbox
+from tidegate.auth.secrets import Sealer, load_server_secret
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.models import AlertDelivery, AlertState
+
+VIEWS = "/v1/config/view"
+
+
+@dataclass
+class HandClock:
+    now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def move(self, seconds: float) -> None:
+        self.now_ms += int(seconds * 1000)
+
+
+@dataclass
+class Harness:
+    client: AppClient
+    lifespan: Any
+    settings: Settings
+    db: Database
+    sealer: Sealer
+    who: Ingestor
+    clock: HandClock
+    shared: Evaluator | None = None
+
+    def main_evaluator(self) -> Evaluator:
+        """One evaluator kept for the test (another would wait for its lease)."""
+        if self.shared is None:
+            self.shared = self.evaluator()
+        return self.shared
+
+    def evaluator(self, clock: Any = None) -> Evaluator:
+        return Evaluator(
+            self.db, self.sealer, self.settings, owner=uuid.uuid4().hex, clock=clock or self.clock
+        )
+
+    def outbox(self) -> Outbox:
+        return Outbox(self.db, self.sealer, self.settings, clock=self.clock)
+
+    async def view(self, channels: list[dict[str, Any]], **fields: Any) -> str:
+        body = {"name": "Payments errors", "query": "payment failed", "channels": channels}
+        response = await self.client.post(
+            VIEWS, json={**body, **fields}, headers=self.who.account.headers
+        )
+        assert response.status_code == 200, response.text
+        return str(response.json()["viewID"])
+
+    async def ingest(self, *lines: str, app: str = "api", hostname: str = "web-1") -> None:
+        response = await self.client.post(
+            "/logs/ingest",
+            params={"hostname": hostname},
+            json={"lines": [{"line": text, "app": app, "level": "error"} for text in lines]},
+            headers=self.who.headers,
+        )
+        assert response.status_code == 200, response.text
+
+    async def deliveries(self) -> list[AlertDelivery]:
+        async with self.db.read_sessions() as session:
+            rows = await session.execute(
+                select(AlertDelivery).order_by(AlertDelivery.fired_ms, AlertDelivery.id)
+            )
+            return list(rows.scalars())
+
+    async def states(self) -> list[dict[str, Any]]:
+        async with self.db.read_sessions() as session:
+            rows = await session.execute(select(AlertState.state))
+            return [dict(state) for state in rows.scalars()]
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        await self.lifespan.__aexit__(None, None, None)
+        await self.db.dispose()
+
+
+async def open_harness(database_url: str, data_dir: Path, **overrides: Any) -> Harness:
+    settings = make_settings(
+        database_url,
+        data_dir,
+        alerts_enabled=False,
+        alert_settle_s=0,
+        destination_allow="127.0.0.1",
+        **overrides,
+    )
+    client, lifespan = await open_client(settings)
+    who = await make_ingestor(client)
+    sealer = Sealer(load_server_secret(configured=settings.secret_key, data_dir=data_dir))
+    return Harness(
+        client=client,
+        lifespan=lifespan,
+        settings=settings,
+        db=Database.connect(database_url),
+        sealer=sealer,
+        who=who,
+        clock=HandClock(),
+    )

@@ -1,0 +1,133 @@
+"""The evaluator over a real store (SQLite and PostgreSQL) with a hand clock: what
+fires, that each line counts once across evaluators, and across restarts."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.alerts.harness import Harness
+
+
+def webhook(**fields: Any) -> dict[str, Any]:
+    return {
+        "integration": "webhook",
+        "url": "http://127.0.0.1:9/hook",
+        "triggerlimit": 3,
+        "triggerinterval": "30",
+        **fields,
+    }
+
+
+async def test_presence_immediate_fires_once_with_the_matches(harness: Harness) -> None:
+    await harness.view([webhook(immediate="true")])
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()  # the cursor starts at the store's end
+    await harness.ingest("payment failed: card 1", "all good", "payment failed: card 2")
+    harness.clock.move(1)
+    result = await evaluator.evaluate()
+    assert result.claimed
+    assert result.firings == 0
+    await harness.ingest("payment failed: card 3", "payment failed: card 4")
+    harness.clock.move(1)
+    result = await evaluator.evaluate()
+    assert result.firings == 1
+    [delivery] = await harness.deliveries()
+    assert delivery.event == "trigger"
+    assert delivery.status == "pending"
+    assert delivery.integration == "webhook"
+    payload = delivery.payload
+    assert payload["count"] == 3
+    assert [m["_line"] for m in payload["matches"]] == [
+        "payment failed: card 1",
+        "payment failed: card 2",
+        "payment failed: card 3",
+    ]
+    # More matches within the same interval do not fire again.
+    await harness.ingest("payment failed: card 5")
+    harness.clock.move(5)
+    assert (await evaluator.evaluate()).firings == 0
+    assert len(await harness.deliveries()) == 1
+
+
+async def test_presence_at_interval_end_and_absence(harness: Harness) -> None:
+    await harness.view([webhook(triggerlimit=2)], name="presence")
+    await harness.view(
+        [webhook(operator="absence", triggerlimit=1, triggerinterval="1m")],
+        name="absence",
+        query="heartbeat",
+    )
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    await harness.ingest("payment failed 1", "payment failed 2", "heartbeat")
+    harness.clock.move(1)
+    assert (await evaluator.evaluate()).firings == 0
+    harness.clock.move(35)  # the presence window (opened by the lines) has ended
+    result = await evaluator.evaluate()
+    assert result.firings == 1
+    harness.clock.move(30)  # a minute since the absence channel started: it had a line
+    assert (await evaluator.evaluate()).firings == 0
+    harness.clock.move(60)  # a minute with no heartbeat
+    assert (await evaluator.evaluate()).firings == 1
+    events = [(d.payload["name"], d.payload["count"]) for d in await harness.deliveries()]
+    assert events == [("presence", 2), ("absence", 0)]
+
+
+async def test_each_line_counts_once_across_racing_evaluators(harness: Harness) -> None:
+    # Never fires (the limit is beyond reach): the stored window count is the number
+    # of lines the evaluators counted between them.
+    await harness.view([webhook(triggerlimit=100_000, triggerinterval="24h")])
+    first = harness.evaluator()
+    await first.evaluate()
+    ahead = type(harness.clock)(harness.clock.now_ms)
+    second = harness.evaluator(clock=ahead)
+    sent = 0
+    lost = 0
+    for round_ in range(8):
+        await harness.ingest(*(f"payment failed {round_}.{n}" for n in range(7)), "unrelated")
+        sent += 7
+        # The second evaluator's clock is past the first one's lease: both claim and
+        # evaluate the same batch at once; the cursor's version lets one commit.
+        harness.clock.move(100)
+        ahead.now_ms = harness.clock.now_ms + 50_000
+        results = await asyncio.gather(first.evaluate(), second.evaluate())
+        assert any(result.claimed for result in results)
+        lost += sum(result.lost_race for result in results)
+    for evaluator in (first, second):
+        harness.clock.move(100)
+        ahead.now_ms = harness.clock.now_ms + 50_000
+        await evaluator.evaluate()
+    assert lost > 0  # the race did happen
+    [state] = await harness.states()
+    assert state["count"] == sent
+
+
+async def test_a_restart_does_not_fire_twice(harness: Harness) -> None:
+    await harness.view([webhook(immediate="true", triggerlimit=2)])
+    before = harness.evaluator()
+    await before.evaluate()
+    await harness.ingest("payment failed a", "payment failed b")
+    harness.clock.move(1)
+    assert (await before.evaluate()).firings == 1
+    # A new process (another owner): the lease expires, the cursor and states are read
+    # from the database, nothing is judged again.
+    harness.clock.move(120)
+    after = harness.evaluator()
+    result = await after.evaluate()
+    assert result.claimed
+    assert result.firings == 0
+    assert len(await harness.deliveries()) == 1
+
+
+async def test_the_view_filters_apply(harness: Harness) -> None:
+    await harness.view(
+        [webhook(immediate="true", triggerlimit=1)], query="payment", apps=["billing"], hosts=[]
+    )
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    await harness.ingest("payment failed", app="api")
+    harness.clock.move(1)
+    assert (await evaluator.evaluate()).firings == 0
+    await harness.ingest("payment failed", app="billing")
+    harness.clock.move(1)
+    assert (await evaluator.evaluate()).firings == 1

@@ -1,0 +1,227 @@
+"""End to end on a real server (two worker processes): lines sent by the platform's
+official Python logging handler make a view's presence alert POST to a webhook
+receiver exactly once, with the matched lines; an absence alert fires when its lines
+stop; live tail follows the view."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.alerts.receivers import Request, ThreadedReceiver
+from tests.ingest.test_live_servers import _account, _env
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def server_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'alerts.sqlite3'}"
+    return str(request.getfixturevalue("fresh_pg_url"))
+
+
+def _alert_env(database_url: str) -> dict[str, str]:
+    return {
+        **_env(database_url),
+        "TIDEGATE_ALERT_TICK_S": "0.2",
+        "TIDEGATE_ALERT_SETTLE_S": "0.5",
+        "TIDEGATE_DESTINATION_ALLOW": "127.0.0.1",
+    }
+
+
+def _wait(condition: Callable[[], bool], *, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def _handler(key: str, base_url: str, monkeypatch: pytest.MonkeyPatch) -> logging.Logger:
+    import logdna.logdna
+
+    monkeypatch.setattr(logdna.logdna, "get_ip", lambda: "127.0.0.1")
+    handler = logdna.logdna.LogDNAHandler(
+        key,
+        {
+            "url": f"{base_url}/logs/ingest",
+            "hostname": "checkout-1",
+            "app": "checkout",
+            "flush_interval": 0.05,
+            "retry_interval_secs": 0.1,
+        },
+    )
+    logger = logging.getLogger(f"tidegate.test.alerts.{uuid.uuid4().hex[:6]}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    return logger
+
+
+def _close(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()  # flushes, blocking
+
+
+def _view(base_url: str, who: dict[str, str], body: dict[str, Any]) -> str:
+    headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
+    response = httpx.post(f"{base_url}/v1/config/view", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return str(response.json()["viewID"])
+
+
+def test_presence_alert_posts_once_with_the_matched_lines(
+    live_server_factory: Any, server_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = live_server_factory(env=_alert_env(server_db), workers=2)
+    who = _account(server.base_url, server_db, tmp_path)
+    with ThreadedReceiver() as receiver:
+        view_id = _view(
+            server.base_url,
+            who,
+            {
+                "name": "Checkout failures",
+                "query": "payment failed",
+                "apps": [],
+                "hosts": [],
+                "levels": [],
+                "tags": [],
+                "category": [],
+                "presetid": "",
+                "channels": [
+                    {
+                        "integration": "webhook",
+                        "url": f"{receiver.base_url}/presence",
+                        "method": "POST",
+                        "headers": {"X-Alert": "checkout"},
+                        "bodyTemplate": {"view": "{{name}}", "lines": "{{lines}}"},
+                        "immediate": "true",
+                        "terminal": "false",
+                        "operator": "presence",
+                        "triggerlimit": 3,
+                        "triggerinterval": "30",
+                        "emails": [],
+                        "key": "",
+                        "timezone": "",
+                    }
+                ],
+            },
+        )
+        time.sleep(1)  # the evaluator has seen the new view before the lines come
+        logger = _handler(who["key"], server.base_url, monkeypatch)
+        try:
+            logger.error("payment failed: card 4242")
+            logger.info("cart viewed")
+            logger.error("payment failed: card 1881")
+            logger.warning("payment failed: bank timeout")
+        finally:
+            _close(logger)
+        assert _wait(lambda: bool(receiver.on("/presence")), timeout=20)
+        time.sleep(2)  # ten more evaluation ticks on two workers: nothing more arrives
+        posts: list[Request] = receiver.on("/presence")
+        assert len(posts) == 1
+        [post] = posts
+        assert post.method == "POST"
+        assert post.headers["x-alert"] == "checkout"
+        body = post.json()
+        assert body["view"] == "Checkout failures"
+        # The handler's flushes may reach the two workers in either order.
+        assert sorted(line["_line"] for line in body["lines"]) == [
+            "payment failed: bank timeout",
+            "payment failed: card 1881",
+            "payment failed: card 4242",
+        ]
+        assert all(line["_app"] == "checkout" for line in body["lines"])
+        headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
+        log = httpx.get(f"{server.base_url}/v1/config/view/{view_id}/alerts", headers=headers)
+        [entry] = log.json()
+        assert entry["status"] == "delivered"
+        assert entry["count"] == 3
+
+
+def test_absence_alert_fires_when_lines_stop(
+    live_server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_db = f"sqlite+aiosqlite:///{tmp_path / 'absence.sqlite3'}"
+    server = live_server_factory(env=_alert_env(server_db))
+    who = _account(server.base_url, server_db, tmp_path)
+    with ThreadedReceiver() as receiver:
+        _view(
+            server.base_url,
+            who,
+            {
+                "name": "Heartbeat",
+                "query": "heartbeat",
+                "channels": [
+                    {
+                        "integration": "webhook",
+                        "url": f"{receiver.base_url}/absence",
+                        "operator": "absence",
+                        "triggerlimit": 1,
+                        "triggerinterval": "30",
+                    }
+                ],
+            },
+        )
+        started = time.monotonic()
+        logger = _handler(who["key"], server.base_url, monkeypatch)
+        try:
+            # Heartbeats through the first 30 s window: it must not fire.
+            while time.monotonic() - started < 33:
+                logger.info("heartbeat ok")
+                time.sleep(3)
+        finally:
+            _close(logger)
+        assert receiver.on("/absence") == []
+        stopped = time.monotonic()
+        # The next window ends at most 30 s after the lines stopped, with none in it.
+        assert _wait(lambda: bool(receiver.on("/absence")), timeout=45)
+        assert time.monotonic() - stopped <= 40
+        [post] = receiver.on("/absence")
+        body = post.json()
+        assert body["event"] == "trigger"
+        assert body["operator"] == "absence"
+        assert body["count"] == 0
+        assert body["name"] == "Heartbeat"
+
+
+async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path) -> None:
+    from tests.tail.test_live import tail
+
+    server_db = f"sqlite+aiosqlite:///{tmp_path / 'tail.sqlite3'}"
+    server = live_server_factory(env=_alert_env(server_db))
+    who = _account(server.base_url, server_db, tmp_path)
+    headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
+    view_id = _view(
+        server.base_url, who, {"name": "Billing failures", "query": "failed", "apps": ["billing"]}
+    )
+    async with (
+        tail(server.base_url, headers, viewID=view_id) as stream,
+        httpx.AsyncClient(base_url=server.base_url) as http,
+    ):
+        lines = [
+            {"line": "payment failed", "app": "billing"},
+            {"line": "payment ok", "app": "billing"},
+            {"line": "login failed", "app": "auth"},
+            {"line": "refund failed", "app": "billing"},
+        ]
+        sent = await http.post(
+            "/logs/ingest",
+            params={"hostname": "h"},
+            json={"lines": lines},
+            headers={"apikey": who["key"]},
+        )
+        assert sent.status_code == 200
+        got = await stream.wait_for(2)
+        assert [line["_line"] for line in got] == ["payment failed", "refund failed"]
+    foreign = _account(server.base_url, server_db, tmp_path / "other")
+    other = {key: value for key, value in foreign.items() if key not in ("account_id", "key")}
+    refused = httpx.get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
+    assert refused.status_code == 404

@@ -1,0 +1,239 @@
+"""Issue 9: the destinations inside running pipelines (events POSTed to a gateway route
+reach a real receiver in the destination's wire format; a failing receiver makes the
+gateway ask for a retry; ``ack_enabled: false`` answers without waiting), and the lines
+of /logs/ingest flowing into a log-analysis-ingestion pipeline.
+
+The receivers listen on 127.0.0.1, which tidegate refuses by default: this module's
+``client`` is an app whose operator allow-listed loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+from tests.components.factories import wire_source
+from tests.components.receiver import Receiver
+from tests.conftest import AppClient, make_settings, open_client
+from tests.gateway.factories import new_account
+from tests.ingest.factories import make_ingestor
+
+
+@pytest.fixture(scope="module")
+async def client(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AppClient]:
+    settings = make_settings(
+        database_url, tmp_path_factory.mktemp("data"), destination_allow="127.0.0.1/32"
+    )
+    http, lifespan = await open_client(settings)
+    try:
+        yield http
+    finally:
+        await http.aclose()
+        await lifespan.__aexit__(None, None, None)
+
+
+def _to(
+    type_: str, config: dict[str, Any]
+) -> list[tuple[str, str, str, dict[str, Any], list[str]]]:
+    return [("out", "destination", type_, config, ["source"])]
+
+
+EVENTS = [
+    {"message": "one", "app": "api", "host": "web-1", "timestamp": 1_735_787_045_678},
+    {"message": "two", "app": "db", "host": "web-2", "timestamp": 1_735_787_046_000},
+]
+
+
+async def test_loki_destination_in_a_pipeline(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    async with Receiver(script=[204]) as receiver:
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            _to("loki", {"endpoint": receiver.base, "labels": {"app": "{{ .app }}"}}),
+        )
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+        assert response.status_code == 200, response.text
+    (request,) = receiver.requests
+    assert (request.method, request.target) == ("POST", "/loki/api/v1/push")
+    assert request.body == (
+        b'{"streams":[{"stream":{"app":"api"},"values":[["1735787045678000000",'
+        b'"{\\"message\\":\\"one\\",\\"app\\":\\"api\\",\\"host\\":\\"web-1\\",'
+        b'\\"timestamp\\":1735787045678}"]]},{"stream":{"app":"db"},"values":'
+        b'[["1735787046000000000","{\\"message\\":\\"two\\",\\"app\\":\\"db\\",'
+        b'\\"host\\":\\"web-2\\",\\"timestamp\\":1735787046000}"]]}]}'
+    )
+
+
+async def test_elasticsearch_and_splunk_destinations_in_one_pipeline(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    async with (
+        Receiver(answer=b'{"errors":false}') as elastic,
+        Receiver(answer=b'{"text":"Success","code":0}') as splunk,
+    ):
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            [
+                (
+                    "es",
+                    "destination",
+                    "elasticsearch",
+                    {"endpoints": [elastic.base], "index": "logs"},
+                    ["source"],
+                ),
+                (
+                    "hec",
+                    "destination",
+                    "splunk-hec-logs",
+                    {"endpoint": splunk.base, "token": "tok"},
+                    ["source"],
+                ),
+            ],
+        )
+        response = await client.post(wired.url, json=EVENTS[:1], headers=wired.auth)
+        assert response.status_code == 200, response.text
+    assert elastic.requests[0].target == "/_bulk"
+    assert elastic.requests[0].body == (
+        b'{"index":{"_index":"logs"}}\n'
+        b'{"message":"one","app":"api","host":"web-1","timestamp":1735787045678}\n'
+    )
+    assert splunk.requests[0].target == "/services/collector/event"
+    assert splunk.requests[0].header("authorization") == "Splunk tok"
+    assert splunk.requests[0].body == (
+        b'{"time":1735787045.678,"host":"web-1","event":{"message":"one","app":"api"}}\n'
+    )
+
+
+async def test_http_destination_platform_fields_in_a_pipeline(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    async with Receiver() as receiver:
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            _to(
+                "http",
+                {
+                    "uri": receiver.base + "/in",
+                    "method": "put",
+                    "encoding": "ndjson",
+                    "auth": {"strategy": "basic", "user": "u", "password": "p"},
+                    "headers": [{"header_name": "X-A", "header_value": "1"}],
+                    "timeout_secs": 5,
+                },
+            ),
+        )
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+        assert response.status_code == 200, response.text
+    (request,) = receiver.requests
+    assert (request.method, request.target) == ("PUT", "/in")
+    assert request.header("authorization") == "Basic " + base64.b64encode(b"u:p").decode()
+    assert request.header("x-a") == "1"
+    assert [orjson.loads(line) for line in request.body.splitlines()] == EVENTS
+
+
+async def test_a_failing_destination_asks_the_sender_to_retry(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    async with Receiver(script=[400]) as receiver:
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            _to("loki", {"endpoint": receiver.base, "labels": {"job": "x"}}),
+        )
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+    assert response.status_code == 503
+    assert response.headers["retry-after"]
+
+
+async def test_ack_disabled_answers_without_waiting_for_the_destination(
+    client: AppClient,
+) -> None:
+    account = await new_account(client, throttle=False)
+    async with Receiver(script=[500]) as receiver:
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            _to("http", {"uri": receiver.base + "/x", "ack_enabled": False}),
+        )
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+        assert response.status_code == 200, response.text
+        for _ in range(100):  # delivered (and retried) in the background
+            if len(receiver.requests) >= 2:
+                break
+            await asyncio.sleep(0.05)
+    assert len(receiver.requests) >= 2
+
+
+async def test_blackhole_takes_ack_enabled(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    wired = await wire_source(client, account, "http", {}, _to("blackhole", {"ack_enabled": True}))
+    response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+    assert response.status_code == 200, response.text
+
+
+async def test_lines_ingested_flow_into_log_analysis_ingestion_pipelines(
+    client: AppClient,
+) -> None:
+    ingestor = await make_ingestor(client)
+    async with Receiver() as receiver:
+        await wire_source(
+            client,
+            ingestor.account,
+            "log-analysis-ingestion",
+            {},
+            [
+                ("keep", "processor", "filter", _ERRORS, ["source"]),
+                ("out", "destination", "http", {"uri": receiver.base + "/x"}, ["keep"]),
+            ],
+            routed=False,
+        )
+        response = await client.post(
+            "/logs/ingest",
+            params={"hostname": "h", "tags": "t1"},
+            json={
+                "lines": [
+                    {"line": "boom", "level": "error", "app": "api", "timestamp": 1_000},
+                    {"line": "fine", "level": "info"},
+                ]
+            },
+            headers=ingestor.headers,
+        )
+        assert response.status_code == 200, response.text
+        for _ in range(200):  # after the answer, in the background
+            if receiver.requests:
+                break
+            await asyncio.sleep(0.05)
+    (request,) = receiver.requests
+    assert orjson.loads(request.body) == [
+        {
+            "line": "boom",
+            "timestamp": 1_000,
+            "host": "h",
+            "app": "api",
+            "level": "error",
+            "tags": ["t1"],
+        }
+    ]
+
+
+_ERRORS = {
+    "action": "allow",
+    "conditional": {
+        "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}]
+    },
+}

@@ -1,0 +1,378 @@
+"""Each processor's runtime over events as dicts: what it emits, where, and that a bad
+event never fails its batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.components.helpers import build, run
+
+from tidegate.components.base import BuildContext, RunContext
+from tidegate.errors import ValidationFailed
+
+APP_A = {"field": ".app", "str_operator": "equal", "value": "a"}
+
+
+def leaf(field: str, op: str, value: Any = "") -> dict[str, Any]:
+    return {"field": field, "str_operator": op, "value": value}
+
+
+async def test_filter_action_and_conditional() -> None:
+    events = [{"app": "a"}, {"app": "b"}, {}]
+    allow = await run("filter", {"action": "allow", "conditional": APP_A}, events)
+    assert (allow.main, allow.discarded) == ([events[0]], events[1:])
+    drop = await run("filter", {"action": "drop", "conditional": APP_A}, events)
+    assert drop.main == events[1:]
+
+
+async def test_route_sends_to_every_match_and_unmatched() -> None:
+    config = {
+        "conditionals": [
+            {"label": "A", "output_name": "a", "expressions": [APP_A]},
+            {
+                "label": "big",
+                "output_name": "big",
+                "logical_operation": "OR",
+                "expressions": [leaf(".n", "greater", 10), leaf(".big", "exists")],
+            },
+            {"output_name": "nested", "conditional": {"expressions": [leaf(".x", "exists")]}},
+        ]
+    }
+    events = [{"app": "a", "n": 11}, {"app": "b"}, {"n": 1, "big": True}, {"x": 1}]
+    out = await run("route", config, events)
+    assert out.main == []
+    assert out.named == {
+        "a": [events[0]],
+        "big": [events[0], events[2]],
+        "nested": [events[3]],
+        "_unmatched": [events[1]],
+    }
+
+
+def test_route_config_errors_point_at_the_conditional() -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        build("route", {"conditionals": [{"output_name": "a", "expressions": [leaf(".a", "x")]}]})
+    assert caught.value.errors[0].instance_path == (
+        "/user_config/conditionals/0/expressions/0/str_operator"
+    )
+    with pytest.raises(ValidationFailed):
+        build(
+            "route",
+            {
+                "conditionals": [
+                    {"output_name": "a", "expressions": [APP_A]},
+                    {"output_name": "a", "expressions": [APP_A]},
+                ]
+            },
+        )
+    with pytest.raises(ValidationFailed):
+        build("route", {"conditionals": [{"output_name": "_unmatched", "expressions": [APP_A]}]})
+
+
+async def test_sample_keeps_one_in_rate_across_batches_and_always_include() -> None:
+    runtime = build("sample", {"rate": 3, "always_include": leaf(".level", "equal", "error")})
+    first = await run("sample", {}, [{"n": n} for n in range(4)], runtime)
+    second = await run("sample", {}, [{"n": 4}, {"n": 5}, {"n": 6, "level": "ERROR"}], runtime)
+    assert first.main == [{"n": 0}, {"n": 3}]
+    assert second.main == [{"n": 6, "level": "ERROR"}]
+    assert len(first.discarded) + len(second.discarded) == 4
+
+
+async def test_drop_fields_and_map_fields() -> None:
+    events = [{"a": 1, "b": {"c": 2, "d": 3}, "e": 4}, {"z": 1}]
+    dropped = await run("drop-fields", {"fields": [".a", ".b.c", ".missing"]}, events)
+    assert dropped.main == [{"b": {"d": 3}, "e": 4}, {"z": 1}]
+    mapped = await run(
+        "map-fields",
+        {
+            "mappings": [
+                {"source_field": ".a", "target_field": ".x.y", "drop_source": True},
+                {"source_field": ".e", "target_field": ".b", "overwrite": False},
+                {"source_field": ".e", "target_field": ".b.d", "overwrite": True},
+            ]
+        },
+        events,
+    )
+    assert mapped.main == [{"b": {"c": 2, "d": 4}, "e": 4, "x": {"y": 1}}, {"z": 1}]
+
+
+async def test_dedupe_match_ignore_and_bounded_cache() -> None:
+    events = [{"id": 1, "t": 1}, {"id": 1, "t": 2}, {"id": 2, "t": 1}, {"t": 3}, {"t": 4}]
+    match = await run("dedupe", {"fields": [".id"], "comparison_type": "match"}, events)
+    # A missing field is a value of its own: the two events without id are duplicates.
+    assert match.main == [events[0], events[2], events[3]]
+    ignore = await run("dedupe", {"fields": [".t"], "comparison_type": "ignore"}, events)
+    assert ignore.main == [events[0], events[2], events[3]]
+    small = build("dedupe", {"fields": [".id"], "number_of_events": 2})
+    out = await run("dedupe", {}, [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 1}], small)
+    assert len(out.main) == 4  # id 1 left the cache of two
+
+
+async def test_flatten_compact_stringify() -> None:
+    event = {"a": {"b": {"c": 1}, "d": []}, "e": None, "f": {"g": None}, "h": [None, 1]}
+    flat = await run("flatten-fields", {"delimiter": "_"}, [event])
+    assert flat.main == [{"a_b_c": 1, "a_d": [], "e": None, "f_g": None, "h": [None, 1]}]
+    only_a = await run("flatten-fields", {"fields": [".a"]}, [event])
+    assert only_a.main[0]["a"] == {"b.c": 1, "d": []}
+    compacted = await run("compact-fields", {}, [event])
+    assert compacted.main == [{"a": {"b": {"c": 1}}, "h": [1]}]
+    keep_empty = await run(
+        "compact-fields", {"compact_array": False, "compact_object": False}, [event]
+    )
+    assert keep_empty.main == [{"a": {"b": {"c": 1}, "d": []}, "f": {}, "h": [1]}]
+    text = await run("stringify", {}, [{"a": 1}])
+    assert text.main == [{"message": '{"a":1}'}]
+
+
+async def test_unroll() -> None:
+    event = {"host": "h", "items": [{"k": 1}, 2]}
+    values = await run("unroll", {"field": ".items"}, [event, {"items": "x"}])
+    assert values.main == [
+        {"host": "h", "items": {"k": 1}},
+        {"host": "h", "items": 2},
+        {"items": "x"},
+    ]
+    merged = await run("unroll", {"field": ".items", "values_only": False}, [event])
+    assert merged.main == [{"host": "h", "k": 1}, {"host": "h", "items": 2}]
+    huge = {"items": list(range(5_000))}
+    assert (await run("unroll", {"field": ".items"}, [huge])).main == [huge]
+
+
+async def test_set_timestamp() -> None:
+    config = {
+        "parsers": [
+            {"field": ".when", "format": "%d/%b/%Y:%H:%M:%S %z"},
+            {"field": ".time"},
+        ]
+    }
+    events = [
+        {"when": "10/Oct/2000:13:55:36 -0700"},
+        {"time": "2024-01-01T00:00:00"},
+        {"time": 1_700_000_000_000},
+        {"time": "yesterday"},
+    ]
+    out = await run("set-timestamp", config, events)
+    assert [event.get("timestamp") for event in out.main] == [
+        971_211_336_000,
+        1_704_067_200_000,
+        1_700_000_000_000,
+        None,
+    ]
+
+
+APACHE = (
+    '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 '
+    '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'
+)
+
+
+@pytest.mark.parametrize(
+    ("parser", "options", "text", "expected"),
+    [
+        ("json", {}, '{"a": [1, 2]}', {"a": [1, 2]}),
+        ("key_value", {}, 'a=1 b="two words"  c', {"a": "1", "b": "two words", "c": True}),
+        (
+            "key_value",
+            {"field_delimiter": ";", "key_value_delimiter": ":"},
+            "a:1;b:2",
+            {"a": "1", "b": "2"},
+        ),
+        (
+            "regex",
+            {"pattern": r"user=(?P<user>\w+) took (?P<ms>\d+)ms(?P<never>!)?"},
+            "GET user=bob took 12ms",
+            {"user": "bob", "ms": "12"},
+        ),
+        (
+            "apache",
+            {"format": "combined"},
+            APACHE,
+            {
+                "host": "127.0.0.1",
+                "user": "frank",
+                "timestamp": "2000-10-10T20:55:36Z",
+                "message": "GET /apache_pb.gif HTTP/1.0",
+                "method": "GET",
+                "path": "/apache_pb.gif",
+                "protocol": "HTTP/1.0",
+                "status": 200,
+                "size": 2326,
+                "referrer": "http://www.example.com/start.html",
+                "agent": "Mozilla/4.08 [en] (Win98; I ;Nav)",
+            },
+        ),
+        (
+            "nginx",
+            {"format": "common"},
+            '10.0.0.1 - - [01/Jan/2024:00:00:00 +0000] "POST /x HTTP/1.1" 404 -',
+            {
+                "host": "10.0.0.1",
+                "timestamp": "2024-01-01T00:00:00Z",
+                "message": "POST /x HTTP/1.1",
+                "method": "POST",
+                "path": "/x",
+                "protocol": "HTTP/1.1",
+                "status": 404,
+            },
+        ),
+        (
+            "syslog",
+            {},
+            '<165>1 2003-10-11T22:14:15.003Z host.example app 12 ID47 [ex@1 a="1"] hello',
+            {
+                "facility": "local4",
+                "severity": "notice",
+                "version": 1,
+                "timestamp": "2003-10-11T22:14:15.003Z",
+                "hostname": "host.example",
+                "appname": "app",
+                "procid": "12",
+                "msgid": "ID47",
+                "ex@1": {"a": "1"},
+                "message": "hello",
+            },
+        ),
+        ("csv_row", {"headers": ["a", "b"]}, 'x,"y,z",w', {"a": "x", "b": "y,z"}),
+        ("csv_row", {"delimiter": ";"}, "1;2", ["1", "2"]),
+    ],
+)
+async def test_parse(parser: str, options: dict[str, Any], text: str, expected: Any) -> None:
+    config = {"field": ".message", "target_field": ".parsed", "parser": parser, "options": options}
+    out = await run("parse", config, [{"message": text}])
+    assert out.main == [{"message": text, "parsed": expected}]
+
+
+async def test_parse_rfc3164_and_unparsed_events_pass() -> None:
+    out = await run(
+        "parse", {"parser": "syslog"}, [{"message": "<34>Oct 11 22:14:15 box su[7]: no"}]
+    )
+    parsed = out.main[0]["message"]
+    assert (parsed["hostname"], parsed["appname"], parsed["procid"], parsed["message"]) == (
+        "box",
+        "su",
+        "7",
+        "no",
+    )
+    assert parsed["timestamp"].endswith("-10-11T22:14:15Z")
+    events = [{"message": "not json"}, {"message": 5}, {}]
+    assert (await run("parse", {"parser": "json"}, events)).main == events
+
+
+def test_parse_refuses_patterns_that_are_not_linear_or_have_no_group() -> None:
+    for pattern, why in [(r"(?P<a>a)\1", "RE2"), ("(?=x)(?P<a>a)", "RE2"), ("abc", "named")]:
+        with pytest.raises(ValidationFailed) as caught:
+            build("parse", {"parser": "regex", "options": {"pattern": pattern}})
+        assert caught.value.errors[0].instance_path == "/user_config/options/pattern"
+        assert why in caught.value.errors[0].message
+    with pytest.raises(ValidationFailed):
+        build("parse", {"parser": "regex"})
+
+
+async def test_parse_regex_is_linear_on_a_hostile_subject() -> None:
+    # (a+)+$ backtracks exponentially in Python's re; RE2 answers at once.
+    out = await run(
+        "parse",
+        {"parser": "regex", "options": {"pattern": r"(?P<x>(a+)+)$"}},
+        [{"message": "a" * 5_000 + "!"}],
+    )
+    assert out.main == [{"message": "a" * 5_000 + "!"}]
+
+
+async def test_parse_sequentially_first_match_and_unmatched() -> None:
+    config = {
+        "field": ".message",
+        "target_field": ".p",
+        "parsers": [
+            {"parser": "json"},
+            {"parser": "regex", "options": {"pattern": r"^(?P<word>\w+)$"}},
+        ],
+    }
+    events = [{"message": '{"a":1}'}, {"message": "hello"}, {"message": "two words"}, {}]
+    out = await run("parse-sequentially", config, events)
+    assert out.main == [
+        {"message": '{"a":1}', "p": {"a": 1}},
+        {"message": "hello", "p": {"word": "hello"}},
+    ]
+    assert out.named == {"_unmatched": [events[2], events[3]]}
+
+
+async def test_event_to_metric() -> None:
+    config = {
+        "metric_name": "bytes",
+        "metric_type": "gauge",
+        "metric_kind": "absolute",
+        "value_field": ".size",
+        "tags": [{"name": "app", "value": ".app"}, {"name": "env", "value": "prod"}],
+    }
+    events = [{"size": 10, "app": "web", "timestamp": 5}, {"size": "x"}, {"size": 2}]
+    out = await run("event-to-metric", config, events)
+    assert out.main == [
+        {
+            "name": "bytes",
+            "kind": "absolute",
+            "value": {"type": "gauge", "value": 10},
+            "tags": {"app": "web", "env": "prod"},
+            "timestamp": 5,
+        },
+        {"size": "x"},
+        {
+            "name": "bytes",
+            "kind": "absolute",
+            "value": {"type": "gauge", "value": 2},
+            "tags": {"env": "prod"},
+        },
+    ]
+    counted = await run("event-to-metric", {"metric_name": "hits"}, [{}])
+    assert counted.main[0]["value"] == {"type": "counter", "value": 1}
+
+
+async def test_encrypt_then_decrypt_fields() -> None:
+    key = "k" * 32
+    config = {"field": ".secret", "key": key, "iv_field": ".iv", "algorithm": "AES-256-GCM"}
+    events = [{"secret": "card 4242", "n": 1}, {"secret": {"a": 1}}, {"n": 2}]
+    sealed = await run("encrypt-fields", config, events)
+    assert "4242" not in repr(sealed.main)
+    assert sealed.main[2] == {"n": 2}
+    assert sealed.main[0]["iv"] != sealed.main[1]["iv"]
+    opened = await run("decrypt-fields", config, sealed.main)
+    assert opened.main == [{"secret": "card 4242", "n": 1}, {"secret": '{"a":1}'}, {"n": 2}]
+    wrong = await run("decrypt-fields", {**config, "key": "x" * 32}, sealed.main[:1])
+    assert wrong.main == sealed.main[:1]  # does not decrypt: passes unchanged
+
+
+def test_encryption_key_length_is_checked_and_never_echoed() -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        build(
+            "encrypt-fields",
+            {"field": ".a", "iv_field": ".iv", "key": "hunter2", "algorithm": "AES-128-GCM"},
+        )
+    assert "16 bytes" in caught.value.message
+    assert "hunter2" not in repr(caught.value.errors)
+
+
+async def test_a_processor_that_raises_on_an_event_lets_it_pass() -> None:
+    class Odd(dict[str, Any]):
+        def get(self, *args: Any) -> Any:
+            raise RuntimeError("odd event")
+
+    odd = Odd(a=1)
+    out = await run("drop-fields", {"fields": [".a"]}, [odd, {"a": 2, "b": 1}])
+    assert out.main == [odd, {"b": 1}]
+
+
+async def test_large_batches_run_through_offload() -> None:
+    calls: list[int] = []
+
+    async def offload(function: Any, *, work: int) -> Any:
+        calls.append(work)
+        return function()
+
+    runtime = build("map-fields", {"mappings": [{"source_field": ".a", "target_field": ".b"}]})
+    out = await runtime.run([{"a": 1}] * 3, context=RunContext(offload=offload))
+    assert calls == [3]
+    assert out.main == [{"a": 1, "b": 1}] * 3
+
+
+def test_simulation_context_builds_fresh_state() -> None:
+    assert build("dedupe", {}, BuildContext(simulation=True)) is not build("dedupe", {})

@@ -1,0 +1,71 @@
+"""Browser tests of the web app: a real server (SQLite), a real Chromium. Every test here
+starts a real server process, so all of them are marked ``live``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page
+from tests.conftest import LiveServer
+from tests.web.harness import Account, chromium, enterprise_key, make_account
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as (_playwright, found):
+        yield found
+
+
+@dataclass
+class Site:
+    base_url: str
+    enterprise_token: str
+
+    def account(self) -> Account:
+        return make_account(self.base_url, self.enterprise_token)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One real server per test module (starting one takes seconds on a busy machine);
+    tests keep apart by tenancy: each makes its own account."""
+    workdir = tmp_path_factory.mktemp("web-server")
+    server = LiveServer(
+        env={
+            "TIDEGATE_DATA_DIR": str(workdir / "var"),
+            "TIDEGATE_SECRET_KEY": "test-secret",
+            "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        },
+        cwd=workdir,
+    )
+    server.start(timeout=120)  # a loaded CI machine can take a while to import and migrate
+    try:
+        yield Site(server.base_url, enterprise_key(workdir / "var"))
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    context.set_default_timeout(15_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    """A page whose script must not throw: an uncaught error fails the test."""
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    assert not errors, errors
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "site" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.live)

@@ -1,0 +1,111 @@
+"""Driving the web app in a real browser: Debian's Chromium through Playwright, against a
+real ``tidegate serve``; tenants made through the public API only.
+
+Shared by the browser tests, the screenshot script and bench/bench_web_first_line.py."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@contextmanager
+def chromium() -> Iterator[tuple[Playwright, Browser]]:
+    """Debian's Chromium (never a downloaded one). Missing is an error, not a skip:
+    `.ci/run` installs it."""
+    if not CHROMIUM.exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield playwright, browser
+        finally:
+            browser.close()
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class Account:
+    base_url: str
+    account_id: str
+    service_key: str
+    ingestion_key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Token {self.service_key}"}
+
+    def http(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=30)
+
+    def ingest(self, lines: Sequence[dict[str, Any]], *, host: str = "web-1") -> None:
+        with httpx.Client(base_url=self.base_url, timeout=60) as http:
+            response = http.post(
+                "/logs/ingest",
+                params={"hostname": host, "now": now_ms()},
+                headers={"apikey": self.ingestion_key},
+                json={"lines": list(lines)},
+            )
+            assert response.status_code == 200, response.text
+
+
+def enterprise_key(data_dir: Path) -> str:
+    """The key of the enterprise a fresh server creates on first start."""
+    return (data_dir / "enterprise-key").read_text().strip()
+
+
+def make_account(base_url: str, enterprise_token: str) -> Account:
+    """A child account with a service key and an ingestion key, through the public API."""
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        headers = {"Authorization": f"Token {enterprise_token}"}
+        created = http.post(
+            "/v3/enterprise/account",
+            headers=headers,
+            json={"company": "Acme", "owneremail": f"owner-{uuid.uuid4().hex[:8]}@example.com"},
+        )
+        assert created.status_code == 201, created.text
+        account_id = created.json()["data"]["account_id"]
+        delegated = {**headers, "x-delegate-account-id": account_id}
+        keys = {}
+        for kind in ("service", "ingestion"):
+            key = http.post("/v1/config/keys", params={"type": kind}, headers=delegated, json={})
+            assert key.status_code in (200, 201), key.text
+            keys[kind] = key.json()["key"]
+    return Account(base_url, account_id, keys["service"], keys["ingestion"])
+
+
+def sign_in_with_key(page: Page, base_url: str, key: str, *, next_path: str = "") -> None:
+    """Through the sign-in page, as a person pasting a key."""
+    target = f"{base_url}/signin" + (f"?next={next_path}" if next_path else "")
+    page.goto(target)
+    page.get_by_test_id("signin-key").fill(key)
+    page.get_by_test_id("signin-submit").click()
+    expect(page.get_by_test_id("nav-boards")).to_be_visible()
+
+
+def log_lines(page: Page) -> list[str]:
+    """The text of every shown line, top to bottom."""
+    return [text.strip() for text in page.locator("[data-testid=log-line] .text").all_inner_texts()]

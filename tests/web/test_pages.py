@@ -1,0 +1,199 @@
+"""Boards, exclusion rules, keys, usage and pipelines in a real browser, each checked
+against the public API the page uses."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+from tests.web.conftest import Site
+from tests.web.harness import log_lines, now_ms, sign_in_with_key
+
+
+def test_a_board_draws_its_graphs_from_the_aggregation_endpoint(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [{"line": f"hit {i}", "app": "api", "timestamp": now - i * 60_000} for i in range(30)]
+    )
+    account.ingest(
+        [{"line": f"job {i}", "app": "cron", "timestamp": now - i * 90_000} for i in range(10)],
+        host="batch-1",
+    )
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-boards").click()
+    page.get_by_test_id("board-title").fill("Production")
+    page.get_by_test_id("board-create").click()
+    expect(page.locator("h1")).to_have_text("Production")
+
+    page.get_by_test_id("graph-title").fill("Lines by app")
+    page.get_by_test_id("graph-split").select_option("app")
+    page.get_by_test_id("graph-add").click()
+    graph = page.get_by_test_id("board-graph")
+    expect(graph).to_have_count(1)
+    expect(graph.locator("canvas")).to_have_count(1)
+    expect(graph.locator(".u-legend")).to_contain_text("api")
+    expect(graph.locator(".u-legend")).to_contain_text("cron")
+
+    page.get_by_test_id("graph-kind").select_option("top")
+    page.get_by_test_id("graph-title").fill("Top hosts")
+    page.get_by_test_id("graph-field").select_option("host")
+    page.get_by_test_id("graph-add").click()
+    expect(page.get_by_test_id("board-graph")).to_have_count(2)
+    table = page.get_by_test_id("board-graph").nth(1).locator("table")
+    expect(table.locator("tbody tr")).to_have_count(2)
+    expect(table.locator("tbody tr").first).to_contain_text("web-1")
+    expect(table.locator("tbody tr").first).to_contain_text("30")
+
+    # Resized and moved: saved on the board, so a reload draws the same.
+    page.get_by_test_id("board-graph").nth(1).get_by_label("Width").select_option("2")
+    page.get_by_test_id("board-graph").nth(1).get_by_title("Move left").click()
+    expect(page.get_by_test_id("board-graph").first).to_contain_text("Top hosts")
+    expect(page.get_by_test_id("board-saved")).to_have_text("All changes saved")
+    page.reload()
+    expect(page.get_by_test_id("board-graph")).to_have_count(2)
+    expect(page.get_by_test_id("board-graph").first).to_contain_text("Top hosts")
+    expect(page.get_by_test_id("board-graph").first).to_have_class(re.compile(r"\bw2\b"))
+    with account.http() as http:
+        boards = http.get("/v1/config/board").json()
+        board = http.get(f"/v1/config/board/{boards[0]['boardid']}").json()
+    assert [graph["title"] for graph in board["graphs"]] == ["Top hosts", "Lines by app"]
+    assert board["graphs"][1] | {"id": ""} == {
+        "id": "", "kind": "count", "title": "Lines by app", "query": "", "split": "app", "width": 1, "height": "m",
+    }  # fmt: skip
+
+
+def test_an_exclusion_rule_is_previewed_then_saved_and_toggled(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [{"line": f"noisy debug {i}", "app": "redis", "level": "debug", "timestamp": now - i * 1000} for i in range(7)]
+        + [{"line": "redis info", "app": "redis", "level": "info", "timestamp": now - 500}]
+        + [{"line": "api debug", "app": "api", "level": "debug", "timestamp": now - 400}]
+        + [{"line": "too old", "app": "redis", "level": "debug", "timestamp": now - 2 * 3600_000}],
+        host="cache-1",
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-rules").click()
+    page.get_by_test_id("rule-new").click()
+    page.get_by_test_id("rule-title").fill("Redis debug")
+    page.get_by_test_id("rule-apps").fill("red*")
+    page.get_by_test_id("rule-hosts").fill("cache-1")
+    page.get_by_test_id("rule-query").fill("level:debug")
+    page.get_by_test_id("rule-preview-button").click()
+    expect(page.get_by_test_id("rule-preview-count")).to_have_text(
+        "7 of the last hour's stored lines would have been excluded."
+    )
+    preview = page.get_by_test_id("rule-preview")
+    expect(preview.get_by_test_id("log-line")).to_have_count(7)
+    assert log_lines(page) == [f"noisy debug {i}" for i in range(7)]
+
+    page.get_by_test_id("rule-indexonly").uncheck()
+    page.get_by_test_id("rule-save").click()
+    expect(page.get_by_test_id("rule-row")).to_have_count(1)
+    with account.http() as http:
+        [rule] = http.get("/v1/config/ingestion/exclusions").json()
+    assert rule | {"id": ""} == {
+        "id": "", "title": "Redis debug", "hosts": ["cache-1"], "apps": ["red*"],
+        "query": "level:debug", "active": True, "indexonly": False,
+    }  # fmt: skip
+
+    # The rule works at ingestion, and the toggle turns it off.
+    account.ingest([{"line": "excluded now", "app": "redis", "level": "debug"}], host="cache-1")
+    page.get_by_test_id("rule-toggle").uncheck()
+    with account.http() as http:
+        for _ in range(50):
+            if not http.get("/v1/config/ingestion/exclusions").json()[0]["active"]:
+                break
+            page.wait_for_timeout(100)
+        assert not http.get("/v1/config/ingestion/exclusions").json()[0]["active"]
+        account.ingest([{"line": "kept again", "app": "redis", "level": "debug"}], host="cache-1")
+        lines = http.get(
+            "/v2/export",
+            params={"from": now - 60_000, "to": now_ms() + 1000, "query": "excluded OR kept"},
+        ).json()["lines"]
+    assert [line["_line"] for line in lines] == ["kept again"]
+
+
+def test_keys_are_created_shown_and_deleted(site: Site, page: Page) -> None:
+    account = site.account()
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-keys").click()
+    expect(page.get_by_test_id("key-row")).to_have_count(2)
+    page.get_by_test_id("key-type").select_option("service")
+    page.get_by_test_id("key-name").fill("ci")
+    page.get_by_test_id("key-create").click()
+    secret = page.get_by_test_id("key-secret").inner_text().strip()
+    assert re.fullmatch(r"sta_[0-9a-f]{40}", secret)
+    expect(page.get_by_test_id("key-row")).to_have_count(3)
+    import httpx
+
+    with httpx.Client(base_url=site.base_url, headers={"Authorization": f"Token {secret}"}) as http:
+        assert http.get("/v1/config/keys").status_code == 200
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_test_id("key-row").filter(has_text="ci").get_by_test_id("key-delete").click()
+        expect(page.get_by_test_id("key-row")).to_have_count(2)
+        assert http.get("/v1/config/keys").status_code == 401
+
+
+def test_usage_charts_lines_and_bytes_per_day(site: Site, page: Page) -> None:
+    account = site.account()
+    account.ingest([{"line": "x" * 100} for _ in range(12)])
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-usage").click()
+    expect(page.get_by_test_id("usage-chart").locator("canvas")).to_have_count(1)
+    with account.http() as http:
+        usage = http.get("/v1/usage").json()
+    today = usage["days"][-1]
+    assert today["lines_stored"] == 12
+    row = page.locator("table.list tbody tr").first
+    expect(row).to_contain_text(today["day"])
+    expect(row.locator("td").nth(1)).to_have_text("12")
+
+
+def test_a_pipeline_is_drawn_as_its_graph_of_nodes(site: Site, page: Page) -> None:
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Edge"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        route = http.post("/v3/pipeline/gateway-route", json={"title": "in"})
+        assert route.status_code in (200, 201), route.text
+        route_id = route.json()["data"]["id"]
+        source = http.post(
+            f"{base}/source",
+            json={"type": "http", "title": "Webhook", "gateway_route_id": route_id},
+        )
+        assert source.status_code in (200, 201), source.text
+        source_id = source.json()["data"]["id"]
+        keep = {
+            "type": "filter",
+            "title": "Keep errors",
+            "inputs": [source_id],
+            "user_config": {
+                "action": "allow",
+                "condition": {
+                    "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}]
+                },
+            },
+        }
+        processor = http.post(f"{base}/processor", json=keep)
+        assert processor.status_code in (200, 201), processor.text
+        processor_id = processor.json()["data"]["id"]
+        for title in ("Store", "Drop"):
+            sink = http.post(
+                f"{base}/destination",
+                json={"type": "blackhole", "title": title, "inputs": [processor_id]},
+            )
+            assert sink.status_code in (200, 201), sink.text
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-pipelines").click()
+    page.get_by_role("link", name="Edge").click()
+    graph = page.get_by_test_id("pipeline-graph")
+    expect(graph.get_by_test_id("pipeline-node")).to_have_count(4)
+    expect(graph.locator("path.edge")).to_have_count(3)
+    # Columns by depth: the source left of the filter, left of both sinks.
+    xs = {
+        name: float(graph.get_by_test_id("pipeline-node").filter(has_text=name).locator("rect").get_attribute("x") or "nan")
+        for name in ("Webhook", "Keep errors", "Store", "Drop")
+    }  # fmt: skip
+    assert xs["Webhook"] < xs["Keep errors"] < xs["Store"] == xs["Drop"]

@@ -1,0 +1,192 @@
+"""The search page in a real browser: the right lines newest first, the query and range
+in the URL, inline query errors, facets, expanding a line and picking a value, zooming
+the histogram, scrolling back through export pages, and live tail."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+from playwright.sync_api import Page, expect
+from tests.web.conftest import Site
+from tests.web.harness import log_lines, now_ms, sign_in_with_key
+
+MINUTE = 60_000
+
+
+def test_search_shows_the_matching_lines_newest_first_and_keeps_the_query_in_the_url(
+    site: Site, page: Page
+) -> None:
+    account = site.account()
+    other = site.account()
+    now = now_ms()
+    account.ingest(
+        [
+            {
+                "line": f"boom number {i}",
+                "app": "api",
+                "level": "error",
+                "timestamp": now - i * MINUTE,
+            }
+            for i in range(5)
+        ]
+        + [{"line": "boom elsewhere", "app": "worker", "timestamp": now - 30_000}]
+        + [{"line": "quiet line", "app": "api", "timestamp": now - 10_000}]
+    )
+    other.ingest([{"line": "boom from another tenant", "app": "api", "timestamp": now}])
+
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("boom app:api")
+    page.get_by_test_id("search-input").press("Enter")
+    expect(page.get_by_test_id("log-line")).to_have_count(5)
+    assert log_lines(page) == [f"boom number {i}" for i in range(5)]
+    query = parse_qs(urlparse(page.url).query)
+    assert query["q"] == ["boom app:api"]
+    assert query["range"] == ["24h"]
+
+    # The facets count the matching lines per value.
+    expect(page.get_by_test_id("facet-app")).to_contain_text("api")
+    expect(page.get_by_test_id("facet-level")).to_contain_text("error5")
+
+    # A reload (or a shared link) opens the same search.
+    page.reload()
+    expect(page.get_by_test_id("search-input")).to_have_value("boom app:api")
+    expect(page.get_by_test_id("log-line")).to_have_count(5)
+
+    # Another range from the presets goes to the URL too.
+    page.get_by_test_id("time-range").select_option("15m")
+    expect(page.get_by_test_id("log-line")).to_have_count(5)
+    assert parse_qs(urlparse(page.url).query)["range"] == ["15m"]
+
+
+def test_a_query_that_does_not_parse_is_shown_where_it_stopped(site: Site, page: Page) -> None:
+    account = site.account()
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("status:(500 OR")
+    page.get_by_test_id("search-input").press("Enter")
+    problem = page.get_by_test_id("query-error")
+    expect(problem).to_be_visible()
+    column = int(re.search(r"column (\d+)", problem.inner_text()).group(1))  # type: ignore[union-attr]
+    caret_line = problem.locator("pre").inner_text().splitlines()[-1]
+    assert caret_line.index("^") == column - 1
+    expect(page.get_by_test_id("log-line")).to_have_count(0)
+
+
+def test_a_line_expands_to_its_meta_and_a_picked_value_narrows_the_query(
+    site: Site, page: Page
+) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": "order placed", "app": "shop", "meta": {"order": {"id": 17}, "user": "ann"}, "timestamp": now - 2000},
+            {"line": "order placed", "app": "shop", "meta": {"order": {"id": 18}, "user": "bob"}, "timestamp": now - 1000},
+        ],
+        host="shop-1",
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(2)
+    newest = page.get_by_test_id("log-line").first
+    newest.locator(".summary").click()
+    detail = newest.locator(".detail")
+    expect(detail).to_contain_text("shop-1")
+    expect(detail.locator(".meta")).to_contain_text("order")
+    detail.get_by_role("button", name="bob", exact=True).click()
+    expect(page.get_by_test_id("search-input")).to_have_value("user:==bob")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    # The nested value is picked by its dotted path.
+    page.get_by_test_id("log-line").first.locator(".summary").click()
+    page.get_by_test_id("log-line").first.get_by_role("button", name="18", exact=True).click()
+    expect(page.get_by_test_id("search-input")).to_have_value("user:==bob order.id:==18")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+
+
+def test_facet_values_filter_the_lines(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest([{"line": "from web", "timestamp": now - 1000}], host="web-1")
+    account.ingest([{"line": "from db", "timestamp": now - 2000}], host="db-1")
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(2)
+    page.get_by_test_id("facet-host").get_by_text("db-1").click()
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    assert log_lines(page) == ["from db"]
+    assert parse_qs(urlparse(page.url).query)["hosts"] == ["db-1"]
+
+
+def test_brushing_the_histogram_zooms_the_range(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    # One line every 10 minutes over the last 6 hours.
+    stamps = [now - i * 10 * MINUTE for i in range(36)]
+    account.ingest([{"line": f"tick {i}", "timestamp": ts} for i, ts in enumerate(stamps)])
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("time-range").select_option("6h")
+    expect(page.get_by_test_id("log-line")).to_have_count(36)
+
+    plot = page.locator("[data-testid=histogram] .u-over")
+    box = plot.bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=8)
+    page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=8)
+    page.mouse.up()
+
+    expect(page).to_have_url(re.compile(r"from=\d+&to=\d+"))
+    query = parse_qs(urlparse(page.url).query)
+    start, end = int(query["from"][0]), int(query["to"][0])
+    assert now - 6 * 60 * MINUTE < start < end < now
+    inside = sorted((ts for ts in stamps if start <= ts <= end), reverse=True)
+    assert 0 < len(inside) < len(stamps)
+    expect(page.get_by_test_id("log-line")).to_have_count(len(inside))
+    expect(page.get_by_test_id("time-range")).to_have_value("custom")
+    assert log_lines(page) == [f"tick {stamps.index(ts)}" for ts in inside]
+
+
+def test_scrolling_down_pages_back_through_older_lines(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    total = 730  # a first page of 100, then pages of 500
+    account.ingest([{"line": f"line {i:04d}", "timestamp": now - i * 1000} for i in range(total)])
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(100)
+    for expected in (600, total):
+        page.get_by_test_id("log-line").last.scroll_into_view_if_needed()
+        expect(page.get_by_test_id("log-line")).to_have_count(expected)
+    assert log_lines(page) == [f"line {i:04d}" for i in range(total)]
+    expect(page.locator(".sentinel")).to_have_text("No older lines in this range.")
+
+
+def test_live_tail_shows_lines_ingested_after_the_toggle(site: Site, page: Page) -> None:
+    account = site.account()
+    account.ingest([{"line": "from before", "app": "api"}])
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("app:api")
+    page.get_by_test_id("search-input").press("Enter")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+
+    page.get_by_test_id("live-toggle").click()
+    expect(page.get_by_test_id("live-toggle")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    expect(page.get_by_test_id("log-line")).to_have_count(0)
+
+    account.ingest([{"line": "first live", "app": "api"}, {"line": "not api", "app": "cron"}])
+    account.ingest([{"line": "second live", "app": "api"}])
+    expect(page.get_by_test_id("log-line")).to_have_count(2)
+    assert log_lines(page) == ["second live", "first live"]
+    expect(page.get_by_test_id("tail-rate")).not_to_have_text("0.0 lines/s")
+
+    # Paused: new lines are held back, then shown on resume.
+    page.get_by_test_id("tail-pause").click()
+    account.ingest([{"line": "while paused", "app": "api"}])
+    expect(page.get_by_test_id("tail-pause")).to_have_text("Resume (1 new)")
+    assert len(log_lines(page)) == 2
+    page.get_by_test_id("tail-pause").click()
+    expect(page.get_by_test_id("log-line")).to_have_count(3)
+    assert log_lines(page)[0] == "while paused"
+
+    # Off again: back to the search, which now finds the new lines.
+    page.get_by_test_id("live-toggle").click()
+    expect(page.get_by_test_id("log-line")).to_have_count(4)

@@ -1,0 +1,174 @@
+"""Signing in (a key, an enterprise key and an account, e-mail and password from an
+invitation), signing out, and a readonly member who sees no edit controls and whose
+edits the server refuses anyway."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import httpx
+from playwright.sync_api import Page, expect
+from tests.web.conftest import Site
+from tests.web.harness import Account, log_lines, sign_in_with_key
+
+
+def _invite_on_the_members_page(
+    page: Page, site: Site, owner: Account, email: str, role: str
+) -> str:
+    """The owner invites through the members page; the path of the link it shows."""
+    sign_in_with_key(page, site.base_url, owner.service_key)
+    page.get_by_test_id("nav-members").click()
+    page.get_by_test_id("member-email").fill(email)
+    page.get_by_test_id("member-role").select_option(role)
+    page.get_by_test_id("member-invite").click()
+    link = urlparse(page.get_by_test_id("member-invitation-link").inner_text().strip())
+    row = page.get_by_test_id("member-row").filter(has_text=email)
+    expect(row).to_contain_text("invited, no password yet")
+    expect(row.get_by_label("Role")).to_have_value(role)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
+    return f"{link.path}?{link.query}"
+
+
+def _accept_and_sign_in(page: Page, site: Site, invitation: str, email: str) -> None:
+    page.goto(site.base_url + invitation)
+    page.get_by_test_id("new-password").fill("a long readonly password")
+    page.get_by_test_id("new-password-again").fill("a long readonly password")
+    page.get_by_test_id("new-password-submit").click()
+    expect(page.get_by_role("status")).to_contain_text("Your password is set")
+    page.get_by_test_id("signin-email").fill(email)
+    page.get_by_test_id("signin-password").fill("a long readonly password")
+    page.get_by_test_id("signin-submit").click()
+    expect(page.get_by_test_id("search-input")).to_be_visible()
+
+
+def test_a_wrong_key_is_refused_and_a_good_one_opens_the_page_asked_for(
+    site: Site, page: Page
+) -> None:
+    account = site.account()
+    account.ingest([{"line": "hello from the account"}])
+    page.goto(site.base_url + "/rules")
+    expect(page).to_have_url(f"{site.base_url}/signin?next=%2Frules")
+    page.get_by_test_id("signin-key").fill("sta_" + "0" * 40)
+    page.get_by_test_id("signin-submit").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    assert page.context.cookies() == []
+
+    page.get_by_test_id("signin-key").fill(account.service_key)
+    page.get_by_test_id("signin-submit").click()
+    expect(page).to_have_url(f"{site.base_url}/rules")
+    cookies = {cookie["name"]: cookie for cookie in page.context.cookies()}
+    assert cookies["tidegate_session"]["httpOnly"] is True
+    assert cookies["tidegate_session"]["sameSite"] == "Lax"
+    assert cookies["tidegate_csrf"]["httpOnly"] is False
+    # The page keeps no key: nothing in its storage.
+    assert page.evaluate("localStorage.length + sessionStorage.length") == 0
+    assert account.service_key not in page.content()
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
+    old = {"tidegate_session": cookies["tidegate_session"]["value"]}
+    with httpx.Client(base_url=site.base_url, cookies=old) as http:
+        assert http.get("/v1/auth/session").status_code == 401
+    page.goto(site.base_url + "/search")
+    expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fsearch")
+
+
+def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> None:
+    first = site.account()
+    second = site.account()
+    first.ingest([{"line": "in the first account"}])
+    second.ingest([{"line": "in the second account"}])
+    page.goto(site.base_url + "/signin")
+    page.get_by_test_id("signin-key").fill(site.enterprise_token)
+    page.get_by_test_id("signin-submit").click()
+    choice = page.get_by_test_id("signin-account")
+    expect(choice).to_be_visible()
+    choice.select_option(second.account_id)
+    page.get_by_test_id("signin-submit").click()
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    assert log_lines(page) == ["in the second account"]
+    # The header switches accounts.
+    page.locator("#account-switch").select_option(first.account_id)
+    expect(page.get_by_test_id("log-line").first).to_contain_text("in the first account")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+
+
+def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
+    site: Site, page: Page
+) -> None:
+    owner = site.account()
+    owner.ingest([{"line": "visible to readers", "app": "api"}])
+    with owner.http() as http:
+        board = http.post(
+            "/v1/config/board",
+            json={
+                "title": "Ops",
+                "graphs": [
+                    {
+                        "id": "g1",
+                        "kind": "count",
+                        "title": "All",
+                        "query": "",
+                        "width": 1,
+                        "height": "m",
+                    }
+                ],
+            },
+        )
+        assert board.status_code == 200, board.text
+        rule = http.post(
+            "/v1/config/ingestion/exclusions",
+            json={"title": "noise", "query": "noise", "active": True},
+        )
+        assert rule.status_code == 200, rule.text
+    email = "reader@example.com"
+    _accept_and_sign_in(
+        page, site, _invite_on_the_members_page(page, site, owner, email, "readonly"), email
+    )
+    expect(page.locator("#role")).to_have_text("readonly")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    expect(page.get_by_test_id("live-toggle")).to_be_visible()
+    expect(page.get_by_test_id("save-view")).to_have_count(0)
+
+    page.get_by_test_id("nav-boards").click()
+    page.get_by_role("link", name="Ops").click()
+    expect(page.get_by_test_id("board-graph")).to_have_count(1)
+    for hidden in ("board-title", "board-create", "graph-add"):
+        expect(page.get_by_test_id(hidden)).to_have_count(0)
+    expect(page.locator(".graph-controls, button.edit")).to_have_count(0)
+
+    page.get_by_test_id("nav-rules").click()
+    expect(page.get_by_test_id("rule-row")).to_have_count(1)
+    expect(page.get_by_test_id("rule-new")).to_have_count(0)
+    expect(page.get_by_test_id("rule-toggle")).to_have_count(0)
+    expect(page.locator("button.edit")).to_have_count(0)
+
+    page.get_by_test_id("nav-members").click()
+    expect(page.get_by_test_id("member-row")).to_have_count(2)
+    expect(page.get_by_test_id("member-invite")).to_have_count(0)
+    expect(page.locator("button.edit, [data-testid=member-row] select")).to_have_count(0)
+
+    # Keys act as the account: a readonly member may not even list them.
+    page.get_by_test_id("nav-keys").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_test_id("key-create")).to_have_count(0)
+    expect(page.get_by_test_id("key-delete")).to_have_count(0)
+
+    # The server refuses the edits anyway, with the session's own cookie and CSRF token.
+    statuses = page.evaluate(
+        """async () => {
+            const csrf = document.cookie.split('; ').find((c) => c.startsWith('tidegate_csrf=')).split('=')[1];
+            const send = (method, path, body) => fetch(path, {method, credentials: 'same-origin',
+                headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf},
+                body: JSON.stringify(body)}).then((r) => r.status);
+            return [
+                await send('POST', '/v1/config/board', {title: 'mine'}),
+                await send('POST', '/v1/config/ingestion/exclusions', {title: 't', query: 'x'}),
+                await send('POST', '/v1/config/keys?type=service', {}),
+            ];
+        }"""
+    )
+    assert statuses == [403, 403, 403]
+    with owner.http() as http:
+        assert [b["title"] for b in http.get("/v1/config/board").json()] == ["Ops"]
