@@ -2,6 +2,10 @@
 
 smtplib is blocking, so a message is sent in a worker thread, bounded by
 ``smtp_timeout_s``. With no ``smtp_host`` nothing is sent (``send`` answers False).
+
+Services never send inside the request's transaction (an SMTP server taking seconds
+would hold SQLite's one write lock meanwhile): they put messages in an ``Outbox``, and
+the endpoint sends it after the commit (``send_all`` as a background task).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import smtplib
+from dataclasses import dataclass
 from email.message import EmailMessage
 
 from tidegate.config import Settings
@@ -26,6 +31,21 @@ def _send(settings: Settings, message: EmailMessage) -> None:
         if settings.smtp_username:
             smtp.login(settings.smtp_username, settings.smtp_password or "")
         smtp.send_message(message)
+
+
+@dataclass(frozen=True, slots=True)
+class Mail:
+    to: str
+    subject: str
+    body: str
+
+
+Outbox = list[Mail]
+
+
+async def send_all(settings: Settings, outbox: Outbox) -> None:
+    for message in outbox:
+        await send(settings, to=message.to, subject=message.subject, body=message.body)
 
 
 async def send(settings: Settings, *, to: str, subject: str, body: str) -> bool:

@@ -19,6 +19,8 @@ from tests.conftest import AppClient
 from tests.users.factories import Browser, add_person, sign_in_person
 
 from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role, route_permissions
+from tidegate.web.endpoints import ASSETS_PREFIX as WEB_ASSETS_PREFIX
+from tidegate.web.endpoints import PAGES as WEB_PAGES
 
 # Operations with no credentials at all: the data plane's own keys, sign-in and its
 # tokens, health, metrics, the docs. A new public endpoint must be added here on purpose.
@@ -38,6 +40,9 @@ PUBLIC = {
     ("GET", "/redoc"),
     ("GET", "/docs-assets/{name}"),
     ("GET", "/openapi.json"),
+    # The web app's shell and assets: no data, every page's data comes from the API.
+    *(("GET", page) for page in WEB_PAGES),
+    ("GET", WEB_ASSETS_PREFIX + "/{version}/{name:path}"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
 # tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.

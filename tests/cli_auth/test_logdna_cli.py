@@ -17,13 +17,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import time
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 from tests.conftest import AppClient
-from tests.factories import make_account, make_tenant
+from tests.factories import insert_key, make_account, make_tenant
 from tests.tail.test_live import _env
 from tests.users.factories import add_person
 
@@ -129,13 +130,34 @@ async def test_login_info_orgs_and_a_signed_search_against_a_real_server(
         ]
         assert all(o["servicekeys"] == [] for o in orgs.json())
 
-        # search: the e-mail deleted from the config before signing.
+        # search: the e-mail deleted from the config before signing; NDJSON back.
+        key = await insert_key(client.database_url, kind="ingestion", account_id=first.account_id)
         now = int(time.time() * 1000)
+        ingested = await http.post(
+            f"{base}/logs/ingest",
+            params={"hostname": "cli-host", "now": now},
+            headers={"apikey": key},
+            json={"lines": [{"line": "hello from the cli test", "app": "demo", "timestamp": now}]},
+        )
+        assert ingested.status_code == 200, ingested.text
         search = await http.get(
-            signed("v2/export", None, **{"from": now - 60_000, "to": now, "size": 10}),
+            signed(
+                "v1/export",
+                None,
+                q="hello",
+                **{"from": now - 60_000, "to": now + 60_000, "size": 10, "prefer": "tail"},
+            ),
             headers=headers,
         )
         assert search.status_code == 200, search.text
+        assert [json.loads(line)["_line"] for line in search.text.splitlines()] == [
+            "hello from the cli test"
+        ]
+        as_json = await http.get(
+            signed("v1/export", None, q="", json="true", levels="error"), headers=headers
+        )
+        assert as_json.status_code == 200, as_json.text
+        assert as_json.json() == []
 
         # Replayed: refused. A stale ts, a wrong token, a foreign account: refused.
         replay_url = signed("info", config["email"])

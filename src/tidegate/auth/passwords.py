@@ -9,6 +9,7 @@ memory or the loop's default thread pool.
 from __future__ import annotations
 
 import asyncio
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher
@@ -20,9 +21,14 @@ MAX_CONCURRENT = 2
 
 _hasher = PasswordHasher()
 _pool = ThreadPoolExecutor(max_workers=MAX_CONCURRENT, thread_name_prefix="argon2")
-# Verified when the e-mail is unknown, so that an unknown e-mail costs what a wrong
-# password costs (the answer's timing does not tell which e-mails have users).
-_DUMMY = _hasher.hash("tidegate: no such user")
+
+
+@functools.cache
+def _dummy() -> str:
+    """Verified when the e-mail is unknown, so that an unknown e-mail costs what a wrong
+    password costs (the answer's timing does not tell which e-mails have users). Made on
+    first use, in the pool: hashing at import would slow every process's start."""
+    return _hasher.hash("tidegate: no such user")
 
 
 async def hash_password(password: str) -> str:
@@ -39,6 +45,6 @@ def _verify(stored: str, password: str) -> bool:
 async def verify_password(stored: str | None, password: str) -> bool:
     loop = asyncio.get_running_loop()
     if stored is None:
-        await loop.run_in_executor(_pool, _verify, _DUMMY, password)
+        await loop.run_in_executor(_pool, lambda: _verify(_dummy(), password))
         return False
     return await loop.run_in_executor(_pool, _verify, stored, password)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import secrets
 
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.app_state import AppState
 from tidegate.auth.principal import Principal
 from tidegate.cli_auth import schemas
 from tidegate.errors import Forbidden
+from tidegate.models import User
 from tidegate.sessions import service as sessions
 
 
@@ -24,8 +26,9 @@ async def login(
     if token is None:
         # One token per user, shared by their machines; a new password replaces it.
         token = secrets.token_hex(20)
-        user.cli_token_sealed = state.sealer.seal(token)
-        await session.flush()
+        await session.execute(
+            update(User).where(User.id == user.id).values(cli_token_sealed=state.sealer.seal(token))
+        )
     accounts = await sessions.accounts_of(
         session=session,
         principal=Principal(None, "user", "", None, user_id=user.id, email=user.email),

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, BackgroundTasks, Path, Request
 from fastapi.responses import Response
 
+from tidegate import mail
 from tidegate.api.envelope import Envelope, Links, Meta, Page, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS
 from tidegate.api.text import STORABLE_TEXT
@@ -87,16 +88,20 @@ async def list_accounts(
 
 @router.post("/account", status_code=201, summary="Create a child account")
 async def create_account(
-    body: schemas.AccountCreate, request: Request, session: SessionDep, enterprise_id: EnterpriseId
+    body: schemas.AccountCreate,
+    request: Request,
+    session: SessionDep,
+    enterprise_id: EnterpriseId,
+    background: BackgroundTasks,
 ) -> Envelope[schemas.Account]:
-    return _account(
-        await service.create_account(
-            session=session,
-            enterprise_id=enterprise_id,
-            body=body,
-            settings=app_state(request).settings,
-        )
+    settings = app_state(request).settings
+    outbox: mail.Outbox = []
+    account = await service.create_account(
+        session=session, enterprise_id=enterprise_id, body=body, settings=settings, outbox=outbox
     )
+    # The owner's invitation goes out after the commit.
+    background.add_task(mail.send_all, settings, outbox)
+    return _account(account)
 
 
 # The hottest read: raw rows serialised straight to JSON bytes (the document is the one

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate import mail
 from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import hash_secret, hint, new_enterprise_key
 from tidegate.config import Settings
@@ -190,10 +191,11 @@ async def create_account(
     enterprise_id: str,
     body: schemas.AccountCreate,
     settings: Settings | None = None,
+    outbox: mail.Outbox | None = None,
 ) -> schemas.Account:
     """The account, with its owner as its first member (owner role). An owner with no
-    password yet gets an invitation, e-mailed through ``settings`` (docs/people.md);
-    without settings (scripts, benches) none is made."""
+    password yet gets an invitation, put in ``outbox`` for the endpoint to e-mail after
+    the commit (docs/people.md); without settings (scripts, benches) none is made."""
     owner = await users.find_or_create_user(session=session, email=str(body.owneremail))
     account = Account(
         enterprise_id=enterprise_id,
@@ -213,7 +215,11 @@ async def create_account(
     await users.add_member(session=session, user_id=owner.id, account_id=account.id, role="owner")
     if owner.password_hash is None and settings is not None:
         await users.invite(
-            session=session, settings=settings, user=owner, account_name=account.company
+            session=session,
+            settings=settings,
+            outbox=outbox if outbox is not None else [],
+            user=owner,
+            account_name=account.company,
         )
     return await get_account(session=session, enterprise_id=enterprise_id, account_id=account.id)
 

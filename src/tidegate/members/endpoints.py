@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, BackgroundTasks, Path, Request
 
+from tidegate import mail
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
@@ -34,14 +35,20 @@ async def add_member(
     session: SessionDep,
     principal: CurrentPrincipal,
     account_id: AccountId,
+    background: BackgroundTasks,
 ) -> schemas.Member:
-    return await service.add_member(
+    settings = app_state(request).settings
+    outbox: mail.Outbox = []
+    member = await service.add_member(
         session=session,
-        settings=app_state(request).settings,
+        settings=settings,
+        outbox=outbox,
         principal=principal,
         account_id=account_id,
         body=body,
     )
+    background.add_task(mail.send_all, settings, outbox)  # after the commit
+    return member
 
 
 @router.get("/{email}", summary="Get a member")
@@ -75,8 +82,16 @@ async def remove_member(
 
 @router.post("/{email}/invitation", summary="Send a member who has no password a new invitation")
 async def reinvite(
-    email: EmailPath, request: Request, session: SessionDep, account_id: AccountId
+    email: EmailPath,
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    background: BackgroundTasks,
 ) -> schemas.Member:
-    return await service.reinvite(
-        session=session, settings=app_state(request).settings, account_id=account_id, email=email
+    settings = app_state(request).settings
+    outbox: mail.Outbox = []
+    member = await service.reinvite(
+        session=session, settings=settings, outbox=outbox, account_id=account_id, email=email
     )
+    background.add_task(mail.send_all, settings, outbox)  # after the commit
+    return member

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate import mail
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.config import Settings
@@ -69,12 +70,13 @@ async def get_member(*, session: AsyncSession, account_id: str, email: str) -> s
 
 
 async def _invite(
-    session: AsyncSession, settings: Settings, user: User, account_id: str
+    session: AsyncSession, settings: Settings, outbox: mail.Outbox, user: User, account_id: str
 ) -> users.Invitation:
     account = await session.get(Account, account_id)
     return await users.invite(
         session=session,
         settings=settings,
+        outbox=outbox,
         user=user,
         account_name=account.company if account is not None else account_id,
     )
@@ -84,6 +86,7 @@ async def add_member(
     *,
     session: AsyncSession,
     settings: Settings,
+    outbox: mail.Outbox,
     principal: Principal,
     account_id: str,
     body: schemas.MemberCreate,
@@ -103,7 +106,7 @@ async def add_member(
     )
     invitation = None
     if user.password_hash is None:
-        invitation = await _invite(session, settings, user, account_id)
+        invitation = await _invite(session, settings, outbox, user, account_id)
     return await _schema(session, account_id, user, membership, invitation)
 
 
@@ -156,12 +159,12 @@ async def remove_member(
 
 
 async def reinvite(
-    *, session: AsyncSession, settings: Settings, account_id: str, email: str
+    *, session: AsyncSession, settings: Settings, outbox: mail.Outbox, account_id: str, email: str
 ) -> schemas.Member:
     """A fresh invitation (the earlier link stops working) for a member with no
     password yet; 409 for one who has set theirs (they can reset it)."""
     user, membership = await _found(session=session, account_id=account_id, email=email)
     if user.password_hash is not None:
         raise Conflict("This member has set a password; use the password reset")
-    invitation = await _invite(session, settings, user, account_id)
+    invitation = await _invite(session, settings, outbox, user, account_id)
     return await _schema(session, account_id, user, membership, invitation)

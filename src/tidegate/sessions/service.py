@@ -112,7 +112,10 @@ async def check_password(
     (the web app's sign-in and logdna-cli's ``POST /login`` alike)."""
     email_key, address_key = f"email:{email.strip().lower()}", f"address:{address}"
     await _refuse_when_blocked(state, email_key, address_key)
-    user = await users_repository.user_by_email(session=session, email=email.strip().lower())
+    # Read outside the request's transaction: the slow hash must not hold SQLite's write
+    # lock (the request's session has run no statement yet, so it holds nothing).
+    async with state.db.read_sessions() as read:
+        user = await users_repository.user_by_email(session=read, email=email.strip().lower())
     if not await verify_password(user.password_hash if user else None, password) or user is None:
         await state.signin_failures.failed(email_key)
         await state.signin_failures.failed(address_key)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, BackgroundTasks, Request
 
+from tidegate import mail
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.db.session import SessionDep
@@ -22,15 +23,22 @@ async def accept_invitation(body: schemas.TokenAndPassword, session: SessionDep)
 
 @router.post("/password-reset", summary="E-mail a password-reset link (always 200)")
 async def request_password_reset(
-    body: schemas.PasswordResetRequest, request: Request, session: SessionDep
+    body: schemas.PasswordResetRequest,
+    request: Request,
+    session: SessionDep,
+    background: BackgroundTasks,
 ) -> schemas.Done:
     state = app_state(request)
+    outbox: mail.Outbox = []
     await service.request_password_reset(
         session=session,
         settings=state.settings,
         limiter=state.signin_failures,
+        outbox=outbox,
         email=str(body.email),
     )
+    # Sent after the commit, and after the answer: its timing says nothing either.
+    background.add_task(mail.send_all, state.settings, outbox)
     return schemas.Done()
 
 

@@ -53,6 +53,7 @@ async def issue_token(*, session: AsyncSession, user_id: str, purpose: str, ttl_
 @dataclass(frozen=True, slots=True)
 class Invitation:
     link: str
+    # Queued for sending after the commit (SMTP is configured).
     emailed: bool
 
 
@@ -74,24 +75,26 @@ async def add_member(
 
 
 async def invite(
-    *, session: AsyncSession, settings: Settings, user: User, account_name: str
+    *, session: AsyncSession, settings: Settings, outbox: mail.Outbox, user: User, account_name: str
 ) -> Invitation:
-    """A new invitation for ``user`` (replacing any earlier one), e-mailed when SMTP is
-    configured; its link is returned either way, for the inviting admin."""
+    """A new invitation for ``user`` (replacing any earlier one), put in ``outbox`` when
+    SMTP is configured; its link is returned either way, for the inviting admin."""
     token = await issue_token(
         session=session, user_id=user.id, purpose=INVITATION, ttl_s=settings.invitation_ttl_s
     )
     url = link(settings, INVITATION_PATH, token)
-    emailed = await mail.send(
-        settings,
-        to=user.email,
-        subject=f"You are invited to {account_name} on tidegate",
-        body=(
-            f"You have been invited to the account {account_name}.\n\n"
-            f"Set your password here (the link works once):\n{url}\n"
-        ),
-    )
-    return Invitation(link=url, emailed=emailed)
+    if settings.smtp_host:
+        outbox.append(
+            mail.Mail(
+                to=user.email,
+                subject=f"You are invited to {account_name} on tidegate",
+                body=(
+                    f"You have been invited to the account {account_name}.\n\n"
+                    f"Set your password here (the link works once):\n{url}\n"
+                ),
+            )
+        )
+    return Invitation(link=url, emailed=bool(settings.smtp_host))
 
 
 async def _take(*, session: AsyncSession, token: str, purpose: str) -> User:
@@ -106,8 +109,8 @@ async def _take(*, session: AsyncSession, token: str, purpose: str) -> User:
     return user
 
 
-async def _set_password(*, session: AsyncSession, user: User, password: str) -> None:
-    user.password_hash = await hash_password(password)
+async def _set_password(*, session: AsyncSession, user: User, password_hash: str) -> None:
+    user.password_hash = password_hash
     user.verified = True
     # A new password ends every session and CLI token made with the old one.
     user.cli_token_sealed = None
@@ -116,13 +119,21 @@ async def _set_password(*, session: AsyncSession, user: User, password: str) -> 
 
 
 async def accept_invitation(*, session: AsyncSession, token: str, password: str) -> User:
+    # Hashed before the transaction's first statement: the slow hash must not hold
+    # SQLite's write lock.
+    password_hash = await hash_password(password)
     user = await _take(session=session, token=token, purpose=INVITATION)
-    await _set_password(session=session, user=user, password=password)
+    await _set_password(session=session, user=user, password_hash=password_hash)
     return user
 
 
 async def request_password_reset(
-    *, session: AsyncSession, settings: Settings, limiter: FailureCounter, email: str
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    limiter: FailureCounter,
+    outbox: mail.Outbox,
+    email: str,
 ) -> None:
     """Mails a reset link when the user exists; says nothing either way. Requests for
     one e-mail count like failed sign-ins, so nobody can flood a mailbox with them."""
@@ -140,20 +151,22 @@ async def request_password_reset(
         purpose=PASSWORD_RESET,
         ttl_s=settings.password_reset_ttl_s,
     )
-    await mail.send(
-        settings,
-        to=user.email,
-        subject="Reset your tidegate password",
-        body=(
-            "Someone asked to reset the password of this e-mail on tidegate.\n\n"
-            f"Choose a new one here (the link works once):\n"
-            f"{link(settings, PASSWORD_RESET_PATH, token)}\n\n"
-            "If it was not you, ignore this message.\n"
-        ),
+    outbox.append(
+        mail.Mail(
+            to=user.email,
+            subject="Reset your tidegate password",
+            body=(
+                "Someone asked to reset the password of this e-mail on tidegate.\n\n"
+                f"Choose a new one here (the link works once):\n"
+                f"{link(settings, PASSWORD_RESET_PATH, token)}\n\n"
+                "If it was not you, ignore this message.\n"
+            ),
+        )
     )
 
 
 async def confirm_password_reset(*, session: AsyncSession, token: str, password: str) -> User:
+    password_hash = await hash_password(password)  # before the transaction, as above
     user = await _take(session=session, token=token, purpose=PASSWORD_RESET)
-    await _set_password(session=session, user=user, password=password)
+    await _set_password(session=session, user=user, password_hash=password_hash)
     return user
