@@ -38,6 +38,29 @@ PUBLIC = {
     ("GET", "/redoc"),
     ("GET", "/docs-assets/{name}"),
     ("GET", "/openapi.json"),
+    # The web app's pages and assets: HTML shells whose data comes from the API.
+    ("GET", "/"),
+    ("GET", "/signin"),
+    ("GET", "/search"),
+    ("GET", "/views"),
+    ("GET", "/boards"),
+    ("GET", "/boards/{boardid}"),
+    ("GET", "/keys"),
+    ("GET", "/rules"),
+    ("GET", "/usage"),
+    ("GET", "/members"),
+    ("GET", "/pipelines"),
+    ("GET", "/pipelines/{pipeline_id}"),
+    ("GET", "/accept-invitation"),
+    ("GET", "/reset-password"),
+    ("GET", "/web/{version}/{name:path}"),
+    # Pipeline sources of other protocols: the route's own access keys.
+    ("POST", "/gateway/{gateway_route_id}/services/collector"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/event"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/event/1.0"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/raw"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/raw/1.0"),
+    ("POST", "/gateway/{gateway_route_id}/v1/logs"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
 # tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.
