@@ -221,11 +221,16 @@ async def test_email_through_smtp(own_database: str, tmp_path: Path) -> None:
                 "payment failed: insufficient funds",
             )
             assert (await harness.outbox().deliver_due()).delivered == 1
+
+            def alerts() -> list[Any]:
+                # Other mail may pass too (the account owner's invitation).
+                return [item for item in smtp.messages if "Payments errors" in item[2]["Subject"]]
+
             for _ in range(50):
-                if smtp.messages:
+                if alerts():
                     break
                 await asyncio.sleep(0.05)
-            [(sender, recipients, message)] = smtp.messages
+            [(sender, recipients, message)] = alerts()
             assert sender == "alerts@tidegate.test"
             assert sorted(recipients) == ["dev@example.com", "ops@example.com"]
             assert "Payments errors" in message["Subject"]

@@ -19,6 +19,8 @@ from tests.conftest import AppClient
 from tests.users.factories import Browser, add_person, sign_in_person
 
 from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role, route_permissions
+from tidegate.web.endpoints import ASSETS_PREFIX as WEB_ASSETS_PREFIX
+from tidegate.web.endpoints import PAGES as WEB_PAGES
 
 # Operations with no credentials at all: the data plane's own keys, sign-in and its
 # tokens, health, metrics, the docs. A new public endpoint must be added here on purpose.
@@ -38,22 +40,9 @@ PUBLIC = {
     ("GET", "/redoc"),
     ("GET", "/docs-assets/{name}"),
     ("GET", "/openapi.json"),
-    # The web app's pages and assets: HTML shells whose data comes from the API.
-    ("GET", "/"),
-    ("GET", "/signin"),
-    ("GET", "/search"),
-    ("GET", "/views"),
-    ("GET", "/boards"),
-    ("GET", "/boards/{boardid}"),
-    ("GET", "/keys"),
-    ("GET", "/rules"),
-    ("GET", "/usage"),
-    ("GET", "/members"),
-    ("GET", "/pipelines"),
-    ("GET", "/pipelines/{pipeline_id}"),
-    ("GET", "/accept-invitation"),
-    ("GET", "/reset-password"),
-    ("GET", "/web/{version}/{name:path}"),
+    # The web app's shell and assets: no data, every page's data comes from the API.
+    *(("GET", page) for page in WEB_PAGES),
+    ("GET", WEB_ASSETS_PREFIX + "/{version}/{name:path}"),
     # Pipeline sources of other protocols: the route's own access keys.
     ("POST", "/gateway/{gateway_route_id}/services/collector"),
     ("POST", "/gateway/{gateway_route_id}/services/collector/event"),

@@ -22,6 +22,7 @@ from tests.gateway.test_live_server import server_env
 
 import tidegate.api.body_guard
 from tidegate.app_state import AppState
+from tidegate.components.sources import http as http_source
 from tidegate.errors import BadRequest, PayloadTooLarge, Unauthorized
 from tidegate.gateway import service
 from tidegate.gateway.body import MAX_DEPTH, MAX_EVENTS, parse_events
@@ -154,11 +155,14 @@ async def test_parsing_a_large_body_runs_in_a_worker_thread(
     wired = await wire(client, account, BLACKHOLE)
     threads: list[threading.Thread] = []
 
+    # The http source decodes the body (issue 9: each push source decodes its own).
+    decode = http_source.decode_events
+
     def recording(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.current_thread())
-        return parse_events(*args, **kwargs)
+        return decode(*args, **kwargs)
 
-    monkeypatch.setattr(service, "parse_events", recording)
+    monkeypatch.setattr(http_source, "decode_events", recording)
     big = orjson.dumps([{"line": f"event {i}", "pad": "x" * 100} for i in range(5_000)])
     response = await client.post(wired.url, content=big, headers=wired.auth)
     assert response.status_code == 200, response.text

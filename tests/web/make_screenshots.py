@@ -13,7 +13,14 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 from tests.conftest import LiveServer
-from tests.web.harness import Account, chromium, enterprise_key, make_account, now_ms
+from tests.web.harness import (
+    Account,
+    chromium,
+    enterprise_key,
+    make_account,
+    now_ms,
+    sign_in_with_key,
+)
 
 HOSTS = {
     "web-1": ["nginx", "api"],
@@ -109,6 +116,14 @@ def setup_content(account: Account) -> tuple[str, str]:
                 ],
             },
         ).json()
+        for name, query, category in (
+            ("Failed payments", "payment level:error", "Billing"),
+            ("Slow queries", "slow query", "Database"),
+            ("Login failures", "app:api 401", "Security"),
+        ):
+            http.post(
+                "/v1/config/view", json={"name": name, "query": query, "category": [category]}
+            )
         http.post(
             "/v1/config/ingestion/exclusions",
             json={
@@ -196,8 +211,7 @@ def main() -> None:
                 page.goto(server.base_url + "/signin")
                 expect(page.get_by_test_id("signin-key")).to_be_visible()
                 shoot(page, args.out, "signin")
-                page.get_by_test_id("signin-key").fill(account.service_key)
-                page.get_by_test_id("signin-submit").click()
+                sign_in_with_key(page, server.base_url, account.service_key)
                 page.goto(server.base_url + "/search?q=level%3Aerror&range=24h")
                 expect(page.get_by_test_id("log-line").first).to_be_visible()
                 page.get_by_test_id("log-line").nth(1).locator(".summary").click()
@@ -242,6 +256,9 @@ def main() -> None:
                 page.get_by_test_id("rule-preview-button").click()
                 expect(page.get_by_test_id("rule-preview-count")).to_be_visible()
                 shoot(page, args.out, "rules")
+                page.goto(server.base_url + "/views")
+                expect(page.get_by_test_id("view-row")).to_have_count(3)
+                shoot(page, args.out, "views")
                 page.goto(server.base_url + "/usage")
                 expect(page.get_by_test_id("usage-chart").locator("canvas")).to_have_count(1)
                 shoot(page, args.out, "usage")

@@ -62,6 +62,10 @@ class Evaluator:
         self.watch = WatchList(sealer)
         self.matching = matching or MatchingPool(in_process=True)
         self.track_gaps = db.sqlite_path is None
+        # The channel states this evaluator committed last, and the cursor version
+        # that commit made: while the cursor still has that version nobody else has
+        # written states since, so they need not be read back.
+        self._committed: tuple[int, dict[StateKey, dict[str, Any]]] | None = None
 
     async def evaluate(self) -> RoundResult:
         """One round: claim the lease, then batches until caught up (bounded)."""
@@ -95,7 +99,10 @@ class Evaluator:
                     rows=[], last_line_id=max(top, state.last_line_id), gaps=[], full=False
                 )
             else:
-                states = await self._states(session, specs)
+                if self._committed is not None and self._committed[0] == state.version:
+                    states = self._committed[1]
+                else:
+                    states = await self._states(session, specs)
                 if self.db.sqlite_path is None:
                     batch = await cursors.read_batch(
                         session,
@@ -130,7 +137,9 @@ class Evaluator:
         committed = await self._commit(state, batch, specs, states, outcome, evaluated, now)
         if not committed:
             result.lost_race = True
+            self._committed = None
             return True
+        self._committed = (state.version + 1, {**states, **outcome.states})
         result.lines += lines
         result.firings += len(outcome.firings)
         return not batch.full

@@ -105,6 +105,9 @@ async def evaluate_index_rates(
         config = open_config(sealer, row)
         frequency = config.get("frequency", "hourly")
         period = now_ms // PERIOD_MS[frequency]
+        seen = row.state or {}
+        if seen.get("frequency") == frequency and seen.get("period", -1) >= period:
+            continue  # this period was sampled: no write transaction
         async with db.write_sessions() as session:
             # Locked (SQLite: the write transaction) and read again: a concurrent pass
             # that already sampled this period wins, this one changes nothing.

@@ -96,6 +96,19 @@ class Outbox:
         now = self.clock()
         token = uuid.uuid4().hex
         until = now + int((self.settings.alert_delivery_timeout_s * 3 + 30) * 1000)
+        due = (
+            select(AlertDelivery.id)
+            .where(
+                AlertDelivery.status == "pending",
+                AlertDelivery.next_attempt_ms <= now,
+                AlertDelivery.claimed_until_ms < now,
+            )
+            .limit(1)
+        )
+        async with self.db.read_sessions() as session:
+            # Most ticks find nothing: no write transaction (SQLite's write lock) then.
+            if (await session.execute(due)).first() is None:
+                return []
         async with self.db.write_sessions() as session:
             due = (
                 select(AlertDelivery.id)

@@ -3,7 +3,7 @@ their seal once per change): the view's own channels, then its preset alert's.""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel
@@ -27,8 +27,34 @@ class WatchList:
         self._sealer = sealer
         self._cache: dict[str, tuple[int, ViewSpec | None]] = {}
         self.channels: dict[tuple[str, str], Channel] = {}
+        self._stamp: tuple[object, ...] | None = None
+        self._specs: list[ViewSpec] = []
 
     async def load(self, session: AsyncSession) -> list[ViewSpec]:
+        """The watched views; read again only when a view or preset changed (creating,
+        changing or deleting one changes the count or the latest change time)."""
+        stamp = tuple(
+            (
+                await session.execute(
+                    select(func.count(View.id), func.max(View.updated_at)).where(
+                        View.alerting.is_(True)
+                    )
+                )
+            ).one()
+        ) + tuple(
+            (
+                await session.execute(
+                    select(func.count(PresetAlert.id), func.max(PresetAlert.updated_at))
+                )
+            ).one()
+        )
+        if stamp == self._stamp:
+            return self._specs
+        self._specs = await self._read(session)
+        self._stamp = stamp
+        return self._specs
+
+    async def _read(self, session: AsyncSession) -> list[ViewSpec]:
         rows = (
             await session.execute(
                 select(View, PresetAlert)

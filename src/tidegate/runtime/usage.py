@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
@@ -138,7 +139,8 @@ class UsageCounter:
 
     async def _run(self, db: Database) -> None:
         while True:
-            await asyncio.sleep(self.flush_s)
+            # Jittered, so that the workers of one server do not all write at once.
+            await asyncio.sleep(self.flush_s * random.uniform(0.8, 1.2))
             await self.flush(db)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Any, Final
 from urllib.parse import quote
 
@@ -68,11 +69,18 @@ class ElasticsearchConfig(BaseModel):
         return value
 
 
+@lru_cache(maxsize=1024)
+def _time_parts(hour: int) -> dict[str, str]:
+    """``%Y %m %d %H`` of an hour since the epoch (UTC): events of a batch share a few."""
+    moment = datetime.fromtimestamp(hour * 3600, UTC)
+    return {code: moment.strftime(code) for code in ("%Y", "%m", "%d", "%H")}
+
+
 def _index_name(template: Template, event: dict[str, Any], millis: int) -> str:
     name = template.render(event)
     if "%" in name:
-        moment = datetime.fromtimestamp(millis / 1000, UTC)
-        name = _STRFTIME.sub(lambda match: moment.strftime(match.group(0)), name)
+        parts = _time_parts(millis // 3_600_000)
+        name = _STRFTIME.sub(lambda match: parts[match.group(0)], name)
     return name.lower()  # Elasticsearch index names are lowercase
 
 

@@ -183,6 +183,7 @@ def headers_list(value: Any) -> Any:
     """``headers`` as the platform's list of ``{header_name, header_value}``; an object
     ``{name: value}`` (tidegate's first form) is read as that list too."""
     if isinstance(value, Mapping):
+        # An error then points at the header's place in that list (/headers/0).
         return [{"header_name": name, "header_value": item} for name, item in value.items()]
     return value
 

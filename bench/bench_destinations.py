@@ -1,0 +1,141 @@
+"""Benchmark: events per second through each outbound destination's encoder (the CPU a
+destination spends per event before the network), beside the floor: ``orjson.dumps`` of
+each event, measured in the same run; and the source decoders beside parsing the same
+body as plain JSON.
+
+    python bench/bench_destinations.py [--events 20000] [--rounds 5]
+
+Encoders and decoders are pure functions (no network); the best of ``--rounds`` is
+printed. No timing here is a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
+
+from tidegate.components.destinations.elasticsearch import (
+    ElasticsearchConfig,
+    elasticsearch_requests,
+)
+from tidegate.components.destinations.http import HttpDestinationConfig, http_requests
+from tidegate.components.destinations.loki import LokiConfig, loki_requests
+from tidegate.components.destinations.splunk_hec_logs import (
+    SplunkHecLogsConfig,
+    splunk_hec_requests,
+)
+from tidegate.components.sources.open_telemetry_logs import otlp_log_events
+from tidegate.components.sources.splunk_hec import hec_events
+
+NOW = 1_735_787_045_678
+
+
+def _events(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "message": f"GET /api/v1/orders/{n} 200 {n % 900} ms",
+            "host": f"web-{n % 8}",
+            "app": ("checkout", "search", "auth")[n % 3],
+            "level": ("info", "warn", "error")[n % 3],
+            "timestamp": NOW + n,
+            "meta": {"user": {"id": n, "plan": "pro"}, "region": "eu-west-1"},
+        }
+        for n in range(count)
+    ]
+
+
+def _best(function: Callable[[], object], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _otlp_body(events: list[dict[str, Any]]) -> bytes:
+    records = [
+        LogRecord(
+            time_unix_nano=event["timestamp"] * 1_000_000,
+            severity_text=event["level"].upper(),
+            body=AnyValue(string_value=event["message"]),
+            attributes=[KeyValue(key="app", value=AnyValue(string_value=event["app"]))],
+        )
+        for event in events
+    ]
+    request = ExportLogsServiceRequest(
+        resource_logs=[ResourceLogs(scope_logs=[ScopeLogs(log_records=records)])]
+    )
+    return request.SerializeToString()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    events = _events(args.events)
+    n = len(events)
+
+    encoders: dict[str, Callable[[], object]] = {
+        "floor: orjson.dumps per event": lambda: [orjson.dumps(event) for event in events],
+        "http json": lambda: http_requests(
+            events, HttpDestinationConfig.model_validate({"uri": "http://x.test/"})
+        ),
+        "http ndjson gzip": lambda: http_requests(
+            events,
+            HttpDestinationConfig.model_validate(
+                {"uri": "http://x.test/", "encoding": "ndjson", "compression": "gzip"}
+            ),
+        ),
+        "loki (labels app, level)": lambda: loki_requests(
+            events,
+            LokiConfig.model_validate(
+                {
+                    "endpoint": "http://x.test",
+                    "labels": {"app": "{{ .app }}", "level": "{{ .level }}"},
+                }
+            ),
+            received_ms=NOW,
+        ),
+        "elasticsearch (index per app and day)": lambda: elasticsearch_requests(
+            events,
+            ElasticsearchConfig.model_validate(
+                {"endpoints": ["http://x.test"], "index": "logs-{{ .app }}-%Y.%m.%d"}
+            ),
+            received_ms=NOW,
+        ),
+        "splunk-hec-logs": lambda: splunk_hec_requests(
+            events, SplunkHecLogsConfig.model_validate({"endpoint": "http://x.test", "token": "t"})
+        ),
+    }
+    print(f"destinations: {n} events, best of {args.rounds}")
+    for name, function in encoders.items():
+        seconds = _best(function, args.rounds)
+        print(f"  {name:40s} {n / seconds:12,.0f} events/s")
+
+    hec_body = b"".join(orjson.dumps({"event": event, "time": NOW / 1000}) for event in events)
+    json_body = orjson.dumps(events)
+    otlp = _otlp_body(events)
+    decoders: dict[str, Callable[[], object]] = {
+        "floor: orjson.loads of a JSON array": lambda: orjson.loads(json_body),
+        "splunk-hec /event stream": lambda: hec_events(hec_body, defaults={}),
+        "open-telemetry-logs protobuf": lambda: otlp_log_events(
+            otlp, content_type="application/x-protobuf"
+        ),
+    }
+    print(f"sources: {n} events, best of {args.rounds}")
+    for name, function in decoders.items():
+        seconds = _best(function, args.rounds)
+        print(f"  {name:40s} {n / seconds:12,.0f} events/s")
+
+
+if __name__ == "__main__":
+    main()
