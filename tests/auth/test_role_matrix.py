@@ -43,6 +43,13 @@ PUBLIC = {
     # The web app's shell and assets: no data, every page's data comes from the API.
     *(("GET", page) for page in WEB_PAGES),
     ("GET", WEB_ASSETS_PREFIX + "/{version}/{name:path}"),
+    # Pipeline sources of other protocols: the route's own access keys.
+    ("POST", "/gateway/{gateway_route_id}/services/collector"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/event"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/event/1.0"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/raw"),
+    ("POST", "/gateway/{gateway_route_id}/services/collector/raw/1.0"),
+    ("POST", "/gateway/{gateway_route_id}/v1/logs"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
 # tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.

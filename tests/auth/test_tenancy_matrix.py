@@ -17,6 +17,7 @@ from typing import Any
 from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
 from tests.keys.factories import create_key, with_service_key
+from tests.views.test_endpoints import provider_channel, view_body
 
 FILTER = {
     "condition": {"expressions": [{"field": ".level", "str_operator": "equal", "value": "debug"}]}
@@ -59,10 +60,27 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
     ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
     ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
+    ("PUT", "/v1/config/view/{viewID}"): view_body(name="pwned"),
+    ("POST", "/v1/config/view/{viewID}/alerts"): provider_channel(emails=["x@example.com"]),
+    ("PUT", "/v1/config/presetalert/{presetid}"): {
+        "name": "pwned",
+        "channels": [provider_channel(emails=["x@example.com"])],
+    },
+    ("POST", "/v1/config/categories/{type}"): {"name": "mine"},
+    ("PUT", "/v1/config/categories/{type}/{id}"): {"name": "pwned"},
 }
 
 # Templated paths whose parameters choose within the caller's own data, not a resource.
 SELECTOR_PATHS = ("/v1/usage/", "/v2/usage/")
+# Path parameters that name no resource of anyone's: a kind of usage field and its
+# value, a type of category (within the caller's own account, whatever the path says).
+NOT_IDS = {"kind", "name", "type"}
+
+
+def names_a_resource(template: str) -> bool:
+    if template.startswith(SELECTOR_PATHS):
+        return False
+    return bool(set(re.findall(r"\{(\w+)\}", template)) - NOT_IDS)
 
 
 async def _ok(response: Any, status: int = 200) -> Any:
@@ -133,6 +151,21 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
     )
     ids["email"] = member["email"]
     ids["account"] = account.data["account"]
+    preset = await _ok(
+        await client.post(
+            "/v1/config/presetalert",
+            json={"name": "p", "channels": [provider_channel(emails=["a@example.com"])]},
+            headers=h,
+        )
+    )
+    ids["presetid"] = preset["presetid"]
+    view = await _ok(await client.post("/v1/config/view", json=view_body(), headers=h))
+    ids["viewID"] = view["viewID"]
+    category = await _ok(
+        await client.post("/v1/config/categories/views", json={"name": "c"}, headers=h)
+    )
+    ids["category"] = category["id"]
+    ids["type"] = "views"
     return account, ids
 
 
@@ -143,6 +176,8 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         values["id"] = ids["service_key"]
     elif path.startswith("/v1/config/ingestion/exclusions/"):
         values["id"] = ids["exclusion"]
+    elif path.startswith("/v1/config/categories/") and "category" in ids:
+        values["id"] = ids["category"]
     for segment, kind in (
         ("source", "source"),
         ("processor", "processor"),
@@ -230,7 +265,7 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
                 refused = (
                     (401, 403, 404) if template.startswith(("/gateway/", "/logs/")) else (403, 404)
                 )
-                if "{" in template and not template.startswith(SELECTOR_PATHS):
+                if names_a_resource(template):
                     assert response.status_code in refused, (
                         f"{where}: {response.status_code} {response.text}"
                     )
