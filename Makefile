@@ -22,7 +22,7 @@ run: install
 ## Lint, strict typecheck, then the whole test suite: real SQLite, real PostgreSQL,
 ## real Redis, real HTTP.
 ## Two pytest workers (xdist): the suite is mostly waiting on servers and databases.
-PYTEST_ARGS ?= -n 2
+PYTEST_ARGS ?= -n 3 --durations=25
 test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

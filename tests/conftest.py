@@ -142,7 +142,7 @@ class LiveServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.log = cwd / "server.log"
 
-    def start(self, *, timeout: float = 30.0) -> None:
+    def start(self, *, timeout: float = 90.0) -> None:
         command = [
             sys.executable, "-m", "tidegate", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),

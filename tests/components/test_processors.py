@@ -376,3 +376,13 @@ async def test_large_batches_run_through_offload() -> None:
 
 def test_simulation_context_builds_fresh_state() -> None:
     assert build("dedupe", {}, BuildContext(simulation=True)) is not build("dedupe", {})
+
+
+@pytest.mark.parametrize("flag", ["overwrite_target", "overwrite"])
+async def test_map_fields_overwrites_a_target_only_when_told(flag: str) -> None:
+    mapping = {"source_field": ".a", "target_field": ".b"}
+    kept = build("map-fields", {"mappings": [mapping]})
+    replaced = build("map-fields", {"mappings": [{**mapping, flag: True}]})
+    context = RunContext()
+    assert (await kept.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 2}]
+    assert (await replaced.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 1}]

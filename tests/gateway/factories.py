@@ -154,11 +154,20 @@ class Received:
 class LocalDestination:
     """A tiny HTTP/1.1 server on 127.0.0.1 run on the test's own loop. ``script`` gives
     the status of each successive request (the last one repeats); ``delay`` seconds
-    pass before each answer."""
+    pass before each answer, or, with ``hold``, each answer waits until the test sets it
+    (so a test can tell "answered while the destination was still busy" without a clock).
+    """
 
-    def __init__(self, *, script: list[int] | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        script: list[int] | None = None,
+        delay: float = 0.0,
+        hold: asyncio.Event | None = None,
+    ) -> None:
         self.script = script or [200]
         self.delay = delay
+        self.hold = hold
         self.received: list[Received] = []
         self.attempts = 0
         self.in_flight = 0
@@ -200,6 +209,8 @@ class LocalDestination:
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
                 try:
+                    if self.hold is not None:
+                        await self.hold.wait()
                     if self.delay:
                         await asyncio.sleep(self.delay)
                 finally:

@@ -181,33 +181,40 @@ async def test_unreachable_destination_is_503(client: AppClient) -> None:
 
 async def test_slow_destination_beyond_the_deadline_is_503(client: AppClient) -> None:
     account = await new_account(client, throttle=False)
-    async with LocalDestination(delay=2.0) as server, limits(client, delivery_deadline_ms=300):
+    answer = asyncio.Event()  # the destination answers only after the request's answer
+    async with (
+        LocalDestination(hold=answer) as server,
+        limits(client, delivery_deadline_ms=300),
+    ):
         wired = await wire(client, account, http_steps(server.url))
-        started = time.monotonic()
         response = await client.post(wired.url, json=events(1), headers=wired.auth)
-        elapsed = time.monotonic() - started
+        still_waiting = server.in_flight
+        answer.set()
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "5"
-    assert elapsed < 1.5
+    assert still_waiting == 1
 
 
 async def test_saturated_destination_answers_at_once(client: AppClient) -> None:
     """One request may deliver to the slow destination at a time; the others are refused
     immediately (before any processing) instead of queueing."""
     account = await new_account(client, throttle=False)
+    answer = asyncio.Event()  # the slow delivery ends only when the test says so
     async with (
-        LocalDestination(delay=0.5) as server,
+        LocalDestination(hold=answer) as server,
         limits(client, destination_inflight=1) as runtime,
     ):
         wired = await wire(client, account, http_steps(server.url))
         slow = asyncio.create_task(client.post(wired.url, json=events(1), headers=wired.auth))
         while server.in_flight == 0:
             await asyncio.sleep(0.01)
-        started = time.monotonic()
         refused = [
             await client.post(wired.url, json=events(1), headers=wired.auth) for _ in range(3)
         ]
-        assert time.monotonic() - started < 0.4
+        # Refused while the one delivery was still held: nothing queued behind it.
+        assert not slow.done()
+        assert server.in_flight == 1
+        answer.set()
         assert (await slow).status_code == 200
         assert runtime.destination_gates.inflight((wired.pipeline_id, wired.nodes["out"])) == 0
     assert [r.status_code for r in refused] == [503] * 3

@@ -2,13 +2,14 @@
 
 Each of ``mappings`` (in order) copies ``source_field`` to ``target_field``; with
 ``drop_source`` the source is removed (a move). A missing source does nothing; an
-existing target is replaced only with ``overwrite``."""
+existing target is replaced only with ``overwrite_target`` (the platform's name, which
+its Terraform provider sends; ``overwrite`` is accepted too)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import MAX_FIELDS, FieldText, PerEventProcessor
@@ -22,7 +23,9 @@ class Mapping(BaseModel):
     source_field: FieldText
     target_field: FieldText
     drop_source: bool = False
-    overwrite: bool = False
+    overwrite: bool = Field(
+        default=False, validation_alias=AliasChoices("overwrite_target", "overwrite")
+    )
 
 
 class MapFieldsConfig(BaseModel):
