@@ -21,7 +21,8 @@ run: install
 
 ## Lint, strict typecheck, then the whole test suite: real SQLite, real PostgreSQL,
 ## real Redis, real HTTP.
-## Two pytest workers (xdist): the suite is mostly waiting on servers and databases.
+## Three pytest workers (xdist): the suite is mostly waiting on servers, databases and
+## the browser, so a third worker on two cores shortens it.
 PYTEST_ARGS ?= -n 3 --durations=25
 test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -22,7 +22,11 @@ def assert_legacy(response_json: dict[str, object]) -> None:
 
 @pytest.mark.parametrize(
     ("path", "family"),
-    [("/v3/enterprise/nothing", "v3"), ("/v1/config/nothing", "legacy"), ("/", "legacy")],
+    [
+        ("/v3/enterprise/nothing", "v3"),
+        ("/v1/config/nothing", "legacy"),
+        ("/no/such/page", "legacy"),
+    ],
 )
 async def test_unknown_route(client: AppClient, path: str, family: str) -> None:
     response = await client.get(path)

@@ -52,3 +52,5 @@ def _responses(
 _COMMON = (400, 401, 403, 404, 405, 413, 415, 429, 500)
 V3_ERRORS = _responses(V3Error, _COMMON)
 LEGACY_ERRORS = _responses(LegacyError, _COMMON)
+# Resources with a unique name or a state a request can contradict (categories, members).
+LEGACY_ERRORS_WITH_CONFLICT = _responses(LegacyError, (*_COMMON, 409))

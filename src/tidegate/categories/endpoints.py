@@ -6,13 +6,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
 from tidegate.api.text import id_path
 from tidegate.auth.dependencies import AccountId
 from tidegate.categories import schemas, service
 from tidegate.db.session import SessionDep
 
-router = APIRouter(prefix="/v1/config/categories", tags=["Categories"], responses=LEGACY_ERRORS)
+router = APIRouter(
+    prefix="/v1/config/categories", tags=["Categories"], responses=LEGACY_ERRORS_WITH_CONFLICT
+)
 
 TypePath = Annotated[
     schemas.CategoryType, Path(alias="type", description="views, boards or screens")

@@ -39,7 +39,11 @@ class WebhookIn(BaseModel):
         )
 
 
-Items = Annotated[list[str], Field(max_length=50), BeforeValidator(none_is_empty)]
+Items = Annotated[
+    list[str],
+    Field(max_length=50),
+    BeforeValidator(none_is_empty, json_schema_input_type=list[str] | None),
+]
 
 
 class ChannelsIn(BaseModel):
@@ -48,14 +52,18 @@ class ChannelsIn(BaseModel):
     email: Items = []
     pagerduty: Items = []
     slack: Items = []
-    webhook: Annotated[list[WebhookIn], Field(max_length=20), BeforeValidator(none_is_empty)] = []
+    webhook: Annotated[
+        list[WebhookIn],
+        Field(max_length=20),
+        BeforeValidator(none_is_empty, json_schema_input_type=list[WebhookIn] | None),
+    ] = []
 
 
 class IndexRateIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    max_lines: Annotated[int | None, Field(ge=0, le=10**15)] = None
-    max_z_score: Annotated[float | None, Field(ge=0, le=1000)] = None
+    max_lines: Annotated[int | None, Field(ge=0, le=10**15, strict=True)] = None
+    max_z_score: Annotated[float | None, Field(ge=0, le=1000, strict=True)] = None
     threshold_alert: Annotated[
         Literal["separate", "both"] | None, BeforeValidator(empty_text_is_none)
     ] = None
@@ -63,7 +71,7 @@ class IndexRateIn(BaseModel):
         None
     )
     channels: Annotated[ChannelsIn | None, BeforeValidator(_list_is_one)] = None
-    enabled: bool = False
+    enabled: Annotated[bool, Field(strict=True)] = False
 
     @field_validator("max_z_score")
     @classmethod

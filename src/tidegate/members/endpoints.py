@@ -7,14 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Path, Request
 
 from tidegate import mail
-from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.db.session import SessionDep
 from tidegate.members import schemas, service
 
-router = APIRouter(prefix="/v1/config/members", tags=["Members"], responses=LEGACY_ERRORS)
+router = APIRouter(
+    prefix="/v1/config/members", tags=["Members"], responses=LEGACY_ERRORS_WITH_CONFLICT
+)
 
 EmailPath = Annotated[
     str,

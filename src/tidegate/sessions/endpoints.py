@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
-from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
 from tidegate.api.text import id_path
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
@@ -141,6 +141,7 @@ account_router = APIRouter(
     prefix="/v3/auth/account",
     tags=["Sessions"],
     dependencies=[Depends(authenticate), requires(Permission.SIGNED_IN)],
+    responses=V3_ERRORS,
 )
 ACTIVE_ACCOUNT_HEADER = "x-auth-account-short-id"
 ACCOUNT_LINKS = SelfLinks(

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from tidegate.alerts.channels import Channels, none_is_empty
+from tidegate.alerts.channels import ChannelIn, Channels, none_is_empty
 from tidegate.api.text import STORABLE_TEXT, ReadOnlyId
 
 MAX_LIST = 100
@@ -15,7 +15,11 @@ MAX_LIST = 100
 
 Name = Annotated[str, Field(min_length=1, max_length=250, pattern=STORABLE_TEXT)]
 Item = Annotated[str, Field(min_length=1, max_length=512, pattern=STORABLE_TEXT)]
-TextList = Annotated[list[Item], Field(max_length=MAX_LIST), BeforeValidator(none_is_empty)]
+TextList = Annotated[
+    list[Item],
+    Field(max_length=MAX_LIST),
+    BeforeValidator(none_is_empty, json_schema_input_type=list[Item] | None),
+]
 
 
 class ViewIn(BaseModel):
@@ -35,7 +39,9 @@ class ViewIn(BaseModel):
     tags: TextList = []
     category: TextList = []
     presetid: Annotated[str, Field(max_length=24)] | None = None
-    channels: Annotated[Channels, BeforeValidator(none_is_empty)] = []
+    channels: Annotated[
+        Channels, BeforeValidator(none_is_empty, json_schema_input_type=list[ChannelIn] | None)
+    ] = []
 
 
 class View(BaseModel):
@@ -57,7 +63,9 @@ class PresetIn(BaseModel):
 
     presetid: ReadOnlyId = None
     name: Name
-    channels: Annotated[Channels, BeforeValidator(none_is_empty)] = []
+    channels: Annotated[
+        Channels, BeforeValidator(none_is_empty, json_schema_input_type=list[ChannelIn] | None)
+    ] = []
 
 
 class Preset(BaseModel):
