@@ -7,9 +7,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 from tests.conftest import LiveServer
 from tests.web.harness import Account, chromium, enterprise_key, make_account
+
+# A page waits for the API; on a two-core CI machine running the suite in parallel an
+# answer can take longer than Playwright's default of 5 s (seen: a board's creation).
+expect.set_options(timeout=20_000)
 
 
 @pytest.fixture(scope="module")

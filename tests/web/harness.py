@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Playwright, expect, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -106,6 +106,6 @@ def sign_in_with_key(page: Page, base_url: str, key: str, *, next_path: str = ""
     expect(page.get_by_test_id("nav-boards")).to_be_visible()
 
 
-def log_lines(page: Page) -> list[str]:
-    """The text of every shown line, top to bottom."""
+def log_lines(page: Page | Locator) -> list[str]:
+    """The text of every shown line (of the page, or of one part of it), top to bottom."""
     return [text.strip() for text in page.locator("[data-testid=log-line] .text").all_inner_texts()]

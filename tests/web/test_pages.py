@@ -86,7 +86,7 @@ def test_an_exclusion_rule_is_previewed_then_saved_and_toggled(site: Site, page:
     )
     preview = page.get_by_test_id("rule-preview")
     expect(preview.get_by_test_id("log-line")).to_have_count(7)
-    assert log_lines(page) == [f"noisy debug {i}" for i in range(7)]
+    assert log_lines(preview) == [f"noisy debug {i}" for i in range(7)]
 
     page.get_by_test_id("rule-indexonly").uncheck()
     page.get_by_test_id("rule-save").click()
