@@ -22,6 +22,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from tests import property_sizes  # noqa: F401  (loads the Hypothesis profile first)
 
 from tidegate.app import create_app
 from tidegate.config import Settings

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 
 from tidegate.aggregate.service import (
     DAY_MS,
@@ -50,7 +51,7 @@ def test_chosen_width(from_ms: int, to_ms: int, buckets: int, width: int, count:
     assert bucket_count(from_ms, to_ms, width) == count
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     from_ms=st.integers(min_value=0, max_value=MAX_EPOCH_MS),
     span=st.one_of(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -61,7 +62,10 @@ def test_account_schema_carries_the_spec_rules(tmp_path: Path) -> None:
     assert error["status"]["maximum"] == 599
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+# Session scope: the fuzz tests of every operation group share one server per backend in
+# each xdist worker (a module-scoped server would restart whenever the worker's tests
+# interleave with another module's).
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def fuzz_target(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
@@ -109,26 +113,64 @@ def fuzz_target(
             asyncio.run(_drop_pg_database(pg_name))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def api_schema(fuzz_target: dict[str, Any]) -> Any:
     return schemathesis.openapi.from_url(fuzz_target["base_url"] + "/openapi.json")
 
 
 # Live tail answers an event stream that never ends by itself, which a fuzzer would wait
 # on forever; tests/tail covers it.
-schema = schemathesis.pytest.from_fixture("api_schema").exclude(path="/v1/tail")
+EXCLUDED = "/v1/tail"
+
+# The operations in groups of about twenty, one test item per group and backend, so xdist
+# spreads the fuzzing over its workers and a timeout names the group that was running.
+# Every documented operation is in exactly one group (test_every_operation_is_fuzzed).
+OPERATION_GROUPS = {
+    "enterprise_and_auth": r"^/(v3/enterprise|v3/auth|v1/auth|login|info|orgs|healthz)(/|$)",
+    "boards_views_alerts": r"^/v1/config/(board|categories|view|presetalert|index-rate)(/|$)",
+    "keys_rules_members": r"^/v1/config/(groups|ingestion|keys|members)(/|$)",
+    "data_plane": r"^/(logs|v1/aggregate|v1/export|v2/export|v1/usage|v2/usage|gateway)(/|$)",
+    "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
+    "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/[a-z_-]+/",
+    "gateway_routes": r"^/v3/pipeline/gateway-route(/|$)",
+}
 
 
-# Ten examples an operation in `make test` (about 170 operations, two backends: the
-# suite's longest test); TIDEGATE_FUZZ_EXAMPLES=200 for a deeper run before a release.
-@schema.parametrize()
-@settings(
+def test_every_operation_is_fuzzed(tmp_path: Path) -> None:
+    document = create_app(make_settings("sqlite+aiosqlite://", tmp_path)).openapi()
+    for path in document["paths"]:
+        groups = [name for name, rx in OPERATION_GROUPS.items() if re.search(rx, path)]
+        expected = 0 if path == EXCLUDED else 1
+        assert len(groups) == expected, f"{path} is in the fuzz groups {groups}"
+
+
+# Ten examples an operation in `make test` (about 130 operations, two backends);
+# TIDEGATE_FUZZ_EXAMPLES=200 for a deeper run before a release.
+FUZZ_SETTINGS = settings(
     max_examples=int(os.environ.get("TIDEGATE_FUZZ_EXAMPLES", "10")),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )
-def test_api_keeps_to_its_document(case: Any, fuzz_target: dict[str, Any]) -> None:
-    # positive_data_acceptance is left out on purpose: a schema-valid request may still be
-    # rightly refused by a rule no JSON Schema can state (an unknown id, a cross-field rule).
-    for identity in fuzz_target["identities"]:
-        case.call_and_validate(headers=identity, excluded_checks=[positive_data_acceptance])
+
+
+def _fuzz_test(path_regex: str) -> Any:
+    schema = (
+        schemathesis.pytest.from_fixture("api_schema")
+        .exclude(path=EXCLUDED)
+        .include(path_regex=path_regex)
+    )
+
+    @schema.parametrize()
+    @FUZZ_SETTINGS
+    def test(case: Any, fuzz_target: dict[str, Any]) -> None:
+        # positive_data_acceptance is left out on purpose: a schema-valid request may still
+        # be rightly refused by a rule no JSON Schema can state (an unknown id, a
+        # cross-field rule).
+        for identity in fuzz_target["identities"]:
+            case.call_and_validate(headers=identity, excluded_checks=[positive_data_acceptance])
+
+    return test
+
+
+for _group, _path_regex in OPERATION_GROUPS.items():
+    globals()[f"test_api_keeps_to_its_document_{_group}"] = _fuzz_test(_path_regex)

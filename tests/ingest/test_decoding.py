@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 
 from tidegate.errors import ApiError
 from tidegate.ingest import decoding
@@ -56,7 +57,7 @@ _line = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     body=st.one_of(
         st.fixed_dictionaries({"lines": st.lists(_line, max_size=5)}),

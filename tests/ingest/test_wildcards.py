@@ -9,6 +9,7 @@ from functools import cache
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 
 from tidegate.logs.exclusion import Wildcards
 
@@ -46,7 +47,7 @@ names = st.lists(st.text(ALPHABET, min_size=1, max_size=8), min_size=1, max_size
 values = st.text(st.sampled_from("aAbB?[.-ßs"), max_size=12)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(names=names, value=values)
 @example(names=["*a*a*b"], value="aab")
 @example(names=["a*a"], value="a")
@@ -60,7 +61,7 @@ def test_matches_the_reference(names: list[str], value: str) -> None:
 ASCII = st.sampled_from("aAbB*?[.-")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     names=st.lists(st.text(ASCII, min_size=1, max_size=6), min_size=1, max_size=3),
     value=st.text(st.sampled_from("aAbB?[.-"), max_size=10),

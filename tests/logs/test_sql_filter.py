@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, export_all, now_ms
 from tests.factories import AccountCtx, make_account, make_tenant
+from tests.property_sizes import examples
 
 from tidegate.db.engine import Database
 from tidegate.errors import BadRequest
@@ -332,7 +333,7 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

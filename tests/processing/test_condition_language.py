@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 
 from tidegate.processing import linear_regex
 from tidegate.processing.conditions import (
@@ -325,7 +326,7 @@ leaf_specs = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(spec=leaf_specs, event=st.dictionaries(st.sampled_from(["f", "g"]), json_values))
 def test_compiled_conditions_never_raise_on_any_event(
     spec: dict[str, Any], event: dict[str, Any]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 
 from tidegate.processing.throttle import (
     ManualClock,
@@ -142,7 +143,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(operations=operations, max_keys=st.integers(1, 12), max_bytes=st.integers(1, 3_000))
 def test_the_budget_always_equals_what_the_states_hold(
     operations: list[tuple[int, list[str], int]], max_keys: int, max_bytes: int

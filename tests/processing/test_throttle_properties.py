@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 from tests.processing.throttle_redis_helpers import REDIS_URL, delete_prefix, new_prefix
 from tests.processing.throttle_reference import DROP, OVER_CAP, PASS, ReferenceThrottle
+from tests.property_sizes import examples
 
 from tidegate.processing.throttle import (
     ManualClock,
@@ -118,7 +119,7 @@ def passed_mask(events: list[dict[str, Any]], passed: list[Any]) -> list[bool]:
     return [id(event) in ids for event in events]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(p=params, start=st.integers(0, 50), batches=clock_batches, with_exclude=st.booleans())
 def test_memory_matches_reference_under_clock_steps(
     p: Params,
@@ -146,7 +147,7 @@ def test_memory_matches_reference_under_clock_steps(
     assert throttle.counters.keys_over_cap == total_over_cap
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(p=params, spec=timed_events)
 def test_memory_matches_reference_in_event_time(
     p: Params, spec: list[tuple[Any, bool, int | None]]
@@ -199,7 +200,7 @@ async def _redis_clock_run(
 
 
 @pytest.mark.redis
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     p=params,
     start=st.integers(0, 50),
@@ -239,7 +240,7 @@ async def _redis_timed_run(
 
 
 @pytest.mark.redis
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(p=params, spec=timed_events, inline_limit=inline_limits)
 def test_redis_matches_reference_in_event_time(
     p: Params, spec: list[tuple[Any, bool, int | None]], inline_limit: int

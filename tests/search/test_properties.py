@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.property_sizes import examples
 from tests.search.complexity import assert_linear
 
 from tidegate.search import LogLine, QuerySyntaxError, compile_query
@@ -280,19 +281,19 @@ def compiles_or_explains(text: str) -> None:
     assert str(caught) == f"{caught.reason} (column {caught.position + 1})"
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(syntaxish)
 def test_syntax_shaped_noise_only_raises_query_syntax_error(text: str) -> None:
     compiles_or_explains(text)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(max_size=200))
 def test_arbitrary_text_only_raises_query_syntax_error(text: str) -> None:
     compiles_or_explains(text)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(SYNTAX_PIECES), min_size=1, max_size=12).map("".join))
 def test_long_queries_parse_in_linear_time(chunk: str) -> None:
     def parse(size: int) -> Callable[[], object]:
