@@ -106,6 +106,12 @@ def sign_in_with_key(page: Page, base_url: str, key: str, *, next_path: str = ""
     expect(page.get_by_test_id("nav-boards")).to_be_visible()
 
 
+def expect_lines(page: Page | Locator, lines: Sequence[str]) -> None:
+    """Wait until the shown lines (of the page, or of one part of it) are ``lines``, top
+    to bottom (a list read at once may still be the one a new search is replacing)."""
+    expect(page.locator("[data-testid=log-line] .text")).to_have_text(list(lines))
+
+
 def log_lines(page: Page | Locator) -> list[str]:
     """The text of every shown line (of the page, or of one part of it), top to bottom."""
     return [text.strip() for text in page.locator("[data-testid=log-line] .text").all_inner_texts()]

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 import httpx
 from playwright.sync_api import Page, expect
 from tests.web.conftest import Site
-from tests.web.harness import Account, log_lines, sign_in_with_key
+from tests.web.harness import Account, expect_lines, sign_in_with_key
 
 
 def _invite_on_the_members_page(
@@ -87,7 +87,7 @@ def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> 
     choice.select_option(second.account_id)
     page.get_by_test_id("signin-submit").click()
     expect(page.get_by_test_id("log-line")).to_have_count(1)
-    assert log_lines(page) == ["in the second account"]
+    expect_lines(page, ["in the second account"])
     # The header switches accounts.
     page.locator("#account-switch").select_option(first.account_id)
     expect(page.get_by_test_id("log-line").first).to_contain_text("in the first account")
