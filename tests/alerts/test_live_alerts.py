@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from tests.alerts.receivers import Request, ThreadedReceiver
 from tests.ingest.test_live_servers import _account, _env
+from tests.live import live_get, live_post
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -72,7 +72,7 @@ def _close(logger: logging.Logger) -> None:
 
 def _view(base_url: str, who: dict[str, str], body: dict[str, Any]) -> str:
     headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
-    response = httpx.post(f"{base_url}/v1/config/view", json=body, headers=headers)
+    response = live_post(f"{base_url}/v1/config/view", json=body, headers=headers)
     assert response.status_code == 200, response.text
     return str(response.json()["viewID"])
 
@@ -142,7 +142,7 @@ def test_presence_alert_posts_once_with_the_matched_lines(
         ]
         assert all(line["_app"] == "checkout" for line in body["lines"])
         headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
-        log = httpx.get(f"{server.base_url}/v1/config/view/{view_id}/alerts", headers=headers)
+        log = live_get(f"{server.base_url}/v1/config/view/{view_id}/alerts", headers=headers)
         [entry] = log.json()
         assert entry["status"] == "delivered"
         assert entry["count"] == 3
@@ -206,7 +206,7 @@ async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path
     )
     async with (
         tail(server.base_url, headers, viewID=view_id) as stream,
-        httpx.AsyncClient(base_url=server.base_url) as http,
+        server.async_client() as http,
     ):
         lines = [
             {"line": "payment failed", "app": "billing"},
@@ -225,5 +225,5 @@ async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path
         assert [line["_line"] for line in got] == ["payment failed", "refund failed"]
     foreign = _account(server.base_url, server_db, tmp_path / "other")
     other = {key: value for key, value in foreign.items() if key not in ("account_id", "key")}
-    refused = httpx.get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
+    refused = live_get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
     assert refused.status_code == 404

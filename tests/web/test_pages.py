@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Page, expect
+from tests.live import live_client
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
@@ -127,9 +128,8 @@ def test_keys_are_created_shown_and_deleted(site: Site, page: Page) -> None:
     secret = page.get_by_test_id("key-secret").inner_text().strip()
     assert re.fullmatch(r"sta_[0-9a-f]{40}", secret)
     expect(page.get_by_test_id("key-row")).to_have_count(3)
-    import httpx
 
-    with httpx.Client(base_url=site.base_url, headers={"Authorization": f"Token {secret}"}) as http:
+    with live_client(site.base_url, headers={"Authorization": f"Token {secret}"}) as http:
         assert http.get("/v1/config/keys").status_code == 200
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_test_id("key-row").filter(has_text="ci").get_by_test_id("key-delete").click()

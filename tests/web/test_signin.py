@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-import httpx
 from playwright.sync_api import Page, expect
+from tests.live import live_client
 from tests.web.conftest import Site
 from tests.web.harness import Account, expect_lines, sign_in_with_key
 
@@ -68,7 +68,7 @@ def test_a_wrong_key_is_refused_and_a_good_one_opens_the_page_asked_for(
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_test_id("signin-key")).to_be_visible()
     old = {"tidegate_session": cookies["tidegate_session"]["value"]}
-    with httpx.Client(base_url=site.base_url, cookies=old) as http:
+    with live_client(site.base_url, cookies=old) as http:
         assert http.get("/v1/auth/session").status_code == 401
     page.goto(site.base_url + "/search")
     expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fsearch")
