@@ -23,6 +23,7 @@ import asyncpg
 import httpx
 import pytest
 from tests import property_sizes  # noqa: F401  (loads the Hypothesis profile first)
+from tests.live import live_async_client, live_client, live_request
 
 from tidegate.app import create_app
 from tidegate.config import Settings
@@ -158,11 +159,34 @@ class LiveServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
             try:
-                if httpx.get(self.base_url + "/healthz", timeout=1).status_code == 200:
+                # Each probe may take what is left (a loaded machine answers slowly).
+                probe = max(1.0, min(10.0, deadline - time.monotonic()))
+                if httpx.get(self.base_url + "/healthz", timeout=probe).status_code == 200:
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)
         raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        """A client bound to this server, with the live timeout (``tests.live``)."""
+        return live_client(self.base_url, **kwargs)
+
+    def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
+        """An async client bound to this server, with the live timeout."""
+        return live_async_client(self.base_url, **kwargs)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request to ``path`` on this server, with the live timeout."""
+        return live_request(method, self.base_url + path, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -174,37 +198,65 @@ class LiveServer:
                 self.process.wait()
 
 
+class LiveServers:
+    """The servers one test started. Every fixture that makes something a server uses
+    (a database) depends on this registry and stops the servers before tearing that
+    down, so a database is never dropped under a running server, whatever order the
+    test names its fixtures in."""
+
+    def __init__(self) -> None:
+        self.servers: list[LiveServer] = []
+
+    def add(self, server: LiveServer) -> None:
+        self.servers.append(server)
+
+    def stop_all(self) -> None:
+        for server in self.servers:
+            server.stop()
+
+
 @pytest.fixture
-def live_server_factory(tmp_path: Path) -> Iterator[Any]:
+def live_servers() -> Iterator[LiveServers]:
+    registry = LiveServers()
+    try:
+        yield registry
+    finally:
+        registry.stop_all()
+
+
+@pytest.fixture
+def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[Any]:
     """Start real servers: ``live_server_factory(env={...}, workers=N, args=(...))``."""
-    servers: list[LiveServer] = []
+    started: list[LiveServer] = []
 
     def start(
         *, env: dict[str, str] | None = None, workers: int = 1, args: tuple[str, ...] = ()
     ) -> LiveServer:
-        workdir = tmp_path / f"server{len(servers)}"
+        workdir = tmp_path / f"server{len(started)}"
         workdir.mkdir()
         base_env = {"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
         server = LiveServer(
             env={**base_env, **(env or {})}, workers=workers, cwd=workdir, args=args
         )
-        servers.append(server)
+        started.append(server)
+        live_servers.add(server)
         server.start()
         return server
 
     yield start
-    for server in servers:
+    for server in started:
         server.stop()
 
 
 @pytest.fixture
-async def fresh_pg_url() -> AsyncIterator[str]:
-    """An empty PostgreSQL database of its own (not migrated), dropped afterwards."""
+async def fresh_pg_url(live_servers: LiveServers) -> AsyncIterator[str]:
+    """An empty PostgreSQL database of its own (not migrated), dropped afterwards: after
+    the test's live servers stopped (they may be using it)."""
     name = await _create_pg_database()
     try:
         yield pg_url(name)
     finally:
-        await asyncio.sleep(0)
+        await asyncio.to_thread(live_servers.stop_all)
         await _drop_pg_database(name)
 
 

@@ -106,6 +106,10 @@ class Settings(BaseSettings):
     # Match lines against alerts in a child process (off the server's interpreter);
     # false: in a thread of the server process.
     alert_match_process: bool = True
+    # For tests only: every alert window (trigger and autoresolve intervals) lasts this
+    # fraction of its interval, so a live test need not wait 30 s for the shortest.
+    # Leave it at 1 in production.
+    alert_window_scale: float = Field(default=1.0, gt=0, le=1)
 
     # p9-api
     # Seconds between flushes of each worker's pipeline usage counts to the database.

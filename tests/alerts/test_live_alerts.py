@@ -6,16 +6,17 @@ stop; live tail follows the view."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from tests.alerts.receivers import Request, ThreadedReceiver
 from tests.ingest.test_live_servers import _account, _env
+from tests.live import live_get, live_post
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -72,7 +73,7 @@ def _close(logger: logging.Logger) -> None:
 
 def _view(base_url: str, who: dict[str, str], body: dict[str, Any]) -> str:
     headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
-    response = httpx.post(f"{base_url}/v1/config/view", json=body, headers=headers)
+    response = live_post(f"{base_url}/v1/config/view", json=body, headers=headers)
     assert response.status_code == 200, response.text
     return str(response.json()["viewID"])
 
@@ -142,17 +143,49 @@ def test_presence_alert_posts_once_with_the_matched_lines(
         ]
         assert all(line["_app"] == "checkout" for line in body["lines"])
         headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
-        log = httpx.get(f"{server.base_url}/v1/config/view/{view_id}/alerts", headers=headers)
+        log = live_get(f"{server.base_url}/v1/config/view/{view_id}/alerts", headers=headers)
         [entry] = log.json()
         assert entry["status"] == "delivered"
         assert entry["count"] == 3
 
 
+# Live tests shorten alert windows: "30" (the shortest interval) lasts 3 s here.
+WINDOW_SCALE = 0.1
+WINDOW_MS = 3_000
+
+
+def _received_ms(database_url: str, account_id: str, text: str) -> list[int]:
+    """When the server received each stored line ``text`` (the time alerts count by)."""
+    path = database_url.split(":///", 1)[1]
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT received_ms FROM log_lines WHERE account_id = ? AND line = ? ORDER BY id",
+            (account_id, text),
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
 def test_absence_alert_fires_when_lines_stop(
     live_server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Heartbeats keep their windows quiet; after the last one an empty window fires.
+
+    Nothing here depends on when a heartbeat lands relative to a window's end: the
+    server stamps each line with the time it received it (read back from the store),
+    every notification carries the end of the window it fired for (``fired_ms``), and
+    a window of 3 s ending within 3 s after a heartbeat held that heartbeat. So: no
+    notification may end such a window, and one must eventually end a window after the
+    last heartbeat, with nothing in it. (Lines exactly at a window's end, and lines seen
+    late, are the hand-clock cases of tests/alerts/test_windows.py.)"""
     server_db = f"sqlite+aiosqlite:///{tmp_path / 'absence.sqlite3'}"
-    server = live_server_factory(env=_alert_env(server_db))
+    env = {
+        **_alert_env(server_db),
+        "TIDEGATE_ALERT_WINDOW_SCALE": str(WINDOW_SCALE),
+        # A window end is acted on this long after it: lines received before it have
+        # committed by then even on a loaded machine.
+        "TIDEGATE_ALERT_SETTLE_S": "2",
+    }
+    server = live_server_factory(env=env)
     who = _account(server.base_url, server_db, tmp_path)
     with ThreadedReceiver() as receiver:
         _view(
@@ -172,26 +205,30 @@ def test_absence_alert_fires_when_lines_stop(
                 ],
             },
         )
-        started = time.monotonic()
         logger = _handler(who["key"], server.base_url, monkeypatch)
         try:
-            # Heartbeats through the first 30 s window: it must not fire.
-            while time.monotonic() - started < 33:
+            for _ in range(6):  # over about two windows (their number does not matter)
                 logger.info("heartbeat ok")
-                time.sleep(3)
+                time.sleep(WINDOW_MS / 1000 / 3)
         finally:
             _close(logger)
-        assert receiver.on("/absence") == []
-        stopped = time.monotonic()
-        # The next window ends at most 30 s after the lines stopped, with none in it.
-        assert _wait(lambda: bool(receiver.on("/absence")), timeout=45)
-        assert time.monotonic() - stopped <= 40
-        [post] = receiver.on("/absence")
-        body = post.json()
-        assert body["event"] == "trigger"
-        assert body["operator"] == "absence"
-        assert body["count"] == 0
-        assert body["name"] == "Heartbeat"
+        beats = _received_ms(server_db, who["account_id"], "heartbeat ok")
+        assert len(beats) == 6
+        last = max(beats)
+
+        def after_the_last() -> list[dict[str, Any]]:
+            bodies = [post.json() for post in receiver.on("/absence")]
+            return [body for body in bodies if body["fired_ms"] > last]
+
+        assert _wait(lambda: bool(after_the_last()), timeout=120)
+        bodies = [post.json() for post in receiver.on("/absence")]
+        for body in bodies:
+            assert body["event"] == "trigger"
+            assert body["operator"] == "absence"
+            assert body["count"] == 0
+            assert body["name"] == "Heartbeat"
+            held = [beat for beat in beats if beat < body["fired_ms"] <= beat + WINDOW_MS]
+            assert not held, (body["fired_ms"], held, beats)
 
 
 async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path) -> None:
@@ -206,7 +243,7 @@ async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path
     )
     async with (
         tail(server.base_url, headers, viewID=view_id) as stream,
-        httpx.AsyncClient(base_url=server.base_url) as http,
+        server.async_client() as http,
     ):
         lines = [
             {"line": "payment failed", "app": "billing"},
@@ -225,5 +262,5 @@ async def test_live_tail_follows_a_view(live_server_factory: Any, tmp_path: Path
         assert [line["_line"] for line in got] == ["payment failed", "refund failed"]
     foreign = _account(server.base_url, server_db, tmp_path / "other")
     other = {key: value for key, value in foreign.items() if key not in ("account_id", "key")}
-    refused = httpx.get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
+    refused = live_get(f"{server.base_url}/v1/tail", params={"viewID": view_id}, headers=other)
     assert refused.status_code == 404

@@ -180,3 +180,56 @@ async def test_matching_in_a_child_process() -> None:
     assert outcome.states[("v", "k")]["count"] == 2
     assert firing.matches[0]["_meta"] == {"k": 1}
     assert firing.matches[0]["_tag"] == ["t"]
+
+
+# -- at the boundary: a window is [start, start + interval) ------------------------------
+
+
+def test_absence_a_line_in_the_last_millisecond_keeps_its_window_quiet() -> None:
+    w = window(start_ms=0, operator="absence", triggerlimit=1)
+    w.on_line(30 * S - 1, line(1))
+    w.advance(30 * S)
+    assert w.firings == []
+    w.advance(60 * S - 1)
+    assert w.firings == []
+    w.advance(60 * S)  # the second window had nothing
+    assert events(w) == [("trigger", 60 * S, 0)]
+
+
+def test_absence_a_line_at_the_window_end_belongs_to_the_next_window() -> None:
+    w = window(start_ms=0, operator="absence", triggerlimit=1)
+    w.on_line(30 * S, line(1))
+    assert events(w) == [("trigger", 30 * S, 0)]  # the first window ended empty
+    w.advance(60 * S)
+    assert len(w.firings) == 1  # the second had the line
+    w.advance(90 * S)
+    assert events(w)[-1] == ("trigger", 90 * S, 0)
+
+
+def test_absence_a_window_end_seen_late_counts_lines_by_their_time() -> None:
+    """The evaluator may see a line after the window it was received in has ended (it
+    runs behind): the line still counts in its own window, which does not fire."""
+    w = window(start_ms=0, operator="absence", triggerlimit=1)
+    w.on_line(29 * S, line(1))
+    w.advance(45 * S)
+    assert w.firings == []
+
+
+def test_presence_a_line_at_the_window_end_opens_the_next_window() -> None:
+    w = window(start_ms=0, triggerlimit=2)
+    w.on_line(0, line(1))
+    w.on_line(30 * S - 1, line(2))  # the last millisecond: same window, limit reached
+    w.on_line(30 * S, line(3))  # opens the next window
+    assert events(w) == [("trigger", 30 * S, 2)]
+    w.advance(60 * S)
+    assert len(w.firings) == 1  # one line in the second window: below the limit
+
+
+def test_window_scale_shortens_every_window() -> None:
+    w = ChannelWindow(
+        channel(operator="absence", triggerlimit=1), WindowState(), now_ms=0, scale=0.1
+    )
+    w.advance(3 * S - 1)
+    assert w.firings == []
+    w.advance(3 * S)
+    assert events(w) == [("trigger", 3 * S, 0)]

@@ -91,7 +91,7 @@ async def test_metrics_of_a_served_server_sum_its_workers(
         },
         workers=2,
     )
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         wired = await throttled_route(http, database_url)
         first = await scrape(http)
         assert first["tidegate_throttle_keys"] == 0

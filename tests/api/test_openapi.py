@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from openapi_spec_validator import validate
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from tests.conftest import LiveServer, _create_pg_database, _drop_pg_database, make_settings, pg_url
+from tests.live import LIVE_SECONDS, live_post
 
 from tidegate.app import create_app
 
@@ -95,7 +95,7 @@ def fuzz_target(
             ).stdout
         )
         enterprise = {"Authorization": f"Token {created['token']}"}
-        account = httpx.post(
+        account = live_post(
             server.base_url + "/v3/enterprise/account",
             json={"company": "fuzz", "owneremail": "fuzz@example.com"},
             headers=enterprise,
@@ -115,7 +115,9 @@ def fuzz_target(
 
 @pytest.fixture(scope="session")
 def api_schema(fuzz_target: dict[str, Any]) -> Any:
-    return schemathesis.openapi.from_url(fuzz_target["base_url"] + "/openapi.json")
+    return schemathesis.openapi.from_url(
+        fuzz_target["base_url"] + "/openapi.json", timeout=LIVE_SECONDS
+    )
 
 
 # Live tail answers an event stream that never ends by itself, which a fuzzer would wait
@@ -167,7 +169,11 @@ def _fuzz_test(path_regex: str) -> Any:
         # be rightly refused by a rule no JSON Schema can state (an unknown id, a
         # cross-field rule).
         for identity in fuzz_target["identities"]:
-            case.call_and_validate(headers=identity, excluded_checks=[positive_data_acceptance])
+            case.call_and_validate(
+                headers=identity,
+                excluded_checks=[positive_data_acceptance],
+                timeout=LIVE_SECONDS,
+            )
 
     return test
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from redis.asyncio import Redis
 from tests.conftest import REDIS_URL, make_settings, open_client
+from tests.live import live_get
 
 from tidegate.ratelimit import MemoryRateLimiter, RedisRateLimiter
 
@@ -112,7 +112,7 @@ def test_limit_holds_across_two_servers_sharing_redis(
     created = _enterprise_create({**os.environ, **env, "TIDEGATE_DATA_DIR": str(tmp_path)})
     headers = {"Authorization": f"Token {created['token']}"}
     statuses = [
-        httpx.get(
+        live_get(
             (first if i % 2 else second).base_url + "/v3/enterprise", headers=headers
         ).status_code
         for i in range(20)

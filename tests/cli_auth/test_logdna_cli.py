@@ -22,9 +22,9 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 from tests.conftest import AppClient
 from tests.factories import insert_key, make_account, make_tenant
+from tests.live import live_async_client
 from tests.tail.test_live import _env
 from tests.users.factories import add_person
 
@@ -84,7 +84,7 @@ async def test_login_info_orgs_and_a_signed_search_against_a_real_server(
     base = server.base_url
     headers = {"content-type": "application/json", "user-agent": USER_AGENT}
 
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with live_async_client() as http:
         basic = base64.b64encode(f"{person.email}:{person.password}".encode()).decode()
         login = await http.post(
             f"{base}/login", content=b"{}", headers={**headers, "authorization": f"Basic {basic}"}

@@ -10,7 +10,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -51,7 +50,7 @@ async def test_the_otlp_exporter_delivers_log_records(
 ) -> None:
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'otlp.sqlite3'}"
     server = live_server_factory(env=server_env(database_url))
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         account = await new_account_on(http, database_url, throttle=False)
         wired = await wire_source(http, account, "open-telemetry-logs", {})
         endpoint = f"{server.base_url}/gateway/{wired.route_id}/v1/logs"

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from tests.live import live_get, live_post
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -66,7 +66,7 @@ def test_first_start_bootstraps_a_key_file(live_server_factory: Any, tmp_path: P
     key_file = server.cwd / "var" / "enterprise-key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     token = key_file.read_text().strip()
-    response = httpx.get(
+    response = live_get(
         server.base_url + "/v3/enterprise", headers={"Authorization": f"Token {token}"}
     )
     assert response.status_code == 200
@@ -89,14 +89,14 @@ def test_serve_with_four_workers(live_server_factory: Any, server_db: str, tmp_p
 
     def create(i: int) -> int:
         body = {"company": f"c{i}", "owneremail": f"o{i % 3}@example.com"}
-        return httpx.post(
+        return live_post(
             server.base_url + "/v3/enterprise/account", json=body, headers=headers, timeout=30
         ).status_code
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         statuses = list(pool.map(create, range(40)))
     assert statuses == [201] * 40
-    accounts = httpx.get(server.base_url + "/v3/enterprise", headers=headers).json()["data"][
+    accounts = live_get(server.base_url + "/v3/enterprise", headers=headers).json()["data"][
         "accounts"
     ]
     assert len(accounts) == 40

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from tests.live import live_get, live_post
 
 TEN_MB = 10 * 1024 * 1024
 
@@ -84,13 +84,13 @@ def _ingestion_key(server: Any) -> str:
     ingestion key."""
     token = (server.cwd / "var" / "enterprise-key").read_text().strip()
     enterprise = {"Authorization": f"Token {token}"}
-    account = httpx.post(
+    account = live_post(
         f"{server.base_url}/v3/enterprise/account",
         json={"company": "Acme", "owneremail": f"o-{uuid.uuid4().hex[:6]}@example.com"},
         headers=enterprise,
     ).json()["data"]
     headers = {**enterprise, "x-delegate-account-id": account["account_id"]}
-    response = httpx.post(
+    response = live_post(
         f"{server.base_url}/v1/config/keys", params={"type": "ingestion"}, headers=headers
     )
     key: str = response.json()["key"]
@@ -157,7 +157,7 @@ def test_a_1mb_header_is_refused(live_server_factory: Any) -> None:
     assert json.loads(body)["code"] == "RequestHeaderFieldsTooLarge"
     assert json.loads(body)["status"] == "error"
     # Headers under the limit still work.
-    response = httpx.get(f"{server.base_url}/healthz", headers={"X-Big": "a" * 30_000})
+    response = live_get(f"{server.base_url}/healthz", headers={"X-Big": "a" * 30_000})
     assert response.status_code == 200
 
 
@@ -201,7 +201,7 @@ def test_a_stalled_body_gets_408(live_server_factory: Any) -> None:
     # A client hanging up mid-body is nobody's error: no traceback in the server's log.
     with _connect(server, timeout=10) as sock:
         sock.sendall(_ingest_head(length=1000, key=key) + b'{"lines": [')
-    assert httpx.get(f"{server.base_url}/healthz").status_code == 200
+    assert live_get(f"{server.base_url}/healthz").status_code == 200
     time.sleep(0.5)
     assert "Traceback" not in server.log.read_text()
 
@@ -276,12 +276,12 @@ def test_data_files_are_private_and_keys_stay_out_of_the_access_log(
     server = live_server_factory(env={**_QUIET, "TIDEGATE_SECRET_KEY": ""}, args=("--access-log",))
     secret = "0123456789abcdef" + uuid.uuid4().hex[:16]
     for query in (f"apikey={secret}", f"hostname=h&apikey={secret}&tags=a", f"api%6Bey={secret}"):
-        response = httpx.post(
+        response = live_post(
             f"{server.base_url}/logs/ingest?{query}", json={"lines": [{"line": "hello"}]}
         )
         assert response.status_code in (400, 403)
     key = _ingestion_key(server)
-    response = httpx.post(
+    response = live_post(
         f"{server.base_url}/logs/ingest?hostname=h&apikey={key}",
         json={"lines": [{"line": "hello"}]},
     )
@@ -306,7 +306,7 @@ def test_data_files_are_private_and_keys_stay_out_of_the_access_log(
 def test_loose_data_files_are_tightened_at_start(live_server_factory: Any, tmp_path: Path) -> None:
     var = tmp_path / "old-var"
     first = live_server_factory(env={**_QUIET, "TIDEGATE_DATA_DIR": str(var)})
-    httpx.get(f"{first.base_url}/healthz")
+    live_get(f"{first.base_url}/healthz")
     first.stop()
     var.chmod(0o755)
     for path in var.iterdir():

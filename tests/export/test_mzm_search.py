@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS
 from tests.tail.test_live import _account_with_key, _env, ingest
@@ -46,7 +45,7 @@ async def test_mzm_log_search_pages_through_the_default_query(
         "to": BASE_MS + 3_600_000,
     }
     seen: list[str] = []
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         for _page in range(10):
             answer = await http.get("/v2/export", params=_sorted(params), headers=headers)
             assert answer.status_code == 200, answer.text

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
@@ -129,7 +128,7 @@ async def test_health_answers_while_big_pages_are_exported(
     finally:
         await db.dispose()
 
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=120) as http:
+    async with server.async_client(timeout=120) as http:
         exports = [
             asyncio.create_task(export(http, headers, size=10_000, query="k1.v:>99999"))
             for _ in range(4)

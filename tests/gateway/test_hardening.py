@@ -103,7 +103,7 @@ async def test_a_wrong_key_is_answered_without_waiting_for_the_body(
     stalls. The 401 comes at once; before, the server waited for the whole body."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'gw.sqlite3'}"
     server = live_server_factory(env=server_env(database_url))
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         account = await new_account_on(http, database_url, throttle=False)
         wired = await wire(http, account, LOG)
     reader, writer = await asyncio.open_connection("127.0.0.1", server.port)

@@ -4,7 +4,6 @@ gateway route, and a throttle's limit holding across four workers on Redis."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ async def worked_case_pipeline(http: httpx.AsyncClient, database_url: str) -> An
 
 async def test_worked_case_in_one_request(live_server_factory: Any, server_db: str) -> None:
     server = live_server_factory(env=server_env(server_db))
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         wired = await worked_case_pipeline(http, server_db)
         response = await http.post(wired.url, json=SIX_EVENTS, headers=wired.auth)
         assert response.status_code == 200, response.text
@@ -77,17 +76,30 @@ async def test_worked_case_in_one_request(live_server_factory: Any, server_db: s
 
 
 async def test_worked_case_as_six_requests(live_server_factory: Any, tmp_path: Path) -> None:
+    """The throttle's state carries from one request to the next. The window is an hour
+    here, not the worked case's second, so the answer cannot depend on how long six
+    requests take (the 1 s window itself is tested on a hand clock, in-process)."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'six.sqlite3'}"
     server = live_server_factory(env=server_env(database_url))
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
-        wired = await worked_case_pipeline(http, database_url)
-        started = time.monotonic()
+    async with server.async_client() as http:
+        account = await new_account_on(http, database_url)
+        wired = await wire(
+            http,
+            account,
+            [
+                (
+                    "throttle",
+                    "processor",
+                    "throttle",
+                    {**WORKED_CASE, "window_ms": 3_600_000},
+                    ["source"],
+                ),
+                ("logs", "destination", "log_analysis", {}, ["throttle"]),
+            ],
+        )
         for event in SIX_EVENTS:
             response = await http.post(wired.url, json=event, headers=wired.auth)
             assert response.status_code == 200, response.text
-        elapsed = time.monotonic() - started
-    if elapsed >= 1.0:
-        pytest.skip(f"the six requests took {elapsed:.2f}s, longer than the 1 s window")
     lines = await stored_lines(database_url, wired.account.account_id)
     assert [line.line for line in lines] == EXPECTED
 
@@ -99,7 +111,7 @@ async def test_throttle_limit_holds_across_four_workers_on_redis(
     threshold = 40
     server = live_server_factory(env=server_env(server_db, TIDEGATE_REDIS_URL=REDIS_URL), workers=4)
     limits = httpx.Limits(max_connections=32, max_keepalive_connections=0)  # spread over workers
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=60, limits=limits) as http:
+    async with server.async_client(limits=limits) as http:
         account = await new_account_on(http, server_db)
         wired = await wire(
             http,

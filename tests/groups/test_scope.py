@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import pytest
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, export_all, insert_lines
@@ -151,7 +150,7 @@ async def test_scoped_members_tail_only_their_lines(
         f"/v1/config/members/{person.email}", json={"groups": [web]}, headers=account.headers
     )
     server = live_server_factory(env=_env(client))
-    async with httpx.AsyncClient(base_url=server.base_url) as http:
+    async with server.async_client() as http:
         browser = await sign_in(http, {"email": person.email, "password": person.password})
     async with tail(server.base_url, browser.cookies_only) as stream:
         await ingest(server.base_url, key, [{"line": "from api", "app": "api"}])

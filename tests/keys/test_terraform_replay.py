@@ -20,8 +20,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from tests.live import live_client, live_get, live_post, live_request
 
 PLATFORM_TOKEN = re.compile(r"^st[a-z]_[0-9a-f]{40}$")
 
@@ -44,15 +44,13 @@ class Provider:
         if body is not None:
             content = json.dumps(body, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
-        response = httpx.request(
-            method, self.base_url + uri, content=content, headers=headers, timeout=30
-        )
+        response = live_request(method, self.base_url + uri, content=content, headers=headers)
         assert response.status_code == 200, (method, uri, response.status_code, response.text)
         return response.json()
 
 
 def _ingest(base_url: str, key: str, text: str) -> int:
-    with httpx.Client(timeout=30) as fresh:
+    with live_client() as fresh:
         return fresh.post(
             f"{base_url}/logs/ingest",
             params={"hostname": "tf-host"},
@@ -79,14 +77,14 @@ def provider(live_server_factory: Any, tmp_path: Path) -> Provider:
         check=True,
     )
     enterprise = {"Authorization": f"Token {json.loads(created.stdout)['token']}"}
-    account = httpx.post(
+    account = live_post(
         f"{server.base_url}/v3/enterprise/account",
         json={"company": "Acme", "owneremail": f"o-{uuid.uuid4().hex[:6]}@example.com"},
         headers=enterprise,
         timeout=30,
     ).json()["data"]
     delegated = {**enterprise, "x-delegate-account-id": account["account_id"]}
-    service_key = httpx.post(
+    service_key = live_post(
         f"{server.base_url}/v1/config/keys",
         params={"type": "service"},
         headers=delegated,
@@ -139,7 +137,7 @@ def test_logdna_key_lifecycle(provider: Provider) -> None:
 
     # Delete, then the read fails (the provider drops the resource) and the key is dead.
     provider.request("DELETE", f"/v1/config/keys/{key_id}")
-    gone = httpx.get(
+    gone = live_get(
         f"{base}/v1/config/keys/{key_id}",
         headers={"Authorization": f"Token {provider.service_key}"},
         timeout=30,
@@ -176,7 +174,7 @@ def test_logdna_ingestion_exclusion_lifecycle(provider: Provider) -> None:
     assert {k: after[k] for k in changed} == changed
 
     provider.request("DELETE", f"/v1/config/ingestion/exclusions/{rule_id}")
-    gone = httpx.get(
+    gone = live_get(
         f"{provider.base_url}/v1/config/ingestion/exclusions/{rule_id}",
         headers={"Authorization": f"Token {provider.service_key}"},
         timeout=30,
@@ -206,7 +204,7 @@ def test_suspension_calls_and_their_effect_on_every_server(provider: Provider) -
         200,
     ]
 
-    lines = httpx.get(
+    lines = live_get(
         f"{base}/v1/export",
         params={"q": "", "servicekey": provider.service_key, "json": "true", "prefer": "head"},
         timeout=30,

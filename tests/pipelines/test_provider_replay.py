@@ -112,7 +112,7 @@ async def test_pipeline_provider_lifecycle(live_server_factory: Any, server_db: 
             "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
         }
     )
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         # An account's service key (throttle-processor enabled by its enterprise).
         account = await with_service_key(http, await new_account_on(http, server_db))
         tf = Provider(http, account.headers)
@@ -295,7 +295,7 @@ async def test_quickstart_reads_a_generated_route(live_server_factory: Any, tmp_
     server = live_server_factory(
         env={"TIDEGATE_DATABASE_URL": database_url, "TIDEGATE_BOOTSTRAP": "0"}
     )
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
+    async with server.async_client() as http:
         account = await new_account_on(http, database_url, throttle=False)
         client = Provider(http, (await with_service_key(http, account)).headers)
         pipeline = await client.call(

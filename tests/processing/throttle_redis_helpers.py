@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 
 from redis.asyncio import Redis
+from tests.conftest import REDIS_URL
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
+__all__ = ["REDIS_URL", "delete_prefix", "keys_under", "new_prefix"]
 
 
 def new_prefix() -> str:

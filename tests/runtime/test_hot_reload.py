@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import AppClient, make_settings, open_client
+from tests.conftest import REDIS_URL, AppClient, make_settings, open_client
 from tests.gateway.factories import Wired, count_lines, events, new_account, wire
 from tests.pipelines.factories import publish
 
 LONG = 3_600_000
-REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture(params=["memory", "redis"])

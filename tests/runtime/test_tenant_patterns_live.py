@@ -19,7 +19,6 @@ from tests.keys.factories import make_ingestion_key
 EVIL_REGEX = {"field": ".line", "str_operator": "regex_match", "value": "(a+)+$"}
 EVIL_SUBJECT = "a" * 40 + "!"
 EVIL_HOST = "a" * 200
-TIMEOUT = httpx.Timeout(10.0)
 
 
 def _env(database_url: str) -> dict[str, str]:
@@ -48,7 +47,7 @@ async def test_evil_patterns_do_not_stall_the_worker(
 ) -> None:
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'patterns.sqlite3'}"
     server = live_server_factory(env=_env(database_url))
-    async with httpx.AsyncClient(base_url=server.base_url, timeout=TIMEOUT) as http:
+    async with server.async_client() as http:
         account = await new_account_on(http, database_url, throttle=False)
 
         # 1a. Simulation of a filter processor.

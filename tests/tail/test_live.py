@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from tests.conftest import REDIS_URL, AppClient
 from tests.export.helpers import BASE_MS
 from tests.factories import AccountCtx, insert_key, make_account, make_tenant
+from tests.live import live_async_client
 
 
 @dataclass
@@ -66,7 +67,7 @@ async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIt
     stream = Stream()
     ready = asyncio.Event()
     async with (
-        httpx.AsyncClient(base_url=base_url, timeout=30) as http,
+        live_async_client(base_url) as http,
         http.stream("GET", "/v1/tail", headers=headers, params=params) as response,
     ):
         assert response.status_code == 200, await response.aread()
@@ -84,7 +85,7 @@ async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIt
 
 
 async def ingest(base_url: str, key: str, lines: list[dict[str, Any]], host: str = "h") -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+    async with live_async_client(base_url) as http:
         response = await http.post(
             "/logs/ingest",
             params={"hostname": host, "now": BASE_MS},
@@ -150,7 +151,7 @@ async def test_tail_refuses_bad_queries_and_missing_credentials(
 ) -> None:
     server = live_server_factory(env=_env(client))
     account, _key = await _account_with_key(client)
-    async with httpx.AsyncClient(base_url=server.base_url) as http:
+    async with server.async_client() as http:
         bad = await http.get("/v1/tail", params={"query": "(open"}, headers=account.headers)
         assert bad.status_code == 400
         assert bad.json()["status"] == "error"

@@ -12,9 +12,9 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-import httpx
 from tests.conftest import AppClient
 from tests.factories import insert_key, make_account, make_tenant
+from tests.live import live_async_client
 from tests.tail.test_live import _env, ingest
 from tests.tail.test_socket import _refused, tail_socket
 from tests.users.factories import add_person, sign_in
@@ -37,7 +37,7 @@ def tail_query(email: str, account_id: str, token: str, **filters: str) -> str:
 
 async def _login(base_url: str, email: str, password: str) -> dict[str, Any]:
     basic = base64.b64encode(f"{email}:{password}".encode()).decode()
-    async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+    async with live_async_client(base_url) as http:
         answer = await http.post(
             "/login",
             content=b"{}",
@@ -110,7 +110,7 @@ async def test_a_browser_session_cookie_is_not_a_socket_credential(
     account = await make_account(client, await make_tenant(client.database_url))
     person = await add_person(client.database_url, account_id=account.account_id, role="owner")
     server = live_server_factory(env=_env(client))
-    async with httpx.AsyncClient(base_url=server.base_url) as http:
+    async with server.async_client() as http:
         browser = await sign_in(http, {"email": person.email, "password": person.password})
         # The same cookie is good for SSE...
         async with http.stream("GET", "/v1/tail", headers=browser.cookies_only) as sse:

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from tests.ingest.test_live_servers import _account, _env
+from tests.live import live_client, live_post
 
 # The provider's response structs: field -> JSON type its Go field accepts.
 STRING, BOOL, INT, ANY = "string", "bool", "int", "any"
@@ -107,7 +107,7 @@ class Provider:
     any status but 200 is an error."""
 
     def __init__(self, base_url: str, service_key: str) -> None:
-        self.http = httpx.Client(base_url=base_url, timeout=30)
+        self.http = live_client(base_url)
         self.headers = {"Authorization": f"Token {service_key}", "Content-Type": "application/json"}
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
@@ -122,7 +122,7 @@ class Provider:
 def _provider(base_url: str, database_url: str, tmp_path: Path) -> Provider:
     who = _account(base_url, database_url, tmp_path)
     headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
-    created = httpx.post(f"{base_url}/v1/config/keys", params={"type": "service"}, headers=headers)
+    created = live_post(f"{base_url}/v1/config/keys", params={"type": "service"}, headers=headers)
     assert created.status_code == 200, created.text
     key = created.json()["key"]
     assert key.startswith("sta_")

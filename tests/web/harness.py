@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 from playwright.sync_api import Browser, Locator, Page, Playwright, expect, sync_playwright
+from tests.live import live_client
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -59,10 +60,10 @@ class Account:
         return {"Authorization": f"Token {self.service_key}"}
 
     def http(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=30)
+        return live_client(self.base_url, headers=self.headers)
 
     def ingest(self, lines: Sequence[dict[str, Any]], *, host: str = "web-1") -> None:
-        with httpx.Client(base_url=self.base_url, timeout=60) as http:
+        with live_client(self.base_url) as http:
             response = http.post(
                 "/logs/ingest",
                 params={"hostname": host, "now": now_ms()},
@@ -79,7 +80,7 @@ def enterprise_key(data_dir: Path) -> str:
 
 def make_account(base_url: str, enterprise_token: str) -> Account:
     """A child account with a service key and an ingestion key, through the public API."""
-    with httpx.Client(base_url=base_url, timeout=30) as http:
+    with live_client(base_url) as http:
         headers = {"Authorization": f"Token {enterprise_token}"}
         created = http.post(
             "/v3/enterprise/account",
@@ -104,6 +105,12 @@ def sign_in_with_key(page: Page, base_url: str, key: str, *, next_path: str = ""
     page.get_by_test_id("signin-key").fill(key)
     page.get_by_test_id("signin-submit").click()
     expect(page.get_by_test_id("nav-boards")).to_be_visible()
+
+
+def expect_lines(page: Page | Locator, lines: Sequence[str]) -> None:
+    """Wait until the shown lines (of the page, or of one part of it) are ``lines``, top
+    to bottom (a list read at once may still be the one a new search is replacing)."""
+    expect(page.locator("[data-testid=log-line] .text")).to_have_text(list(lines))
 
 
 def log_lines(page: Page | Locator) -> list[str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
-import httpx
 from playwright.sync_api import BrowserContext, Page, Route, expect
+from tests.live import live_client
 from tests.web.conftest import Site
 
 
@@ -47,7 +47,7 @@ def test_the_app_and_the_api_docs_work_without_internet(
 
 
 def test_every_page_address_serves_the_shell_and_assets_are_cached_by_digest(site: Site) -> None:
-    with httpx.Client(base_url=site.base_url) as http:
+    with live_client(site.base_url) as http:
         shell = http.get("/boards/some-board")
         assert shell.status_code == 200
         assert shell.headers["content-type"].startswith("text/html")

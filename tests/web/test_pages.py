@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Page, expect
+from tests.live import live_client
 from tests.web.conftest import Site
-from tests.web.harness import log_lines, now_ms, sign_in_with_key
+from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 
 def test_a_board_draws_its_graphs_from_the_aggregation_endpoint(site: Site, page: Page) -> None:
@@ -86,7 +87,7 @@ def test_an_exclusion_rule_is_previewed_then_saved_and_toggled(site: Site, page:
     )
     preview = page.get_by_test_id("rule-preview")
     expect(preview.get_by_test_id("log-line")).to_have_count(7)
-    assert log_lines(preview) == [f"noisy debug {i}" for i in range(7)]
+    expect_lines(preview, [f"noisy debug {i}" for i in range(7)])
 
     page.get_by_test_id("rule-indexonly").uncheck()
     page.get_by_test_id("rule-save").click()
@@ -123,12 +124,12 @@ def test_keys_are_created_shown_and_deleted(site: Site, page: Page) -> None:
     page.get_by_test_id("key-type").select_option("service")
     page.get_by_test_id("key-name").fill("ci")
     page.get_by_test_id("key-create").click()
+    expect(page.get_by_test_id("key-secret")).to_have_text(re.compile(r"sta_"))
     secret = page.get_by_test_id("key-secret").inner_text().strip()
     assert re.fullmatch(r"sta_[0-9a-f]{40}", secret)
     expect(page.get_by_test_id("key-row")).to_have_count(3)
-    import httpx
 
-    with httpx.Client(base_url=site.base_url, headers={"Authorization": f"Token {secret}"}) as http:
+    with live_client(site.base_url, headers={"Authorization": f"Token {secret}"}) as http:
         assert http.get("/v1/config/keys").status_code == 200
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_test_id("key-row").filter(has_text="ci").get_by_test_id("key-delete").click()

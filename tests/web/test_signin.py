@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-import httpx
 from playwright.sync_api import Page, expect
+from tests.live import live_client
 from tests.web.conftest import Site
-from tests.web.harness import Account, log_lines, sign_in_with_key
+from tests.web.harness import Account, expect_lines, sign_in_with_key
 
 
 def _invite_on_the_members_page(
@@ -68,7 +68,7 @@ def test_a_wrong_key_is_refused_and_a_good_one_opens_the_page_asked_for(
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_test_id("signin-key")).to_be_visible()
     old = {"tidegate_session": cookies["tidegate_session"]["value"]}
-    with httpx.Client(base_url=site.base_url, cookies=old) as http:
+    with live_client(site.base_url, cookies=old) as http:
         assert http.get("/v1/auth/session").status_code == 401
     page.goto(site.base_url + "/search")
     expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fsearch")
@@ -87,7 +87,7 @@ def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> 
     choice.select_option(second.account_id)
     page.get_by_test_id("signin-submit").click()
     expect(page.get_by_test_id("log-line")).to_have_count(1)
-    assert log_lines(page) == ["in the second account"]
+    expect_lines(page, ["in the second account"])
     # The header switches accounts.
     page.locator("#account-switch").select_option(first.account_id)
     expect(page.get_by_test_id("log-line").first).to_contain_text("in the first account")

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Page, expect
 from tests.web.conftest import Site
-from tests.web.harness import log_lines, now_ms, sign_in_with_key
+from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 
 def test_a_search_is_saved_as_a_view_opened_renamed_alerted_and_deleted(
@@ -51,7 +51,7 @@ def test_a_search_is_saved_as_a_view_opened_renamed_alerted_and_deleted(
     expect(page.get_by_test_id("search-input")).to_have_value("payment level:error")
     assert parse_qs(urlparse(page.url).query)["hosts"] == ["pay-1"]
     expect(page.get_by_test_id("log-line")).to_have_count(1)
-    assert log_lines(page) == ["payment failed"]
+    expect_lines(page, ["payment failed"])
 
     page.get_by_test_id("nav-views").click()
     page.once("dialog", lambda dialog: dialog.accept("Payments failing"))

@@ -59,7 +59,7 @@ class Evaluator:
         self.settings = settings
         self.owner = owner
         self.clock = clock
-        self.watch = WatchList(sealer)
+        self.watch = WatchList(sealer, window_scale=settings.alert_window_scale)
         self.matching = matching or MatchingPool(in_process=True)
         self.track_gaps = db.sqlite_path is None
         # The channel states this evaluator committed last, and the cursor version

@@ -46,6 +46,8 @@ class ViewSpec:
     # Lines received before the view's alerts were last changed are not its business.
     since_ms: int
     channels: tuple[tuple[str, dict[str, Any]], ...]  # (channel key, Channel.stored())
+    # The alert_window_scale setting (1 but in tests).
+    window_scale: float = 1.0
 
     @property
     def filter_key(self) -> FilterKey:
@@ -127,6 +129,7 @@ def evaluate_batch(
                 Channel.from_stored(stored),
                 WindowState.load(states.get((spec.view_id, key))),
                 now_ms=max(now_ms, spec.since_ms),
+                scale=spec.window_scale,
             )
             windows[(spec.view_id, key)] = window
             channel_windows.append(window)

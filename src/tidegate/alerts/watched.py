@@ -23,8 +23,9 @@ def _millis(view: View, preset: PresetAlert | None) -> int:
 class WatchList:
     """The alerting views, rebuilt only for views that changed."""
 
-    def __init__(self, sealer: Sealer) -> None:
+    def __init__(self, sealer: Sealer, *, window_scale: float = 1.0) -> None:
         self._sealer = sealer
+        self._window_scale = window_scale
         self._cache: dict[str, tuple[int, ViewSpec | None]] = {}
         self.channels: dict[tuple[str, str], Channel] = {}
         self._stamp: tuple[object, ...] | None = None
@@ -109,4 +110,5 @@ class WatchList:
             tags=tuple(view.tags),
             since_ms=stamp,
             channels=tuple(channels),
+            window_scale=self._window_scale,
         )

@@ -65,15 +65,22 @@ class WindowState:
         return cls(**data) if data else cls()
 
 
+def _scaled(interval: int, scale: float) -> int:
+    return interval if scale == 1.0 else max(1, round(interval * scale))
+
+
 class ChannelWindow:
     """One channel's state machine; ``firings`` collects what it decided."""
 
-    def __init__(self, channel: Channel, state: WindowState, *, now_ms: int) -> None:
+    def __init__(
+        self, channel: Channel, state: WindowState, *, now_ms: int, scale: float = 1.0
+    ) -> None:
         self.channel = channel
         self.state = state
-        self.interval = interval_ms(channel.triggerinterval)
+        # ``scale``: the alert_window_scale setting (tests shorten windows with it).
+        self.interval = _scaled(interval_ms(channel.triggerinterval), scale)
         self.resolve_interval = (
-            interval_ms(channel.autoresolveinterval) if channel.autoresolve else 0
+            _scaled(interval_ms(channel.autoresolveinterval), scale) if channel.autoresolve else 0
         )
         self.firings: list[Firing] = []
         if channel.operator == "absence" and state.start is None:

@@ -1,0 +1,45 @@
+"""HTTP clients for real servers (``tidegate serve`` in a process of its own).
+
+httpx's default timeout is 5 s, and a freshly started server on a loaded machine can
+take longer than that to answer its first requests (imports, migrations, the first
+connection to each database): every request a test makes to a live server goes through
+these, with one generous timeout. pytest-timeout (300 s a test) still bounds a hang."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+LIVE_SECONDS = 60.0
+LIVE_TIMEOUT = httpx.Timeout(LIVE_SECONDS, connect=30.0)
+
+
+def live_client(base_url: str = "", **kwargs: Any) -> httpx.Client:
+    """A client for a live server (``base_url``: its root), with ``LIVE_TIMEOUT``."""
+    kwargs.setdefault("timeout", LIVE_TIMEOUT)
+    return httpx.Client(base_url=base_url, **kwargs)
+
+
+def live_async_client(base_url: str = "", **kwargs: Any) -> httpx.AsyncClient:
+    """An async client for a live server, with ``LIVE_TIMEOUT``."""
+    kwargs.setdefault("timeout", LIVE_TIMEOUT)
+    return httpx.AsyncClient(base_url=base_url, **kwargs)
+
+
+def live_request(method: str, url: str, **kwargs: Any) -> httpx.Response:
+    """One request to a live server (a full URL), with ``LIVE_TIMEOUT``."""
+    kwargs.setdefault("timeout", LIVE_TIMEOUT)
+    return httpx.request(method, url, **kwargs)
+
+
+def live_get(url: str, **kwargs: Any) -> httpx.Response:
+    return live_request("GET", url, **kwargs)
+
+
+def live_post(url: str, **kwargs: Any) -> httpx.Response:
+    return live_request("POST", url, **kwargs)
+
+
+def live_patch(url: str, **kwargs: Any) -> httpx.Response:
+    return live_request("PATCH", url, **kwargs)
