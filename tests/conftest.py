@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,8 @@ async def database_url(
         await upgrade_database(url)
         yield url
     finally:
+        # The shared servers on this database stop before it is dropped.
+        await asyncio.to_thread(SHARED_SERVERS.stop_using, url)
         await _drop_pg_database(name)
 
 
@@ -248,6 +250,56 @@ def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[A
         server.stop()
 
 
+class SharedServers:
+    """Servers started once per test process, one for each distinct environment, for the
+    tests that only need a server to talk to: each such test makes its own account, so
+    they share a server as tenants share one. A test that stops, restarts or reads the
+    log of its server starts its own with ``live_server_factory``."""
+
+    def __init__(self) -> None:
+        self.servers: dict[tuple[tuple[str, str], ...], LiveServer] = {}
+
+    def get(self, env: dict[str, str], workdir: Callable[[], Path]) -> LiveServer:
+        key = tuple(sorted(env.items()))
+        server = self.servers.get(key)
+        if server is None or (server.process is not None and server.process.poll() is not None):
+            cwd = workdir()
+            base_env = {"TIDEGATE_DATA_DIR": str(cwd / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
+            server = LiveServer(env={**base_env, **env}, cwd=cwd)
+            self.servers[key] = server
+            server.start()
+        return server
+
+    def stop_using(self, database_url: str) -> None:
+        for key, server in list(self.servers.items()):
+            if dict(key).get("TIDEGATE_DATABASE_URL") == database_url:
+                server.stop()
+                del self.servers[key]
+
+    def stop_all(self) -> None:
+        for server in self.servers.values():
+            server.stop()
+        self.servers.clear()
+
+
+SHARED_SERVERS = SharedServers()
+
+
+@pytest.fixture(scope="session")
+def shared_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``shared_live_server(env={...})``: a running server with that environment (one
+    worker), started by the first test that asks for it in this test process and stopped
+    at the end of the session (or before its database is dropped)."""
+
+    def get(*, env: dict[str, str]) -> LiveServer:
+        return SHARED_SERVERS.get(env, lambda: tmp_path_factory.mktemp("shared-server"))
+
+    try:
+        yield get
+    finally:
+        SHARED_SERVERS.stop_all()
+
+
 @pytest.fixture
 async def fresh_pg_url(live_servers: LiveServers) -> AsyncIterator[str]:
     """An empty PostgreSQL database of its own (not migrated), dropped afterwards: after
@@ -264,5 +316,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that start a real server process are marked ``live`` (``make test-fast``
     leaves them out; ``make test`` runs everything)."""
     for item in items:
-        if "live_server_factory" in getattr(item, "fixturenames", ()):
+        if {"live_server_factory", "shared_live_server"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)

@@ -71,7 +71,7 @@ def test_the_signed_text_is_nodes_querystring() -> None:
 
 
 async def test_login_info_orgs_and_a_signed_search_against_a_real_server(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     tenant = await make_tenant(client.database_url)
     first = await make_account(client, tenant, company="First Co")
@@ -80,7 +80,7 @@ async def test_login_info_orgs_and_a_signed_search_against_a_real_server(
     await add_person(
         client.database_url, account_id=second.account_id, role="readonly", email=person.email
     )
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     base = server.base_url
     headers = {"content-type": "application/json", "user-agent": USER_AGENT}
 

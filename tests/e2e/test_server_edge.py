@@ -20,7 +20,7 @@ from tests.live import live_get, live_post
 TEN_MB = 10 * 1024 * 1024
 
 
-def _connect(server: Any, *, timeout: float = 10.0) -> socket.socket:
+def _connect(server: Any, *, timeout: float = 30.0) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
     sock.settimeout(timeout)
     return sock
@@ -101,10 +101,10 @@ _QUIET = {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"}
 
 
 def test_unauthenticated_ingest_is_answered_before_its_body_arrives(
-    live_server_factory: Any,
+    shared_live_server: Any,
 ) -> None:
-    server = live_server_factory(env=_QUIET)
-    with _connect(server, timeout=5) as sock:
+    server = shared_live_server(env=_QUIET)
+    with _connect(server, timeout=25) as sock:
         sock.sendall(_ingest_head(length=TEN_MB))  # and never a byte of the body
         status, headers, body = _read_response(sock)
     assert status == 401
@@ -140,8 +140,8 @@ def test_stalled_unauthenticated_bodies_hold_no_memory(live_server_factory: Any)
             sock.close()
 
 
-def test_a_1mb_header_is_refused(live_server_factory: Any) -> None:
-    server = live_server_factory(env=_QUIET)
+def test_a_1mb_header_is_refused(shared_live_server: Any) -> None:
+    server = shared_live_server(env=_QUIET)
     with _connect(server) as sock:
         try:
             sock.sendall(
@@ -252,9 +252,9 @@ def test_request_bodies_share_a_byte_budget_per_worker(live_server_factory: Any)
     ids=["request-line", "header-name", "two-lengths"],
 )
 def test_malformed_http_gets_the_legacy_json_shape(
-    live_server_factory: Any, request_bytes: bytes
+    shared_live_server: Any, request_bytes: bytes
 ) -> None:
-    server = live_server_factory(env=_QUIET)
+    server = shared_live_server(env=_QUIET)
     with _connect(server) as sock:
         sock.sendall(request_bytes)
         status, headers, body = _read_response(sock)

@@ -21,9 +21,9 @@ def _sorted(params: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 async def test_mzm_log_search_pages_through_the_default_query(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, ingestion_key = await _account_with_key(client)
     _other, other_key = await _account_with_key(client)
     _key_id, access_key = await _service_key(client, account)

@@ -140,7 +140,7 @@ def test_a_scope_is_a_query_that_cannot_be_escaped(
 
 
 async def test_scoped_members_tail_only_their_lines(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     account = await make_account(client, await make_tenant(client.database_url))
     key = await insert_key(client.database_url, kind="ingestion", account_id=account.account_id)
@@ -149,7 +149,7 @@ async def test_scoped_members_tail_only_their_lines(
     await client.put(
         f"/v1/config/members/{person.email}", json={"groups": [web]}, headers=account.headers
     )
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     async with server.async_client() as http:
         browser = await sign_in(http, {"email": person.email, "password": person.password})
     async with tail(server.base_url, browser.cookies_only) as stream:

@@ -111,9 +111,9 @@ async def _account_with_key(client: AppClient) -> tuple[AccountCtx, str]:
 
 
 async def test_tail_streams_lines_ingested_after_subscribing(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, key = await _account_with_key(client)
     _other, other_key = await _account_with_key(client)
     await ingest(server.base_url, key, [{"line": "before subscribing"}])
@@ -147,9 +147,9 @@ async def test_tail_streams_lines_ingested_after_subscribing(
 
 
 async def test_tail_refuses_bad_queries_and_missing_credentials(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, _key = await _account_with_key(client)
     async with server.async_client() as http:
         bad = await http.get("/v1/tail", params={"query": "(open"}, headers=account.headers)
@@ -170,9 +170,9 @@ async def add_indexonly_rule(client: AppClient, account: AccountCtx, query: str)
 
 
 async def test_indexonly_lines_reach_tail_but_not_export(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, key = await _account_with_key(client)
     await add_indexonly_rule(client, account, "debug")
     async with tail(server.base_url, account.headers) as stream:

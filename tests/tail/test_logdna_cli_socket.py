@@ -49,7 +49,7 @@ async def _login(base_url: str, email: str, password: str) -> dict[str, Any]:
 
 
 async def test_logdna_cli_tail_signs_in_and_sees_its_groups_lines(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     account = await make_account(client, await make_tenant(client.database_url))
     key = await insert_key(client.database_url, kind="ingestion", account_id=account.account_id)
@@ -64,7 +64,7 @@ async def test_logdna_cli_tail_signs_in_and_sees_its_groups_lines(
         headers=account.headers,
     )
     assert placed.status_code == 200, placed.text
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     login = await _login(server.base_url, person.email, person.password)
     account_id = login["accounts"][0]
     assert account_id == account.account_id
@@ -103,13 +103,13 @@ async def test_logdna_cli_tail_signs_in_and_sees_its_groups_lines(
 
 
 async def test_a_browser_session_cookie_is_not_a_socket_credential(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     """Browsers send cookies with a WebSocket handshake started by any site: the socket
     does not take them (the web app tails over SSE, which checks them as every request)."""
     account = await make_account(client, await make_tenant(client.database_url))
     person = await add_person(client.database_url, account_id=account.account_id, role="owner")
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     async with server.async_client() as http:
         browser = await sign_in(http, {"email": person.email, "password": person.password})
         # The same cookie is good for SSE...

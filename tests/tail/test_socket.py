@@ -130,9 +130,9 @@ async def _ingest_tagged(
 
 
 async def test_mzm_log_tail_receives_lines_ingested_after_connecting(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, ingestion_key = await _account_with_key(client)
     _other, other_key = await _account_with_key(client)
     _key_id, access_key = await _service_key(client, account)
@@ -189,12 +189,12 @@ async def test_mzm_log_tail_receives_lines_ingested_after_connecting(
 
 
 async def test_logdna_cli_tail_with_a_service_key_in_the_query(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     """logdna-cli builds ``/ws/tail?<query string>`` from its credentials plus ``q`` and
     the comma lists (``-h``, ``-a``, ``-l``, ``-t``; ``-j`` adds ``json=true``); its
     ``ws`` library pings every 30 s. Here the credential is the key form of the query."""
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     account, ingestion_key = await _account_with_key(client)
     _key_id, service_key = await _service_key(client, account)
     params = [
@@ -225,10 +225,8 @@ async def test_logdna_cli_tail_with_a_service_key_in_the_query(
         )
 
 
-async def test_indexonly_lines_reach_the_socket(
-    client: AppClient, live_server_factory: Any
-) -> None:
-    server = live_server_factory(env=_env(client))
+async def test_indexonly_lines_reach_the_socket(client: AppClient, shared_live_server: Any) -> None:
+    server = shared_live_server(env=_env(client))
     account, ingestion_key = await _account_with_key(client)
     await add_indexonly_rule(client, account, "debug")
     async with tail_socket(server.base_url, mzm_params(), account.headers) as stream:
@@ -248,11 +246,11 @@ async def _refused(url: str, headers: dict[str, str] | None = None) -> tuple[int
 
 
 async def test_refusals_are_http_answers_with_the_legacy_body(
-    client: AppClient, live_server_factory: Any
+    client: AppClient, shared_live_server: Any
 ) -> None:
     """Refused before the handshake: the HTTP status and body tell why (logdna-cli
     looks for "401" in the error to tell its user to log in again)."""
-    server = live_server_factory(env=_env(client))
+    server = shared_live_server(env=_env(client))
     tenant = await make_tenant(client.database_url)
     account = await make_account(client, tenant)
     base = server.base_url
