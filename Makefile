@@ -23,9 +23,12 @@ run: install
 ## real Redis, real HTTP.
 ## Three pytest workers (xdist): the suite is mostly waiting on servers, databases and
 ## the browser, so a third worker on two cores shortens it.
+## Coverage of the package is reported and must stay above the floor in pyproject.toml
+## ([tool.coverage.report] fail_under).
 PYTEST_ARGS ?= -n 3 --durations=25
+COVERAGE_ARGS ?= --cov --cov-report=term:skip-covered
 test: lint typecheck
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_ARGS) $(COVERAGE_ARGS)
 
 ## The quick loop: everything but the tests that start real server processes.
 test-fast: install
