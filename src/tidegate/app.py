@@ -36,6 +36,7 @@ from tidegate.ratelimit import (
 )
 from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import build_runtime
+from tidegate.shutdown import close_step
 from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
@@ -110,16 +111,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            # Each step bounded (shutdown.py): one that hangs is named in a warning and
+            # left behind, and the server still stops.
+            bound = settings.shutdown_step_timeout_s
+            state = app.state.tidegate
             if alerts is not None:
-                await alerts.close()
-            await app.state.tidegate.pipelines.aclose(db)
-            await app.state.tidegate.ingest.close()
-            await app.state.tidegate.tail.close()
-            await db.dispose()
+                await close_step("alert runner", alerts.close, timeout_s=bound)
+            await close_step(
+                "pipeline runtime", partial(state.pipelines.aclose, db), timeout_s=bound
+            )
+            await close_step("ingest runtime", state.ingest.close, timeout_s=bound)
+            await close_step("live tail broker", state.tail.close, timeout_s=bound)
+            await close_step("database engines", db.dispose, timeout_s=bound)
             if redis is not None:
-                await redis.aclose()
+                await close_step("Redis client", redis.aclose, timeout_s=bound)
             if limiter_client is not None:
-                await limiter_client.aclose()
+                await close_step(
+                    "rate limiter Redis client", limiter_client.aclose, timeout_s=bound
+                )
 
     app = FastAPI(
         title="tidegate",

@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     rate_limit_redis_timeout_s: float = Field(default=0.2, gt=0)
     db_statement_timeout_s: float = Field(default=30.0, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
+    # Seconds each step of a worker's shutdown may take (closing the alert runner, the
+    # pipeline and ingest runtimes, live tail, the database, Redis) before it is logged
+    # by name and left behind, so a stop always completes.
+    shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
 
     # Where people reach this server (links in invitation and password-reset e-mail,
     # alert notifications); empty: http://127.0.0.1:8080.
