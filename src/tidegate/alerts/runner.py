@@ -9,6 +9,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 
 from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate import evaluate_index_rates
@@ -62,7 +63,12 @@ class AlertRunner:
         await close_step(
             "alert outbox", self.outbox.close, timeout_s=self.settings.shutdown_step_timeout_s
         )
-        self.matching.close()
+        bound = self.settings.shutdown_step_timeout_s
+        await close_step(
+            "alert matching process",
+            partial(self.matching.aclose, timeout_s=bound / 2),
+            timeout_s=bound,
+        )
 
     async def round(self) -> None:
         """One evaluation (lines and index rates) and one delivery pass."""
