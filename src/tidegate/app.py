@@ -23,7 +23,7 @@ from tidegate.auth.signed_query import ReplayGuard
 from tidegate.auth.signin_limit import FailureCounter
 from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
-from tidegate.db.engine import Database
+from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
 from tidegate.ingest.runtime import IngestRuntime
 from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
@@ -64,11 +64,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        plan = DEFAULT_POOL_PLAN
+        if not settings.is_sqlite:
+            # This worker's share of PostgreSQL's connections (`tidegate serve` has
+            # checked the budget and passes the workers' count; a refusal fails start).
+            plan = await pool_plan_for(
+                settings.database_url, workers=settings.workers, override=settings.db_pool_size
+            )
         db = Database.connect(
             settings.database_url,
             sqlite_synchronous=settings.sqlite_synchronous,
             statement_timeout_s=settings.db_statement_timeout_s,
             pool_timeout_s=settings.db_pool_timeout_s,
+            pool_plan=plan,
         )
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         limiter_client = (
