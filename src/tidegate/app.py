@@ -23,7 +23,7 @@ from tidegate.auth.signed_query import ReplayGuard
 from tidegate.auth.signin_limit import FailureCounter
 from tidegate.components.openapi import user_config_schemas
 from tidegate.config import Settings
-from tidegate.db.engine import Database
+from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
 from tidegate.ingest.runtime import IngestRuntime
 from tidegate.logs.intake import LineIntake
 from tidegate.logs.tail import create_tail_broker
@@ -36,6 +36,7 @@ from tidegate.ratelimit import (
 )
 from tidegate.runtime.destination_guard import policy_from_setting
 from tidegate.runtime.runtime import build_runtime
+from tidegate.shutdown import close_step
 from tidegate.web.endpoints import build_web_router
 
 API_VERSION = "3.0.0"
@@ -63,11 +64,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        plan = DEFAULT_POOL_PLAN
+        if not settings.is_sqlite:
+            # This worker's share of PostgreSQL's connections (`tidegate serve` has
+            # checked the budget and passes the workers' count; a refusal fails start).
+            plan = await pool_plan_for(
+                settings.database_url, workers=settings.workers, override=settings.db_pool_size
+            )
         db = Database.connect(
             settings.database_url,
             sqlite_synchronous=settings.sqlite_synchronous,
             statement_timeout_s=settings.db_statement_timeout_s,
             pool_timeout_s=settings.db_pool_timeout_s,
+            pool_plan=plan,
         )
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         limiter_client = (
@@ -110,16 +119,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            # Each step bounded (shutdown.py): one that hangs is named in a warning and
+            # left behind, and the server still stops.
+            bound = settings.shutdown_step_timeout_s
+            state = app.state.tidegate
             if alerts is not None:
-                await alerts.close()
-            await app.state.tidegate.pipelines.aclose(db)
-            await app.state.tidegate.ingest.close()
-            await app.state.tidegate.tail.close()
-            await db.dispose()
+                await close_step("alert runner", alerts.close, timeout_s=bound)
+            await close_step(
+                "pipeline runtime", partial(state.pipelines.aclose, db), timeout_s=bound
+            )
+            await close_step("ingest runtime", state.ingest.close, timeout_s=bound)
+            await close_step("live tail broker", state.tail.close, timeout_s=bound)
+            await close_step("database engines", db.dispose, timeout_s=bound)
             if redis is not None:
-                await redis.aclose()
+                await close_step("Redis client", redis.aclose, timeout_s=bound)
             if limiter_client is not None:
-                await limiter_client.aclose()
+                await close_step(
+                    "rate limiter Redis client", limiter_client.aclose, timeout_s=bound
+                )
 
     app = FastAPI(
         title="tidegate",

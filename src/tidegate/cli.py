@@ -40,11 +40,30 @@ def _serve(args: argparse.Namespace) -> int:
 
     from tidegate.api.http_server import PROTOCOL, log_config
     from tidegate.bootstrap import bootstrap_default_enterprise
-    from tidegate.db.engine import ensure_private_dir
+    from tidegate.db.engine import PoolBudgetError, ensure_private_dir, pool_plan_for
     from tidegate.db.migrate import upgrade_database
 
     # The data directory holds the SQLite file and the key files: the server's user only.
     ensure_private_dir(settings.data_dir)
+    # Every worker reads its share of PostgreSQL's connections from these.
+    os.environ["TIDEGATE_WORKERS"] = str(args.workers)
+    if not settings.is_sqlite:
+        try:
+            plan = asyncio.run(
+                pool_plan_for(
+                    settings.database_url, workers=args.workers, override=settings.db_pool_size
+                )
+            )
+        except PoolBudgetError as error:
+            print(f"tidegate: cannot start: {error}", file=sys.stderr)
+            return 2
+        # Workers take the plan as it is instead of each asking the server again.
+        os.environ["TIDEGATE_DB_POOL_SIZE"] = str(plan.per_worker)
+        print(
+            f"tidegate: {plan.per_worker} PostgreSQL connections per worker "
+            f"({args.workers} workers)",
+            file=sys.stderr,
+        )
     asyncio.run(upgrade_database(settings.database_url))
     if settings.bootstrap:
         written = asyncio.run(

@@ -68,6 +68,15 @@ class Settings(BaseSettings):
     rate_limit_redis_timeout_s: float = Field(default=0.2, gt=0)
     db_statement_timeout_s: float = Field(default=30.0, ge=0)
     db_pool_timeout_s: float = Field(default=10.0, gt=0)
+    # PostgreSQL connections per worker process, all pools together (docs/decisions.md,
+    # "PostgreSQL connections"); unset: derived from the server's max_connections and
+    # the number of workers (set by ``tidegate serve --workers``).
+    db_pool_size: int | None = Field(default=None, ge=4)
+    workers: int = Field(default=1, ge=1)
+    # Seconds each step of a worker's shutdown may take (closing the alert runner, the
+    # pipeline and ingest runtimes, live tail, the database, Redis) before it is logged
+    # by name and left behind, so a stop always completes.
+    shutdown_step_timeout_s: float = Field(default=10.0, gt=0)
 
     # Where people reach this server (links in invitation and password-reset e-mail,
     # alert notifications); empty: http://127.0.0.1:8080.

@@ -18,7 +18,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -27,7 +27,8 @@ from redis.exceptions import RedisError
 
 log = logging.getLogger("tidegate.ratelimit")
 
-PERIOD_MS = 60_000
+PERIOD_NS = 60 * 10**9
+PERIOD_US = 60 * 10**6
 
 
 class RateLimiter(Protocol):
@@ -41,40 +42,66 @@ class NoLimit:
 
 
 class MemoryRateLimiter:
-    def __init__(self, per_minute: int) -> None:
-        self.interval_ms = PERIOD_MS / per_minute
-        self._tat: dict[str, float] = {}
-        self._next_sweep = 0.0
+    """Exact arithmetic: times are integer nanoseconds scaled by ``per_minute``, so the
+    emission interval is ``PERIOD_NS`` units and the period ``PERIOD_NS * per_minute``
+    units exactly (``N`` intervals are the period, whatever ``N`` and the clock: a float
+    interval such as 60000/7 ms once refused the last request of a burst of ``N``)."""
 
-    def _now_ms(self) -> float:
-        return time.monotonic() * 1000.0
+    def __init__(self, per_minute: int, *, clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._period = PERIOD_NS * per_minute  # in units of 1/per_minute ns
+        self._tat: dict[str, int] = {}
+        self._next_sweep = 0
 
     async def retry_after(self, key: str) -> float | None:
-        now = self._now_ms()
-        if now >= self._next_sweep:
+        now_ns = self._clock()
+        now = now_ns * self.per_minute
+        if now_ns >= self._next_sweep:
             # Keys whose arrival time has passed carry no state worth keeping.
             self._tat = {k: v for k, v in self._tat.items() if v > now}
-            self._next_sweep = now + PERIOD_MS
+            self._next_sweep = now_ns + PERIOD_NS
         tat = max(self._tat.get(key, now), now)
-        new_tat = tat + self.interval_ms
-        if new_tat - now > PERIOD_MS:
-            return (new_tat - now - PERIOD_MS) / 1000.0
+        new_tat = tat + PERIOD_NS  # one emission interval: PERIOD_NS / per_minute ns
+        excess = new_tat - now - self._period
+        if excess > 0:
+            return excess / self.per_minute / 1e9
         self._tat[key] = new_tat
         return None
 
 
+# Redis's Lua numbers are doubles (exact integers below 2^53). The arrival time is kept
+# as whole microseconds plus a remainder in 1/per_minute microseconds ("tat_us:rem"),
+# and only differences from now (at most a period) are scaled by per_minute, so every
+# value stays an exact integer. ARGV: per_minute, the period in microseconds, and
+# optionally now in microseconds (tests; otherwise Redis's own clock).
 _GCRA = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
+local per_minute = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local new_tat = tat + interval
-if new_tat - now > period then
-  return tostring(new_tat - now - period)
+local now
+if ARGV[3] then
+  now = tonumber(ARGV[3])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil(new_tat - now) + 1)
+local diff = 0
+local stored = redis.call('GET', KEYS[1])
+if stored then
+  local tat_us, rem = string.match(stored, '^(%d+):(%d+)$')
+  if tat_us then
+    diff = (tonumber(tat_us) - now) * per_minute + tonumber(rem)
+    if diff < 0 then diff = 0 end
+  end
+end
+local new_diff = diff + period
+local excess = new_diff - period * per_minute
+if excess > 0 then
+  return string.format('%d', excess)
+end
+local ahead = math.floor(new_diff / per_minute)
+local value = string.format('%d:%d', now + ahead, new_diff - ahead * per_minute)
+redis.call('SET', KEYS[1], value, 'PX', math.floor(ahead / 1000) + 2)
 return '-1'
 """
 
@@ -157,9 +184,13 @@ class RedisRateLimiter:
         prefix: str = "tidegate:rl:",
         timeout_s: float = 0.2,
         breaker: CircuitBreaker | None = None,
+        clock_us: Callable[[], int] | None = None,
     ) -> None:
+        """``clock_us``: now in microseconds, for tests; by default Redis's own clock
+        (one clock for every worker and host sharing the limit)."""
         self.redis = redis
-        self.interval_ms = PERIOD_MS / per_minute
+        self.per_minute = per_minute
+        self.clock_us = clock_us
         self.prefix = prefix
         self.timeout_s = timeout_s
         self.breaker = breaker or CircuitBreaker(name="rate limiter Redis")
@@ -172,16 +203,25 @@ class RedisRateLimiter:
             # The socket timeouts bound each read; this bounds the whole call (connect,
             # script load, reply) whatever the client's settings.
             async with asyncio.timeout(self.timeout_s):
-                raw = await self._script(
-                    keys=[self.prefix + key], args=[self.interval_ms, PERIOD_MS]
-                )
+                raw = await self.call_script(key)
         except (RedisError, OSError) as error:  # TimeoutError is an OSError
             # Never log the key: it identifies a credential.
             self.breaker.failed(error)
             return None
         self.breaker.succeeded()
-        wait = float(raw)
-        return None if wait < 0 else wait / 1000.0
+        return self.wait_of(raw)
+
+    async def call_script(self, key: str, *, client: Redis | None = None) -> Any:
+        """One GCRA step for ``key`` (queued on ``client``, a pipeline, when given)."""
+        args: list[int] = [self.per_minute, PERIOD_US]
+        if self.clock_us is not None:
+            args.append(self.clock_us())
+        return await self._script(keys=[self.prefix + key], args=args, client=client)
+
+    def wait_of(self, raw: Any) -> float | None:
+        """The script's reply: None when admitted, else seconds to wait."""
+        excess = int(raw)
+        return None if excess < 0 else excess / self.per_minute / 1e6
 
 
 def retry_after_header(seconds: float) -> str:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,12 @@ async def test_limit_per_key_in_process(database_url: str, tmp_path: Path) -> No
 
 
 async def test_memory_limiter_refills() -> None:
-    limiter = MemoryRateLimiter(per_minute=60)
-    now = [0.0]
-    limiter._now_ms = lambda: now[0]  # type: ignore[method-assign]
+    now = [0]
+    limiter = MemoryRateLimiter(per_minute=60, clock=lambda: now[0])
     assert all([await limiter.retry_after("k") is None for _ in range(60)])
     wait = await limiter.retry_after("k")
     assert wait == pytest.approx(1.0)
-    now[0] += 1000.0
+    now[0] += 10**9
     assert await limiter.retry_after("k") is None
     assert await limiter.retry_after("k") is not None
 
@@ -65,7 +65,7 @@ async def test_redis_limiter_is_exact_under_concurrency() -> None:
         # A generous timeout: this is about exactness, and a loaded machine can take
         # longer than the default 0.2 s for 60 scripts at once (the limiter fails open).
         limiter = RedisRateLimiter(redis, per_minute=25, prefix="tidegate:test:rl:", timeout_s=5)
-        key = f"k-{id(limiter)}"
+        key = f"k-{uuid.uuid4().hex}"
         results = await asyncio.gather(*(limiter.retry_after(key) for _ in range(60)))
         assert sum(result is None for result in results) == 25
         await redis.delete("tidegate:test:rl:" + key)

@@ -9,8 +9,15 @@ per line between them."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import logging
 import multiprocessing
+import os
+import signal
 import sqlite3
+import sys
+import threading
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +38,7 @@ Row = tuple[Any, ...]
 )
 FilterKey = tuple[str, str, str, str, str]
 _MAX_CACHED_FILTERS = 4096
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,11 +275,68 @@ class MatchingPool:
     def _executor(self) -> Executor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
             )
         return self._pool
 
+    async def aclose(self, *, timeout_s: float = 10.0) -> None:
+        """Stop the child process: let it finish the batch in hand for up to
+        ``timeout_s``, then terminate it (and kill it if even that is ignored)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        await asyncio.to_thread(_reap, processes, timeout_s)
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Blocking ``aclose`` (tests and scripts without a running loop)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            _reap(processes, 10.0)
+
+
+def _reap(processes: list[Any], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            log.warning("alert matching process %s did not stop; terminating it", process.pid)
+            process.terminate()
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """The child's initializer: it must not outlive the server, even one killed
+    outright (SIGKILL runs no shutdown). On Linux the kernel sends it SIGKILL when its
+    parent dies (prctl PR_SET_PDEATHSIG); elsewhere, and as a second line, a daemon
+    thread exits once the parent is gone (the child is reparented: its ppid changes)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was asked for
+        os._exit(0)
+    threading.Thread(
+        target=_watch_parent, args=(parent_pid,), name="tidegate-parent-watch", daemon=True
+    ).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(1.0)
+    os._exit(0)

@@ -5,11 +5,11 @@ by the app's lifespan; never on the ingest path."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 
 from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate import evaluate_index_rates
@@ -19,6 +19,7 @@ from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.index_rate.service import open_config
+from tidegate.shutdown import close_step, stop_task
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,19 @@ class AlertRunner:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_task(
+                self._task, "alert rounds", timeout_s=self.settings.shutdown_step_timeout_s
+            )
             self._task = None
-        await self.outbox.close()
-        self.matching.close()
+        await close_step(
+            "alert outbox", self.outbox.close, timeout_s=self.settings.shutdown_step_timeout_s
+        )
+        bound = self.settings.shutdown_step_timeout_s
+        await close_step(
+            "alert matching process",
+            partial(self.matching.aclose, timeout_s=bound / 2),
+            timeout_s=bound,
+        )
 
     async def round(self) -> None:
         """One evaluation (lines and index rates) and one delivery pass."""

@@ -119,7 +119,8 @@ def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") 
     if begin is None:
         # Reads: the stdlib driver inline on the loop (see inline_sqlite for why).
         path = make_url(url).database or ""
-        # Inline connections cost no thread, so keep plenty: a pool smaller than the
+        # Inline connections cost no thread (nor a server's connection: this is SQLite's
+        # in-process file), so keep plenty: a pool smaller than the
         # number of requests in flight opens and closes overflow connections all the time.
         engine = create_async_engine(
             url,
@@ -146,6 +147,91 @@ def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") 
     return engine
 
 
+# PostgreSQL connections of one worker process (docs/decisions.md, "PostgreSQL
+# connections"): the SQLAlchemy pool (size + overflow), the asyncpg pool of the hot
+# reads (Database.fetch) and the group writer's own connection.
+@dataclass(frozen=True, slots=True)
+class PoolPlan:
+    pool_size: int
+    max_overflow: int
+    fetch_pool: int
+
+    @property
+    def per_worker(self) -> int:
+        return self.pool_size + self.max_overflow + self.fetch_pool + 1
+
+    @classmethod
+    def of(cls, total: int) -> PoolPlan:
+        """``total`` connections split as the default is (10 + 20 + 10 + 1)."""
+        if total < MIN_CONNECTIONS_PER_WORKER:
+            raise PoolBudgetError(
+                f"a worker needs at least {MIN_CONNECTIONS_PER_WORKER} PostgreSQL "
+                f"connections, not {total}"
+            )
+        fetch = max(1, min(10, total // 4))
+        engine = total - fetch - 1
+        size = max(1, engine // 3)
+        return cls(pool_size=size, max_overflow=engine - size, fetch_pool=fetch)
+
+
+MIN_CONNECTIONS_PER_WORKER = 4
+DEFAULT_POOL_PLAN = PoolPlan(pool_size=10, max_overflow=20, fetch_pool=10)
+
+
+class PoolBudgetError(Exception):
+    """PostgreSQL does not allow the connections the workers would need."""
+
+
+def other_clients_headroom(max_connections: int) -> int:
+    """Connections left to everything else (psql, backups, migrations, monitoring)."""
+    return max(5, max_connections // 10)
+
+
+def plan_pools(*, max_connections: int, reserved: int, workers: int) -> PoolPlan:
+    """Each worker's share of ``max_connections`` less the superuser-reserved ones and
+    the other clients' headroom, at most the default plan; refused below the minimum."""
+    budget = max_connections - reserved - other_clients_headroom(max_connections)
+    share = budget // max(1, workers)
+    if share < MIN_CONNECTIONS_PER_WORKER:
+        raise PoolBudgetError(
+            f"PostgreSQL's max_connections is {max_connections} ({reserved} reserved for "
+            f"superusers, {other_clients_headroom(max_connections)} left to other clients): "
+            f"{budget} for tidegate, {share} for each of {workers} workers, and a worker "
+            f"needs at least {MIN_CONNECTIONS_PER_WORKER}. Run fewer workers, raise "
+            "max_connections, or set TIDEGATE_DB_POOL_SIZE (connections per worker) when a "
+            "connection pooler stands in front of PostgreSQL."
+        )
+    return PoolPlan.of(min(share, DEFAULT_POOL_PLAN.per_worker))
+
+
+async def pg_connection_limits(url: str) -> tuple[int, int]:
+    """The server's ``max_connections`` and the connections reserved from it
+    (``superuser_reserved_connections``, plus ``reserved_connections`` on 16+)."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    connection = await asyncpg.connect(dsn, timeout=10)
+    try:
+        row = await connection.fetchrow(
+            "SELECT current_setting('max_connections')::int, "
+            "current_setting('superuser_reserved_connections')::int "
+            "+ coalesce(current_setting('reserved_connections', true)::int, 0)"
+        )
+    finally:
+        await connection.close()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+async def pool_plan_for(url: str, *, workers: int, override: int | None) -> PoolPlan:
+    """The plan of a worker: ``override`` (TIDEGATE_DB_POOL_SIZE) as it is, else derived
+    from the server's limits (raises PoolBudgetError when they are too small)."""
+    if override is not None:
+        return PoolPlan.of(override)
+    max_connections, reserved = await pg_connection_limits(url)
+    return plan_pools(max_connections=max_connections, reserved=reserved, workers=workers)
+
+
 class RawQuery:
     """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
     stdlib driver (qmark placeholders in a known order)."""
@@ -170,7 +256,7 @@ class RawQuery:
 def pg_connection_lost() -> tuple[type[BaseException], ...]:
     """What asyncpg raises on a connection the server has cut (a restart,
     pg_terminate_backend): closed, reset, or caught mid-protocol."""
-    import asyncpg  # type: ignore[import-untyped]
+    import asyncpg
 
     return (
         OSError,
@@ -204,6 +290,7 @@ class Database:
     _reader: sqlite3.Connection | None = field(default=None, repr=False)
     statement_timeout_s: float = 30.0
     pool_timeout_s: float = 10.0
+    pool_plan: PoolPlan = DEFAULT_POOL_PLAN
     _pg_pool: Any = field(default=None, repr=False)
     _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
@@ -215,7 +302,9 @@ class Database:
         sqlite_synchronous: str = "FULL",
         statement_timeout_s: float = 30.0,
         pool_timeout_s: float = 10.0,
+        pool_plan: PoolPlan = DEFAULT_POOL_PLAN,
     ) -> Database:
+        """``pool_plan``: PostgreSQL's connections of this process (``pool_plan_for``)."""
         ensure_sqlite_dir(url)
         sqlite_path: str | None = None
         if url.startswith("sqlite"):
@@ -227,8 +316,8 @@ class Database:
         else:
             read = write = create_async_engine(
                 url,
-                pool_size=10,
-                max_overflow=20,
+                pool_size=pool_plan.pool_size,
+                max_overflow=pool_plan.max_overflow,
                 pool_pre_ping=True,
                 pool_timeout=pool_timeout_s,
                 connect_args={
@@ -249,6 +338,7 @@ class Database:
             sqlite_synchronous=sqlite_synchronous,
             statement_timeout_s=statement_timeout_s,
             pool_timeout_s=pool_timeout_s,
+            pool_plan=pool_plan,
         )
 
     async def fetch(self, query: RawQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -319,7 +409,10 @@ class Database:
         async with self._pg_lock:
             if self._pg_pool is None:
                 self._pg_pool = await asyncpg.create_pool(
-                    min_size=1, max_size=10, reset=no_reset, **self._pg_options()
+                    min_size=1,
+                    max_size=self.pool_plan.fetch_pool,
+                    reset=no_reset,
+                    **self._pg_options(),
                 )
         return self._pg_pool
 

@@ -19,6 +19,7 @@ from tidegate.errors import ServiceUnavailable
 from tidegate.ingest.retention import run_retention
 from tidegate.logs.exclusion import RuleCache
 from tidegate.logs.writer import DEFAULT_DELAY_S, DEFAULT_MAX_LINES, LineWriter
+from tidegate.shutdown import close_step, stop_task
 
 T = TypeVar("T")
 
@@ -105,10 +106,8 @@ class IngestRuntime:
     async def close(self) -> None:
         """Commit the pending lines and stop the retention job."""
         if self._writer is not None:
-            await self._writer.close()
+            await close_step("line writer (pending lines)", self._writer.close)
             self._writer = None
         if self._retention is not None:
-            self._retention.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._retention
+            await stop_task(self._retention, "retention job")
             self._retention = None

@@ -32,6 +32,7 @@ from redis.asyncio.client import PubSub
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
 from tidegate.logs.store import NewLine
+from tidegate.shutdown import close_step, stop_task
 
 logger = logging.getLogger(__name__)
 
@@ -275,6 +276,7 @@ class RedisTailBroker(TailBroker):
         max_subscribers_per_account: int = DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT,
         poll_seconds: float = 0.05,
         subscribe_timeout: float = 5.0,
+        close_timeout: float = 5.0,
     ) -> None:
         super().__init__(
             max_queued=max_queued, max_subscribers_per_account=max_subscribers_per_account
@@ -282,6 +284,7 @@ class RedisTailBroker(TailBroker):
         self._redis = redis
         self._poll_seconds = poll_seconds
         self.subscribe_timeout = subscribe_timeout
+        self.close_timeout = close_timeout
         self._pubsub: PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
         # Channels confirmed subscribed, and readers waiting for a confirmation.
@@ -289,6 +292,9 @@ class RedisTailBroker(TailBroker):
         self._subscribed: set[str] = set()
         self._waiting: defaultdict[str, list[asyncio.Future[None]]] = defaultdict(list)
         self._changed = False
+        # Set by close(): the reader checks it every loop. Cancelling alone is not
+        # enough: get_message can swallow the cancel (shutdown.py).
+        self._stopping = asyncio.Event()
 
     @property
     def spans_processes(self) -> bool:
@@ -297,14 +303,15 @@ class RedisTailBroker(TailBroker):
     async def start(self) -> None:
         # Redis being down at startup must not stop the server: the reader subscribes
         # (and keeps retrying) in the background.
+        self._stopping.clear()
         self._pubsub = self._redis.pubsub()
         self._reader = asyncio.create_task(self._read(), name="tidegate-tail-reader")
 
     async def close(self) -> None:
+        self._stopping.set()
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            # The flag stops the reader within one poll even if the cancel is lost.
+            await stop_task(self._reader, "live tail reader", timeout_s=self.close_timeout)
             self._reader = None
         for futures in self._waiting.values():
             for future in futures:
@@ -312,8 +319,11 @@ class RedisTailBroker(TailBroker):
                     future.cancel()
         self._waiting.clear()
         if self._pubsub is not None:
-            with contextlib.suppress(Exception):
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            await close_step(
+                "live tail pub/sub connection",
+                self._pubsub.aclose,
+                timeout_s=self.close_timeout,
+            )
             self._pubsub = None
         await super().close()
 
@@ -349,7 +359,7 @@ class RedisTailBroker(TailBroker):
     async def _read(self) -> None:
         pubsub = self._pubsub
         assert pubsub is not None
-        while True:
+        while not self._stopping.is_set():
             try:
                 if not pubsub.subscribed:
                     await pubsub.subscribe(_CONTROL_CHANNEL)
@@ -367,7 +377,8 @@ class RedisTailBroker(TailBroker):
                 self._requested.clear()
                 self._subscribed.clear()
                 self._changed = True
-                await asyncio.sleep(1.0)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), 1.0)
 
     async def _sync_requested(self, pubsub: PubSub) -> None:
         self._changed = False
