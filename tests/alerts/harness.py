@@ -44,6 +44,7 @@ class Harness:
     who: Ingestor
     clock: HandClock
     shared: Evaluator | None = None
+    outboxes: list[Outbox] = field(default_factory=list)
 
     def main_evaluator(self) -> Evaluator:
         """One evaluator kept for the test (another would wait for its lease)."""
@@ -57,7 +58,9 @@ class Harness:
         )
 
     def outbox(self) -> Outbox:
-        return Outbox(self.db, self.sealer, self.settings, clock=self.clock)
+        outbox = Outbox(self.db, self.sealer, self.settings, clock=self.clock)
+        self.outboxes.append(outbox)  # their HTTP clients are closed with the harness
+        return outbox
 
     async def view(self, channels: list[dict[str, Any]], **fields: Any) -> str:
         body = {"name": "Payments errors", "query": "payment failed", "channels": channels}
@@ -89,6 +92,8 @@ class Harness:
             return [dict(state) for state in rows.scalars()]
 
     async def close(self) -> None:
+        for outbox in self.outboxes:
+            await outbox.close()
         await self.client.aclose()
         await self.lifespan.__aexit__(None, None, None)
         await self.db.dispose()

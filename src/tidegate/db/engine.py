@@ -27,6 +27,7 @@ these connections only ever run single SELECTs outside a transaction).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from tidegate.db.inline_sqlite import inline_connector
+
+_log = logging.getLogger("tidegate.db")
 
 SQLITE_SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -228,8 +231,29 @@ async def pool_plan_for(url: str, *, workers: int, override: int | None) -> Pool
     from the server's limits (raises PoolBudgetError when they are too small)."""
     if override is not None:
         return PoolPlan.of(override)
-    max_connections, reserved = await pg_connection_limits(url)
+    unreachable: tuple[type[BaseException], ...] = (OSError, TimeoutError, *pg_errors())
+    try:
+        max_connections, reserved = await pg_connection_limits(url)
+    except unreachable as error:
+        # The server answers 503 while its database is down and recovers when it is back,
+        # so an unreachable database at start plans for PostgreSQL's defaults instead.
+        _log.warning(
+            "cannot read PostgreSQL's max_connections (%s); planning for its default of %d",
+            error,
+            PG_DEFAULT_MAX_CONNECTIONS,
+        )
+        max_connections, reserved = PG_DEFAULT_MAX_CONNECTIONS, PG_DEFAULT_RESERVED
     return plan_pools(max_connections=max_connections, reserved=reserved, workers=workers)
+
+
+PG_DEFAULT_MAX_CONNECTIONS = 100
+PG_DEFAULT_RESERVED = 3
+
+
+def pg_errors() -> tuple[type[BaseException], ...]:
+    import asyncpg
+
+    return (asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 class RawQuery:
