@@ -33,6 +33,10 @@ PG_ADMIN_DSN = os.environ.get(
     "TIDEGATE_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+# This test session's Redis namespace (TIDEGATE_REDIS_PREFIX): two suites run side by
+# side on one Redis server (CI beside a developer's run) never share a key or channel
+# (sign-in failure counters, the demo-logs leader, live tail and tap control channels).
+REDIS_PREFIX = f"tidegate-test-{uuid.uuid4().hex[:8]}:"
 BACKENDS = ["sqlite", "postgres"]
 
 
@@ -84,6 +88,7 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
     base = Settings(
         database_url=database_url,
         redis_url=None,
+        redis_prefix=REDIS_PREFIX,
         data_dir=data_dir,
         secret_key="test-secret",
         rate_limit_per_minute=0,
@@ -236,7 +241,11 @@ def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[A
     ) -> LiveServer:
         workdir = tmp_path / f"server{len(started)}"
         workdir.mkdir()
-        base_env = {"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
+        base_env = {
+            "TIDEGATE_DATA_DIR": str(workdir / "var"),
+            "TIDEGATE_SECRET_KEY": "test-secret",
+            "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
+        }
         server = LiveServer(
             env={**base_env, **(env or {})}, workers=workers, cwd=workdir, args=args
         )
@@ -264,7 +273,11 @@ class SharedServers:
         server = self.servers.get(key)
         if server is None or (server.process is not None and server.process.poll() is not None):
             cwd = workdir()
-            base_env = {"TIDEGATE_DATA_DIR": str(cwd / "var"), "TIDEGATE_SECRET_KEY": "test-secret"}
+            base_env = {
+                "TIDEGATE_DATA_DIR": str(cwd / "var"),
+                "TIDEGATE_SECRET_KEY": "test-secret",
+                "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
+            }
             server = LiveServer(env={**base_env, **env}, cwd=cwd)
             self.servers[key] = server
             server.start()

@@ -48,7 +48,10 @@ def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
         return NoLimit()
     if redis is not None:
         return RedisRateLimiter(
-            redis, settings.rate_limit_per_minute, timeout_s=settings.rate_limit_redis_timeout_s
+            redis,
+            settings.rate_limit_per_minute,
+            prefix=settings.redis_prefix + "rl:",
+            timeout_s=settings.rate_limit_redis_timeout_s,
         )
     return MemoryRateLimiter(settings.rate_limit_per_minute)
 
@@ -84,7 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url
             else None
         )
-        tail = create_tail_broker(redis)
+        tail = create_tail_broker(redis, redis_prefix=settings.redis_prefix)
         ingest = IngestRuntime.from_settings(settings)
         ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
@@ -99,11 +102,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
             intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
-            replay=ReplayGuard(redis),
+            replay=ReplayGuard(redis, redis_prefix=settings.redis_prefix),
             signin_failures=FailureCounter(
                 max_failures=settings.signin_max_failures,
                 window_s=settings.signin_failure_window_s,
                 redis=redis,
+                redis_prefix=settings.redis_prefix,
             ),
         )
         await app.state.tidegate.tail.start()

@@ -12,6 +12,21 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("var")
+DEFAULT_REDIS_PREFIX = "tidegate:"
+
+
+def check_redis_prefix(value: str) -> str:
+    """``value`` when it can start every Redis key and channel name tidegate uses, else
+    ``ValueError``. No braces: a throttle's keys carry a Redis Cluster hash tag
+    (``{pipeline:node}``) right after the prefix, and Cluster hashes the first ``{...}``
+    of a key, so a brace in the prefix would move every throttle key to one slot."""
+    if not value:
+        raise ValueError("must not be empty")
+    if any(char.isspace() for char in value):
+        raise ValueError("must not contain whitespace")
+    if "{" in value or "}" in value:
+        raise ValueError("must not contain { or } (Redis Cluster hash tags)")
+    return value
 
 
 class Settings(BaseSettings):
@@ -26,6 +41,9 @@ class Settings(BaseSettings):
     # An SQLite file under data_dir when unset (the validator below fills it in).
     database_url: str = ""
     redis_url: str | None = None
+    # Starts every Redis key and pub/sub channel name this server uses (docs/decisions.md,
+    # "One Redis namespace"): deployments sharing a Redis server need different ones.
+    redis_prefix: str = DEFAULT_REDIS_PREFIX
     data_dir: Path = DEFAULT_DATA_DIR
     secret_key: str | None = None
     rate_limit_per_minute: int = Field(default=50, ge=0)
@@ -147,6 +165,11 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("redis_prefix")
+    @classmethod
+    def _redis_prefix(cls, value: str) -> str:
+        return check_redis_prefix(value)
 
     @model_validator(mode="after")
     def _default_database(self) -> Settings:

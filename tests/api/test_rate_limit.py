@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL, make_settings, open_client
+from tests.conftest import REDIS_PREFIX, REDIS_URL, make_settings, open_client
 from tests.live import live_get
 
 from tidegate.ratelimit import MemoryRateLimiter, RedisRateLimiter
@@ -64,11 +64,11 @@ async def test_redis_limiter_is_exact_under_concurrency() -> None:
     try:
         # A generous timeout: this is about exactness, and a loaded machine can take
         # longer than the default 0.2 s for 60 scripts at once (the limiter fails open).
-        limiter = RedisRateLimiter(redis, per_minute=25, prefix="tidegate:test:rl:", timeout_s=5)
+        limiter = RedisRateLimiter(redis, per_minute=25, prefix=f"{REDIS_PREFIX}rl:", timeout_s=5)
         key = f"k-{uuid.uuid4().hex}"
         results = await asyncio.gather(*(limiter.retry_after(key) for _ in range(60)))
         assert sum(result is None for result in results) == 25
-        await redis.delete("tidegate:test:rl:" + key)
+        await redis.delete(f"{REDIS_PREFIX}rl:{key}")
     finally:
         await redis.aclose()
 

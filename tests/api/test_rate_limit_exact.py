@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_PREFIX, REDIS_URL
 
 from tidegate.ratelimit import MemoryRateLimiter, RedisRateLimiter
 
@@ -71,7 +71,7 @@ async def test_redis_burst_of_exactly_the_limit_on_redis_clock() -> None:
     """The whole burst in one pipeline: Redis runs the scripts back to back, well within
     one emission interval (at least 60 ms for these limits)."""
     redis = Redis.from_url(REDIS_URL)
-    prefix = f"tidegate:test:rl:{uuid.uuid4().hex}:"
+    prefix = f"{REDIS_PREFIX}rl:{uuid.uuid4().hex}:"
     try:
         for per_minute in (1, 7, 13, 97, 101, 211, 333, 997):
             limiter = RedisRateLimiter(redis, per_minute=per_minute, prefix=prefix, timeout_s=5)
@@ -93,7 +93,7 @@ async def test_redis_burst_of_exactly_the_limit_on_redis_clock() -> None:
 @pytest.mark.redis
 async def test_redis_burst_of_exactly_the_limit_at_any_instant() -> None:
     redis = Redis.from_url(REDIS_URL)
-    prefix = f"tidegate:test:rl:{uuid.uuid4().hex}:"
+    prefix = f"{REDIS_PREFIX}rl:{uuid.uuid4().hex}:"
     try:
         for per_minute, now_us in [
             (1, 1_763_800_000_123_457),

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_PREFIX, REDIS_URL
 
 from tidegate.auth.signed_query import ReplayGuard, fresh
 from tidegate.auth.signin_limit import FailureCounter
@@ -50,9 +50,13 @@ async def test_redis_guard_is_shared_between_workers() -> None:
     first, second = Redis.from_url(REDIS_URL), Redis.from_url(REDIS_URL)
     try:
         signature = uuid.uuid4().hex
-        assert await ReplayGuard(first).first_use(signature, window_s=300)
-        assert not await ReplayGuard(second).first_use(signature, window_s=300)
-        ttl = await first.pttl(f"tidegate:signed:{signature}")
+        assert await ReplayGuard(first, redis_prefix=REDIS_PREFIX).first_use(
+            signature, window_s=300
+        )
+        assert not await ReplayGuard(second, redis_prefix=REDIS_PREFIX).first_use(
+            signature, window_s=300
+        )
+        ttl = await first.pttl(f"{REDIS_PREFIX}signed:{signature}")
         assert 590_000 < ttl <= 600_000
     finally:
         await first.aclose()
@@ -63,7 +67,9 @@ async def test_redis_guard_is_shared_between_workers() -> None:
 async def test_failure_counter_blocks_after_the_limit(backend: str) -> None:
     redis = Redis.from_url(REDIS_URL) if backend == "redis" else None
     try:
-        counter = FailureCounter(max_failures=2, window_s=60, redis=redis)
+        counter = FailureCounter(
+            max_failures=2, window_s=60, redis=redis, redis_prefix=REDIS_PREFIX
+        )
         key = f"email:{uuid.uuid4().hex}@example.com"
         assert not await counter.blocked(key)
         await counter.failed(key)
@@ -72,8 +78,11 @@ async def test_failure_counter_blocks_after_the_limit(backend: str) -> None:
         assert await counter.blocked(key)
         if redis is not None:
             # Another worker's counter sees the same count.
-            assert await FailureCounter(max_failures=2, window_s=60, redis=redis).blocked(key)
-            assert 0 < await redis.ttl(f"tidegate:signin:{key}") <= 60
+            other = FailureCounter(
+                max_failures=2, window_s=60, redis=redis, redis_prefix=REDIS_PREFIX
+            )
+            assert await other.blocked(key)
+            assert 0 < await redis.ttl(f"{REDIS_PREFIX}signin:{key}") <= 60
         await counter.succeeded(key)
         assert not await counter.blocked(key)
     finally:

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_PREFIX, REDIS_URL
 from tests.gateway.factories import new_account_on, stored_lines, wire
 
 # Limit 1, Window 1 s, Key Field .app, Exclude matching one host value.
@@ -139,7 +139,9 @@ async def test_throttle_limit_holds_across_four_workers_on_redis(
     assert len(lines) == threshold
     redis = Redis.from_url(REDIS_URL)
     try:
-        keys = [key async for key in redis.scan_iter(f"tidegate:throttle:{{{wired.pipeline_id}:*")]
+        keys = [
+            key async for key in redis.scan_iter(f"{REDIS_PREFIX}throttle:{{{wired.pipeline_id}:*")
+        ]
     finally:
         await redis.aclose()
     assert keys, "the windows live in Redis"

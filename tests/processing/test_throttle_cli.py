@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from tests.conftest import REDIS_PREFIX
 from tests.processing.throttle_redis_helpers import delete_prefix
 
 from tidegate.processing.throttle import ThrottleConfig
@@ -34,13 +36,14 @@ WORKED_LINES = [
 
 
 def run_cli(
-    args: list[str], stdin: bytes, cwd: Path | None = None
+    args: list[str], stdin: bytes, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "tidegate.processing.throttle_cli", *args],
         input=stdin,
         capture_output=True,
         cwd=cwd,
+        env={**os.environ, **(env or {})},
         timeout=60,
         check=False,
     )
@@ -191,15 +194,18 @@ async def test_redis_backend(tmp_path: Path, redis_client: Redis) -> None:
     # A key field unique to this run keeps its Redis keys apart from other runs.
     config_data = {"threshold": 2, "window_ms": 600_000, "key_field": f".k{run_id}"}
     config = write_config(tmp_path, config_data)
-    prefix = redis_key_prefix(ThrottleConfig.model_validate(config_data))
+    # The keys start with the server's TIDEGATE_REDIS_PREFIX (this session's).
+    prefix = redis_key_prefix(ThrottleConfig.model_validate(config_data), redis_prefix=REDIS_PREFIX)
+    assert prefix.startswith(REDIS_PREFIX + "throttle:cli:{")
+    env = {"TIDEGATE_REDIS_PREFIX": REDIS_PREFIX}
     lines = [json.dumps({f"k{run_id}": i % 2, "i": i}).encode() for i in range(10)]
     redis_args = ["--config", config, "--redis", "redis://127.0.0.1:6379/0"]
     try:
-        first = run_cli(redis_args, b"\n".join(lines))
+        first = run_cli(redis_args, b"\n".join(lines), env=env)
         assert first.returncode == 0, first.stderr
         assert [json.loads(line)["i"] for line in first.stdout.splitlines()] == [0, 1, 2, 3]
         # A second run shares the buckets through Redis: nothing more passes.
-        second = run_cli([*redis_args, "--stats"], b"\n".join(lines))
+        second = run_cli([*redis_args, "--stats"], b"\n".join(lines), env=env)
         assert second.returncode == 0
         assert second.stdout == b""
         assert json.loads(second.stderr.decode().splitlines()[-1])["discarded"] == 10
@@ -223,6 +229,18 @@ def test_unreachable_redis_fails_open(tmp_path: Path) -> None:
     stats = json.loads(done.stderr.decode().strip().splitlines()[-1])
     assert stats["store_errors"] == 1
     assert stats["failed_open"] == 2
+
+
+def test_bad_redis_prefix_exits_2(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"threshold": 1, "window_ms": 1000})
+    done = run_cli(
+        ["--config", config, "--redis", "redis://127.0.0.1:6379/0"],
+        b'{"a":1}\n',
+        env={"TIDEGATE_REDIS_PREFIX": "two words:"},
+    )
+    assert done.returncode == 2
+    assert "TIDEGATE_REDIS_PREFIX" in done.stderr.decode()
+    assert done.stdout == b""
 
 
 def test_bad_redis_url_exits_2(tmp_path: Path) -> None:

@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_PREFIX, REDIS_URL
 
 from tidegate.logs import tail_endpoints, tail_service
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.store import NewLine
 from tidegate.logs.tail import (
-    CHANNEL_PREFIX,
     RedisTailBroker,
     TailBroker,
     TailLine,
@@ -159,7 +158,8 @@ async def redis_brokers() -> AsyncIterator[tuple[RedisTailBroker, RedisTailBroke
         Redis.from_url(REDIS_URL),
         Redis.from_url(REDIS_URL),
     )
-    one, two = RedisTailBroker(first), RedisTailBroker(second)
+    one = RedisTailBroker(first, redis_prefix=REDIS_PREFIX)
+    two = RedisTailBroker(second, redis_prefix=REDIS_PREFIX)
     await one.start()
     await two.start()
     try:
@@ -177,7 +177,7 @@ async def test_redis_carries_lines_between_brokers(
 ) -> None:
     one, two, probe = redis_brokers
     account = f"acct-{uuid.uuid4().hex[:8]}"
-    channel = CHANNEL_PREFIX + account
+    channel = f"{REDIS_PREFIX}tail:{account}"
     errors_only = parse_line_filter(hosts=None, apps=None, levels="error", query=None)
     async with (
         two.subscribe(account, errors_only) as remote,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_PREFIX, REDIS_URL
 
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.tail import RedisTailBroker, TailLine
@@ -36,7 +36,7 @@ async def _finishes(awaitable: Any) -> bool:
 @pytest.mark.redis
 async def test_close_returns_when_get_message_swallows_the_cancel() -> None:
     redis = Redis.from_url(REDIS_URL)
-    broker = RedisTailBroker(redis)
+    broker = RedisTailBroker(redis, redis_prefix=REDIS_PREFIX)
     await broker.start()
     pubsub = broker._pubsub
     assert pubsub is not None

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from redis.asyncio import Redis
-from tests.conftest import REDIS_URL, AppClient
+from tests.conftest import REDIS_PREFIX, REDIS_URL, AppClient
 from tests.export.helpers import BASE_MS
 from tests.factories import AccountCtx, insert_key, make_account, make_tenant
 from tests.live import live_async_client
@@ -217,7 +217,7 @@ async def test_tail_sees_lines_ingested_on_another_server_through_redis(
         await remote_and_local_lines_arrive(stream, watching, ingesting, key)
     # The stream gone, its server notices and leaves the account's channel.
     probe = Redis.from_url(REDIS_URL)
-    channel = f"tidegate:tail:{account.account_id}"
+    channel = f"{REDIS_PREFIX}tail:{account.account_id}"
     try:
         for _ in range(100):
             if dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0:

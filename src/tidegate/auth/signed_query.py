@@ -9,7 +9,8 @@ checked against the token of each member of the account who has one.
 
 A signature is good once: ``ts`` must be within ``signed_query_window_s`` of the
 server's clock and an hmac seen in that window is refused (remembered in Redis when
-set, so across workers and hosts; else in a bounded map per process).
+set, under ``<TIDEGATE_REDIS_PREFIX>signed:``, so across workers and hosts; else in a
+bounded map per process).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from urllib.parse import quote
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.errors import RateLimited, ServiceUnavailable
 
 # Node's querystring.escape leaves these unescaped besides letters and digits.
@@ -57,8 +59,15 @@ def fresh(ts: str, *, window_s: float, now_ms: int | None = None) -> int | None:
 class ReplayGuard:
     """Remembers the signatures seen within the window; ``first_use`` is True once."""
 
-    def __init__(self, redis: Redis | None = None, *, max_remembered: int = MAX_REMEMBERED) -> None:
+    def __init__(
+        self,
+        redis: Redis | None = None,
+        *,
+        redis_prefix: str = DEFAULT_REDIS_PREFIX,
+        max_remembered: int = MAX_REMEMBERED,
+    ) -> None:
         self.redis = redis
+        self.key_prefix = redis_prefix + "signed:"
         self.max_remembered = max_remembered
         self._seen: dict[str, float] = {}
 
@@ -66,7 +75,7 @@ class ReplayGuard:
         if self.redis is not None:
             try:
                 stored = await self.redis.set(
-                    f"tidegate:signed:{signature_hex}", b"1", nx=True, px=int(window_s * 2000)
+                    self.key_prefix + signature_hex, b"1", nx=True, px=int(window_s * 2000)
                 )
             except (RedisError, OSError):
                 # Failing open would let a replay through: refuse until Redis answers.

@@ -1,8 +1,9 @@
 """Failed sign-ins counted per e-mail and per client address (fixed windows).
 
-In Redis when set (INCR with an expiry, so every worker and host counts together),
-else in a bounded map per process: at ``MAX_KEYS`` the oldest windows are forgotten
-first (their counts would have expired anyway)."""
+In Redis when set (``<TIDEGATE_REDIS_PREFIX>signin:<key>``, INCR with an expiry, so
+every worker and host counts together), else in a bounded map per process: at
+``MAX_KEYS`` the oldest windows are forgotten first (their counts would have expired
+anyway)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import time
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+
+from tidegate.config import DEFAULT_REDIS_PREFIX
 
 MAX_KEYS = 100_000
 
@@ -21,8 +24,10 @@ class FailureCounter:
         max_failures: int,
         window_s: float,
         redis: Redis | None = None,
+        redis_prefix: str = DEFAULT_REDIS_PREFIX,
         max_keys: int = MAX_KEYS,
     ) -> None:
+        self.key_prefix = redis_prefix + "signin:"
         self.max_failures = max_failures
         self.window_s = window_s
         self.redis = redis
@@ -32,7 +37,7 @@ class FailureCounter:
     async def blocked(self, key: str) -> bool:
         if self.redis is not None:
             try:
-                raw = await self.redis.get(f"tidegate:signin:{key}")
+                raw = await self.redis.get(self.key_prefix + key)
             except (RedisError, OSError):
                 return False
             return raw is not None and int(raw) >= self.max_failures
@@ -41,7 +46,7 @@ class FailureCounter:
 
     async def failed(self, key: str) -> None:
         if self.redis is not None:
-            name = f"tidegate:signin:{key}"
+            name = self.key_prefix + key
             try:
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.incr(name)
@@ -64,7 +69,7 @@ class FailureCounter:
     async def succeeded(self, key: str) -> None:
         if self.redis is not None:
             try:
-                await self.redis.delete(f"tidegate:signin:{key}")
+                await self.redis.delete(self.key_prefix + key)
             except (RedisError, OSError):
                 pass
             return

@@ -29,6 +29,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
+from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
 from tidegate.logs.store import NewLine
@@ -36,9 +37,11 @@ from tidegate.shutdown import close_step, stop_task
 
 logger = logging.getLogger(__name__)
 
-CHANNEL_PREFIX = "tidegate:tail:"
+# After the deployment's Redis prefix (TIDEGATE_REDIS_PREFIX): an account's channel is
+# ``<prefix>tail:<account id>``.
+CHANNEL_PART = "tail:"
 # Subscribed from the start so the pub/sub connection always exists.
-_CONTROL_CHANNEL = CHANNEL_PREFIX + "_control"
+_CONTROL_PART = "_control"
 DEFAULT_MAX_QUEUED = 1_000
 DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT = 32
 _LINES_PER_MESSAGE = 1_000
@@ -272,6 +275,7 @@ class RedisTailBroker(TailBroker):
         self,
         redis: Redis,
         *,
+        redis_prefix: str = DEFAULT_REDIS_PREFIX,
         max_queued: int = DEFAULT_MAX_QUEUED,
         max_subscribers_per_account: int = DEFAULT_MAX_SUBSCRIBERS_PER_ACCOUNT,
         poll_seconds: float = 0.05,
@@ -282,6 +286,8 @@ class RedisTailBroker(TailBroker):
             max_queued=max_queued, max_subscribers_per_account=max_subscribers_per_account
         )
         self._redis = redis
+        self.channel_prefix = redis_prefix + CHANNEL_PART
+        self._control_channel = self.channel_prefix + _CONTROL_PART
         self._poll_seconds = poll_seconds
         self.subscribe_timeout = subscribe_timeout
         self.close_timeout = close_timeout
@@ -331,7 +337,7 @@ class RedisTailBroker(TailBroker):
         if not lines:
             return
         tail_lines = as_tail_lines(lines)
-        channel = CHANNEL_PREFIX + account_id
+        channel = self.channel_prefix + account_id
         try:
             for start in range(0, len(tail_lines), _LINES_PER_MESSAGE):
                 chunk = tail_lines[start : start + _LINES_PER_MESSAGE]
@@ -342,7 +348,7 @@ class RedisTailBroker(TailBroker):
             self._fan_out(account_id, tail_lines)
 
     async def _on_first_subscriber(self, account_id: str) -> None:
-        channel = CHANNEL_PREFIX + account_id
+        channel = self.channel_prefix + account_id
         if channel in self._subscribed:
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -362,7 +368,7 @@ class RedisTailBroker(TailBroker):
         while not self._stopping.is_set():
             try:
                 if not pubsub.subscribed:
-                    await pubsub.subscribe(_CONTROL_CHANNEL)
+                    await pubsub.subscribe(self._control_channel)
                 if self._changed:
                     await self._sync_requested(pubsub)
                 message = await pubsub.get_message(timeout=self._poll_seconds)
@@ -382,7 +388,7 @@ class RedisTailBroker(TailBroker):
 
     async def _sync_requested(self, pubsub: PubSub) -> None:
         self._changed = False
-        wanted = {CHANNEL_PREFIX + account_id for account_id in self._subscribers}
+        wanted = {self.channel_prefix + account_id for account_id in self._subscribers}
         to_add = wanted - self._requested
         to_drop = self._requested - wanted
         if to_drop:
@@ -403,9 +409,9 @@ class RedisTailBroker(TailBroker):
                 if not future.done():
                     future.set_result(None)
             return
-        if kind != "message" or not channel.startswith(CHANNEL_PREFIX):
+        if kind != "message" or not channel.startswith(self.channel_prefix):
             return
-        account_id = channel.removeprefix(CHANNEL_PREFIX)
+        account_id = channel.removeprefix(self.channel_prefix)
         if account_id not in self._subscribers:
             return
         try:
@@ -422,5 +428,7 @@ def _text(value: object) -> str:
     return str(value) if value is not None else ""
 
 
-def create_tail_broker(redis: Redis | None) -> TailBroker:
-    return RedisTailBroker(redis) if redis is not None else TailBroker()
+def create_tail_broker(redis: Redis | None, *, redis_prefix: str) -> TailBroker:
+    if redis is None:
+        return TailBroker()
+    return RedisTailBroker(redis, redis_prefix=redis_prefix)

@@ -8,7 +8,8 @@ order; discarded ones go to `--dropped FILE` if given. All or nothing: the whole
 is read and checked first (spooled to a temporary file past 64 MiB), so a bad config or
 a line that is not a JSON object stops the command with exit status 2 and a message on
 stderr naming the line, before anything is written or any Redis state is touched.
-Blank lines are not events and are skipped.
+Blank lines are not events and are skipped. With `--redis`, keys start with
+`TIDEGATE_REDIS_PREFIX` (default `tidegate:`), as the server's do.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from tempfile import SpooledTemporaryFile
@@ -26,6 +28,7 @@ from typing import IO, Any, Final
 import orjson
 from pydantic import ValidationError
 
+from tidegate.config import DEFAULT_REDIS_PREFIX, check_redis_prefix
 from tidegate.processing.throttle import (
     RedisStore,
     ThrottleConfig,
@@ -210,14 +213,22 @@ def _processor(config: ThrottleConfig, redis_url: str | None) -> ThrottleProcess
         client: Redis = Redis.from_url(redis_url, socket_connect_timeout=5.0, socket_timeout=30.0)
     except ValueError as error:
         raise _Rejected(f"invalid --redis URL: {error}") from None
-    return ThrottleProcessor(config, store=RedisStore(client, key_prefix=redis_key_prefix(config)))
+    try:
+        # The server's setting (config.py), so the command shares its namespace.
+        redis_prefix = check_redis_prefix(
+            os.environ.get("TIDEGATE_REDIS_PREFIX") or DEFAULT_REDIS_PREFIX
+        )
+    except ValueError as error:
+        raise _Rejected(f"invalid TIDEGATE_REDIS_PREFIX: {error}") from None
+    key_prefix = redis_key_prefix(config, redis_prefix=redis_prefix)
+    return ThrottleProcessor(config, store=RedisStore(client, key_prefix=key_prefix))
 
 
-def redis_key_prefix(config: ThrottleConfig) -> str:
+def redis_key_prefix(config: ThrottleConfig, *, redis_prefix: str = DEFAULT_REDIS_PREFIX) -> str:
     """Runs with the same configuration share their buckets; others never collide."""
     canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True).encode()
     digest = hashlib.sha256(canonical).hexdigest()[:20]
-    return f"tidegate:throttle:cli:{{{digest}}}"
+    return f"{redis_prefix}throttle:cli:{{{digest}}}"
 
 
 def _write(

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.components.base import BuildContext, NodeRef
+from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.pipelines import dataplane
 from tidegate.runtime.compiler import CompiledPipeline, NodeRuntimes, compile_pipeline
 
@@ -19,14 +20,19 @@ log = logging.getLogger("tidegate.runtime")
 __all__ = ["PipelineCache", "redis_key_prefix", "throttle_key_prefix"]
 
 
-def redis_key_prefix(pipeline_id: str, node_id: str, fingerprint: str) -> str:
-    """The hash tag keeps a processor's keys in one Cluster slot; the fingerprint makes
-    a changed configuration start with fresh windows in every worker at once."""
-    return f"tidegate:throttle:{{{pipeline_id}:{node_id}}}:{fingerprint[:16]}"
+def redis_key_prefix(
+    pipeline_id: str, node_id: str, fingerprint: str, *, redis_prefix: str = DEFAULT_REDIS_PREFIX
+) -> str:
+    """After the deployment's Redis prefix (which has no braces: config.py), the hash
+    tag keeps a processor's keys in one Cluster slot; the fingerprint makes a changed
+    configuration start with fresh windows in every worker at once."""
+    return f"{redis_prefix}throttle:{{{pipeline_id}:{node_id}}}:{fingerprint[:16]}"
 
 
-def throttle_key_prefix(node: NodeRef) -> str:
-    return redis_key_prefix(node.pipeline_id, node.node_id, node.fingerprint)
+def throttle_key_prefix(node: NodeRef, *, redis_prefix: str = DEFAULT_REDIS_PREFIX) -> str:
+    return redis_key_prefix(
+        node.pipeline_id, node.node_id, node.fingerprint, redis_prefix=redis_prefix
+    )
 
 
 class PipelineCache:

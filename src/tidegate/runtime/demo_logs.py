@@ -5,7 +5,7 @@ pipeline and delivered like a request's.
 Bounds: at most ``MAX_PER_TICK`` events per source and tick (a long pause does not
 come back as a burst), at most ``MAX_SOURCES`` sources per worker, ``count`` events per
 source in all (counted per worker since it started). **Several workers:** with Redis,
-one worker at a time holds the lease ``tidegate:demo-logs:leader`` (renewed every
+one worker at a time holds the lease ``<TIDEGATE_REDIS_PREFIX>demo-logs:leader`` (renewed every
 tick, ``LEASE_MS``) and only it generates; without Redis every worker generates (run one
 worker, or use Redis, for the configured rate).
 """
@@ -24,6 +24,7 @@ from sqlalchemy import select
 
 from tidegate.components.base import DeliveryFailed, Event
 from tidegate.components.sources.demo_logs import DemoLogsConfig, demo_event
+from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.models import PipelineNode
 from tidegate.runtime.compiler import PipelineBroken, run_graph
 from tidegate.runtime.features import enabled_features
@@ -42,7 +43,7 @@ TYPE: Final = "demo-logs"
 MAX_PER_TICK: Final = 100
 MAX_SOURCES: Final = 1_000
 LEASE_MS: Final = 5_000
-_LEADER_KEY: Final = "tidegate:demo-logs:leader"
+_LEADER_PART: Final = "demo-logs:leader"  # after the deployment's Redis prefix
 
 
 @dataclass(slots=True)
@@ -52,8 +53,15 @@ class _Source:
 
 
 class DemoLogsScheduler:
-    def __init__(self, *, redis: Redis | None = None, tick_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        *,
+        redis: Redis | None = None,
+        redis_prefix: str = DEFAULT_REDIS_PREFIX,
+        tick_s: float = 1.0,
+    ) -> None:
         self._redis = redis
+        self.leader_key = redis_prefix + _LEADER_PART
         self._tick_s = tick_s
         self._sources: dict[tuple[str, str], _Source] = {}
         self._me = f"{os.getpid()}-{id(self)}"
@@ -84,12 +92,12 @@ class DemoLogsScheduler:
         if self._redis is None:
             return True
         try:
-            won = await self._redis.set(_LEADER_KEY, self._me, nx=True, px=LEASE_MS)
+            won = await self._redis.set(self.leader_key, self._me, nx=True, px=LEASE_MS)
             if won:
                 return True
-            holder = await self._redis.get(_LEADER_KEY)
+            holder = await self._redis.get(self.leader_key)
             if holder in (self._me, self._me.encode()):
-                await self._redis.pexpire(_LEADER_KEY, LEASE_MS)
+                await self._redis.pexpire(self.leader_key, LEASE_MS)
                 return True
         except Exception as error:  # Redis down: nobody generates rather than everyone
             log.warning("demo-logs: no lease (%s)", error)

@@ -28,7 +28,7 @@ from tidegate.components.base import (
     NodeRef,
     Parcel,
 )
-from tidegate.config import Settings
+from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
@@ -77,18 +77,19 @@ class Runtime:
         *,
         limits: RuntimeLimits,
         redis: Redis | None,
+        redis_prefix: str = DEFAULT_REDIS_PREFIX,
         destinations: DestinationPolicy | None = None,
         throttle_budget: ThrottleBudget | None = None,
         usage_flush_s: float = 5.0,
     ) -> None:
         self.limits = limits
-        self.taps = TapRegistry(redis)
+        self.taps = TapRegistry(redis, redis_prefix=redis_prefix)
         self.usage = UsageCounter(flush_s=usage_flush_s)
         self.destinations = destinations or DestinationPolicy()
         self.throttle_budget = throttle_budget
         self.pipelines = PipelineCache(
             BuildContext(
-                throttle_store=partial(_throttle_store, redis),
+                throttle_store=partial(_throttle_store, redis, redis_prefix),
                 throttle_budget=throttle_budget,
                 http_client=lambda: self.client,
                 destination_policy=self.destinations,
@@ -103,7 +104,7 @@ class Runtime:
         self._client: httpx.AsyncClient | None = None
         self._cpu: anyio.CapacityLimiter | None = None
         self.ingestion_feed = IngestionFeed()
-        self.demo_logs = DemoLogsScheduler(redis=redis)
+        self.demo_logs = DemoLogsScheduler(redis=redis, redis_prefix=redis_prefix)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -219,10 +220,10 @@ class Runtime:
             raise DeliveryFailed("; ".join(str(failure) for failure in failures))
 
 
-def _throttle_store(redis: Redis | None, node: NodeRef) -> RedisStore | None:
+def _throttle_store(redis: Redis | None, redis_prefix: str, node: NodeRef) -> RedisStore | None:
     if redis is None:
         return None
-    return RedisStore(redis, key_prefix=throttle_key_prefix(node))
+    return RedisStore(redis, key_prefix=throttle_key_prefix(node, redis_prefix=redis_prefix))
 
 
 def now_ms() -> int:
@@ -234,6 +235,7 @@ def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
     return Runtime(
         limits=RuntimeLimits.from_env(),
         redis=redis,
+        redis_prefix=settings.redis_prefix,
         destinations=policy_from_setting(settings.destination_allow),
         throttle_budget=ThrottleBudget(
             max_keys=settings.throttle_max_keys,

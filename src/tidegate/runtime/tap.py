@@ -25,6 +25,7 @@ from typing import Any, Final
 import orjson
 from redis.asyncio import Redis
 
+from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.processing.conditions import compile_condition
 
 log = logging.getLogger("tidegate.runtime")
@@ -37,11 +38,9 @@ Predicate = Callable[[Any, bytes], bool]
 
 MAX_TAPS: Final = 64  # open taps per worker (local and forwarding ones together)
 MAX_TAP_BYTES: Final = 1024 * 1024  # JSON of the events one tap holds
-CONTROL_CHANNEL: Final = "tidegate:tap:control"
-
-
-def _channel(tap_id: str) -> str:
-    return f"tidegate:tap:{tap_id}"
+# After the deployment's Redis prefix (TIDEGATE_REDIS_PREFIX): the control channel is
+# ``<prefix>tap:control`` and a tap's own ``<prefix>tap:<tap id>``.
+CHANNEL_PART: Final = "tap:"
 
 
 def compile_filter(spec: Any) -> Predicate | None:
@@ -110,8 +109,12 @@ class Tap:
 class TapRegistry:
     """One worker's open taps. ``offer`` costs one dict lookup when none is open."""
 
-    def __init__(self, redis: Redis | None = None) -> None:
+    def __init__(
+        self, redis: Redis | None = None, *, redis_prefix: str = DEFAULT_REDIS_PREFIX
+    ) -> None:
         self._redis = redis
+        self._channel_prefix = redis_prefix + CHANNEL_PART
+        self.control_channel = self._channel_prefix + "control"
         self._origin = uuid.uuid4().hex
         self._taps: dict[tuple[str, str], set[Tap]] = {}
         self._by_pipeline: dict[str, int] = {}
@@ -121,6 +124,9 @@ class TapRegistry:
 
     def __len__(self) -> int:
         return sum(len(taps) for taps in self._taps.values())
+
+    def _channel(self, tap_id: str) -> str:
+        return self._channel_prefix + tap_id
 
     # Lifecycle (with Redis)
 
@@ -230,7 +236,7 @@ class TapRegistry:
         pubsub = self._redis.pubsub()
         reader: asyncio.Task[None] | None = None
         try:
-            await pubsub.subscribe(_channel(tap.id))
+            await pubsub.subscribe(self._channel(tap.id))
             announcement = {
                 "id": tap.id,
                 "pipeline_id": tap.pipeline_id,
@@ -240,7 +246,7 @@ class TapRegistry:
                 "filter": filter_spec,
                 "origin": self._origin,
             }
-            await self._redis.publish(CONTROL_CHANNEL, orjson.dumps(announcement))
+            await self._redis.publish(self.control_channel, orjson.dumps(announcement))
             reader = asyncio.create_task(self._collect(pubsub, tap))
         except Exception as error:  # Redis down: this worker's events only
             log.warning("live tap without Redis fan-out: %s", error)
@@ -269,7 +275,7 @@ class TapRegistry:
         while True:
             pubsub = self._redis.pubsub()
             try:
-                await pubsub.subscribe(CONTROL_CHANNEL)
+                await pubsub.subscribe(self.control_channel)
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         self._forward_for(message["data"])
@@ -287,7 +293,7 @@ class TapRegistry:
             announced = orjson.loads(data)
             if announced.get("origin") == self._origin:
                 return
-            channel = _channel(str(announced["id"]))
+            channel = self._channel(str(announced["id"]))
             tap = Tap(
                 str(announced["pipeline_id"]),
                 str(announced["component_id"]),
