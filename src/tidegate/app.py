@@ -16,6 +16,7 @@ from tidegate.alerts.runner import AlertRunner
 from tidegate.api import error_handlers
 from tidegate.api.body_guard import BodyGuard
 from tidegate.api.docs import build_docs_router
+from tidegate.api.error_models import error_schemas
 from tidegate.api.router import include_routes
 from tidegate.app_state import AppState
 from tidegate.auth.secrets import Sealer, load_server_secret
@@ -163,6 +164,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        # The error bodies every operation refers to (error_models.error_response).
+        schemas.update(error_schemas())
         # Each node type's user_config, as its component's model says (the registry).
         schemas.update(user_config_schemas())
         app.openapi_schema = document
