@@ -67,8 +67,14 @@ async def insert_key(
     database_url: str, *, kind: str, account_id: str | None = None, enterprise_id: str | None = None
 ) -> str:
     """A key written straight to the database, for tests that must not depend on the keys API."""
-    from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
-    from tidegate.auth.secrets import hash_secret, hint, new_ingestion_key, new_service_key
+    from tidegate.auth.secrets import (
+        INGESTION_DOMAIN,
+        MANAGEMENT_DOMAIN,
+        hash_secret,
+        hint,
+        new_ingestion_key,
+        new_service_key,
+    )
     from tidegate.models import ApiKey
 
     secret = new_ingestion_key() if kind == "ingestion" else new_service_key()

@@ -5,45 +5,27 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
-from redis.asyncio import Redis
 
-from tidegate.alerts.runner import AlertRunner
-from tidegate.api import error_handlers
-from tidegate.api.body_guard import BodyGuard
-from tidegate.api.docs import build_docs_router
-from tidegate.api.router import include_routes
-from tidegate.app_state import AppState
-from tidegate.auth.secrets import Sealer, load_server_secret
-from tidegate.auth.signed_query import ReplayGuard
-from tidegate.auth.signin_limit import FailureCounter
-from tidegate.components.openapi import user_config_schemas
+from tidegate.api.error_models import error_schemas
 from tidegate.config import Settings
-from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
-from tidegate.ingest.runtime import IngestRuntime
-from tidegate.logs.intake import LineIntake
-from tidegate.logs.tail import create_tail_broker
-from tidegate.ratelimit import (
-    MemoryRateLimiter,
-    NoLimit,
-    RateLimiter,
-    RedisRateLimiter,
-    limiter_redis,
-)
-from tidegate.runtime.destination_guard import policy_from_setting
-from tidegate.runtime.runtime import build_runtime
-from tidegate.shutdown import close_step
-from tidegate.web.endpoints import build_web_router
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from tidegate.ratelimit import RateLimiter
 
 API_VERSION = "3.0.0"
 
 
 def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
     """``redis``: the limiter's own client (ratelimit.limiter_redis), when Redis is set."""
+    from tidegate.ratelimit import MemoryRateLimiter, NoLimit, RedisRateLimiter  # see create_app
+
     if settings.rate_limit_per_minute <= 0:
         return NoLimit()
     if redis is not None:
@@ -62,6 +44,33 @@ def _telemetry(settings: Settings) -> TelemetryConfig:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
+    # What the app is made of is imported when an app is made, not with this module:
+    # FastAPI builds every route (its dependencies, parameters and response models) as
+    # its module is imported, and the lifespan's objects bring SQLAlchemy, Redis, httpx
+    # and the pipeline components (the error handlers SQLAlchemy's and asyncpg's errors).
+    # So `import tidegate.app` (uvicorn's factory string, test collection) costs only the
+    # factory. There is no import cycle behind this.
+    from redis.asyncio import Redis
+
+    from tidegate.alerts.runner import AlertRunner
+    from tidegate.api import error_handlers
+    from tidegate.api.body_guard import BodyGuard
+    from tidegate.api.docs import build_docs_router
+    from tidegate.api.router import include_routes
+    from tidegate.app_state import AppState
+    from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.signed_query import ReplayGuard
+    from tidegate.auth.signin_limit import FailureCounter
+    from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
+    from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.intake import LineIntake
+    from tidegate.logs.tail import create_tail_broker
+    from tidegate.ratelimit import limiter_redis
+    from tidegate.runtime.destination_guard import policy_from_setting
+    from tidegate.runtime.runtime import build_runtime
+    from tidegate.shutdown import close_step
+    from tidegate.web.endpoints import build_web_router
+
     settings = settings or Settings.from_env()
     policy_from_setting(settings.destination_allow)  # a mistyped allow-list fails start
 
@@ -184,7 +193,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        # The error bodies every operation refers to (error_models.error_response).
+        schemas.update(error_schemas())
         # Each node type's user_config, as its component's model says (the registry).
+        from tidegate.components.openapi import user_config_schemas  # see create_app
+
         schemas.update(user_config_schemas())
         app.openapi_schema = document
     return app.openapi_schema

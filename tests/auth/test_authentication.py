@@ -115,8 +115,7 @@ async def test_deleted_key_is_refused_by_the_next_request(client: AppClient) -> 
     assert (await client.get("/v1/config/board", headers=headers)).status_code == 200
     from sqlalchemy import delete
 
-    from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
-    from tidegate.auth.secrets import hash_secret
+    from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret
     from tidegate.db.engine import Database
     from tidegate.models import ApiKey
 

@@ -10,8 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tests.conftest import AppClient
 from tests.factories import make_account, make_tenant
 
-from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
-from tidegate.auth.secrets import Sealer, hash_secret
+from tidegate.auth.secrets import INGESTION_DOMAIN, MANAGEMENT_DOMAIN, Sealer, hash_secret
 from tidegate.db.engine import Database
 from tidegate.errors import NotFound
 from tidegate.keys import service

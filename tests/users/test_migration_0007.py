@@ -13,8 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from tests.conftest import make_settings, open_client
 from tests.keys.test_migration import old_db
 
-from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
-from tidegate.auth.secrets import hash_secret, new_enterprise_key
+from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, new_enterprise_key
 from tidegate.db.engine import Database
 from tidegate.db.migrate import alembic_config, upgrade_database
 

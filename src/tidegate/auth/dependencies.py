@@ -22,7 +22,12 @@ from tidegate.auth import repository, signed_query
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.scope import AccessScope, GroupScope
-from tidegate.auth.secrets import Sealer, hash_secret, same_secret
+from tidegate.auth.secrets import (
+    MANAGEMENT_DOMAIN,
+    Sealer,
+    hash_secret,
+    same_secret,
+)
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
 
@@ -31,8 +36,6 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-MANAGEMENT_DOMAIN = "tidegate:management-key"
-INGESTION_DOMAIN = "tidegate:ingestion-key"
 SESSION_DOMAIN = "tidegate:session"
 CSRF_DOMAIN = "tidegate:csrf"
 

@@ -21,6 +21,10 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
+# Hash domains of the stored keys (hash_secret): management and ingestion keys.
+MANAGEMENT_DOMAIN = "tidegate:management-key"
+INGESTION_DOMAIN = "tidegate:ingestion-key"
+
 MANAGEMENT_KEY_RE = re.compile(r"^st[a-z]_[0-9a-f]{40}$")
 
 ENTERPRISE_PREFIX = "ste_"

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
-from tidegate.api.text import id_path
+from tidegate.api.path_params import id_path
 from tidegate.auth.dependencies import AccountId
 from tidegate.categories import schemas, service
 from tidegate.db.session import SessionDep

@@ -11,8 +11,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate import mail
-from tidegate.auth.dependencies import MANAGEMENT_DOMAIN
-from tidegate.auth.secrets import hash_secret, hint, new_enterprise_key
+from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, hint, new_enterprise_key
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.enterprise import repository, schemas

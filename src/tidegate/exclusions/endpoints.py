@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from tidegate.api.error_models import LEGACY_ERRORS
-from tidegate.api.text import id_path
+from tidegate.api.path_params import id_path
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.exclusions import schemas, service

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Header, Path, Request, Response
 from starlette.requests import ClientDisconnect
 
 from tidegate.api.body_guard import INGEST_MAX_BYTES
-from tidegate.api.error_models import LegacyError
+from tidegate.api.error_models import LegacyError, error_response
 from tidegate.app_state import app_state
 from tidegate.components.sources.open_telemetry_logs import LOGS_PATH
 from tidegate.components.sources.push import ROUTE_ITSELF
@@ -71,7 +71,7 @@ _REQUEST_BODY: Final[dict[str, Any]] = {
 
 
 def _error(description: str) -> dict[str, Any]:
-    return {"model": LegacyError, "description": description}
+    return error_response(LegacyError, description)
 
 
 _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}

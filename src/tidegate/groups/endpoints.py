@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter
 
 from tidegate.api.error_models import LEGACY_ERRORS
-from tidegate.api.text import id_path
+from tidegate.api.path_params import id_path
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.groups import schemas, service

@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials
 from fastapi.security.http import HTTPBase
 
-from tidegate.api.error_models import LEGACY_ERRORS, LegacyError
+from tidegate.api.error_models import LEGACY_ERRORS, LegacyError, error_response
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
@@ -58,7 +58,7 @@ async def ingestion_key(
 
 
 def _error(description: str) -> dict[str, Any]:
-    return {"model": LegacyError, "description": description}
+    return error_response(LegacyError, description)
 
 
 def _inline_defs(schema: Any, defs: dict[str, Any]) -> Any:

@@ -21,8 +21,7 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.auth.dependencies import INGESTION_DOMAIN
-from tidegate.auth.secrets import hash_secret
+from tidegate.auth.secrets import INGESTION_DOMAIN, hash_secret
 from tidegate.errors import BadRequest, Forbidden, ValidationFailed
 from tidegate.ingest import repository, schemas
 from tidegate.ingest.decoding import (

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
-from tidegate.api.text import id_path
+from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.auth.secrets import Sealer

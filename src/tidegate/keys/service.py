@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.auth.dependencies import INGESTION_DOMAIN, MANAGEMENT_DOMAIN
 from tidegate.auth.secrets import (
+    INGESTION_DOMAIN,
+    MANAGEMENT_DOMAIN,
     Sealer,
     hash_secret,
     hint,

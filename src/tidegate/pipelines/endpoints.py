@@ -11,7 +11,7 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Depends, Path, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
-from tidegate.api.error_models import V3_ERRORS, V3Error
+from tidegate.api.error_models import V3_ERRORS, V3Error, error_response
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
@@ -20,7 +20,7 @@ from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_se
 
 ERRORS: Final[dict[int | str, dict[str, Any]]] = {
     **V3_ERRORS,
-    409: {"model": V3Error, "description": "Conflict with the current state"},
+    409: error_response(V3Error, "Conflict with the current state"),
 }
 
 router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
-from tidegate.api.text import id_path
+from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.dependencies import (
