@@ -373,3 +373,21 @@ async def test_index_rate(client: AppClient) -> None:
         {**body, "channels": {**body["channels"], "webhook": [{"url": "http://127.0.0.1/x"}]}},
     ):
         legacy_error(await client.put(INDEX_RATE, json=bad, headers=headers), 400)
+
+
+async def test_index_rate_channels_the_alert_refuses_are_a_400(client: AppClient) -> None:
+    """Found by the schemathesis run: a webhook with a method or URL its channel refuses
+    was a 500 (the channel's own validation error escaped the endpoint)."""
+    account = await new_account(client)
+    cases = [
+        ({"webhook": [{"url": "https://example.com/x", "method": "BREW"}]}, "channels.webhook[0]"),
+        ({"webhook": [{"url": "https://example.com/x"}, {"url": "\x1f\xaa"}]}, "webhook[1].url"),
+        ({"slack": ["https://hooks.slack.com/a b"]}, "channels.slack[0]"),
+        ({"email": ["not an address"]}, "channels.email"),
+    ]
+    for channels, where in cases:
+        response = await client.put(
+            INDEX_RATE, json={"enabled": False, "channels": channels}, headers=account.headers
+        )
+        assert response.status_code == 400, (channels, response.text)
+        assert where in response.json()["error"], response.text

@@ -4,8 +4,11 @@ is how the provider deletes it). Stored sealed: its channels are credentials."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel, ChannelIn
@@ -69,13 +72,40 @@ async def get_index_rate(
     return config_schema(open_config(sealer, row))
 
 
+def _channel(where: str, build: Callable[[], ChannelIn]) -> ChannelIn:
+    """A channel built from the index-rate body's fields; a value the channel refuses
+    (a webhook method, a URL with control characters) is the caller's 400."""
+    try:
+        return build()
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise BadRequest(
+            f"{where}.{field}: {message}" if field else f"{where}: {message}"
+        ) from None
+
+
 async def _checked(body: schemas.IndexRateIn, policy: DestinationPolicy) -> dict[str, Any]:
     given = body.channels or schemas.ChannelsIn()
     bodies: list[ChannelIn] = []
     if given.email:
-        bodies.append(ChannelIn(integration="email", emails=given.email, triggerlimit=1))
-    bodies += [ChannelIn(integration="slack", url=url, triggerlimit=1) for url in given.slack]
-    bodies += [hook.channel() for hook in given.webhook]
+        bodies.append(
+            _channel(
+                "channels.email",
+                lambda: ChannelIn(integration="email", emails=given.email, triggerlimit=1),
+            ),
+        )
+    for i, url in enumerate(given.slack):
+        bodies.append(
+            _channel(
+                f"channels.slack[{i}]",
+                partial(ChannelIn, integration="slack", url=url, triggerlimit=1),
+            ),
+        )
+    bodies += [
+        _channel(f"channels.webhook[{i}]", hook.channel) for i, hook in enumerate(given.webhook)
+    ]
     checked = await checked_channels(bodies, policy=policy, where="channels")
     webhooks = [channel.stored() for channel in checked if channel.integration == "webhook"]
     emails = next((c.emails for c in checked if c.integration == "email"), [])
