@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -127,6 +128,75 @@ async def client(
     finally:
         await http.aclose()
         await lifespan.__aexit__(None, None, None)
+
+
+class DatabaseTemplates:
+    """A migrated database of each backend made once per test process, copied for each
+    test that needs a store of its own (PostgreSQL: ``CREATE DATABASE ... TEMPLATE``;
+    SQLite: a copy of the file): a test whose work is database-wide (a scheduler, a
+    cursor over every account's lines) sees nothing of another test's."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sqlite: Path | None = None
+        self.pg: str | None = None
+        self.copies: list[str] = []
+
+    async def fresh(self, backend: str) -> str:
+        if backend == "sqlite":
+            if self.sqlite is None:
+                self.sqlite = self.root / "template.sqlite3"
+                await upgrade_database(f"sqlite+aiosqlite:///{self.sqlite}")
+            copy = self.root / f"{uuid.uuid4().hex[:12]}.sqlite3"
+            shutil.copyfile(self.sqlite, copy)
+            return f"sqlite+aiosqlite:///{copy}"
+        if self.pg is None:
+            self.pg = await _create_pg_database()
+            await upgrade_database(pg_url(self.pg))
+        name = f"tidegate_test_{uuid.uuid4().hex[:12]}"
+        conn = await asyncpg.connect(PG_ADMIN_DSN)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.pg}"')
+        finally:
+            await conn.close()
+        self.copies.append(name)
+        return pg_url(name)
+
+    async def drop(self, url: str) -> None:
+        name = url.rsplit("/", 1)[-1]
+        if name in self.copies:
+            self.copies.remove(name)
+            await _drop_pg_database(name)
+
+    async def close(self) -> None:
+        for name in [*self.copies, *([self.pg] if self.pg else [])]:
+            await _drop_pg_database(name)
+
+
+@pytest.fixture(scope="session")
+async def database_templates(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[DatabaseTemplates]:
+    templates = DatabaseTemplates(tmp_path_factory.mktemp("templates"))
+    try:
+        yield templates
+    finally:
+        await templates.close()
+
+
+@pytest.fixture(params=BACKENDS)
+async def isolated_client(
+    request: pytest.FixtureRequest, database_templates: DatabaseTemplates, tmp_path: Path
+) -> AsyncIterator[AppClient]:
+    """The app in process, as ``client``, on a database of this test's own."""
+    url = await database_templates.fresh(request.param)
+    http, lifespan = await open_client(make_settings(url, tmp_path / "data"))
+    try:
+        yield http
+    finally:
+        await http.aclose()
+        await lifespan.__aexit__(None, None, None)
+        await database_templates.drop(url)
 
 
 def free_port() -> int:

@@ -15,7 +15,8 @@ from tidegate.runtime.runtime import runtime_of
 T0 = (time.time_ns() // 1_000_000) // 1000 * 1000  # recent: lines are stored by receive day
 
 
-async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> None:
+async def test_demo_logs_follow_their_interval_and_count(isolated_client: AppClient) -> None:
+    client = isolated_client
     app = client._transport.app  # type: ignore[attr-defined]
     await runtime_of(app).demo_logs.close()  # this test drives the clock itself
     account = await new_account(client, throttle=False)
@@ -43,7 +44,8 @@ async def test_demo_logs_follow_their_interval_and_count(client: AppClient) -> N
     assert [line.ts for line in lines[:2]] == [T0, T0 + 2_000]
 
 
-async def test_a_long_pause_is_not_replayed_as_a_burst(client: AppClient) -> None:
+async def test_a_long_pause_is_not_replayed_as_a_burst(isolated_client: AppClient) -> None:
+    client = isolated_client
     app = client._transport.app  # type: ignore[attr-defined]
     await runtime_of(app).demo_logs.close()  # this test drives the clock itself
     account = await new_account(client, throttle=False)
