@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from tests.alerts.test_live_alerts import _alert_env, _view
 from tests.ingest.test_live_servers import _account
+from tests.live import live_post
 
 # Generous bounds for a loaded machine: only a process that never ends exceeds them.
 WAIT_S = 60.0
@@ -99,7 +99,7 @@ def test_the_matcher_child_does_not_outlive_the_server(
     server_pid = server.process.pid
     who = _account(server.base_url, database_url, tmp_path)
     _alert_view(server.base_url, who, "http://127.0.0.1:9/none")
-    response = httpx.post(
+    response = live_post(
         f"{server.base_url}/logs/ingest",
         params={"hostname": "h"},
         json={"lines": [{"line": "boom", "app": "a"}]},

@@ -138,7 +138,7 @@ async def test_health_answers_while_big_pages_are_exported(
         try:
             await asyncio.sleep(0.5)  # the exports are under way
             for _ in range(3):
-                health = await http.get("/healthz", timeout=5)
+                health = await http.get("/healthz", timeout=15)  # generous: see docs/testing.md
                 assert health.status_code == 200
             assert not all(task.done() for task in exports), "the exports were too quick to tell"
         finally:

@@ -34,7 +34,7 @@ async def _with_health(http: httpx.AsyncClient, attack: Any) -> httpx.Response:
 
     async def health() -> None:
         await asyncio.sleep(0.05)  # let the attack reach the worker first
-        response = await http.get("/healthz", timeout=5.0)
+        response = await http.get("/healthz", timeout=15.0)  # generous: see docs/testing.md
         assert response.status_code == 200
 
     response, _ = await asyncio.gather(attack, health())
