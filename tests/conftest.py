@@ -41,11 +41,13 @@ REDIS_PREFIX = f"tidegate-test-{uuid.uuid4().hex[:8]}:"
 BACKENDS = ["sqlite", "postgres"]
 
 
-async def _create_pg_database() -> str:
+async def _create_pg_database(template: str | None = None) -> str:
+    """A new database of a unique name: empty, or a copy of ``template``."""
     name = f"tidegate_test_{uuid.uuid4().hex[:12]}"
     conn = await asyncpg.connect(PG_ADMIN_DSN)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        copy = f' TEMPLATE "{template}"' if template else ""
+        await conn.execute(f'CREATE DATABASE "{name}"{copy}')
     finally:
         await conn.close()
     return name
@@ -153,12 +155,7 @@ class DatabaseTemplates:
         if self.pg is None:
             self.pg = await _create_pg_database()
             await upgrade_database(pg_url(self.pg))
-        name = f"tidegate_test_{uuid.uuid4().hex[:12]}"
-        conn = await asyncpg.connect(PG_ADMIN_DSN)
-        try:
-            await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.pg}"')
-        finally:
-            await conn.close()
+        name = await _create_pg_database(template=self.pg)
         self.copies.append(name)
         return pg_url(name)
 
