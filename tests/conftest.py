@@ -39,6 +39,11 @@ REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"
 # (sign-in failure counters, the demo-logs leader, live tail and tap control channels).
 REDIS_PREFIX = f"tidegate-test-{uuid.uuid4().hex[:8]}:"
 BACKENDS = ["sqlite", "postgres"]
+# PostgreSQL connections of each app the suite starts (in process or as a server worker):
+# a suite runs dozens of apps against one PostgreSQL at once (and CI may run beside another
+# suite), so each takes a small share instead of the derived one, which assumes an app is
+# alone with the server (docs/decisions.md, "PostgreSQL connections").
+TEST_DB_POOL_SIZE = 6
 
 
 async def _create_pg_database(template: str | None = None) -> str:
@@ -97,6 +102,7 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         rate_limit_per_minute=0,
         max_body_bytes=1024 * 1024,
         bootstrap=False,
+        db_pool_size=TEST_DB_POOL_SIZE,
     )
     return base.with_overrides(**overrides)
 
@@ -311,6 +317,7 @@ def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[A
         base_env = {
             "TIDEGATE_DATA_DIR": str(workdir / "var"),
             "TIDEGATE_SECRET_KEY": "test-secret",
+            "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
             "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
         }
         server = LiveServer(
@@ -343,6 +350,7 @@ class SharedServers:
             base_env = {
                 "TIDEGATE_DATA_DIR": str(cwd / "var"),
                 "TIDEGATE_SECRET_KEY": "test-secret",
+                "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
                 "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
             }
             server = LiveServer(env={**base_env, **env}, cwd=cwd)

@@ -18,7 +18,14 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from openapi_spec_validator import validate
 from schemathesis.specs.openapi.checks import positive_data_acceptance
-from tests.conftest import LiveServer, _create_pg_database, _drop_pg_database, make_settings, pg_url
+from tests.conftest import (
+    TEST_DB_POOL_SIZE,
+    LiveServer,
+    _create_pg_database,
+    _drop_pg_database,
+    make_settings,
+    pg_url,
+)
 from tests.live import LIVE_SECONDS, live_post
 
 from tidegate.app import create_app
@@ -80,6 +87,7 @@ def fuzz_target(
         "TIDEGATE_DATABASE_URL": url,
         "TIDEGATE_DATA_DIR": str(workdir / "var"),
         "TIDEGATE_SECRET_KEY": "fuzz",
+        "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
         "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
         "TIDEGATE_BOOTSTRAP": "0",
     }

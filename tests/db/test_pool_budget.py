@@ -74,7 +74,7 @@ async def test_four_workers_pools_fit_the_real_server(fresh_pg_url: str, tmp_pat
     await upgrade_database(fresh_pg_url)
     max_connections, reserved = await _server_limits()
     http, lifespan = await open_client(
-        make_settings(fresh_pg_url, tmp_path, workers=4, alerts_enabled=False)
+        make_settings(fresh_pg_url, tmp_path, workers=4, alerts_enabled=False, db_pool_size=None)
     )
     try:
         db = http._transport.app.state.tidegate.db  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from tests.conftest import LiveServer
+from tests.conftest import TEST_DB_POOL_SIZE, LiveServer
 from tests.web.harness import Account, chromium, enterprise_key, make_account
 
 # A page waits for the API; on a two-core CI machine running the suite in parallel an
@@ -40,6 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         env={
             "TIDEGATE_DATA_DIR": str(workdir / "var"),
             "TIDEGATE_SECRET_KEY": "test-secret",
+            "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
             "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
         },
         cwd=workdir,
