@@ -124,9 +124,11 @@ def test_brushing_the_histogram_zooms_the_range(site: Site, page: Page) -> None:
     page.get_by_test_id("time-range").select_option("6h")
     expect(page.get_by_test_id("log-line")).to_have_count(36)
 
-    # The histogram comes after the lines (its own request): wait for the one of the 6 h
-    # range (drawn with its summary), then for its plot to be laid out, before reading
-    # where it is.
+    # The histogram comes after the lines (its own request), and until it has come the
+    # previous search's (24 h, the same 36 lines) is still drawn and is then replaced:
+    # wait until the results are no longer busy, then for the plot to be laid out,
+    # before reading where it is.
+    expect(page.locator("section.results")).to_have_attribute("aria-busy", "false")
     expect(page.locator(".summary-bar")).to_contain_text("36 matching lines")
     plot = page.locator("[data-testid=histogram] .u-over")
     expect(plot).to_be_visible()

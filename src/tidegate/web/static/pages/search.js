@@ -97,8 +97,9 @@ export async function render(main, { query }) {
     liveToggle,
     await saveViewButton(() => state),
   );
+  const results = h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel);
   main.append(
-    h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel))),
+    h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, results)),
   );
 
   function showRange() {
@@ -234,19 +235,24 @@ export async function render(main, { query }) {
     // The lines first, then the counts: both run in the server's export threads and the
     // database, and asked together the counts slowed the first lines down
     // (bench_web_first_line, docs/web.md).
+    // The results say they are busy until both have come (or failed): until then the
+    // histogram and the count still describe the previous search.
+    results.setAttribute("aria-busy", "true");
     let failed = false;
     await page(signal).catch((error) => {
       failed = true;
       shown(error);
     });
-    if (failed || signal.aborted) return;
-    await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
-      .then((answer) => {
-        if (signal.aborted) return;
-        drawHistogram(answer);
-        drawFacets(answer.top);
-      })
-      .catch(shown);
+    if (!failed && !signal.aborted) {
+      await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
+        .then((answer) => {
+          if (signal.aborted) return;
+          drawHistogram(answer);
+          drawFacets(answer.top);
+        })
+        .catch(shown);
+    }
+    if (!signal.aborted) results.setAttribute("aria-busy", "false");
   }
 
   function stopTail() {
