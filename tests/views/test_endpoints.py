@@ -375,6 +375,25 @@ async def test_index_rate(client: AppClient) -> None:
         legacy_error(await client.put(INDEX_RATE, json=bad, headers=headers), 400)
 
 
+async def test_index_rate_unset_choices_are_documented_as_they_are_read(
+    client: AppClient,
+) -> None:
+    """Found by the schemathesis run: ``"frequency": ""`` (the provider's unset string)
+    was accepted as unset while the document's enum did not list it."""
+    account = await new_account(client)
+    document = (await client.get("/openapi.json")).json()
+    body_ref = document["paths"][INDEX_RATE]["put"]["requestBody"]["content"][
+        "application/json"
+    ]["schema"]["$ref"]
+    fields = document["components"]["schemas"][body_ref.rsplit("/", 1)[-1]]["properties"]
+    for name, default in (("frequency", "hourly"), ("threshold_alert", "separate")):
+        documented = [value for choice in fields[name]["anyOf"] for value in choice.get("enum", [])]
+        assert "" in documented, name
+        put = await client.put(INDEX_RATE, json={name: ""}, headers=account.headers)
+        assert put.status_code == 200, put.text
+        assert put.json()[name] == default
+
+
 async def test_index_rate_channels_the_alert_refuses_are_a_400(client: AppClient) -> None:
     """Found by the schemathesis run: a webhook with a method or URL its channel refuses
     was a 500 (the channel's own validation error escaped the endpoint)."""

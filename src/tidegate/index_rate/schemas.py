@@ -64,12 +64,13 @@ class IndexRateIn(BaseModel):
 
     max_lines: Annotated[int | None, Field(ge=0, le=10**15, strict=True)] = None
     max_z_score: Annotated[float | None, Field(ge=0, le=1000, strict=True)] = None
+    # The provider sends an unset choice as "": documented as such, and read as unset.
     threshold_alert: Annotated[
-        Literal["separate", "both"] | None, BeforeValidator(empty_text_is_none)
+        Literal["separate", "both", ""] | None, BeforeValidator(empty_text_is_none)
     ] = None
-    frequency: Annotated[Literal["hourly", "daily"] | None, BeforeValidator(empty_text_is_none)] = (
-        None
-    )
+    frequency: Annotated[
+        Literal["hourly", "daily", ""] | None, BeforeValidator(empty_text_is_none)
+    ] = None
     channels: Annotated[ChannelsIn | None, BeforeValidator(_list_is_one)] = None
     enabled: Annotated[bool, Field(strict=True)] = False
 
