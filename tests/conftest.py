@@ -210,12 +210,21 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """``tidegate serve`` in its own process, talking real HTTP on a loopback port."""
+    """``tidegate serve`` in its own process, talking real HTTP on a loopback port.
+
+    The harness binds the port and hands the listening socket to the server
+    (``serve --fd``), holding it until the server has stopped: a port picked free and
+    bound later by the server could be taken in between by another test's server, and
+    the start-up probe would then be answered by that one (a test on a loaded machine
+    talked to a stranger's server, then to a closed port)."""
 
     def __init__(
         self, *, env: dict[str, str], workers: int = 1, cwd: Path, args: tuple[str, ...] = ()
     ) -> None:
-        self.port = free_port()
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(1024)
+        self.port = self.socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, **env}
         self.workers = workers
@@ -228,23 +237,32 @@ class LiveServer:
         command = [
             sys.executable, "-m", "tidegate", "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
-            *self.args,
+            "--fd", str(self.socket.fileno()), *self.args,
         ]  # fmt: skip
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                command, env=self.env, cwd=self.cwd, stdout=log, stderr=log
+                command,
+                env=self.env,
+                cwd=self.cwd,
+                stdout=log,
+                stderr=log,
+                pass_fds=(self.socket.fileno(),),
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                self.stop()
                 raise RuntimeError(f"server exited early:\n{self.log.read_text()}")
             try:
-                # Each probe may take what is left (a loaded machine answers slowly).
-                probe = max(1.0, min(10.0, deadline - time.monotonic()))
+                # The port is listening from the start (the harness's socket), so a probe
+                # waits in its queue until the server answers; a short one, repeated, so
+                # that a server that died is seen by the check above.
+                probe = max(1.0, min(3.0, deadline - time.monotonic()))
                 if httpx.get(self.base_url + "/healthz", timeout=probe).status_code == 200:
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)
+        self.stop()
         raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
 
     def url(self, path: str) -> str:
@@ -276,6 +294,8 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        # The port closes with the server: nothing connects to a stopped one.
+        self.socket.close()
 
 
 class LiveServers:

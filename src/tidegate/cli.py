@@ -83,6 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
         factory=True,
         host=args.host,
         port=args.port,
+        fd=args.fd,
         workers=args.workers,
         loop="uvloop",
         # httptools with header size and time limits and JSON errors (api/http_server.py).
@@ -157,6 +158,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument(
+        "--fd",
+        type=int,
+        default=None,
+        help="serve on this inherited listening socket (systemd socket activation, a "
+        "supervisor that binds first) instead of binding --host and --port",
+    )
     serve.add_argument("--log-level", default="info")
     serve.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False)
     serve.set_defaults(func=_serve)
