@@ -382,9 +382,9 @@ async def test_index_rate_unset_choices_are_documented_as_they_are_read(
     was accepted as unset while the document's enum did not list it."""
     account = await new_account(client)
     document = (await client.get("/openapi.json")).json()
-    body_ref = document["paths"][INDEX_RATE]["put"]["requestBody"]["content"][
-        "application/json"
-    ]["schema"]["$ref"]
+    body_ref = document["paths"][INDEX_RATE]["put"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]["$ref"]
     fields = document["components"]["schemas"][body_ref.rsplit("/", 1)[-1]]["properties"]
     for name, default in (("frequency", "hourly"), ("threshold_alert", "separate")):
         documented = [value for choice in fields[name]["anyOf"] for value in choice.get("enum", [])]
