@@ -420,9 +420,20 @@ async def fresh_pg_url(live_servers: LiveServers) -> AsyncIterator[str]:
         await _drop_pg_database(name)
 
 
+# The fixtures that start a real server process (tests/web marks its own).
+LIVE_FIXTURES = {"live_server_factory", "shared_live_server", "fuzz_target"}
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that start a real server process are marked ``live`` (``make test-fast``
-    leaves them out; ``make test`` runs everything)."""
+    leaves them out; ``make test`` runs everything).
+
+    Coverage does not trace them (``no_cover``): the code they test runs in the server's
+    process, which is not traced anyway, while tracing their own side (HTTP clients,
+    schemathesis, the browser driver) made them take 60-80% more CPU."""
     for item in items:
-        if {"live_server_factory", "shared_live_server"} & set(getattr(item, "fixturenames", ())):
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
+        if item.get_closest_marker("live"):
+            item.add_marker(pytest.mark.no_cover)
