@@ -201,7 +201,7 @@ _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR"
 
 
 def _from_object(value: dict[str, Any], text: str) -> Parsed:
-    fields = _bounded(value, depth=1, budget=[MAX_FIELDS])
+    fields = _small(value, text) or _bounded(value, depth=1, budget=[MAX_FIELDS])
     level = fields.get("level")
     if isinstance(level, str) and level.strip():
         return Parsed(fields=fields, level=level.strip(), overrides=True)
@@ -209,6 +209,21 @@ def _from_object(value: dict[str, Any], text: str) -> Parsed:
         return Parsed(fields=fields, level=_NUMERIC_LEVELS[level], overrides=True)
     # No level field: the text before the object may still start with a level word.
     return Parsed(fields=fields, level=level_from_text(text))
+
+
+def _small(value: dict[str, Any], text: str) -> dict[str, Any] | None:
+    """The usual object, within the bounds by its text alone (C-speed counts): fewer
+    separators than ``MAX_FIELDS`` (every field and array item needs a ``:`` or a ``,``)
+    and fewer brackets than ``MAX_DEPTH`` (strings may hold some: the counts only err
+    high). Only its reserved top-level names need renaming. None: walk it."""
+    if (
+        text.count(":") + text.count(",") >= MAX_FIELDS
+        or text.count("{") + text.count("[") >= MAX_DEPTH
+    ):
+        return None
+    if PREFIXED_FIELDS.isdisjoint(value):
+        return value
+    return {("_" + key if key in PREFIXED_FIELDS else key): item for key, item in value.items()}
 
 
 def _bounded(value: Mapping[str, Any], *, depth: int, budget: list[int]) -> dict[str, Any]:
