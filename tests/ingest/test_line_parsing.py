@@ -15,6 +15,7 @@ from tests.logs.parsing_corpus import CORPUS
 
 from tidegate.components.destinations.mezmo import _judged
 from tidegate.logs.exclusion import RuleSet
+from tidegate.logs.filtering import parse_line_filter
 
 
 def _window() -> dict[str, int]:
@@ -112,3 +113,23 @@ def test_the_pipeline_log_store_destination_parses_alike() -> None:
     assert first.meta["_status"] == 503
     assert first.level == "error"
     assert second.level == "WARN"
+
+
+async def test_live_tail_filters_on_parsed_fields_and_shows_them(client: AppClient) -> None:
+    who = await make_ingestor(client)
+    tail = client._transport.app.state.tidegate.tail  # type: ignore[attr-defined]
+    wanted = parse_line_filter(hosts=None, apps=None, levels=None, query="status:>=500 level:error")
+    sent = [
+        '{"status":503,"level":"error","user":{"id":42}}',
+        '{"status":200,"level":"error"}',
+        "ts=1 status=500 level=error msg=down",
+        "2025-11-22 08:00:01 ERROR status 503 in plain text",
+    ]
+    async with tail.subscribe(who.account_id, wanted) as subscription:
+        response = await ingest(client, who, [{"line": text} for text in sent])
+        assert response.status_code == 200
+        batch = await subscription.next_batch(timeout=5)
+    assert [item.line for item in batch.lines] == [sent[0], sent[2]]
+    record = batch.lines[0].record()
+    assert record["level"] == "error"
+    assert record["_meta"] == {"_status": 503, "level": "error", "user": {"id": 42}}
