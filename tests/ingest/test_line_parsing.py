@@ -1,21 +1,27 @@
 """The parsing corpus through ingestion, then read back, on both backends: export shows
 each line's parsed fields and level and finds it by them; aggregate counts the top
 values of parsed fields; exclusion rules see parsed fields; the pipeline's log store
-destination parses alike."""
+destination parses alike; an alert's view matches them in stored lines."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.export.helpers import export_all
 from tests.ingest.factories import add_rule, ingest, make_ingestor, stored_lines
 from tests.logs.parsing_corpus import CORPUS
 
+from tidegate.alerts import cursor as alert_cursor
+from tidegate.alerts.channels import Channel
+from tidegate.alerts.matching import ViewSpec, evaluate_batch
 from tidegate.components.destinations.mezmo import _judged
+from tidegate.db.engine import Database
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.filtering import parse_line_filter
+from tidegate.models import LogLine
 
 
 def _window() -> dict[str, int]:
@@ -133,3 +139,44 @@ async def test_live_tail_filters_on_parsed_fields_and_shows_them(client: AppClie
     record = batch.lines[0].record()
     assert record["level"] == "error"
     assert record["_meta"] == {"_status": 503, "level": "error", "user": {"id": 42}}
+
+
+async def test_an_alert_view_matches_parsed_fields_of_stored_lines(client: AppClient) -> None:
+    who = await make_ingestor(client)
+    sent = ['{"status":503,"user":{"id":42}}', '{"status":200}', "status=502 msg=bad", "plain 503"]
+    assert (await ingest(client, who, [{"line": text} for text in sent])).status_code == 200
+    db = Database.connect(client.database_url)
+    try:
+        async with db.read_sessions() as session:
+            statement = (
+                select(*alert_cursor._COLUMNS)
+                .where(LogLine.account_id == who.account_id)
+                .order_by(LogLine.id)
+            )
+            rows = [tuple(row) for row in await session.execute(statement)]
+    finally:
+        await db.dispose()
+    stored = Channel(
+        integration="webhook",
+        operator="presence",
+        triggerinterval="30",
+        triggerlimit=2,
+        immediate=True,
+        url="https://example.com/",
+    ).stored()
+    spec = ViewSpec(
+        view_id="v",
+        account_id=who.account_id,
+        name="5xx",
+        query="status:>=500",
+        hosts=(),
+        apps=(),
+        levels=(),
+        tags=(),
+        since_ms=0,
+        channels=(("k", stored),),
+    )
+    outcome = evaluate_batch([spec], {}, rows, int(time.time() * 1000), None)
+    [(_, _, firing)] = outcome.firings
+    assert [match["_line"] for match in firing.matches] == [sent[0], sent[2]]
+    assert firing.matches[0]["_meta"]["user"] == {"id": 42}
