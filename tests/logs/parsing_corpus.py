@@ -85,6 +85,12 @@ CORPUS: tuple[Case, ...] = (
         finds=("response:>=500", "agent:mozilla", 'request:"/api/login"'),
     ),
     Case(
+        "apache common from an IPv6 client, with a host name as the user",
+        'fe80::1 - ann.example [22/Nov/2025:08:00:01 +0000] "DELETE /x/1 HTTP/2.0" 204 -',
+        {"clientip": "fe80::1", "auth": "ann.example", "verb": "DELETE", "response": 204},
+        finds=("response:204", "-bytes:*"),
+    ),
+    Case(
         "nginx error",
         "2025/11/22 08:00:01 [error] 1234#5678: *9 upstream timed out (110: Connection "
         'timed out), client: 10.0.0.1, server: api, request: "GET /x HTTP/1.1", '

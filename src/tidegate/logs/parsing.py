@@ -166,8 +166,12 @@ def _structured(text: str) -> Parsed | None:
         parsed = _syslog(stripped)
         if parsed is not None:
             return parsed
-    if first.isdigit() or first == "[" or first == ":":
-        parsed = _access_log(stripped) or _nginx_error(stripped)
+    if first.isdigit():
+        parsed = _nginx_error(stripped)
+        if parsed is not None:
+            return parsed
+    if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
+        parsed = _access_log(stripped)
         if parsed is not None:
             return parsed
     if "=" in stripped:
