@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.logs.parsing_corpus import CORPUS, Case
+from tests.property_sizes import examples
 from tests.search.complexity import calls_made
 
 from tidegate.logs import parsing
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import judge_lines
 from tidegate.logs.parsing import MAX_FIELDS, MAX_PARSED_CHARS, parse_line, parse_text
-from tidegate.logs.store import NewLine
+from tidegate.logs.store import NewLine, line_rows
 from tidegate.search import LogLine, compile_query
 
 
@@ -152,3 +155,38 @@ def test_the_writer_parses_and_can_be_told_not_to() -> None:
         parse=False,
     )
     assert plain.stored[0].meta is None
+
+
+# Pieces of the forms the parser knows, so that drawn texts come near each of them.
+PIECES = [
+    "{", "}", "[", "]", '"', "\\", ":", ",", "=", " ", "<34>", "<165>1 ", "Oct 11 22:14:15 ",
+    "2025/11/22 08:00:01 [error] 1#2: ", ", client: ", '"GET / HTTP/1.1" ', "200 ", "- - ",
+    "[10/Oct/2000:13:55:36 -0700] ", "level", "status", "_source", "ERROR", "msg", "1e3",
+    "é", "\ud800", "\x00", "null", "true", "-",
+]  # fmt: skip
+TEXTS = st.one_of(
+    st.text(max_size=80),
+    st.lists(st.sampled_from(PIECES), max_size=24).map("".join),
+    st.dictionaries(
+        st.sampled_from(["level", "status", "message", "a"]), st.integers() | st.text(max_size=5)
+    ).map(json.dumps),
+)
+
+
+@settings(max_examples=examples(400))
+@given(
+    text=TEXTS, level=st.sampled_from([None, "INFO"]), meta=st.sampled_from([None, {"status": 1}])
+)
+def test_a_line_is_never_lost_or_changed_by_parsing(
+    text: str, level: str | None, meta: dict[str, int] | None
+) -> None:
+    line = parse_line(NewLine(line=text, ts=0, host="h", level=level, meta=meta))
+    assert line.line == text
+    assert line.size_bytes == NewLine(line=text, ts=0, host="h").size_bytes
+    if meta is not None:
+        assert line.meta is not None
+        assert line.meta["status"] == 1  # the sender's meta wins
+    if line.level is not None:
+        assert 0 < len(line.level) <= 64
+    # What is stored can be written: the row builds.
+    assert line_rows("a", 0, [line])
