@@ -17,7 +17,10 @@ file:
   ``log_search``, nothing else: once with the rows the parsing cell built (meta holding
   the parsed fields, a longer search text) and once with those of the cell without.
 
-Also printed: the parser alone (``parse_line``) per 1,000 lines of each kind.
+Also printed: the parser alone (``parse_line``) per 1,000 lines of each kind, and the
+parser on adversarial texts near each form at 8k, 16k and 32k characters (the fixed
+regular expressions run on Python's ``re``, whose time the tests cannot count: it must
+double, not quadruple, from one size to the next).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from tidegate.ingest.decoding import body_lines
 from tidegate.ingest.service import IngestParams, build_line
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import judge_lines
-from tidegate.logs.parsing import parse_line
+from tidegate.logs.parsing import parse_line, parse_text
 from tidegate.logs.store import COLUMNS, NewLine, sqlite_write
 
 ACCOUNT = "bench-account"
@@ -155,6 +158,44 @@ def parser_only(texts: list[str]) -> float:
     return time.process_time() - started
 
 
+# Texts that come close to a form and then fail, or that a backtracking pattern would
+# find hard, by length.
+ADVERSARIAL: dict[str, Callable[[int], str]] = {
+    "open braces": lambda n: "{" * (n - 1) + "}",
+    "many { then JSON": lambda n: "x {" * (n // 3 - 4) + '{"a":1}',
+    "logfmt, unterminated quote": lambda n: 'a=1 k="' + "\\x" * (n // 3),
+    "logfmt pairs then junk": lambda n: "a=b " * (n // 4 - 1) + '"x',
+    "access, unterminated request": lambda n: '1.2.3.4 - - [x] "' + "\\" * (n // 2 - 12),
+    "syslog 5424, open SD": lambda n: "<13>1 t h a p m " + '[x a="' * (n // 6 - 3),
+    "syslog 5424, SD never closed": lambda n: "<13>1 t h a p m [x" + ' a="b"' * (n // 6 - 4),
+    "syslog 3164, long message": lambda n: "<13>Oct 11 22:14:15 h app[1]: " + "x " * (n // 2 - 16),
+    "nginx error, many keys": lambda n: (
+        "2025/11/22 08:00:01 [error] 1#2: x" + ", client: ," * (n // 11 - 4)
+    ),
+    "level window, spaces": lambda n: " " * n + "ERROR",
+}
+
+
+def adversarial() -> None:
+    sizes = (8_000, 16_000, 32_000)
+    print(
+        "adversarial texts, µs per parse at "
+        + ", ".join(f"{size:,}" for size in sizes)
+        + " characters:"
+    )
+    for name, make in ADVERSARIAL.items():
+        times = []
+        for size in sizes:
+            text = make(size)[:size]
+            runs = 20
+            started = time.process_time()
+            for _ in range(runs):
+                parse_text(text)
+            times.append((time.process_time() - started) / runs * 1e6)
+        shown = "  ".join(f"{value:>9.1f}" for value in times)
+        print(f"  {name:<30}{shown}   x{times[-1] / max(times[0], 1e-9):.1f} for x4 the size")
+
+
 def best(repeat: int, run: Callable[[int], float]) -> float:
     return min(run(attempt) for attempt in range(repeat))
 
@@ -226,6 +267,7 @@ def main() -> int:
     for name, sample in kinds.items():
         used = best(args.repeat, lambda _attempt, sample=sample: parser_only(sample))  # type: ignore[misc]
         print(f"  {name:<12}{used / len(sample) * 1e6:>10.2f}")
+    adversarial()
     return 0
 
 
