@@ -190,3 +190,12 @@ def test_a_line_is_never_lost_or_changed_by_parsing(
         assert 0 < len(line.level) <= 64
     # What is stored can be written: the row builds.
     assert line_rows("a", 0, [line])
+
+
+def test_a_parser_failure_leaves_the_line_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(_text: str) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(parsing, "_logfmt", broken)
+    line = parse_line(NewLine(line="a=1 b=2", ts=0, host="h", level="INFO"))
+    assert (line.line, line.meta, line.level) == ("a=1 b=2", None, "INFO")

@@ -23,6 +23,7 @@ Nothing here raises on a line: a text that parses as nothing is a plain line.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ import orjson
 
 from tidegate.logs.store import NewLine
 from tidegate.search.compiler import PREFIXED_FIELDS
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_FIELDS",
@@ -142,7 +145,11 @@ def parse_line(line: NewLine) -> NewLine:
     """``line`` with the fields its text holds merged into its meta (the sender's meta
     keys win) and its level set: a ``level`` field sets it, otherwise a level the text
     gives fills a missing one. Changes ``line`` in place and returns it."""
-    parsed = parse_text(line.line)
+    try:
+        parsed = parse_text(line.line)
+    except Exception:  # any: a parser's bug must not fail the line's whole request
+        log.exception("a line could not be parsed; stored as plain text")
+        return line
     if parsed.fields:
         meta = line.meta
         line.meta = parsed.fields if not meta else {**parsed.fields, **meta}
