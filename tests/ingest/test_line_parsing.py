@@ -6,20 +6,18 @@ destination parses alike; an alert's view matches them in stored lines."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.export.helpers import export_all
+from tests.gateway.factories import new_account, wire
 from tests.ingest.factories import add_rule, ingest, make_ingestor, stored_lines
 from tests.logs.parsing_corpus import CORPUS
 
 from tidegate.alerts import cursor as alert_cursor
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.matching import ViewSpec, evaluate_batch
-from tidegate.components.destinations.mezmo import _judged
 from tidegate.db.engine import Database
-from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.models import LogLine
 
@@ -108,17 +106,24 @@ async def test_exclusion_rules_see_parsed_fields(client: AppClient) -> None:
     assert kept == ['{"status":200}', "status 503 in text"]
 
 
-def test_the_pipeline_log_store_destination_parses_alike() -> None:
-    events: list[tuple[dict[str, Any], str]] = [
-        ({"message": '{"status":503,"level":"error"}'}, "gateway"),
-        ({"line": "2025-11-22 08:00:01 WARN slow"}, "gateway"),
+async def test_the_pipeline_log_store_destination_parses_alike(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    wired = await wire(client, account, [("store", "destination", "mezmo", {}, ["source"])])
+    events = [
+        {"line": '{"status":503,"level":"error","user":{"id":42}}'},
+        {"line": "2025-11-22 08:00:01 WARN slow"},
+        {"line": "ts=1 status=200 msg=ok", "meta": {"status": "sent"}},
     ]
-    judged = _judged("a", events, 0, RuleSet.from_rows([]))  # type: ignore[arg-type]
-    first, second = judged.stored
-    assert first.meta is not None
-    assert first.meta["_status"] == 503
-    assert first.level == "error"
-    assert second.level == "WARN"
+    response = await client.post(wired.url, json=events, headers=wired.auth)
+    assert response.status_code == 200, response.text
+    rows = await stored_lines(client.database_url, account.account_id)
+    assert [(row.level, row.meta) for row in rows] == [
+        ("error", {"_status": 503, "level": "error", "user": {"id": 42}}),
+        ("WARN", None),
+        (None, {"ts": "1", "_status": "200", "msg": "ok", "message": "ok", "status": "sent"}),
+    ]
+    found, _ = await export_all(client, account.headers, query="status:>=500", **_window())
+    assert [item["_line"] for item in found] == [events[0]["line"]]
 
 
 async def test_live_tail_filters_on_parsed_fields_and_shows_them(client: AppClient) -> None:
