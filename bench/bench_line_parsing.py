@@ -172,6 +172,7 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "nginx error, many keys": lambda n: (
         "2025/11/22 08:00:01 [error] 1#2: x" + ", client: ," * (n // 11 - 4)
     ),
+    "klog, caller never closed": lambda n: "E1122 08:00:01.123456 1 " + "a" * n,
     "level window, spaces": lambda n: " " * n + "ERROR",
 }
 

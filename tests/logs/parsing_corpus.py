@@ -108,6 +108,17 @@ CORPUS: tuple[Case, ...] = (
         finds=("level:error", "server:api", "pid:1234", "meta.host:api.example.com"),
     ),
     Case(
+        "klog (Kubernetes components)",
+        'E1122 08:00:01.123456       1 reflector.go:138] Failed to watch *v1.Pod: "forbidden"',
+        {
+            "threadid": 1,
+            "caller": "reflector.go:138",
+            "message": 'Failed to watch *v1.Pod: "forbidden"',
+        },
+        level="ERROR",
+        finds=("level:error", "caller:reflector.go", "threadid:1"),
+    ),
+    Case(
         "syslog rfc 3164",
         "<34>Oct 11 22:14:15 mymachine su[123]: 'su root' failed for lonvick on /dev/pts/8",
         {

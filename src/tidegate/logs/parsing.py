@@ -177,6 +177,10 @@ def _structured(text: str) -> Parsed | None:
         parsed = _nginx_error(stripped)
         if parsed is not None:
             return parsed
+    elif first in _KLOG_LEVELS:
+        parsed = _klog(stripped)
+        if parsed is not None:
+            return parsed
     if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
         parsed = _access_log(stripped)
         if parsed is not None:
@@ -376,6 +380,29 @@ def _nginx_error(text: str) -> Parsed | None:
             fields[item.group("key")] = quoted if quoted is not None else item.group("bare")
     fields["message"] = message
     return Parsed(fields=fields, level=_LEVELS[head.group("level")])
+
+
+# -- Go's klog / glog (Kubernetes' own components) ---------------------------------------
+
+_KLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+# Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
+_KLOG = re.compile(
+    r"(?P<level>[IWEF])(?P<date>\d{4}) (?P<time>\d{2}:\d{2}:\d{2}\.\d{6}) {1,8}"
+    r"(?P<threadid>\d{1,20}) (?P<caller>[^\s:\]]{1,256}:\d{1,9})\] "
+)
+
+
+def _klog(text: str) -> Parsed | None:
+    head = _KLOG.match(text)
+    if head is None:
+        return None
+    fields: dict[str, Any] = {
+        "timestamp": f"{head.group('date')} {head.group('time')}",
+        "threadid": int(head.group("threadid")),
+        "caller": head.group("caller"),
+        "message": text[head.end() :],
+    }
+    return Parsed(fields=fields, level=_KLOG_LEVELS[head.group("level")])
 
 
 # -- syslog ------------------------------------------------------------------------------
