@@ -57,7 +57,8 @@ NUMBERS = [
     400.0, 1.5, -0.0, 0.5, 1e16, 1.5e16, -2.5e20, 1.5e-5, 1e-7, 0.0001, 4e-300, 1e300,
 ]  # fmt: skip
 SCALAR = st.one_of(WORD, TEXT, st.sampled_from(NUMBERS), st.booleans(), st.none())
-META_KEYS = ["a", "b", "a.b", "St", "\u017ft", "k", 'q"']
+# ``status`` and ``_status``: a query for a reserved name tests both spellings.
+META_KEYS = ["a", "b", "a.b", "St", "\u017ft", "k", 'q"', "status", "_status"]
 META_VALUE = st.recursive(
     SCALAR,
     lambda inner: st.one_of(
@@ -114,7 +115,7 @@ VALUE_TEXT = st.one_of(QUERY_WORD, st.sampled_from(LITERALS)).filter(
 )
 FIELD_NAME = st.sampled_from(
     ["host", "app", "app", "level", "file", "source", "a", "a", "b", "a.b", "meta.a", "meta", "k",
-     "_account", "_host", "_app", "_file", "_line"]
+     "_account", "_host", "_app", "_file", "_line", "status", "_status", "status.a"]
 )  # fmt: skip
 MODIFIER = st.sampled_from(["", "=", "==", "==="])
 NUMBER = st.sampled_from(["0", "4", "400", "-5", "1.5", "1e3", "1e16", "0.0001"])

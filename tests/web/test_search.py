@@ -101,6 +101,29 @@ def test_a_line_expands_to_its_meta_and_a_picked_value_narrows_the_query(
     expect(page.get_by_test_id("log-line")).to_have_count(1)
 
 
+def test_a_json_line_expands_to_its_parsed_fields(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": '{"message":"paid","status":503,"user":{"id":42}}', "timestamp": now - 2000},
+            {"line": '{"message":"paid","status":200,"user":{"id":7}}', "timestamp": now - 1000},
+        ]
+    )
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("status:>=500")
+    page.get_by_test_id("search-input").press("Enter")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    line = page.get_by_test_id("log-line").first
+    line.locator(".summary").click()
+    meta = line.locator(".detail .meta")
+    expect(meta).to_contain_text("_status: 503")
+    expect(meta).to_contain_text("message: paid")
+    line.get_by_role("button", name="42", exact=True).click()
+    expect(page.get_by_test_id("search-input")).to_have_value("status:>=500 user.id:==42")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+
+
 def test_facet_values_filter_the_lines(site: Site, page: Page) -> None:
     account = site.account()
     now = now_ms()

@@ -59,6 +59,14 @@ async def aggregate_lines(
             "0 leaves the top values out, which spares counting them"
         ),
     ] = None,
+    fields: Annotated[
+        Text,
+        Query(
+            description=f"Comma list of up to {schemas.MAX_EXTRA_FIELDS} more fields (parsed "
+            "from the lines or sent in meta, as a query names them: `status`, `user.id`) "
+            "whose top values are counted too, under `top.fields`"
+        ),
+    ] = None,
 ) -> Response:
     parsed = schemas.parse_aggregate_request(
         from_=from_,
@@ -70,6 +78,7 @@ async def aggregate_lines(
         query=scoped_query(query, principal.scope),
         buckets=buckets,
         top=top,
+        fields=fields,
     )
     body = await service.aggregate(
         database_url=app_state(request).db.url,

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tidegate.errors import BadRequest
 from tidegate.export.schemas import bounded_int, time_range
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.search.compiler import BUILTIN_FIELDS
 
 DEFAULT_BUCKETS = 60
 MAX_BUCKETS = 500
@@ -20,6 +22,10 @@ DEFAULT_TOP = 10
 MAX_TOP = 100
 # The fields whose most frequent values an aggregation counts, as the answer names them.
 TOP_FIELDS = ("host", "app", "level")
+# Other fields (parsed from the lines, or sent in meta) one request may ask the top
+# values of, and the longest name.
+MAX_EXTRA_FIELDS = 5
+MAX_FIELD_NAME = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,8 @@ class AggregateRequest:
     buckets: int
     top: int
     line_filter: LineFilter
+    # Fields beyond host, app and level whose top values are wanted (``fields=``).
+    fields: tuple[str, ...] = ()
 
 
 def parse_aggregate_request(
@@ -41,6 +49,7 @@ def parse_aggregate_request(
     query: str | None,
     buckets: str | None,
     top: str | None,
+    fields: str | None = None,
 ) -> AggregateRequest:
     from_ms, to_ms = time_range(from_, to)
     return AggregateRequest(
@@ -51,7 +60,33 @@ def parse_aggregate_request(
         ),
         top=bounded_int(top, name="top", low=0, high=MAX_TOP, default=DEFAULT_TOP),
         line_filter=parse_line_filter(hosts=hosts, apps=apps, levels=levels, query=query),
+        fields=parse_fields(fields),
     )
+
+
+def parse_fields(raw: str | None) -> tuple[str, ...]:
+    """``fields=status,user.id``: field names as a query names them (a dotted path into
+    the line's fields and meta), in order, each once; host, app and level are always
+    counted and are not repeated here."""
+    if not raw:
+        return ()
+    names = tuple(
+        dict.fromkeys(
+            name
+            for name in (item.strip() for item in raw.split(","))
+            if name and name not in TOP_FIELDS
+        )
+    )
+    if len(names) > MAX_EXTRA_FIELDS:
+        raise BadRequest(f"fields: at most {MAX_EXTRA_FIELDS} fields")
+    for name in names:
+        if len(name) > MAX_FIELD_NAME or not name.isprintable():
+            raise BadRequest(
+                f"fields: a field name is at most {MAX_FIELD_NAME} printable characters"
+            )
+        if name in BUILTIN_FIELDS:
+            raise BadRequest(f"fields: {name} is a built-in field without top values")
+    return names
 
 
 class Bucket(BaseModel):
@@ -68,6 +103,12 @@ class TopValues(BaseModel):
     host: list[TopValue] = Field(description="Most frequent first; ties in value order")
     app: list[TopValue] = Field(description="Lines without an app are not counted here")
     level: list[TopValue] = Field(description="Lines without a level are not counted here")
+    fields: dict[str, list[TopValue]] | None = Field(
+        default=None,
+        description="Only with `fields=`: for each field it names (fields parsed from the "
+        "lines, or sent in their meta), its most frequent values as text, case-folded; "
+        "lines without it are not counted, and an array counts each of its values",
+    )
 
 
 class Aggregation(BaseModel):

@@ -26,7 +26,9 @@ from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.service import FilterPlan, plan_filter
 from tidegate.logs.filtering import LineFilter
-from tidegate.search.compiler import BUILTIN_FIELDS
+from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
+from tidegate.search.line import LogLine as SearchLine
+from tidegate.search.values import as_text
 
 SECOND_MS = 1_000
 MINUTE_MS = 60 * SECOND_MS
@@ -75,9 +77,14 @@ async def aggregate(
 
     def work(reader: PageReader) -> bytes:
         answer = aggregation(reader=reader, account_id=account_id, request=request)
-        return answer.model_dump_json(by_alias=True).encode()
+        return answer.model_dump_json(by_alias=True, exclude_none=True).encode()
 
     return await run_off_loop(database_url=database_url, session=session, page=work)
+
+
+# A confirmed line: ts // width, host, app, level, and the folded values of the extra
+# fields asked for (one tuple per field).
+_Counted = tuple[int, str | None, str | None, str | None, tuple[tuple[str, ...], ...]]
 
 
 @dataclass(slots=True)
@@ -86,15 +93,17 @@ class _Tally:
 
     first_bucket: int  # ts // width of the first bucket
     histogram: list[int]
-    values: dict[str, Counter[str]] = field(
-        default_factory=lambda: {name: Counter() for name in TOP_FIELDS}
-    )
+    fields: tuple[str, ...] = ()
+    values: dict[str, Counter[str]] = field(default_factory=dict)
 
-    def add_lines(self, lines: Iterable[tuple[int, str | None, str | None, str | None]]) -> None:
-        """Lines as ``(ts // width, host, app, level)``."""
+    def __post_init__(self) -> None:
+        self.values = {name: Counter() for name in (*TOP_FIELDS, *self.fields)}
+
+    def add_lines(self, lines: Iterable[_Counted]) -> None:
         histogram, first = self.histogram, self.first_bucket
         hosts, apps, levels = (self.values[name] for name in TOP_FIELDS)
-        for bucket, host, app, level in lines:
+        extra = [self.values[name] for name in self.fields]
+        for bucket, host, app, level, found in lines:
             histogram[bucket - first] += 1
             if host is not None:
                 hosts[host.casefold()] += 1
@@ -102,6 +111,8 @@ class _Tally:
                 apps[app.casefold()] += 1
             if level is not None:
                 levels[level.casefold()] += 1
+            for counts, values in zip(extra, found, strict=True):
+                counts.update(values)
 
     def top(self, name: str, limit: int) -> list[tuple[str, int]]:
         counts = self.values[name]
@@ -117,21 +128,25 @@ def aggregation(
     first_bucket = request.from_ms // width
     histogram = [0] * bucket_count(request.from_ms, request.to_ms, width)
     top: dict[str, list[tuple[str, int]]] = {name: [] for name in TOP_FIELDS}
+    extra: dict[str, list[tuple[str, int]]] = {name: [] for name in request.fields}
     counted_from = request.from_ms
     max_id = reader.scalar(export_repository.newest_line_id(account_id=account_id))
     if max_id is not None:
         scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
         # Every candidate is wanted (up to the cap), not a page of them.
         plan = plan_filter(reader, account_id, request.line_filter, MAX_CANDIDATES)
-        if plan.sql.exact:
+        # Top values of other fields: each line's meta is read, so the lines are walked.
+        if plan.sql.exact and not (request.fields and request.top):
             for bucket, lines in scope.bucket_counts(reader, plan):
                 histogram[bucket - first_bucket] = lines
             if request.top:
                 top = {name: scope.top_values(reader, plan, name) for name in TOP_FIELDS}
         else:
-            tally = _Tally(first_bucket=first_bucket, histogram=histogram)
+            wanted = request.fields if request.top else ()
+            tally = _Tally(first_bucket=first_bucket, histogram=histogram, fields=wanted)
             counted_from = scope.confirm(reader, plan, tally)
             top = {name: tally.top(name, request.top) for name in TOP_FIELDS}
+            extra.update({name: tally.top(name, request.top) for name in wanted})
     return schemas.Aggregation(
         from_ms=request.from_ms,
         to=request.to_ms,
@@ -145,7 +160,13 @@ def aggregation(
             **{
                 name: [schemas.TopValue(value=value, count=lines) for value, lines in values]
                 for name, values in top.items()
+            },
+            fields={
+                name: [schemas.TopValue(value=value, count=lines) for value, lines in values]
+                for name, values in extra.items()
             }
+            if request.fields
+            else None,
         ),
         exact=counted_from == request.from_ms,
         counted_from=counted_from,
@@ -208,7 +229,8 @@ class _Scope:
         ``ts`` have all been counted, and those at ``ts`` itself (some seen, some not)
         are left out, so the counts are exactly those of ``ts + 1`` to ``to``."""
         line_filter = self.request.line_filter
-        with_meta = _reads_meta(line_filter)
+        getters = [field_getter(name) for name in tally.fields]
+        with_meta = bool(getters) or _reads_meta(line_filter)
         statement = export_repository.scan_lines(
             account_id=self.account_id,
             from_ms=self.request.from_ms,
@@ -222,7 +244,7 @@ class _Scope:
         )
         # The matching lines at the time being read (their bucket, host, app and level):
         # counted once the walk is past that time.
-        pending: list[tuple[int, str | None, str | None, str | None]] = []
+        pending: list[_Counted] = []
         pending_ts = -1
         examined = 0
         with closing(reader.rows(statement)) as rows:
@@ -234,17 +256,36 @@ class _Scope:
                 examined += 1
                 if examined > MAX_CANDIDATES:
                     return row.ts + 1
+                meta = row.meta() if with_meta else None
                 if line_filter.matches(
                     line=row.line,
                     host=row.host,
                     app=row.app,
                     level=row.level,
                     file=row.file,
-                    meta=row.meta() if with_meta else None,
+                    meta=meta,
                 ):
-                    pending.append((row.ts // self.width, row.host, row.app, row.level))
+                    found = _field_values(getters, row.line, meta) if getters else ()
+                    pending.append((row.ts // self.width, row.host, row.app, row.level, found))
         tally.add_lines(pending)
         return self.request.from_ms
+
+
+def _field_values(
+    getters: list[FieldGetter], line: str, meta: dict[str, object] | None
+) -> tuple[tuple[str, ...], ...]:
+    """Each field's folded values in the line (an array's scalars each once; objects
+    and missing fields are no value)."""
+    if meta is None:
+        return tuple(() for _ in getters)
+    view = SearchLine(line, meta=meta)
+    found: list[tuple[str, ...]] = []
+    for get in getters:
+        value = get(view)
+        items = value if isinstance(value, list | tuple) else (value,)
+        texts = (as_text(item) for item in items if item is not None)
+        found.append(tuple(dict.fromkeys(text.casefold() for text in texts if text is not None)))
+    return tuple(found)
 
 
 def _reads_meta(line_filter: LineFilter) -> bool:

@@ -6,6 +6,9 @@ disagree between them.
 A writer turns what it received into ``NewLine`` records (the one record of a line in
 flight; the time read by ``logs.timestamps``, the one timestamp rule), then:
 
+0. ``judge_lines`` first parses each line's text into fields (``logs.parsing``: JSON,
+   logfmt, access and error logs, syslog, a level word), merged into its meta, so
+   rules, storage, search and live tail all see the same fields;
 1. ``LineIntake.rules_for`` gives the account's active exclusion rules, compiled and
    cached per worker and checked for changes on every call (a fingerprint query);
 2. ``judge_lines`` (plain CPU, fit for a worker thread) keeps each line or counts it as
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from tidegate.db.engine import Database
 from tidegate.logs import repository
 from tidegate.logs.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
+from tidegate.logs.parsing import parse_line
 from tidegate.logs.store import NewLine, StoreBatch
 from tidegate.logs.tail import TailBroker, TailLine
 from tidegate.logs.writer import LineWriter
@@ -93,10 +97,18 @@ class JudgedLines:
 
 
 def judge_lines(
-    *, account_id: str, lines: Iterable[NewLine], rules: RuleSet, received_ms: int
+    *,
+    account_id: str,
+    lines: Iterable[NewLine],
+    rules: RuleSet,
+    received_ms: int,
+    parse: bool = True,
 ) -> JudgedLines:
-    """``lines`` through the account's exclusion rules, with the rows to write built."""
+    """``lines`` parsed into fields (``parse``; off only to measure what parsing costs),
+    through the account's exclusion rules, with the rows to write built."""
     judged = JudgedLines(account_id=account_id, received_ms=received_ms)
+    if parse:
+        lines = map(parse_line, lines)
     if not rules:  # the usual case: every line is kept
         judged.stored = list(lines)
     else:

@@ -3,8 +3,9 @@
 Named after the platform's export records: reserved fields start with ``_``, ``level``
 does not. A field the line does not have is left out rather than sent as ``null``;
 ``_line``, ``_ts`` and ``_host`` are always present. ``_meta`` carries the line's meta
-object as it was ingested (kept apart rather than merged into the record, so a meta key
-can never shadow a reserved field).
+object: what the sender sent, over the fields parsed from the line's text
+(docs/line-parsing.md); kept apart rather than merged into the record, so a meta key
+can never shadow a reserved field.
 """
 
 from __future__ import annotations

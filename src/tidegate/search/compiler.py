@@ -44,6 +44,32 @@ RESERVED_FIELDS: dict[str, str] = {
 BUILTIN_FIELDS = frozenset({"host", "app", "level", "source", "file", "namespace"}) | frozenset(
     RESERVED_FIELDS
 )
+# Names the platform keeps for itself: a field of that name parsed out of a line's text
+# (a JSON object, logfmt) is stored as ``_<name>`` (``status`` as ``_status``,
+# ``_source`` as ``__source``), and a query for the plain name finds both spellings
+# (``status:200`` tests ``status`` and ``_status``). docs/line-parsing.md.
+PREFIXED_FIELDS = frozenset(
+    {
+        "status",
+        "_source",
+        "_type",
+        "_index",
+        "_id",
+        "_account",
+        "_app",
+        "_env",
+        "_file",
+        "_host",
+        "_ip",
+        "_lid",
+        "_line",
+        "_logtype",
+        "_mac",
+        "_meta",
+        "_tag",
+        "_ts",
+    }
+)
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -183,6 +209,34 @@ def meta_path(name: str) -> tuple[str, ...]:
 def _meta_getter(path: tuple[str, ...]) -> FieldGetter:
     if not path:
         return attrgetter("meta")
+    if path[0] in PREFIXED_FIELDS:
+        return _both_spellings(
+            _plain_meta_getter(path), _plain_meta_getter(("_" + path[0], *path[1:]))
+        )
+    return _plain_meta_getter(path)
+
+
+def _both_spellings(plain: FieldGetter, prefixed: FieldGetter) -> FieldGetter:
+    """A reserved name's value as sent (``status``) and as parsed (``_status``): one of
+    them, or both as an array (a line matches when either does)."""
+
+    def get(line: LogLine) -> object:
+        first = plain(line)
+        second = prefixed(line)
+        if second is None:
+            return first
+        if first is None:
+            return second
+        return [*_items(first), *_items(second)]
+
+    return get
+
+
+def _items(value: object) -> list[object]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _plain_meta_getter(path: tuple[str, ...]) -> FieldGetter:
     if len(path) == 1:
         (key,) = path
         return lambda line: None if (meta := line.meta) is None else meta.get(key)

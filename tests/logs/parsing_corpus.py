@@ -1,0 +1,183 @@
+"""The parsing corpus: lines of every form the store parses, and lines it must not
+parse, with what each must yield. Shared by the parser's unit tests and the tests that
+send the corpus through ingestion and read it back (export, aggregate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    line: str
+    # The fields the line must yield (a subset of what is stored in its meta); None: the
+    # line must not be parsed into fields.
+    fields: dict[str, Any] | None
+    # The level stored for the line (the sender gives none in the corpus).
+    level: str | None = None
+    # Queries that must find the line.
+    finds: tuple[str, ...] = field(default=())
+
+
+CORPUS: tuple[Case, ...] = (
+    Case(
+        "json",
+        '{"level":"error","message":"payment failed","status":503,"user":{"id":42}}',
+        {"message": "payment failed", "_status": 503, "user": {"id": 42}, "level": "error"},
+        level="error",
+        finds=("status:503", "status:>=500", "user.id:42", "level:error", "_status:503"),
+    ),
+    Case(
+        "json with a reserved _source and a numeric pino level",
+        '{"level":50,"msg":"db down","_source":"k8s","_type":"event"}',
+        {"msg": "db down", "__source": "k8s", "__type": "event", "level": 50},
+        level="ERROR",
+        finds=("_source:k8s", "_type:event", "level:error", "msg:db"),
+    ),
+    Case(
+        "json at the end of a text",
+        '2025-11-22T08:00:01Z GET /orders done {"status":200,"took_ms":12}',
+        {"_status": 200, "took_ms": 12},
+        finds=("status:200", "took_ms:<20"),
+    ),
+    Case(
+        "json at the end of a text with a level word before it",
+        '2025-11-22 08:00:01 WARN slow {"took_ms":900}',
+        {"took_ms": 900},
+        level="WARN",
+        finds=("took_ms:>500", "level:warn"),
+    ),
+    Case(
+        "logfmt",
+        'time=2025-11-22T08:00:01Z level=warn msg="slow query" duration=1.5s status=503',
+        {"level": "warn", "msg": "slow query", "message": "slow query", "_status": "503"},
+        level="warn",
+        finds=("status:503", "status:>=500", "duration:1.5s", "level:warn", "message:slow"),
+    ),
+    Case(
+        "apache common",
+        '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326',
+        {
+            "clientip": "127.0.0.1",
+            "auth": "frank",
+            "verb": "GET",
+            "request": "/apache_pb.gif",
+            "response": 200,
+            "bytes": 2326,
+        },
+        finds=("response:200", "bytes:>2000", "verb:GET", "clientip:127.0.0.1"),
+    ),
+    Case(
+        "apache combined (nginx's default access log)",
+        '10.1.2.3 - - [22/Nov/2025:08:00:01 +0000] "POST /api/login HTTP/1.1" 503 17 '
+        '"https://example.com/" "Mozilla/5.0 (X11; Linux x86_64)"',
+        {
+            "clientip": "10.1.2.3",
+            "verb": "POST",
+            "request": "/api/login",
+            "response": 503,
+            "bytes": 17,
+            "referrer": "https://example.com/",
+            "agent": "Mozilla/5.0 (X11; Linux x86_64)",
+        },
+        finds=("response:>=500", "agent:mozilla", 'request:"/api/login"'),
+    ),
+    Case(
+        "apache common from an IPv6 client, with a host name as the user",
+        'fe80::1 - ann.example [22/Nov/2025:08:00:01 +0000] "DELETE /x/1 HTTP/2.0" 204 -',
+        {"clientip": "fe80::1", "auth": "ann.example", "verb": "DELETE", "response": 204},
+        finds=("response:204", "-bytes:*"),
+    ),
+    Case(
+        "nginx error",
+        "2025/11/22 08:00:01 [error] 1234#5678: *9 upstream timed out (110: Connection "
+        'timed out), client: 10.0.0.1, server: api, request: "GET /x HTTP/1.1", '
+        'upstream: "http://10.0.0.2:80/x", host: "api.example.com"',
+        {
+            "pid": 1234,
+            "tid": 5678,
+            "connection": 9,
+            "client": "10.0.0.1",
+            "server": "api",
+            "request": "GET /x HTTP/1.1",
+            "message": "upstream timed out (110: Connection timed out)",
+        },
+        level="ERROR",
+        finds=("level:error", "server:api", "pid:1234", "meta.host:api.example.com"),
+    ),
+    Case(
+        "klog (Kubernetes components)",
+        'E1122 08:00:01.123456       1 reflector.go:138] Failed to watch *v1.Pod: "forbidden"',
+        {
+            "threadid": 1,
+            "caller": "reflector.go:138",
+            "message": 'Failed to watch *v1.Pod: "forbidden"',
+        },
+        level="ERROR",
+        finds=("level:error", "caller:reflector.go", "threadid:1"),
+    ),
+    Case(
+        "syslog rfc 3164",
+        "<34>Oct 11 22:14:15 mymachine su[123]: 'su root' failed for lonvick on /dev/pts/8",
+        {
+            "priority": 34,
+            "facility": "auth",
+            "severity": "critical",
+            "hostname": "mymachine",
+            "appname": "su",
+            "procid": "123",
+            "message": "'su root' failed for lonvick on /dev/pts/8",
+        },
+        level="CRITICAL",
+        finds=("appname:su", "facility:auth", "level:critical", "hostname:mymachine"),
+    ),
+    Case(
+        "syslog rfc 3164 as a file holds it (no priority)",
+        "Nov 22 08:00:01 web-1 sshd[99]: Accepted publickey for deploy",
+        {
+            "hostname": "web-1",
+            "appname": "sshd",
+            "procid": "99",
+            "message": "Accepted publickey for deploy",
+        },
+        finds=("appname:sshd", "procid:99"),
+    ),
+    Case(
+        "syslog rfc 5424",
+        "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 "
+        '[exampleSDID@32473 iut="3" eventSource="Application"] An application event',
+        {
+            "priority": 165,
+            "facility": "local4",
+            "severity": "notice",
+            "version": 1,
+            "hostname": "mymachine.example.com",
+            "appname": "evntslog",
+            "msgid": "ID47",
+            "structured_data": {"exampleSDID@32473": {"iut": "3", "eventSource": "Application"}},
+            "message": "An application event",
+        },
+        level="NOTICE",
+        finds=("msgid:ID47", "appname:evntslog", "level:notice"),
+    ),
+    Case(
+        "plain text with a level after a timestamp",
+        "2025-11-22 08:00:01,123 ERROR [main] something broke",
+        None,
+        level="ERROR",
+        finds=("level:error",),
+    ),
+    Case("plain text with a bracketed level", "[warn] disk almost full", None, level="WARN"),
+    Case("plain text with a level in capitals", "FATAL: out of memory", None, level="FATAL"),
+    # Lines that must not be parsed.
+    Case("a sentence starting with a level word", "error rate is back to normal", None),
+    Case("a capitalised sentence", "Info about the release follows", None),
+    Case("a trailing character after the object", 'saved {"status":200}.', None),
+    Case("text after the object", '{"status": 200} and more', None),
+    Case("braces that are not JSON", "template {name} rendered {ok}", None),
+    Case("a JSON array", "[1, 2, 3]", None),
+    Case("one key=value in a sentence", "retrying with timeout=30 after failure", None),
+    Case("broken JSON", '{"status": 200', None),
+)
