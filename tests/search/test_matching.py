@@ -7,6 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.property_sizes import examples
 from tests.search.complexity import assert_linear
 
 from tidegate.search import BUILTIN_FIELDS, LogLine, compile_query
@@ -44,6 +47,43 @@ def test_term_search_is_linear_on_hostile_lines() -> None:
     query = compile_query("ab")
     assert not query.matches(LogLine("xab" * 200_000))
     assert_linear(lambda n: lambda: query.matches(LogLine("xab" * n)), 20_000)
+
+
+def test_term_with_punctuation_found_first_inside_a_word_is_looked_for_further() -> None:
+    check(
+        "a.b",
+        [line("xa.b a.b"), line("xa.b.a.b"), line("xa.b\x00a.b"), line("xa.a.b")],
+        [line("xa.b ya.b"), line("xa.b_a.b"), line("xa.ba.b"), line("xa.b a.c")],
+    )
+    check(
+        "a.\x00b", [line("xa.\x00b a.\x00b")], [line("xa.\x00b a.b"), line("xa.\x00b a.\x00\x00b")]
+    )
+
+
+def _starts_a_word_somewhere(term: str, text: str) -> bool:
+    folded, term = text.casefold(), term.casefold()
+    return any(
+        folded.startswith(term, at)
+        and (at == 0 or not (folded[at - 1].isalnum() or folded[at - 1] == "_"))
+        for at in range(len(folded))
+    )
+
+
+_WORD_START_CHARS = "ab1_é"
+_TERM_CHARS = _WORD_START_CHARS + "./\x00"
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.builds(
+        str.__add__,
+        st.sampled_from(_WORD_START_CHARS),
+        st.text(_TERM_CHARS, max_size=5),
+    ),
+    st.text(_TERM_CHARS + " xÉ", max_size=30),
+)
+def test_term_matches_where_it_starts_a_word(term: str, text: str) -> None:
+    assert compile_query(term).matches(line(text)) == _starts_a_word_somewhere(term, text)
 
 
 def test_term_with_punctuation_inside_starts_at_a_word() -> None:

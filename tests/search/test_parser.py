@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from tidegate.search import MAX_NESTING_DEPTH, MAX_QUERY_LENGTH, QuerySyntaxError, compile_query
+import pytest
+from tests.search.complexity import assert_linear
+from tests.search.test_properties import UNEVEN_ENDINGS, repeated, tree_or_none
+
+from tidegate.search import (
+    MAX_NESTING_DEPTH,
+    MAX_QUERY_LENGTH,
+    QuerySyntaxError,
+    compile_query,
+    parser,
+)
 from tidegate.search.parser import parse
 
 
@@ -201,3 +211,24 @@ def test_nesting_is_capped(template: str) -> None:
 def test_negation_runs_do_not_nest() -> None:
     assert tree("-" * 4000 + "a") == "a"
     assert tree("-" * 4001 + "a") == "-a"
+
+
+@pytest.mark.parametrize("chunk", [*UNEVEN_ENDINGS, " OR"])
+def test_or_chains_parse_in_linear_time(chunk: str) -> None:
+    """Shapes once reported as quadratic: the query of 2,048 characters ends in an operator
+    with nothing after it, the one of 4,096 parses; the parser's own work doubles."""
+    assert_linear(lambda size: lambda: tree_or_none(repeated(chunk, size)), 2048)
+
+
+# A single character class under '*', matched where the parser stands: the engine reads
+# the run once and has nothing to backtrack into (no alternatives, nothing after it).
+_ONE_CLASS_REPEATED = re.compile(r"(?:\\s|\[\^(?:[^\]\\]|\\.)*\])\*")
+
+
+def test_the_parser_scans_the_query_with_single_class_runs_only() -> None:
+    """``assert_linear`` does not see work inside ``re``: the parser's own patterns must
+    be linear by their shape."""
+    patterns = [value for value in vars(parser).values() if isinstance(value, re.Pattern)]
+    assert len(patterns) >= 5
+    for pattern in patterns:
+        assert _ONE_CLASS_REPEATED.fullmatch(pattern.pattern), pattern.pattern

@@ -6,12 +6,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.property_sizes import examples
 from tests.search.complexity import assert_linear
 
 from tidegate.search import LogLine, QuerySyntaxError, compile_query
+from tidegate.search.compiler import compile_line
+from tidegate.search.nodes import LineNode
+from tidegate.search.parser import parse
 
 # -- a test-side model of a subset of the syntax -----------------------------------------
 
@@ -293,11 +296,46 @@ def test_arbitrary_text_only_raises_query_syntax_error(text: str) -> None:
     compiles_or_explains(text)
 
 
+# Chunks whose query of 2,048 characters stops at a syntax error at its very end (an
+# operator with nothing after it) while the one of 4,096 parses and is then compiled and
+# evaluated: compared whole, the longer did 2.6-2.9 times the work of the shorter, though
+# parsing, compiling and evaluating are each linear.
+UNEVEN_ENDINGS = ["aaaaaaaa=== OR ===", "a:=OR ", "[ OR 1=", "== OR  OR", "ANDb AND a:OR ["]
+
+
+def repeated(chunk: str, size: int) -> str:
+    return (chunk * (size // len(chunk) + 1))[:size]
+
+
+def tree_or_none(text: str) -> LineNode | None:
+    try:
+        return parse(text)[0]
+    except QuerySyntaxError:
+        return None
+
+
+def compile_and_evaluate(tree: LineNode) -> None:
+    matches = compile_line(tree)
+    for line in FIXED_LINES:
+        assert isinstance(matches(line), bool)
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(SYNTAX_PIECES), min_size=1, max_size=12).map("".join))
+@example(UNEVEN_ENDINGS[0])
+@example(UNEVEN_ENDINGS[1])
+@example(UNEVEN_ENDINGS[2])
+@example(UNEVEN_ENDINGS[3])
+@example(UNEVEN_ENDINGS[4])
 def test_long_queries_parse_in_linear_time(chunk: str) -> None:
-    def parse(size: int) -> Callable[[], object]:
-        return lambda: compiles_or_explains((chunk * (size // len(chunk) + 1))[:size])
-
-    parse(4096)()
-    assert_linear(parse, 2048)
+    # Parsing: the query of n characters is the start of the one of 2n, so the parser
+    # walks the same text up to wherever it stops on the shorter one.
+    assert_linear(lambda size: lambda: tree_or_none(repeated(chunk, size)), 2048)
+    # Compiling and evaluating: only a query that parses gets there, so compare two that
+    # do. Whole repetitions, an even number of them (k and 2k), end alike: an odd number
+    # of quotes in the chunk leaves the same side of a quote open at both sizes.
+    times = 1024 // len(chunk) // 2 * 2
+    small, large = tree_or_none(chunk * times), tree_or_none(chunk * 2 * times)
+    if small is not None and large is not None:
+        trees = {times: small, 2 * times: large}
+        assert_linear(lambda count: lambda: compile_and_evaluate(trees[count]), times)

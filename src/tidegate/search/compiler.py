@@ -71,6 +71,9 @@ PREFIXED_FIELDS = frozenset(
     }
 )
 _WORD_CHAR = re.compile(r"\w")
+_NON_WORD = re.compile(r"\W")
+_AFTER_NON_WORD = re.compile(r"(?<=\W)")
+_MARK = "\x00"
 
 
 def compile_line(node: LineNode) -> LinePredicate:
@@ -135,9 +138,24 @@ def _compile_term(text: str) -> LinePredicate:
         return lambda line: term in line.folded
     # The term must sit at the start of a word: no word character right before it.
     # Most lines are settled by one find() and one character test; a line whose first
-    # occurrence is inside a word is searched on by a regular expression (C speed, no
-    # backtracking: a literal after a word boundary).
-    search = re.compile(r"\b" + re.escape(term)).search
+    # occurrence is inside a word is searched on further.
+    if _NON_WORD.search(term) is None:
+        # A word (no punctuation inside): a literal after a word boundary, which the
+        # regular expression tries at word starts only and within one word of the line
+        # each time, so it reads each character of the line at most twice.
+        search = re.compile(r"\b" + re.escape(term)).search
+
+        def further(folded: str, found: int) -> bool:
+            return search(folded, found + 1) is not None
+
+    else:
+        # Punctuation inside ('a.b'): an occurrence can span words, and the boundary
+        # search would compare up to the whole term at each word start (line length
+        # times term length). Marked, a word start is a literal: one linear find.
+        needle = _mark_word_starts(term)
+
+        def further(folded: str, found: int) -> bool:
+            return needle in _mark_word_starts(folded)
 
     def at_word_start(line: LogLine) -> bool:
         folded = line.folded
@@ -147,9 +165,20 @@ def _compile_term(text: str) -> LinePredicate:
         before = folded[found - 1]
         if not before.isalnum() and before != "_":
             return True
-        return search(folded, found + 1) is not None
+        return further(folded, found)
 
     return at_word_start
+
+
+def _mark_word_starts(text: str) -> str:
+    """``text`` with a mark before its start and after each non-word character.
+
+    Every character keeps its own spelling, a non-word one followed by the mark, so an
+    occurrence of a marked term that starts with a word character, mark included, lines
+    up with the line's characters and starts right after a non-word character or at the
+    start: at a word start. (A mark that is an original NUL is followed by its own mark,
+    never by the word character the term starts with.)"""
+    return _MARK + _AFTER_NON_WORD.sub(_MARK, text)
 
 
 def _compile_field(node: Field) -> LinePredicate:

@@ -16,6 +16,9 @@ from tidegate.search.nodes import Compare, Exists, Match, ValueAnd, ValueNode, V
 ValuePredicate = Callable[[object], bool]
 
 # Plain decimal numbers only: no "nan", "inf", hex, underscores or Unicode digits.
+# Linear on query text too: every repetition is one character class, and what may follow
+# each ('.', 'e', the end) is outside that class, so a failed fullmatch gives back the
+# digits of one run one at a time, testing one character each: at most twice the length.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 # int() refuses strings past 4300 digits; beyond that a float is precise enough.
