@@ -1,0 +1,42 @@
+"""Live tail streams at GET /metrics (issue 18), through a real server (an in-process
+client cannot hold a stream open): counted when opened, open while open, their time
+when closed, and never as a request's latency."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.api.scrape import moved, scrape
+from tests.conftest import AppClient
+from tests.live import live_async_client
+from tests.tail.test_live import _account_with_key, _env, tail
+
+from tidegate.api.request_metrics import CODES
+
+
+async def test_a_live_tail_stream_is_counted_while_open_and_when_closed(
+    client: AppClient, shared_live_server: Any
+) -> None:
+    server = shared_live_server(env=_env(client))
+    account, _key = await _account_with_key(client)
+    async with live_async_client(server.base_url) as http:
+        before = await scrape(http)
+        async with tail(server.base_url, account.headers):
+            during = await scrape(http)
+        # The server sees the stream end when the client hangs up: wait for it.
+        for _ in range(100):
+            after = await scrape(http)
+            if moved(before, after, "tidegate_tail_sessions_open", transport="sse") == 0:
+                break
+            await asyncio.sleep(0.1)
+    assert moved(before, during, "tidegate_tail_sessions_total", transport="sse") == 1
+    assert moved(before, during, "tidegate_tail_sessions_open", transport="sse") == 1
+    assert moved(before, during, "tidegate_http_requests_in_flight", group="tail") == 1
+    assert moved(before, after, "tidegate_tail_sessions_open", transport="sse") == 0
+    assert (
+        moved(before, after, "tidegate_tail_session_duration_seconds_count", transport="sse") == 1
+    )
+    # A stream is not a request's latency.
+    latency = "tidegate_http_request_duration_seconds_count"
+    assert all(moved(before, after, latency, group="tail", code=code) == 0 for code in CODES)
