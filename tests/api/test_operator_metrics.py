@@ -62,6 +62,12 @@ async def test_ingest_requests_lines_and_latency_move_by_what_was_sent(
         "/logs/ingest?hostname=web-1", content=body, headers={"apikey": "0" * 32}
     )
     assert unknown.status_code == 403, unknown.text
+    brotli = await client.post(
+        "/logs/ingest?hostname=web-1",
+        content=body,
+        headers={**who.headers, "content-type": "application/json", "content-encoding": "br"},
+    )
+    assert brotli.status_code == 415, brotli.text
     after = await scrape(client)
 
     requests = "tidegate_ingest_requests_total"
@@ -74,6 +80,7 @@ async def test_ingest_requests_lines_and_latency_move_by_what_was_sent(
     assert moved(before, after, requests, result="forbidden") == 1
     # Credentials come first: the body of a refused key is never read.
     assert moved(before, after, size, result="forbidden") == 0
+    assert moved(before, after, requests, result="unsupported_encoding") == 1
 
     assert moved(before, after, "tidegate_lines_total", outcome="stored") == 2
     assert moved(before, after, "tidegate_lines_total", outcome="excluded") == 1
@@ -85,7 +92,7 @@ async def test_ingest_requests_lines_and_latency_move_by_what_was_sent(
 
     latency = "tidegate_http_request_duration_seconds_count"
     assert moved(before, after, latency, group="ingest", code="2xx") == 1
-    assert moved(before, after, latency, group="ingest", code="4xx") == 3
+    assert moved(before, after, latency, group="ingest", code="4xx") == 4
     assert (
         moved(
             before, after, "tidegate_http_request_duration_seconds_sum", group="ingest", code="2xx"
