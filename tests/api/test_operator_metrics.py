@@ -9,15 +9,18 @@ from __future__ import annotations
 import asyncio
 import gzip
 import threading
+from pathlib import Path
 
+import httpx
 import orjson
 from sqlalchemy import text
 from tests.api.scrape import Series, moved, parse, scrape, value
-from tests.conftest import AppClient
+from tests.conftest import AppClient, make_settings
 from tests.ingest.factories import add_rule, make_ingestor
 
 from tidegate import metrics
 from tidegate.api.request_metrics import route_group
+from tidegate.app import create_app
 from tidegate.db.engine import Database, PoolPlan
 
 
@@ -158,3 +161,29 @@ def test_database_pools_report_capacity_and_connections_in_use(database_url: str
     assert moved(opened, held, in_use, pool=pool) == 1
     assert moved(opened, released, in_use, pool=pool) == 0
     assert moved(disposed, opened, "tidegate_db_pool_capacity", pool=pool) == capacity
+
+
+async def test_an_unhandled_error_is_counted_as_the_500_it_answers(
+    database_url: str, tmp_path: Path
+) -> None:
+    app = create_app(make_settings(database_url, tmp_path))
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    # A route of this test's own: no route of the product may answer 500 on purpose.
+    app.add_api_route("/v3/test-broken", broken, methods=["GET"])
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+            base_url="http://tidegate.test",
+        ) as http,
+    ):
+        before = await scrape(http)
+        answer = await http.get("/v3/test-broken")
+        assert answer.status_code == 500
+        after = await scrape(http)
+    latency = "tidegate_http_request_duration_seconds_count"
+    assert moved(before, after, latency, group="api", code="5xx") == 1
+    assert moved(before, after, latency, group="api", code="none") == 0

@@ -139,6 +139,12 @@ class RequestMetrics:
         started = time.perf_counter()
         try:
             await self.app(scope, counting_receive if group == "ingest" else receive, watching_send)
+        except Exception:
+            # Starlette answers an unhandled error outside this layer (its server-error
+            # middleware, where the app's catch-all handler runs): that answer is a 500.
+            if status == 0:
+                status = 500
+            raise
         finally:
             self.series.duration[group, _code(status)].observe(time.perf_counter() - started)
             in_flight.dec()
