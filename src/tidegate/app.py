@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.api import error_handlers
     from tidegate.api.body_guard import BodyGuard
     from tidegate.api.docs import build_docs_router
+    from tidegate.api.request_metrics import RequestMetrics
     from tidegate.api.router import include_routes
     from tidegate.app_state import AppState
     from tidegate.auth.secrets import Sealer, load_server_secret
@@ -171,6 +172,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body_timeout_s=settings.body_timeout_s,
         max_buffered_bytes=settings.max_buffered_bytes,
     )
+    # Outermost: it sees the answers of the body guard too (docs/metrics.md).
+    app.add_middleware(RequestMetrics)
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_web_router())

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from tests.alerts.receivers import Request, ThreadedReceiver
+from tests.api.scrape import parse, value
 from tests.ingest.test_live_servers import _account, _env
 from tests.live import live_get, live_post
 
@@ -147,6 +148,16 @@ def test_presence_alert_posts_once_with_the_matched_lines(
         [entry] = log.json()
         assert entry["status"] == "delivered"
         assert entry["count"] == 3
+        # The operator's view of it (docs/metrics.md), this server's alone.
+        values = parse(live_get(f"{server.base_url}/metrics").text)
+    assert value(values, "tidegate_lines_total", outcome="stored") == 4
+    assert value(values, "tidegate_ingest_requests_total", result="accepted") >= 1
+    assert value(values, "tidegate_alert_evaluations_total", outcome="evaluated") >= 1
+    assert value(values, "tidegate_alert_lines_evaluated_total") >= 4
+    assert value(values, "tidegate_alert_firings_total") == 1
+    assert value(values, "tidegate_alert_deliveries_total", outcome="delivered") == 1
+    delivery = "tidegate_alert_delivery_duration_seconds_count"
+    assert value(values, delivery, integration="webhook") == 1
 
 
 # Live tests shorten alert windows: "30" (the shortest interval) lasts 3 s here.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import httpx
 from sqlalchemy import select, update
 
+from tidegate import metrics
 from tidegate.alerts.integrations import INTEGRATIONS, DeliveryContext, DeliveryFailed
 from tidegate.alerts.notification import Notification
 from tidegate.alerts.sealed import open_channel
@@ -149,6 +151,7 @@ class Outbox:
         integration = INTEGRATIONS.get(channel.integration)
         if integration is None:
             return DeliveryFailed(f"unknown integration {channel.integration}", retry=False)
+        started = time.perf_counter()
         try:
             async with asyncio.timeout(self.settings.alert_delivery_timeout_s * 2):
                 await integration.send(
@@ -161,6 +164,11 @@ class Outbox:
         except Exception as error:  # a sender bug must not stop the outbox
             log.exception("alert delivery %s failed unexpectedly", row.id)
             return DeliveryFailed(f"{type(error).__name__}", retry=False)
+        finally:
+            # The registry's names only (a fixed set): never the channel's own settings.
+            metrics.ALERT_DELIVERY_SECONDS.labels(integration.name).observe(
+                time.perf_counter() - started
+            )
         return None
 
     async def _record(

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from functools import partial
 
+from tidegate import metrics
 from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate import evaluate_index_rates
 from tidegate.alerts.matching import MatchingPool
@@ -72,16 +73,32 @@ class AlertRunner:
 
     async def round(self) -> None:
         """One evaluation (lines and index rates) and one delivery pass."""
-        result = await self.evaluator.evaluate()
+        started = time.perf_counter()
+        try:
+            result = await self.evaluator.evaluate()
+            if result.claimed:
+                await evaluate_index_rates(
+                    self._db,
+                    self._sealer,
+                    self.settings,
+                    now_ms=self.clock(),
+                    open_config=open_config,
+                )
+        except Exception:
+            metrics.ALERT_EVALUATIONS.labels("failed").inc()
+            raise
         if result.claimed:
-            await evaluate_index_rates(
-                self._db,
-                self._sealer,
-                self.settings,
-                now_ms=self.clock(),
-                open_config=open_config,
-            )
-        await self.outbox.deliver_due()
+            metrics.ALERT_EVALUATIONS.labels("evaluated").inc()
+            metrics.ALERT_EVALUATION_SECONDS.observe(time.perf_counter() - started)
+            metrics.ALERT_LINES_EVALUATED.inc(result.lines)
+            metrics.ALERT_FIRINGS.inc(result.firings)
+        else:
+            metrics.ALERT_EVALUATIONS.labels("standby").inc()
+        delivered = await self.outbox.deliver_due()
+        for outcome in ("delivered", "retried", "failed"):
+            count = getattr(delivered, outcome)
+            if count:
+                metrics.ALERT_DELIVERIES.labels(outcome).inc(count)
         self.rounds += 1
 
     async def _run(self) -> None:

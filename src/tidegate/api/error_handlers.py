@@ -15,6 +15,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
+from tidegate import metrics
 from tidegate.api.validation import translate
 from tidegate.errors import (
     ApiError,
@@ -129,6 +130,7 @@ async def _database_error(request: Request, exc: Exception) -> Response:
     of the platform retry those), never a 500."""
     if not store_unavailable(exc):
         return await _unexpected(request, exc)
+    metrics.DB_UNAVAILABLE.inc()
     log.warning(
         "database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__
     )

@@ -44,7 +44,9 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.pool import QueuePool
 
+from tidegate import metrics
 from tidegate.db.inline_sqlite import inline_connector
 
 _log = logging.getLogger("tidegate.db")
@@ -299,6 +301,34 @@ def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
     return connection
 
 
+_FETCH_IN_USE = metrics.DB_CONNECTIONS_IN_USE.labels("fetch")
+
+
+def _pool_capacity(engine: AsyncEngine) -> int:
+    pool = engine.sync_engine.pool
+    if isinstance(pool, QueuePool):
+        return pool.size() + max(0, pool._max_overflow)
+    return 0  # NullPool (SQLite's writes): a connection per use, no fixed capacity
+
+
+def _watch_pool(engine: AsyncEngine, name: str) -> tuple[str, int]:
+    """The pool's checkouts in ``tidegate_db_connections_in_use`` and its capacity in
+    ``tidegate_db_pool_capacity`` (docs/metrics.md); ``name`` from a fixed set."""
+    in_use = metrics.DB_CONNECTIONS_IN_USE.labels(name)
+    capacity = _pool_capacity(engine)
+    metrics.DB_POOL_CAPACITY.labels(name).inc(capacity)
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _checkout(*_args: Any) -> None:
+        in_use.inc()
+
+    @event.listens_for(engine.sync_engine, "checkin")
+    def _checkin(*_args: Any) -> None:
+        in_use.dec()
+
+    return name, capacity
+
+
 @dataclass(slots=True)
 class Database:
     """The engines and session factories of one process."""
@@ -317,6 +347,8 @@ class Database:
     pool_plan: PoolPlan = DEFAULT_POOL_PLAN
     _pg_pool: Any = field(default=None, repr=False)
     _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    # What _watch_pool added to tidegate_db_pool_capacity, taken back by dispose.
+    _pool_capacities: tuple[tuple[str, int], ...] = field(default=(), repr=False)
 
     @classmethod
     def connect(
@@ -352,6 +384,11 @@ class Database:
                     "timeout": pool_timeout_s,
                 },
             )
+        watched = (
+            (_watch_pool(read, "main"),)
+            if read is write
+            else (_watch_pool(read, "read"), _watch_pool(write, "write"))
+        )
         return cls(
             url=url,
             read_engine=read,
@@ -363,6 +400,7 @@ class Database:
             statement_timeout_s=statement_timeout_s,
             pool_timeout_s=pool_timeout_s,
             pool_plan=pool_plan,
+            _pool_capacities=watched,
         )
 
     async def fetch(self, query: RawQuery, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -399,6 +437,7 @@ class Database:
 
     async def _pg_fetch(self, pool: Any, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
         async with pool.acquire(timeout=self.pool_timeout_s) as connection:
+            _FETCH_IN_USE.inc()
             try:
                 rows = await connection.fetch(sql, *args)
             except BaseException:
@@ -406,6 +445,8 @@ class Database:
                 # release does no reset): the pool opens a fresh one in its place.
                 connection.terminate()
                 raise
+            finally:
+                _FETCH_IN_USE.dec()
         return [tuple(row) for row in rows]
 
     def _pg_options(self) -> dict[str, Any]:
@@ -438,6 +479,7 @@ class Database:
                     reset=no_reset,
                     **self._pg_options(),
                 )
+                metrics.DB_POOL_CAPACITY.labels("fetch").inc(self.pool_plan.fetch_pool)
         return self._pg_pool
 
     async def dispose(self) -> None:
@@ -446,6 +488,7 @@ class Database:
             self._reader = None
         if self._pg_pool is not None:
             pool, self._pg_pool = self._pg_pool, None
+            metrics.DB_POOL_CAPACITY.labels("fetch").dec(self.pool_plan.fetch_pool)
             try:
                 await asyncio.wait_for(pool.close(), timeout=5)
             except TimeoutError:
@@ -453,3 +496,6 @@ class Database:
         await self.read_engine.dispose()
         if self.write_engine is not self.read_engine:
             await self.write_engine.dispose()
+        capacities, self._pool_capacities = self._pool_capacities, ()
+        for name, capacity in capacities:
+            metrics.DB_POOL_CAPACITY.labels(name).dec(capacity)

@@ -1,0 +1,54 @@
+"""Live tail streams at GET /metrics (issue 18), through a real server (an in-process
+client cannot hold a stream open), over SSE and the WebSocket: counted when opened,
+open while open, their time when closed, and never as a request's latency."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import pytest
+from tests.api.scrape import Series, moved, scrape
+from tests.conftest import AppClient
+from tests.live import live_async_client
+from tests.tail.test_live import _account_with_key, _env, tail
+from tests.tail.test_socket import mzm_params, tail_socket
+
+from tidegate.api.request_metrics import CODES
+
+
+def _open(
+    transport: str, base_url: str, headers: dict[str, str]
+) -> AbstractAsyncContextManager[Any]:
+    if transport == "sse":
+        return tail(base_url, headers)
+    return tail_socket(base_url, mzm_params(), headers)
+
+
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
+async def test_a_live_tail_stream_is_counted_while_open_and_when_closed(
+    client: AppClient, shared_live_server: Any, transport: str
+) -> None:
+    server = shared_live_server(env=_env(client))
+    account, _key = await _account_with_key(client)
+    async with live_async_client(server.base_url) as http:
+        before = await scrape(http)
+        async with _open(transport, server.base_url, account.headers):
+            during = await scrape(http)
+        # The server sees the stream end when the client hangs up: wait for it.
+        after: Series = {}
+        for _ in range(100):
+            after = await scrape(http)
+            if moved(before, after, "tidegate_tail_sessions_open", transport=transport) == 0:
+                break
+            await asyncio.sleep(0.1)
+    assert moved(before, during, "tidegate_tail_sessions_total", transport=transport) == 1
+    assert moved(before, during, "tidegate_tail_sessions_open", transport=transport) == 1
+    assert moved(before, during, "tidegate_http_requests_in_flight", group="tail") == 1
+    assert moved(before, after, "tidegate_tail_sessions_open", transport=transport) == 0
+    duration = "tidegate_tail_session_duration_seconds_count"
+    assert moved(before, after, duration, transport=transport) == 1
+    # A stream is not a request's latency.
+    latency = "tidegate_http_request_duration_seconds_count"
+    assert all(moved(before, after, latency, group="tail", code=code) == 0 for code in CODES)
