@@ -7,12 +7,11 @@ import asyncio
 import email
 import email.policy
 import json
-import socket
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
-from aiosmtpd.controller import Controller
+from tests.smtp import LoopbackSmtp
 
 
 @dataclass
@@ -82,11 +81,9 @@ class _Mailbox:
 
 class SmtpReceiver:
     def __init__(self) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
         self.mailbox = _Mailbox()
-        self._controller = Controller(self.mailbox, hostname="127.0.0.1", port=self.port)
+        self._controller = LoopbackSmtp(self.mailbox)
+        self.port = self._controller.bound_port
 
     def __enter__(self) -> SmtpReceiver:
         self._controller.start()

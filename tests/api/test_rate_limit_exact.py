@@ -68,12 +68,15 @@ def test_memory_limiter_refills_one_interval_later() -> None:
 
 @pytest.mark.redis
 async def test_redis_burst_of_exactly_the_limit_on_redis_clock() -> None:
-    """The whole burst in one pipeline: Redis runs the scripts back to back, well within
-    one emission interval (at least 60 ms for these limits)."""
+    """On Redis's own clock (TIME): the whole burst in one pipeline, which Redis runs back
+    to back. Only limits whose emission interval (60 s and 8.6 s) no stall of a loaded
+    machine reaches: at 997 a minute the interval is 60 ms, and a burst slowed past it
+    was rightly admitted one more (it failed once so). The fixed-clock tests cover every
+    other limit and instant."""
     redis = Redis.from_url(REDIS_URL)
     prefix = f"{REDIS_PREFIX}rl:{uuid.uuid4().hex}:"
     try:
-        for per_minute in (1, 7, 13, 97, 101, 211, 333, 997):
+        for per_minute in (1, 7):
             limiter = RedisRateLimiter(redis, per_minute=per_minute, prefix=prefix, timeout_s=5)
             key = f"k{per_minute}"
             async with redis.pipeline(transaction=False) as pipe:

@@ -8,8 +8,7 @@ from email.message import Message
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
-from tests.conftest import free_port
+from tests.smtp import LoopbackSmtp
 
 
 class Inbox:
@@ -27,10 +26,9 @@ class Inbox:
 @pytest.fixture
 def smtp_server() -> Iterator[tuple[Inbox, int]]:
     inbox = Inbox()
-    port = free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller = LoopbackSmtp(inbox)
     controller.start()
     try:
-        yield inbox, port
+        yield inbox, controller.bound_port
     finally:
         controller.stop()
