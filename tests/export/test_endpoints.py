@@ -406,7 +406,7 @@ async def test_lines_through_ingestion_are_exported(client: AppClient) -> None:
     key = await insert_key(client.database_url, kind="ingestion", account_id=account.account_id)
     response = await client.post(
         "/logs/ingest",
-        params={"hostname": "ingest-host", "now": BASE_MS},
+        params={"hostname": "ingest-host"},
         headers={"apikey": key},
         json={
             "lines": [
