@@ -39,6 +39,7 @@ __all__ = [
     "epoch_ms",
     "epoch_number",
     "in_range",
+    "iso_ms",
     "line_time",
     "time_from",
 ]
@@ -96,11 +97,13 @@ def epoch_ms(value: object) -> int | None:
     if _DIGITS.fullmatch(text):
         # A fraction read exactly: float("1700000000.123") * 1000 may end in ...122.99.
         return epoch_number(Decimal(text) if "." in text else int(text))
-    return _iso_ms(text)
+    return iso_ms(text)
 
 
-def _iso_ms(text: str) -> int | None:
-    if not text[:4].isascii() or not text[:4].isdigit():
+def iso_ms(text: str) -> int | None:
+    """An ISO 8601 / RFC 3339 time (without an offset: UTC) as epoch milliseconds in
+    range, or None when ``text`` is not one."""
+    if len(text) > _MAX_ISO_CHARS or not text[:4].isascii() or not text[:4].isdigit():
         return None  # every ISO form starts with a four-digit year
     try:
         moment = datetime.fromisoformat(text.replace("z", "Z").replace("t", "T", 1))
