@@ -73,7 +73,14 @@ async def test_handler_body_form_and_json_string_meta(client: AppClient) -> None
     )
     assert response.status_code == 200, response.text
     (row,) = await stored_lines(client.database_url, who.account_id)
-    assert (row.line, row.meta, row.level) == ("from handler", {"lineno": 12}, "WARN")
+    # A string holding an object: meta sent unindexed (the handler's default
+    # index_meta=False), kept and shown, not searchable.
+    assert (row.line, row.meta, row.meta_unindexed, row.level) == (
+        "from handler",
+        None,
+        {"lineno": 12},
+        "WARN",
+    )
 
 
 @pytest.mark.parametrize("form", ["basic", "header", "query"])

@@ -157,14 +157,28 @@ def _field(value: Any, size: int) -> tuple[str | None, bool]:
     return None, True
 
 
-def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-    """The line's meta: an object, or a string holding one (the Python handler's
-    ``json.dumps(meta)``); any other value is kept under ``value`` (a repair). The
-    agent's ``label`` and ``annotation`` (Kubernetes) and the agent payload's ``pid``
-    join it, as ``labels``, ``annotations`` and ``pid``."""
+@dataclass(frozen=True, slots=True)
+class LineMeta:
+    """A line's meta as stored: what queries and rules see (``searchable``), what is
+    only shown (``unindexed``), and whether it needed a repair."""
+
+    searchable: dict[str, Any] | None
+    unindexed: dict[str, Any] | None
+    repaired: bool
+
+
+def _meta(item: dict[str, Any]) -> LineMeta:
+    """The line's meta. An object is searchable. A string holding a JSON object is meta
+    sent **unindexed**: ``@logdna/logger`` with ``indexMeta: false`` (its default) and
+    the Python handler with ``index_meta=False`` (its default) send
+    ``JSON.stringify(meta)``; the platform stores and shows it but does not search it.
+    Any other value is kept (searchable) under ``value`` (a repair). The agent's
+    ``label`` and ``annotation`` (Kubernetes) and the agent payload's ``pid`` join the
+    searchable meta, as ``labels``, ``annotations`` and ``pid``."""
     value = item.get("meta")
     repaired = False
-    meta: dict[str, Any] | None
+    meta: dict[str, Any] | None = None
+    unindexed: dict[str, Any] | None = None
     if value is None or isinstance(value, dict):
         meta = value
     else:
@@ -174,8 +188,10 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
                 parsed = load_json(value)
             except ValueError:
                 parsed = None
-        meta = parsed if isinstance(parsed, dict) else {"value": value}
-        repaired = not isinstance(parsed, dict)
+        if isinstance(parsed, dict):
+            unindexed = parsed
+        else:
+            meta, repaired = {"value": value}, True
     if not _AGENT_KEYS.isdisjoint(item):
         extras = {
             name: item[key]
@@ -184,7 +200,7 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         }
         if extras:
             meta = {**extras, **meta} if meta else extras
-    return meta, repaired
+    return LineMeta(searchable=meta, unindexed=unindexed, repaired=repaired)
 
 
 # (line field, meta key): what the platform agent (logdna-rust's ``Line`` serializes
@@ -254,7 +270,7 @@ def build_line(
     file, file_fix = _field(item.get("f") if file_value is None else file_value, _FILE)
     if app is None and file:
         app = file_app(file)
-    meta, meta_fix = _meta(item)
+    meta = _meta(item)
     return NewLine(
         line=_storable(text),
         ts=ts,
@@ -266,7 +282,8 @@ def build_line(
         ip=params.ip,
         mac=params.mac,
         tags=tags,
-        meta=meta,
+        meta=meta.searchable,
+        meta_unindexed=meta.unindexed,
         repaired=(
             repaired
             or fell_back
@@ -275,7 +292,7 @@ def build_line(
             or level_fix
             or env_fix
             or file_fix
-            or meta_fix
+            or meta.repaired
         ),
     )
 
