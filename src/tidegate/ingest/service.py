@@ -157,18 +157,11 @@ def _field(value: Any, size: int) -> tuple[str | None, bool]:
     return None, True
 
 
-@dataclass(frozen=True, slots=True)
-class LineMeta:
-    """A line's meta as stored: what queries and rules see (``searchable``), what is
-    only shown (``unindexed``), and whether it needed a repair."""
-
-    searchable: dict[str, Any] | None
-    unindexed: dict[str, Any] | None
-    repaired: bool
-
-
-def _meta(item: dict[str, Any]) -> LineMeta:
-    """The line's meta. An object is searchable. A string holding a JSON object is meta
+def _meta(
+    item: dict[str, Any],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """The line's meta as stored: what queries and rules see, what is only shown, and
+    whether it needed a repair (a tuple: this runs for every line). An object is searchable. A string holding a JSON object is meta
     sent **unindexed**: ``@logdna/logger`` with ``indexMeta: false`` (its default) and
     the Python handler with ``index_meta=False`` (its default) send
     ``JSON.stringify(meta)``; the platform stores and shows it but does not search it.
@@ -200,7 +193,7 @@ def _meta(item: dict[str, Any]) -> LineMeta:
         }
         if extras:
             meta = {**extras, **meta} if meta else extras
-    return LineMeta(searchable=meta, unindexed=unindexed, repaired=repaired)
+    return meta, unindexed, repaired
 
 
 # (line field, meta key): what the platform agent (logdna-rust's ``Line`` serializes
@@ -270,7 +263,7 @@ def build_line(
     file, file_fix = _field(item.get("f") if file_value is None else file_value, _FILE)
     if app is None and file:
         app = file_app(file)
-    meta = _meta(item)
+    meta, unindexed, meta_fix = _meta(item)
     return NewLine(
         line=_storable(text),
         ts=ts,
@@ -282,8 +275,8 @@ def build_line(
         ip=params.ip,
         mac=params.mac,
         tags=tags,
-        meta=meta.searchable,
-        meta_unindexed=meta.unindexed,
+        meta=meta,
+        meta_unindexed=unindexed,
         repaired=(
             repaired
             or fell_back
@@ -292,7 +285,7 @@ def build_line(
             or level_fix
             or env_fix
             or file_fix
-            or meta.repaired
+            or meta_fix
         ),
     )
 

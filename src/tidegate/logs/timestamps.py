@@ -48,12 +48,10 @@ __all__ = [
 MAX_TIMESTAMP_MS: Final = 253_402_300_800_000
 # Below each bound a number is read in that unit (``epoch_number``): 10^11 seconds and
 # 10^14 milliseconds are both the year 5138.
-_UNITS: Final = (
-    (100_000_000_000, 1000, 1),  # seconds
-    (100_000_000_000_000, 1, 1),  # milliseconds
-    (100_000_000_000_000_000, 1, 1000),  # microseconds
-    (100_000_000_000_000_000_000, 1, 1_000_000),  # nanoseconds
-)
+_SECONDS_BELOW: Final = 100_000_000_000
+_MILLIS_BELOW: Final = 100_000_000_000_000
+_MICROS_BELOW: Final = 100_000_000_000_000_000
+_NANOS_BELOW: Final = 100_000_000_000_000_000_000
 # ASCII only (``\d`` would take any Unicode digit); at most 20 integer digits (the
 # nanoseconds' bound), so ``int()`` never sees thousands of digits. Fixed and linear.
 _DIGITS: Final = re.compile(r"[0-9]{1,20}(?:\.[0-9]{0,9})?", re.ASCII)
@@ -70,24 +68,29 @@ def in_range(millis: int) -> int | None:
 def epoch_number(value: int | float | Decimal) -> int | None:
     """An epoch time given as a number, in seconds, milliseconds, microseconds or
     nanoseconds told apart by magnitude, as epoch milliseconds; None when it is negative,
-    not finite or past the nanoseconds' bound."""
-    if isinstance(value, float) and not math.isfinite(value):
+    not finite or past the nanoseconds' bound. Every unit's result is below 10^14 ms
+    (the year 5138), inside the stored range."""
+    if value.__class__ is float and not math.isfinite(value):
         return None
     if value < 0:
         return None
-    for bound, multiply, divide in _UNITS:
-        if value < bound:
-            if isinstance(value, int):
-                return in_range(value * multiply // divide)
-            return in_range(int(value * multiply / divide))
+    # Straight comparisons, milliseconds first: this runs for every line.
+    if value < _MILLIS_BELOW:
+        return int(value) if value >= _SECONDS_BELOW else int(value * 1000)
+    if value < _MICROS_BELOW:
+        return value // 1000 if value.__class__ is int else int(value / 1000)
+    if value < _NANOS_BELOW:
+        return value // 1_000_000 if value.__class__ is int else int(value / 1_000_000)
     return None
 
 
 def epoch_ms(value: object) -> int | None:
     """``value`` as epoch milliseconds within range, or None when it is not a time."""
+    if value.__class__ is int and _SECONDS_BELOW <= value < _MILLIS_BELOW:
+        return value  # milliseconds: most lines, no call
     if value is None or value.__class__ is bool:
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return epoch_number(value)
     if not isinstance(value, str):
         return None
