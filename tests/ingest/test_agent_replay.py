@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 import httpx
 from tests.conftest import AppClient
 from tests.ingest.factories import Ingestor, make_ingestor
+from tests.live import live_async_client
 
 AGENT_USER_AGENT = "logdna-agent/3.9.1 (Linux/6.8.0)"
 
@@ -238,3 +239,28 @@ async def test_logger_nodes_agent_log_lines_are_filed_under_their_file(
     assert row["_ts"] == now_ms
     assert (row["_app"], row["_file"]) == ("worker.log", "/srv/app/logs/worker.log")
     assert row["_meta"] == {"labels": {"team": "payments"}, "pid": 4242}
+
+
+async def test_the_agents_request_over_real_http(
+    client: AppClient, shared_live_server: Any
+) -> None:
+    """The same bytes through a real server's socket (the tail tests' shared server)."""
+    server = shared_live_server(
+        env={
+            "TIDEGATE_DATABASE_URL": client.database_url,
+            "TIDEGATE_BOOTSTRAP": "0",
+            "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        }
+    )
+    who = await make_ingestor(client)
+    now_s = int(time.time())
+    path, headers, body = agent_request(
+        who.key, _kubernetes_lines(now_s), now_s=now_s, hostname="agent-host", tags="k8s"
+    )
+    async with live_async_client(server.base_url) as http:
+        response = await http.post(path, headers=headers, content=body)
+    assert response.status_code == 200, response.text
+    exported = {row["_line"]: row for row in await _export(client, who)}
+    assert exported['10.0.0.1 - - "GET / HTTP/1.1" 200 612']["_app"] == "access.log"
+    assert exported["container says hello"]["_host"] == "node-7"
+    assert all(abs(row["_ts"] - now_s * 1000) < 1000 for row in exported.values())
