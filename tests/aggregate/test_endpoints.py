@@ -251,7 +251,7 @@ async def test_credentials_as_for_export(client: AppClient) -> None:
     ("params", "fragment"),
     [
         ({"from": None}, "from: required"),
-        ({"to": "soon"}, "to: must be an integer"),
+        ({"to": "soon"}, "to: must be epoch seconds or milliseconds, or an ISO 8601 time"),
         ({"from": -1}, "from: must not be negative"),
         ({"from": BASE_MS + 1, "to": BASE_MS}, "from: must not be after to"),
         ({"to": 10**18}, "to: out of range"),

@@ -45,7 +45,7 @@ async def test_webhook_with_template_and_the_delivery_log(
                 {
                     "integration": "webhook",
                     "url": f"{receiver.base_url}/alert?x=1",
-                    "method": "PUT",
+                    "method": "put",  # kept as sent, sent as PUT
                     "headers": {"X-Token": "s3cret"},
                     "bodyTemplate": template,
                     "timezone": "Europe/Paris",

@@ -157,9 +157,25 @@ async def test_matching_in_a_child_process() -> None:
         channels=(("k", channel(immediate=True, triggerlimit=2).stored()),),
     )
     # In the cursor's column order: id, account, ts, received, host, app, level, env,
-    # file, ip, mac, tags (JSON text), meta (JSON text), line.
+    # file, ip, mac, tags (JSON text), meta (JSON text), line, unindexed meta (JSON text).
     rows = [
-        (n, account, n, 1000 + n, "h", app, None, None, None, None, None, '["t"]', '{"k": 1}', text)
+        (
+            n,
+            account,
+            n,
+            1000 + n,
+            "h",
+            app,
+            None,
+            None,
+            None,
+            None,
+            None,
+            '["t"]',
+            '{"k": 1}',
+            text,
+            None,
+        )
         for n, (account, app, text) in enumerate(
             [
                 ("a", "api", "payment failed 1"),

@@ -339,6 +339,11 @@ def test_splunk_hec_custom_fields_and_gzip() -> None:
             "compression": "gzip",
         }
     )
-    (request,) = splunk_hec_requests([{"hostname": "h", "ts": 1000, "host": "kept"}], config)
+    # 1,700,000,000,500 ms; the one time rule also reads seconds (1700000000) as such.
+    (request,) = splunk_hec_requests(
+        [{"hostname": "h", "ts": 1_700_000_000_500, "host": "kept"}], config
+    )
     assert ("Content-Encoding", "gzip") in request.headers
-    assert gzip.decompress(request.body) == (b'{"time":1.0,"host":"h","event":{"host":"kept"}}\n')
+    assert gzip.decompress(request.body) == (
+        b'{"time":1700000000.5,"host":"h","event":{"host":"kept"}}\n'
+    )

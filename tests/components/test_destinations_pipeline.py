@@ -207,7 +207,12 @@ async def test_lines_ingested_flow_into_log_analysis_ingestion_pipelines(
             params={"hostname": "h", "tags": "t1"},
             json={
                 "lines": [
-                    {"line": "boom", "level": "error", "app": "api", "timestamp": 1_000},
+                    {
+                        "line": "boom",
+                        "level": "error",
+                        "app": "api",
+                        "timestamp": 1_700_000_000_000,
+                    },
                     {"line": "fine", "level": "info"},
                 ]
             },
@@ -222,7 +227,7 @@ async def test_lines_ingested_flow_into_log_analysis_ingestion_pipelines(
     assert orjson.loads(request.body) == [
         {
             "line": "boom",
-            "timestamp": 1_000,
+            "timestamp": 1_700_000_000_000,
             "host": "h",
             "app": "api",
             "level": "error",

@@ -120,17 +120,20 @@ async def test_aggregate_counts_per_group_and_window() -> None:
 
 async def test_aggregate_average_by_event_time_in_simulation() -> None:
     config = {"operation": "average", "field": ".ms", "event_timestamp": True, "interval": 1_000}
+    # Event times in epoch milliseconds (the one time rule reads numbers below 10^11 as
+    # seconds, so these are real times, not small numbers).
+    base = 1_700_000_000_000
     events = [
-        {"ms": 10, "timestamp": 1_500},
-        {"ms": 20, "timestamp": 1_900},
-        {"ms": 5, "timestamp": 2_100},
-        {"ms": "x", "timestamp": 2_100},
+        {"ms": 10, "timestamp": base + 1_500},
+        {"ms": 20, "timestamp": base + 1_900},
+        {"ms": 5, "timestamp": base + 2_100},
+        {"ms": "x", "timestamp": base + 2_100},
     ]
     out = await run("aggregate", config, events)
-    assert out.main[0] == {"ms": "x", "timestamp": 2_100}
+    assert out.main[0] == {"ms": "x", "timestamp": base + 2_100}
     assert [(m["timestamp"], m["value"]) for m in out.main[1:]] == [
-        (1_000, {"type": "gauge", "value": 15.0}),
-        (2_000, {"type": "gauge", "value": 5.0}),
+        (base + 1_000, {"type": "gauge", "value": 15.0}),
+        (base + 2_000, {"type": "gauge", "value": 5.0}),
     ]
 
 

@@ -127,7 +127,7 @@ async def test_from_and_to_in_seconds_or_milliseconds(client: AppClient) -> None
     [
         ({"from": None}, "from: required"),
         ({"to": None}, "to: required"),
-        ({"from": "yesterday"}, "from: must be an integer"),
+        ({"from": "yesterday"}, "from: must be epoch seconds or milliseconds, or an ISO"),
         ({"to": "-5"}, "to: must not be negative"),
         ({"from": 2_000_000, "to": 1_000_000}, "from: must not be after to"),
         ({"to": 10**16}, "to: out of range"),
@@ -406,7 +406,7 @@ async def test_lines_through_ingestion_are_exported(client: AppClient) -> None:
     key = await insert_key(client.database_url, kind="ingestion", account_id=account.account_id)
     response = await client.post(
         "/logs/ingest",
-        params={"hostname": "ingest-host", "now": BASE_MS},
+        params={"hostname": "ingest-host"},
         headers={"apikey": key},
         json={
             "lines": [

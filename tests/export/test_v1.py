@@ -233,3 +233,21 @@ async def test_the_query_string_key_is_for_the_exports_only(client: AppClient) -
     keys = await client.get("/v1/config/keys", headers={"Authorization": f"Basic {basic}"})
     assert keys.status_code == 200
     assert (await client.get("/v1/config/keys", headers={"apikey": key})).status_code == 200
+
+
+async def test_from_and_to_may_be_iso_times(client: AppClient) -> None:
+    """Issue 18: the schema says a string; an ISO 8601 time is one (``to`` was a 400)."""
+    account = await _account(client)
+    await insert_lines(client.database_url, account.account_id, _lines(5, app="api"))
+    # BASE_MS is 2025-11-22T08:26:40Z; the lines are one second apart from there.
+    for params in (
+        {"from": BASE_MS - 3_600_000, "to": "2025-11-22T08:26:42Z"},
+        {"from": "2025-11-22T09:26:40+01:00", "to": "2025-11-22 08:26:42"},
+    ):
+        rows = _ndjson(
+            await client.get(V1, params={**params, "prefer": "head"}, headers=account.headers)
+        )
+        assert [row["_line"] for row in rows] == ["line 0", "line 1", "line 2"], params
+    refused = await client.get(V1, params={"to": "yesterday"}, headers=account.headers)
+    assert refused.status_code == 400
+    assert "ISO 8601" in refused.json()["error"]

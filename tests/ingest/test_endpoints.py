@@ -13,6 +13,9 @@ import pytest
 from tests.conftest import AppClient, make_settings, open_client
 from tests.ingest.factories import Ingestor, ingest, make_ingestor, stored_lines, usage_rows
 
+from tidegate.ingest import service
+from tidegate.logs.timestamps import CLOCK_TOLERANCE_MS
+
 INGEST = "/logs/ingest"
 OK = {"status": "ok"}
 FORBIDDEN = {"error": "Account not found or inactive", "code": "Forbidden", "status": "error"}
@@ -52,10 +55,11 @@ async def test_lines_are_stored_with_every_field(client: AppClient) -> None:
     assert (first.ip, first.mac, first.tags, first.meta) == (
         "10.0.0.1", "aa:bb", ["a", "b", "c"], {"user": {"id": 7}},
     )  # fmt: skip
+    # A line naming its file but no app is filed under the file's base name.
     assert (second.host, second.file, second.app, second.meta) == (
         "web-2",
         "/var/log/x",
-        None,
+        "x",
         None,
     )
     assert abs(second.ts - second.received_ms) < 5_000
@@ -69,7 +73,14 @@ async def test_handler_body_form_and_json_string_meta(client: AppClient) -> None
     )
     assert response.status_code == 200, response.text
     (row,) = await stored_lines(client.database_url, who.account_id)
-    assert (row.line, row.meta, row.level) == ("from handler", {"lineno": 12}, "WARN")
+    # A string holding an object: meta sent unindexed (the handler's default
+    # index_meta=False), kept and shown, not searchable.
+    assert (row.line, row.meta, row.meta_unindexed, row.level) == (
+        "from handler",
+        None,
+        {"lineno": 12},
+        "WARN",
+    )
 
 
 @pytest.mark.parametrize("form", ["basic", "header", "query"])
@@ -214,8 +225,14 @@ async def test_bad_parameters_are_400(client: AppClient, params: dict[str, str])
 
 async def test_timestamps(client: AppClient) -> None:
     who = await make_ingestor(client)
-    now = 1_600_000_000_000
+    now = service.now_ms()
     lines = [
+        {"line": "s", "timestamp": 1_700_000_000},
+        {"line": "s float", "timestamp": 1_700_000_000.25},
+        {"line": "s digits", "timestamp": "1700000000.125"},
+        {"line": "us", "timestamp": 1_700_000_000_123_456},
+        {"line": "ns", "timestamp": 1_700_000_000_123_456_789},
+        {"line": "ns digits", "timestamp": "1700000000123456789"},
         {"line": "ms", "timestamp": 1_700_000_000_000},
         {"line": "float", "timestamp": 1_700_000_000_000.9},
         {"line": "digits", "timestamp": "1700000000001"},
@@ -227,6 +244,12 @@ async def test_timestamps(client: AppClient) -> None:
     assert response.status_code == 200, response.text
     got = {row.line: row.ts for row in await stored_lines(client.database_url, who.account_id)}
     assert got == {
+        "s": 1_700_000_000_000,
+        "s float": 1_700_000_000_250,
+        "s digits": 1_700_000_000_125,
+        "us": 1_700_000_000_123,
+        "ns": 1_700_000_000_123,
+        "ns digits": 1_700_000_000_123,
         "ms": 1_700_000_000_000,
         "float": 1_700_000_000_000,
         "digits": 1_700_000_000_001,
@@ -234,6 +257,38 @@ async def test_timestamps(client: AppClient) -> None:
         "offset": 1_700_000_000_000,
         "default": now,
     }
+
+
+async def test_a_sender_clock_that_is_off_is_corrected_by_its_now(client: AppClient) -> None:
+    """A sender whose clock runs an hour behind sends ``now`` an hour behind too: its
+    lines are moved by the difference, so they land at the time they really happened."""
+    who = await make_ingestor(client)
+    hour = 3_600_000
+    before = service.now_ms()
+    sender_now = before - hour
+    lines = [
+        {"line": "ten seconds earlier", "timestamp": sender_now - 10_000},
+        {"line": "in seconds", "timestamp": (sender_now - 10_000) // 1000},
+        {"line": "no time"},
+    ]
+    response = await ingest(client, who, lines, now=str(sender_now))
+    assert response.status_code == 200, response.text
+    after = service.now_ms()
+    got = {row.line: row.ts for row in await stored_lines(client.database_url, who.account_id)}
+    # The correction is the receive time minus the sender's now: between before and after.
+    assert before - 10_000 <= got["ten seconds earlier"] <= after - 10_000
+    assert got["in seconds"] == got["ten seconds earlier"] - (sender_now - 10_000) % 1000
+    assert before <= got["no time"] <= after
+
+
+async def test_a_sender_clock_within_the_tolerance_is_trusted(client: AppClient) -> None:
+    who = await make_ingestor(client)
+    sender_now = service.now_ms() - CLOCK_TOLERANCE_MS // 2
+    lines = [{"line": "exact", "timestamp": 1_700_000_000_123}, {"line": "no time"}]
+    response = await ingest(client, who, lines, now=str(sender_now))
+    assert response.status_code == 200, response.text
+    got = {row.line: row.ts for row in await stored_lines(client.database_url, who.account_id)}
+    assert got == {"exact": 1_700_000_000_123, "no time": sender_now}
 
 
 async def test_repeated_tags_and_nul_text(client: AppClient) -> None:

@@ -154,10 +154,12 @@ class ChannelIn(BaseModel):
     def _method(cls, value: str | None) -> str | None:
         if not value:
             return None
-        upper = value.strip().upper()
-        if upper not in METHODS:
+        # Kept as sent (the platform answers "post" for "post"; Terraform would otherwise
+        # plan a change forever); requests go out upper-cased (``Channel.http_method``).
+        method = value.strip()
+        if method.upper() not in METHODS:
             raise ValueError(f"must be one of {', '.join(METHODS)}")
-        return upper
+        return method
 
     @field_validator("headers")
     @classmethod
@@ -244,6 +246,11 @@ class Channel:
 
     def stored(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def http_method(self) -> str:
+        """The webhook's method as HTTP spells it (``method`` is kept as it was sent)."""
+        return self.method.upper()
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> Channel:

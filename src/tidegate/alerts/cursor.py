@@ -31,6 +31,7 @@ _COLUMNS = (
     cast(LogLine.tags, Text).label("tags"),
     cast(LogLine.meta, Text).label("meta"),
     LogLine.line,
+    cast(LogLine.meta_unindexed, Text).label("meta_unindexed"),
 )
 NAMES = tuple(str(column.key) for column in _COLUMNS)
 

@@ -33,9 +33,10 @@ StateKey = tuple[str, str]  # (view id, channel key)
 # A line as the cursor reads it: a tuple in ``cursor.NAMES`` order (plain tuples cost
 # the server the least to build and to hand over).
 Row = tuple[Any, ...]
-(ID, ACCOUNT_ID, TS, RECEIVED_MS, HOST, APP, LEVEL, ENV, FILE, IP, MAC, TAGS, META, LINE) = range(
-    14
-)
+(
+    ID, ACCOUNT_ID, TS, RECEIVED_MS, HOST, APP, LEVEL, ENV, FILE, IP, MAC, TAGS, META, LINE,
+    META_UNINDEXED,
+) = range(15)  # fmt: skip
 FilterKey = tuple[str, str, str, str, str]
 _MAX_CACHED_FILTERS = 4096
 log = logging.getLogger(__name__)
@@ -115,7 +116,13 @@ def _record(row: Row, meta: Any, tags: Any) -> dict[str, Any]:
         tags=tags,
         meta=meta,
         line_id=row[ID],
+        meta_unindexed=_decoded_object(row[META_UNINDEXED]),
     )
+
+
+def _decoded_object(text: Any) -> dict[str, Any] | None:
+    value = _decoded(text)
+    return value if isinstance(value, dict) else None
 
 
 def evaluate_batch(
@@ -151,8 +158,7 @@ def evaluate_batch(
         if not views:
             continue
         record: dict[str, Any] | None = None
-        meta = _decoded(row[META])
-        meta = meta if isinstance(meta, dict) else None
+        meta = _decoded_object(row[META])
         tags = _decoded(row[TAGS])
         tags = tags if isinstance(tags, list) else None
         for filter_key, members in views:
@@ -187,7 +193,7 @@ def evaluate_batch(
 
 _SQLITE_LINES = (
     "SELECT id, account_id, ts, received_ms, host, app, level, env, file, ip, mac, "
-    "CAST(tags AS TEXT), CAST(meta AS TEXT), line FROM log_lines "
+    "CAST(tags AS TEXT), CAST(meta AS TEXT), line, CAST(meta_unindexed AS TEXT) FROM log_lines "
     "WHERE id > ? ORDER BY id LIMIT ?"
 )
 _readers: dict[str, sqlite3.Connection] = {}

@@ -29,9 +29,9 @@ v1_router = APIRouter(prefix="/v1/export", tags=["Export"], responses=LEGACY_ERR
 # aggregations (tidegate.aggregate.endpoints).
 Text = str | None
 FromParam = Annotated[
-    Text, Query(alias="from", description="Start, epoch seconds or milliseconds (inclusive)")
+    Text, Query(alias="from", description="Start, epoch s or ms, or ISO 8601 (inclusive)")
 ]
-ToParam = Annotated[Text, Query(description="End, epoch seconds or milliseconds (inclusive)")]
+ToParam = Annotated[Text, Query(description="End, epoch s or ms, or ISO 8601 (inclusive)")]
 HostsParam = Annotated[Text, Query(description="Comma list of hosts")]
 AppsParam = Annotated[Text, Query(description="Comma list of apps")]
 LevelsParam = Annotated[Text, Query(description="Comma list of levels")]
@@ -123,9 +123,12 @@ async def export_lines_v1(
     account_id: AccountId,
     principal: CurrentPrincipal,
     from_: Annotated[
-        Text, Query(alias="from", description="Start, epoch s or ms (default: all retained)")
+        Text,
+        Query(
+            alias="from", description="Start, epoch s or ms, or ISO 8601 (default: all retained)"
+        ),
     ] = None,
-    to: Annotated[Text, Query(description="End, epoch s or ms (default: now)")] = None,
+    to: Annotated[Text, Query(description="End, epoch s or ms, or ISO 8601 (default: now)")] = None,
     size: Annotated[
         Text, Query(description="Lines wanted; more than the plan's cap answers the cap")
     ] = None,

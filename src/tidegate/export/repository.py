@@ -32,6 +32,7 @@ class LineRow(NamedTuple):
     tags_json: str | None
     meta_json: str | None
     line: str
+    meta_unindexed_json: str | None = None
 
     def tags(self) -> list[str] | None:
         value: list[str] | None = _decode(self.tags_json)
@@ -39,6 +40,11 @@ class LineRow(NamedTuple):
 
     def meta(self) -> dict[str, Any] | None:
         value: dict[str, Any] | None = _decode(self.meta_json)
+        return value
+
+    def meta_unindexed(self) -> dict[str, Any] | None:
+        """The meta sent unindexed: shown, never matched."""
+        value: dict[str, Any] | None = _decode(self.meta_unindexed_json)
         return value
 
 
@@ -70,6 +76,7 @@ _COLUMNS = (
     cast(LogLine.tags, Text),
     cast(LogLine.meta, Text),
     LogLine.line,
+    cast(LogLine.meta_unindexed, Text),
 )
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from tidegate.errors import BadRequest
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.timestamps import iso_ms
 
 MIN_SIZE = 1
 MAX_SIZE = 10_000
@@ -69,14 +70,20 @@ class ExportRequest:
 
 
 def epoch_ms(raw: str | None, *, name: str, end: bool) -> int:
-    """Epoch seconds or milliseconds as milliseconds. A ``to`` in seconds covers its
-    whole second (``to=1700000000`` includes 1700000000999)."""
+    """Epoch seconds or milliseconds as milliseconds, or an ISO 8601 time (read by the
+    one time rule: without an offset it is UTC). A ``to`` in seconds covers its whole
+    second (``to=1700000000`` includes 1700000000999)."""
     if raw is None or not raw.strip():
         raise BadRequest(f"{name}: required (epoch seconds or milliseconds)")
     try:
         value = int(raw.strip())
     except ValueError:
-        raise BadRequest(f"{name}: must be an integer (epoch seconds or milliseconds)") from None
+        iso = iso_ms(raw.strip())
+        if iso is None:
+            raise BadRequest(
+                f"{name}: must be epoch seconds or milliseconds, or an ISO 8601 time"
+            ) from None
+        return iso
     if value < 0:
         raise BadRequest(f"{name}: must not be negative")
     if value < MS_THRESHOLD:

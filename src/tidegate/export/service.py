@@ -254,6 +254,7 @@ def _weight(row: LineRow) -> int:
     return (
         len(row.line)
         + (len(row.meta_json) if row.meta_json is not None else 0)
+        + (len(row.meta_unindexed_json) if row.meta_unindexed_json is not None else 0)
         + (len(row.tags_json) if row.tags_json is not None else 0)
         + _RECORD_OVERHEAD
     )
@@ -345,4 +346,5 @@ def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
         tags=row.tags(),
         meta=meta,
         line_id=row.id,
+        meta_unindexed=row.meta_unindexed(),
     )

@@ -116,7 +116,14 @@ async def ingest(
     mac: Annotated[str | None, Query(description="MAC address of the host")] = None,
     ip: Annotated[str | None, Query(description="IP address of the host")] = None,
     now: Annotated[
-        str | None, Query(description="The client's current time, epoch milliseconds")
+        str | None,
+        Query(
+            description=(
+                "The client's current time, epoch seconds or milliseconds: sets the time of "
+                "lines without one and corrects the lines' times when the client's clock "
+                "is more than a minute off"
+            )
+        ),
     ] = None,
     tags: Annotated[
         list[str] | None, Query(description="Comma-separated tags (the parameter may repeat)")

@@ -27,11 +27,13 @@ Timestamp = Annotated[
     Field(
         default=None,
         description=(
-            "Epoch milliseconds (a number, or a string of digits), or an ISO 8601 / RFC 3339 "
-            "time (`2025-01-02T03:04:05.678Z`); a time without an offset is UTC. Missing: "
-            "the `now` parameter, else the time tidegate received the request. A value "
-            "that is not a time in [1970, 9999] falls back the same way and is counted in "
-            "usage as `lines_fallback`."
+            "An epoch time (a number, or a string of digits) in seconds, milliseconds, "
+            "microseconds or nanoseconds, told apart by magnitude (below 10^11: seconds, "
+            "10^14: ms, 10^17: us, 10^20: ns), or an ISO 8601 / RFC 3339 time "
+            "(`2025-01-02T03:04:05.678Z`); a time without an offset is UTC. Moved by the "
+            "sender's clock error when `now` is more than a minute off. Missing: the `now` "
+            "parameter, else the time tidegate received the request. A value that is not a "
+            "time falls back the same way and is counted in usage as `lines_fallback`."
         ),
     ),
 ]
@@ -51,7 +53,9 @@ class IngestLine(BaseModel):
         int | float | str | None,
         Field(default=None, description="The agent payload's timestamp (when no `timestamp`)"),
     ] = None
-    app: Annotated[str | None, _text(512, "Application name")] = None
+    app: Annotated[
+        str | None, _text(512, "Application name; missing: the base name of `file` (or `f`)")
+    ] = None
     level: Annotated[str | None, _text(64, "Level (INFO, ERROR, ...)")] = None
     env: Annotated[str | None, _text(256, "Environment")] = None
     file: Annotated[str | None, _text(512, "Source file")] = None
@@ -59,19 +63,36 @@ class IngestLine(BaseModel):
     hostname: Annotated[
         str | None, _text(256, "Overrides the request's hostname for this line")
     ] = None
+    host: Annotated[
+        str | None,
+        _text(256, "The platform agent's per-line host (the node); `hostname` wins over it"),
+    ] = None
     meta: Annotated[
         dict[str, Any] | str | None,
         Field(
             default=None,
             description=(
-                "An object, or a string holding a JSON object (the Python handler's "
-                "default); kept as the line's meta and searchable as fields"
+                "An object: kept as the line's meta and searchable as fields. A string "
+                "holding a JSON object (`indexMeta: false`, the Python handler's default): "
+                "kept and shown, not searchable"
             ),
         ),
     ] = None
     label: Annotated[
         dict[str, Any] | None,
-        Field(default=None, description="The agent payload's labels, kept as meta `labels`"),
+        Field(
+            default=None,
+            description="The agent's (Kubernetes) labels, kept and searchable as meta `labels`",
+        ),
+    ] = None
+    annotation: Annotated[
+        dict[str, Any] | None,
+        Field(
+            default=None,
+            description=(
+                "The agent's (Kubernetes) annotations, kept and searchable as meta `annotations`"
+            ),
+        ),
     ] = None
     pid: Annotated[
         int | None, Field(default=None, description="The agent payload's process id, meta `pid`")

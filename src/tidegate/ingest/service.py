@@ -34,7 +34,7 @@ from tidegate.ingest.decoding import (
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
 from tidegate.logs.store import NewLine, utc_day
-from tidegate.logs.timestamps import epoch_ms, time_from
+from tidegate.logs.timestamps import clock_skew, epoch_ms, in_range, time_from
 
 INACTIVE = "Account not found or inactive"
 SUSPENDED = "Ingestion is suspended for this account"
@@ -98,7 +98,7 @@ def check_params(
         text = now.strip()
         now_value = epoch_ms(text) if text.isascii() and text.isdigit() else None
         if now_value is None:
-            raise bad_request("now: epoch milliseconds.")
+            raise bad_request("now: an epoch time in seconds or milliseconds.")
     split = tuple(_storable(tag.strip()) for raw in tags for tag in raw.split(",") if tag.strip())
     if len(split) > _MAX_TAGS or any(len(tag) > _MAX_TAG for tag in split):
         raise bad_request(f"tags: at most {_MAX_TAGS} tags of {_MAX_TAG} characters.")
@@ -157,13 +157,21 @@ def _field(value: Any, size: int) -> tuple[str | None, bool]:
     return None, True
 
 
-def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-    """The line's meta: an object, or a string holding one (the Python handler's
-    ``json.dumps(meta)``); any other value is kept under ``value`` (a repair). The agent
-    payload's ``label``/``labels``, ``annotations`` and ``pid`` join it."""
+def _meta(
+    item: dict[str, Any],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """The line's meta as stored: what queries and rules see, what is only shown, and
+    whether it needed a repair (a tuple: this runs for every line). An object is searchable. A string holding a JSON object is meta
+    sent **unindexed**: ``@logdna/logger`` with ``indexMeta: false`` (its default) and
+    the Python handler with ``index_meta=False`` (its default) send
+    ``JSON.stringify(meta)``; the platform stores and shows it but does not search it.
+    Any other value is kept (searchable) under ``value`` (a repair). The agent's
+    ``label`` and ``annotation`` (Kubernetes) and the agent payload's ``pid`` join the
+    searchable meta, as ``labels``, ``annotations`` and ``pid``."""
     value = item.get("meta")
     repaired = False
-    meta: dict[str, Any] | None
+    meta: dict[str, Any] | None = None
+    unindexed: dict[str, Any] | None = None
     if value is None or isinstance(value, dict):
         meta = value
     else:
@@ -173,8 +181,10 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
                 parsed = load_json(value)
             except ValueError:
                 parsed = None
-        meta = parsed if isinstance(parsed, dict) else {"value": value}
-        repaired = not isinstance(parsed, dict)
+        if isinstance(parsed, dict):
+            unindexed = parsed
+        else:
+            meta, repaired = {"value": value}, True
     if not _AGENT_KEYS.isdisjoint(item):
         extras = {
             name: item[key]
@@ -183,13 +193,16 @@ def _meta(item: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         }
         if extras:
             meta = {**extras, **meta} if meta else extras
-    return meta, repaired
+    return meta, unindexed, repaired
 
 
-# (line field, meta key): what the agent payload and the platform agent send beside meta.
+# (line field, meta key): what the platform agent (logdna-rust's ``Line`` serializes
+# ``annotation`` and ``label``) and ``@logdna/logger``'s agent payload (``label``,
+# ``pid``) send beside meta; the plural spellings are accepted too.
 _AGENT_META = (
     ("label", "labels"),
     ("labels", "labels"),
+    ("annotation", "annotations"),
     ("annotations", "annotations"),
     ("pid", "pid"),
 )
@@ -198,11 +211,25 @@ _AGENT_KEYS = frozenset(key for key, _ in _AGENT_META)
 LINE_TIME_FIELDS = ("timestamp", "t")
 
 
+def file_app(file: str) -> str:
+    """The app of a line that names its file but no app, as the platform files it: the
+    file's base name (``/var/log/nginx/access.log``: ``access.log``; a Windows path
+    too). The agent's journald lines name the unit there, with no path: kept whole."""
+    base = file.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    return base or file
+
+
 def build_line(
-    item: Any, *, params: IngestParams, default_ts: int, tags: list[str] | None
+    item: Any,
+    *,
+    params: IngestParams,
+    default_ts: int,
+    tags: list[str] | None,
+    skew: int = 0,
 ) -> NewLine:
     """One line element as a store record, in a single pass, repairing rather than
-    refusing (``docs/ingest.md``): a line is never lost because of what it carries."""
+    refusing (``docs/ingest.md``): a line is never lost because of what it carries.
+    ``skew`` moves the line's own time onto our clock (``timestamps.clock_skew``)."""
     if not isinstance(item, dict):
         # A bare string is the line's text; any other value its JSON text.
         text = item if isinstance(item, str) else _json_text(item)
@@ -222,14 +249,21 @@ def build_line(
         # ``logger.log(12345)`` sends a number: stored as its JSON text. No line at all:
         # the whole element is the text, as the gateway stores an event without one.
         text, repaired = _json_text(item if value is None else value), True
-    ts, _, fell_back = time_from(item, LINE_TIME_FIELDS, default=default_ts)
-    host, host_fix = _field(item.get("hostname"), _MAX_HOST)
+    ts, time_field, fell_back = time_from(item, LINE_TIME_FIELDS, default=default_ts)
+    if skew and time_field is not None:
+        shifted = in_range(ts + skew)
+        ts = default_ts if shifted is None else shifted
+    # The Python handler's per-line ``hostname``, else the agent's ``host`` (the node).
+    host_value = item.get("hostname")
+    host, host_fix = _field(item.get("host") if host_value is None else host_value, _MAX_HOST)
     app, app_fix = _field(item.get("app"), _APP)
     level, level_fix = _field(item.get("level"), _LEVEL)
     env, env_fix = _field(item.get("env"), _ENV)
     file_value = item.get("file")
     file, file_fix = _field(item.get("f") if file_value is None else file_value, _FILE)
-    meta, meta_fix = _meta(item)
+    if app is None and file:
+        app = file_app(file)
+    meta, unindexed, meta_fix = _meta(item)
     return NewLine(
         line=_storable(text),
         ts=ts,
@@ -242,6 +276,7 @@ def build_line(
         mac=params.mac,
         tags=tags,
         meta=meta,
+        meta_unindexed=unindexed,
         repaired=(
             repaired
             or fell_back
@@ -264,11 +299,16 @@ def sort_lines(
     received_ms: int,
 ) -> JudgedLines:
     """Build the lines to store and judge each against the exclusion rules."""
-    default_ts = params.now if params.now is not None else received_ms
+    skew = clock_skew(sender_now=params.now, received_ms=received_ms)
+    # A sender whose clock is off: its lines without a time take ours.
+    default_ts = params.now if params.now is not None and not skew else received_ms
     tags = list(params.tags) or None
     return judge_lines(
         account_id=account_id,
-        lines=(build_line(item, params=params, default_ts=default_ts, tags=tags) for item in lines),
+        lines=(
+            build_line(item, params=params, default_ts=default_ts, tags=tags, skew=skew)
+            for item in lines
+        ),
         rules=rules,
         received_ms=received_ms,
     )

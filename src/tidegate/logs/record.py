@@ -4,8 +4,9 @@ Named after the platform's export records: reserved fields start with ``_``, ``l
 does not. A field the line does not have is left out rather than sent as ``null``;
 ``_line``, ``_ts`` and ``_host`` are always present. ``_meta`` carries the line's meta
 object: what the sender sent, over the fields parsed from the line's text
-(docs/line-parsing.md); kept apart rather than merged into the record, so a meta key
-can never shadow a reserved field.
+(docs/line-parsing.md), with the meta sent unindexed (``indexMeta: false``) shown there
+too: the platform shows it, it only does not search it. Kept apart rather than merged
+into the record, so a meta key can never shadow a reserved field.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def public_record(
     tags: Sequence[str] | None = None,
     meta: Mapping[str, Any] | None = None,
     line_id: int | None = None,
+    meta_unindexed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {}
     if line_id is not None:
@@ -47,7 +49,10 @@ def public_record(
             record[name] = value
     if tags:
         record["_tag"] = list(tags)
-    if meta is not None:
+    if meta_unindexed is not None:
+        # A key of the searchable meta (the agent's labels beside a string meta) wins.
+        record["_meta"] = {**meta_unindexed, **(meta or {})}
+    elif meta is not None:
         record["_meta"] = dict(meta)
     record["_line"] = line
     return record

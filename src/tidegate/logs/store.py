@@ -39,6 +39,9 @@ class NewLine:
     mac: str | None = None
     tags: list[str] | None = None
     meta: dict[str, Any] | None = None
+    # Meta the sender did not want indexed (``indexMeta: false``): stored and shown with
+    # the line, never part of its search text or of what queries and rules match.
+    meta_unindexed: dict[str, Any] | None = None
     size_bytes: int = field(default=-1)
     # True when the writer had to repair the line to store it (a timestamp replaced by
     # the default time, a non-text line or field coerced, a field truncated or dropped):
@@ -87,6 +90,7 @@ COLUMNS = (
     "host_folded",
     "app_folded",
     "level_folded",
+    "meta_unindexed",
     "search",
 )
 _SEARCH = COLUMNS.index("search")
@@ -170,6 +174,7 @@ def line_rows(account_id: str, received_ms: int, lines: Sequence[NewLine]) -> li
                 item.host.casefold(),
                 _folded(item.app),
                 _folded(item.level),
+                document_json(item.meta_unindexed),
                 search_text(item.line, meta),
             )
         )

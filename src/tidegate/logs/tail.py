@@ -65,6 +65,7 @@ class TailLine:
     meta: Mapping[str, Any] | None = None
     indexonly: bool = False
     line_id: int | None = None
+    meta_unindexed: Mapping[str, Any] | None = None
 
     @classmethod
     def from_new_line(cls, new: NewLine, *, indexonly: bool = False) -> TailLine:
@@ -81,6 +82,7 @@ class TailLine:
             tags=tuple(new.tags) if new.tags is not None else None,
             meta=new.meta,
             indexonly=indexonly,
+            meta_unindexed=new.meta_unindexed,
         )
 
     def record(self) -> dict[str, Any]:
@@ -98,6 +100,7 @@ class TailLine:
             tags=self.tags,
             meta=self.meta,
             line_id=self.line_id,
+            meta_unindexed=self.meta_unindexed,
         )
 
     def selected_by(self, line_filter: LineFilter) -> bool:
@@ -115,16 +118,18 @@ class TailLine:
         return [
             self.line, self.ts, self.host, self.app, self.level, self.env, self.file,
             self.ip, self.mac, list(self.tags) if self.tags is not None else None,
-            self.meta, self.indexonly, self.line_id,
+            self.meta, self.indexonly, self.line_id, self.meta_unindexed,
         ]  # fmt: skip
 
     @classmethod
     def from_wire(cls, item: Sequence[Any]) -> TailLine:
-        line, ts, host, app, level, env, file, ip, mac, tags, meta, indexonly, line_id = item
+        line, ts, host, app, level, env, file, ip, mac, tags, meta, indexonly, line_id = item[:13]
+        # A worker of the previous release publishes 13 items.
+        unindexed = item[13] if len(item) > 13 else None
         return cls(
             line=line, ts=ts, host=host, app=app, level=level, env=env, file=file,
             ip=ip, mac=mac, tags=tuple(tags) if tags is not None else None, meta=meta,
-            indexonly=bool(indexonly), line_id=line_id,
+            indexonly=bool(indexonly), line_id=line_id, meta_unindexed=unindexed,
         )  # fmt: skip
 
 

@@ -2,10 +2,15 @@
 the pipeline's ``log_analysis`` destination) so the same input is never stored by one
 and refused or replaced by the other.
 
-A line's time is epoch milliseconds in ``[0, year 10000)``, given as
+A line's time is an epoch time, stored as milliseconds in ``[0, year 10000)``, given as
 
-* a JSON number (a float is truncated), or a string of ASCII digits (optionally with a
-  fraction: ``"1700000000000.5"``);
+* a JSON number, or a string of ASCII digits (optionally with a fraction:
+  ``"1700000000.5"``), in **seconds, milliseconds, microseconds or nanoseconds, told
+  apart by magnitude** (``epoch_number``): below 10^11 it is seconds (the platform
+  agent sends Rust's ``unix_timestamp()``), below 10^14 milliseconds (the logging
+  libraries' ``Date.now()``), below 10^17 microseconds, below 10^20 nanoseconds. Each
+  unit then covers 1970 to the year 5138, except that milliseconds before 1973-03-03
+  read as seconds. A fraction below the millisecond is truncated;
 * an ISO 8601 / RFC 3339 time (``2025-01-02T03:04:05.678Z``, ``+02:00``, a space for
   the ``T``); **a time without an offset is UTC** (winston's common
   ``format.timestamp({format: 'YYYY-MM-DD HH:mm:ss'})`` sends that).
@@ -24,42 +29,84 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Final
 
-__all__ = ["MAX_TIMESTAMP_MS", "epoch_ms", "line_time", "time_from"]
+__all__ = [
+    "CLOCK_TOLERANCE_MS",
+    "MAX_TIMESTAMP_MS",
+    "clock_skew",
+    "epoch_ms",
+    "epoch_number",
+    "in_range",
+    "iso_ms",
+    "line_time",
+    "time_from",
+]
 
 # Year 10000: past it no date library can show the line.
 MAX_TIMESTAMP_MS: Final = 253_402_300_800_000
-# ASCII only (``\d`` would take any Unicode digit); at most 16 integer digits, which
-# already exceeds the range, so ``int()`` never sees thousands of digits.
-_DIGITS: Final = re.compile(r"[0-9]{1,16}(?:\.[0-9]{0,9})?", re.ASCII)
+# Below each bound a number is read in that unit (``epoch_number``): 10^11 seconds and
+# 10^14 milliseconds are both the year 5138.
+_SECONDS_BELOW: Final = 100_000_000_000
+_MILLIS_BELOW: Final = 100_000_000_000_000
+_MICROS_BELOW: Final = 100_000_000_000_000_000
+_NANOS_BELOW: Final = 100_000_000_000_000_000_000
+# ASCII only (``\d`` would take any Unicode digit); at most 20 integer digits (the
+# nanoseconds' bound), so ``int()`` never sees thousands of digits. Fixed and linear.
+_DIGITS: Final = re.compile(r"[0-9]{1,20}(?:\.[0-9]{0,9})?", re.ASCII)
 # The longest ISO 8601 form ``fromisoformat`` reads is well under this; longer text is
 # not a time and is never handed to the parser.
 _MAX_ISO_CHARS: Final = 64
 
 
+def in_range(millis: int) -> int | None:
+    """``millis`` when it is an epoch millisecond in ``[0, year 10000)``, else None."""
+    return millis if 0 <= millis < MAX_TIMESTAMP_MS else None
+
+
+def epoch_number(value: int | float | Decimal) -> int | None:
+    """An epoch time given as a number, in seconds, milliseconds, microseconds or
+    nanoseconds told apart by magnitude, as epoch milliseconds; None when it is negative,
+    not finite or past the nanoseconds' bound. Every unit's result is below 10^14 ms
+    (the year 5138), inside the stored range."""
+    if value.__class__ is float and not math.isfinite(value):
+        return None
+    if value < 0:
+        return None
+    # Straight comparisons, milliseconds first: this runs for every line.
+    if value < _MILLIS_BELOW:
+        return int(value) if value >= _SECONDS_BELOW else int(value * 1000)
+    if value < _MICROS_BELOW:
+        return value // 1000 if value.__class__ is int else int(value / 1000)
+    if value < _NANOS_BELOW:
+        return value // 1_000_000 if value.__class__ is int else int(value / 1_000_000)
+    return None
+
+
 def epoch_ms(value: object) -> int | None:
-    """``value`` as epoch milliseconds within range, or None when it is not one."""
+    """``value`` as epoch milliseconds within range, or None when it is not a time."""
+    if value.__class__ is int and _SECONDS_BELOW <= value < _MILLIS_BELOW:
+        return value  # milliseconds: most lines, no call
     if value is None or value.__class__ is bool:
         return None
-    if isinstance(value, int):
-        return value if 0 <= value < MAX_TIMESTAMP_MS else None
-    if isinstance(value, float):
-        if not math.isfinite(value) or not 0 <= value < MAX_TIMESTAMP_MS:
-            return None
-        return int(value)
+    if isinstance(value, (int, float)):
+        return epoch_number(value)
     if not isinstance(value, str):
         return None
     text = value.strip()
     if not text or len(text) > _MAX_ISO_CHARS:
         return None
     if _DIGITS.fullmatch(text):
-        return epoch_ms(float(text) if "." in text else int(text))
-    return _iso_ms(text)
+        # A fraction read exactly: float("1700000000.123") * 1000 may end in ...122.99.
+        return epoch_number(Decimal(text) if "." in text else int(text))
+    return iso_ms(text)
 
 
-def _iso_ms(text: str) -> int | None:
-    if not text[:4].isascii() or not text[:4].isdigit():
+def iso_ms(text: str) -> int | None:
+    """An ISO 8601 / RFC 3339 time (without an offset: UTC) as epoch milliseconds in
+    range, or None when ``text`` is not one."""
+    if len(text) > _MAX_ISO_CHARS or not text[:4].isascii() or not text[:4].isdigit():
         return None  # every ISO form starts with a four-digit year
     try:
         moment = datetime.fromisoformat(text.replace("z", "Z").replace("t", "T", 1))
@@ -71,7 +118,7 @@ def _iso_ms(text: str) -> int | None:
         millis = (moment - _EPOCH) // _ONE_MS
     except OverflowError:
         return None
-    return millis if 0 <= millis < MAX_TIMESTAMP_MS else None
+    return in_range(millis)
 
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -107,3 +154,18 @@ def time_from(
             return parsed, name, False
         fell_back = True
     return default, None, fell_back
+
+
+# Decision (docs/ingest.md): a sender whose ``now`` is within this of the receive time
+# has a right clock (network, batching and the agent's whole seconds stay well inside).
+CLOCK_TOLERANCE_MS: Final = 60_000
+
+
+def clock_skew(*, sender_now: int | None, received_ms: int) -> int:
+    """How far to move the times a sender gives so that they read on our clock: the
+    receive time minus the sender's ``now`` when they differ by more than
+    ``CLOCK_TOLERANCE_MS`` (the sender's clock is off), else 0."""
+    if sender_now is None:
+        return 0
+    skew = received_ms - sender_now
+    return skew if abs(skew) > CLOCK_TOLERANCE_MS else 0

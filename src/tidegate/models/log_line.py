@@ -57,6 +57,9 @@ class LogLine(Base):
     mac: Mapped[str | None] = mapped_column(String(64), default=None)
     tags: Mapped[list[str] | None] = mapped_column(Document, default=None)
     meta: Mapped[dict[str, Any] | None] = mapped_column(Document, default=None)
+    # Meta sent unindexed (``@logdna/logger``'s ``indexMeta: false``, the Python
+    # handler's default: a JSON string): shown with the line, never searched.
+    meta_unindexed: Mapped[dict[str, Any] | None] = mapped_column(Document, default=None)
     line: Mapped[str] = mapped_column(Text)
     size_bytes: Mapped[int] = mapped_column(Integer)
     host_folded: Mapped[str] = mapped_column(Folded)

@@ -29,6 +29,7 @@ class ViewIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     viewID: ReadOnlyId = None
+    viewid: ReadOnlyId = None
     presetids: list[str] | None = Field(default=None, description="Read-only: ignored")
     account: ReadOnlyId = None
     name: Name
@@ -46,6 +47,9 @@ class ViewIn(BaseModel):
 
 class View(BaseModel):
     viewID: str
+    # The same id again: mzm's view commands read ``viewid``; the Terraform provider
+    # matches keys case-insensitively and reads the same value from either.
+    viewid: str
     name: str
     query: str
     apps: list[str]

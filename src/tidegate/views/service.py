@@ -28,6 +28,7 @@ def view_schema(view: View, sealer: Sealer) -> schemas.View:
     channels = open_channels(sealer, view.channels_sealed)
     return schemas.View(
         viewID=view.id,
+        viewid=view.id,
         name=view.name,
         query=view.query,
         apps=list(view.apps),

@@ -31,11 +31,11 @@ class Webhook:
     async def send(
         self, channel: Channel, notification: Notification, context: DeliveryContext
     ) -> None:
-        body = None if channel.method == "GET" else webhook_body(channel, notification)
+        body = None if channel.http_method == "GET" else webhook_body(channel, notification)
         await post_json(
             context.guarded,
             channel.url,
-            method=channel.method,
+            method=channel.http_method,
             body=body,
             headers=channel.headers,
         )

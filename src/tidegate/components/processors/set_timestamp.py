@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import FieldText, PerEventProcessor
-from tidegate.logs.timestamps import epoch_ms
+from tidegate.logs.timestamps import epoch_ms, in_range
 from tidegate.processing.fields import FieldPath, with_value
 
 __all__ = ["COMPONENT", "SetTimestampConfig"]
@@ -51,7 +51,7 @@ def _reader(parser: TimestampParser) -> Callable[[Event], int | None]:
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        return epoch_ms(int(moment.timestamp() * 1000))
+        return in_range(int(moment.timestamp() * 1000))
 
     return read
 

@@ -52,6 +52,10 @@ def line_events(lines: Iterable[NewLine]) -> list[dict[str, Any]]:
             value = getattr(line, name)
             if value is not None:
                 event[name] = value
+        if line.meta_unindexed is not None:
+            # An event has one meta: the line's meta as shown (unindexed is a store's
+            # notion; a pipeline sees what the sender sent).
+            event["meta"] = {**line.meta_unindexed, **(line.meta or {})}
         events.append(event)
     return events
 
