@@ -28,6 +28,8 @@ from prometheus_client import (
 __all__ = [
     "CONTENT_TYPE",
     "MULTIPROCESS_ENV",
+    "SYSLOG_CONNECTIONS",
+    "SYSLOG_LINES",
     "THROTTLE_BYTES",
     "THROTTLE_KEYS",
     "THROTTLE_KEYS_REFUSED",
@@ -59,6 +61,21 @@ THROTTLE_RUNS_FOLDED = Counter(
     "tidegate_throttle_runs_folded",
     "Admissions of tracked throttle keys folded into the key's newest run because the "
     "worker's throttle byte budget was full (the limit then errs on the lenient side)",
+)
+
+SYSLOG_LINES = Counter(
+    "tidegate_syslog_lines",
+    "Lines received by the syslog listener, by outcome: accepted (given to the log store's "
+    "writer: stored, or excluded by a rule), not_syslog, no_key (no logdna@48950 key), "
+    "refused (unknown key, inactive or suspended account, syslog not enabled), failed "
+    "(the store failed)",
+    ["outcome"],
+)
+SYSLOG_CONNECTIONS = Counter(
+    "tidegate_syslog_connections",
+    "Connections to the syslog listener: accepted, or refused (TIDEGATE_SYSLOG_MAX_CONNECTIONS "
+    "reached)",
+    ["outcome"],
 )
 
 
