@@ -16,6 +16,7 @@ from tests.syslog.helpers import (
     send,
     syslog_port,
     wait_for_lines,
+    wait_until,
 )
 
 
@@ -118,6 +119,7 @@ async def test_a_hostile_connection_costs_neither_its_good_lines_nor_other_conne
 ) -> None:
     who = await make_ingestor(syslog_client, enable_syslog=True)
     port = syslog_port(syslog_client)
+    no_key_before = dropped("no_key")
     # A connection that starts a frame and stalls holds no one else up.
     _, stalled = await asyncio.open_connection("127.0.0.1", port)
     stalled.write(b"<14>1 - h a - - - never ends")
@@ -136,6 +138,8 @@ async def test_a_hostile_connection_costs_neither_its_good_lines_nor_other_conne
     finally:
         stalled.close()
         await stalled.wait_closed()
+    # Its unfinished last line is read when it closes (a line without a key here).
+    await wait_until(lambda: dropped("no_key") - no_key_before == 1)
     texts = sorted(line["_line"] for line in lines)
     assert texts[0] == "after"
     assert texts[1].startswith("huge")

@@ -10,29 +10,24 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
-from tests.conftest import AppClient, make_settings, open_client
+from tests.conftest import AppClient
 from tests.ingest.factories import make_ingestor
 from tests.syslog.certs import self_signed
+from tests.syslog.conftest import syslog_app
 from tests.syslog.helpers import rfc5424, send, syslog_port, wait_for_lines
 
 
 @pytest.fixture
 async def tls_client(database_url: str, tmp_path: Path) -> AsyncIterator[AppClient]:
     cert, key = self_signed(tmp_path)
-    settings = make_settings(
+    async with syslog_app(
         database_url,
         tmp_path / "data",
-        syslog_port=0,
         syslog_tls_cert=str(cert),
         syslog_tls_key=str(key),
         syslog_max_connections=1,
-    )
-    http, lifespan = await open_client(settings)
-    try:
+    ) as http:
         yield http
-    finally:
-        await http.aclose()
-        await lifespan.__aexit__(None, None, None)
 
 
 def client_context(cert: Path) -> ssl.SSLContext:

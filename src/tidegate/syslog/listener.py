@@ -84,7 +84,9 @@ class SyslogListener:
             self._connection,
             self.host,
             self.requested_port,
-            reuse_port=True,
+            # Port 0 (tests) is one listener's own: with SO_REUSEPORT the kernel may
+            # pick a port another listener of this user holds, and the two would share it.
+            reuse_port=self.requested_port != 0,
             ssl=self.tls,
             ssl_handshake_timeout=TLS_HANDSHAKE_S if self.tls else None,
             limit=READ_BYTES,
