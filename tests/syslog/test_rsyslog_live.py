@@ -25,6 +25,7 @@ from tests.conftest import free_port
 from tests.factories import make_tenant
 from tests.live import live_get, live_post
 from tests.syslog.certs import self_signed
+from tests.syslog.helpers import rfc5424, send
 
 RSYSLOGD = "/usr/sbin/rsyslogd"
 WAIT_S = 60.0
@@ -180,13 +181,20 @@ async def test_rsyslog_forwards_over_tcp(
 ) -> None:
     database_url = server_db
     port = free_port()
-    server = live_server_factory(env=_server_env(database_url, port))
+    # Two workers, both listening on the port (SO_REUSEPORT; docs/syslog.md).
+    server = live_server_factory(env=_server_env(database_url, port), workers=2)
     headers, key = await _syslog_account(server.base_url, database_url)
     await asyncio.to_thread(rsyslog.start, target=port, key=key, ca=None)
     rsyslog.logger("--rfc3164", "-t", "backup", "-p", "cron.info", "nightly backup done")
     rsyslog.logger("--rfc5424", "-t", "payments", "-p", "local0.err", "card declined id=42")
-    lines = _exported(server.base_url, headers, 2)
-    by_app = {line["_app"]: line for line in lines}
+    # Connections of their own, which the kernel spreads over both workers.
+    for number in range(8):
+        await send(port, (rfc5424(key, f"direct {number}", app="direct") + "\n").encode())
+    lines = _exported(server.base_url, headers, 10)
+    assert sorted(line["_line"] for line in lines if line["_app"] == "direct") == [
+        f"direct {number}" for number in range(8)
+    ]
+    by_app = {line["_app"]: line for line in lines if line["_app"] != "direct"}
     assert set(by_app) == {"backup", "payments"}
     assert by_app["backup"]["_line"] == "nightly backup done"
     assert by_app["backup"]["level"] == "INFO"
