@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tidegate.app_state import AppState
 from tidegate.errors import BadRequest, Forbidden
-from tidegate.ingest.service import account_for_key, build_line, check_params, now_ms
+from tidegate.ingest.service import (
+    IngestParams,
+    account_for_key,
+    build_line,
+    check_params,
+    now_ms,
+)
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, judge_lines
 from tidegate.logs.store import NewLine
@@ -50,21 +56,31 @@ def _read_frames(frames: Sequence[Frame]) -> list[Message | None]:
     return [read_frame(frame.data, truncated=frame.truncated) for frame in frames]
 
 
-def _new_line(message: Message, *, peer: str, received_ms: int) -> NewLine:
-    """The message as ``/logs/ingest`` builds a line object: the header's host, else the
-    sender's address; the element's tags as ``?tags=``."""
-    tags = [message.tags] if message.tags else []
-    repaired = message.repaired
+def _params(peer: str, tags: str | None) -> tuple[IngestParams, bool]:
+    """``/logs/ingest``'s parameters for lines from ``peer`` with the element's ``tags``
+    (as ``?tags=``), and whether the tags had to be dropped (too many or too long)."""
     try:
-        params = check_params(hostname=peer, mac=None, ip=peer, now=None, tags=tags)
-    except BadRequest:  # too many or too long tags: the line is kept without them
-        params = check_params(hostname=peer, mac=None, ip=peer, now=None, tags=())
-        repaired = True
-    line = build_line(
-        message.item, params=params, default_ts=received_ms, tags=list(params.tags) or None
-    )
-    line.repaired = line.repaired or repaired
-    return line
+        return check_params(
+            hostname=peer, mac=None, ip=peer, now=None, tags=[tags] if tags else ()
+        ), False
+    except BadRequest:
+        return check_params(hostname=peer, mac=None, ip=peer, now=None, tags=()), True
+
+
+def _new_lines(messages: list[Message], *, peer: str, received_ms: int) -> Iterator[NewLine]:
+    """The messages as ``/logs/ingest`` builds its line objects: the header's host, else
+    the sender's address; the parameters made once per distinct ``tags`` of a batch."""
+    made: dict[str | None, tuple[IngestParams, bool]] = {}
+    for message in messages:
+        found = made.get(message.tags)
+        if found is None:
+            found = made[message.tags] = _params(peer, message.tags)
+        params, dropped_tags = found
+        line = build_line(
+            message.item, params=params, default_ts=received_ms, tags=list(params.tags) or None
+        )
+        line.repaired = line.repaired or message.repaired or dropped_tags
+        yield line
 
 
 def _judge(
@@ -73,7 +89,7 @@ def _judge(
     return [
         judge_lines(
             account_id=account_id,
-            lines=(_new_line(item, peer=peer, received_ms=received_ms) for item in messages),
+            lines=_new_lines(messages, peer=peer, received_ms=received_ms),
             rules=rules,
             received_ms=received_ms,
         )
