@@ -6,7 +6,8 @@ server's memory while one connection sends a long line without end.
 
 Syslog: one TCP connection writes ``--lines`` RFC 5424 lines (the platform's template,
 newline framing) as fast as the socket takes them. Ingest: one HTTP connection posts
-the same texts in 1,000-line batches, one after the other. Each is timed from the first
+the same texts with the meta the listener stores for them (the syslog header's fields),
+in 1,000-line batches, one after the other. Each is timed from the first
 byte until the account's usage shows every line stored, with the server's CPU (user +
 system, from /proc) per 1,000 lines. Hostile: a connection sends ``--hostile-mb`` MB
 with no newline, then one good line; the server's peak RSS before and after is printed
@@ -28,6 +29,10 @@ from pathlib import Path
 import httpx
 
 from harness import Server, cpu_seconds, db_enterprise_token, free_port, ingestion_key, status_kb
+
+# What the listener stores in meta for these lines, sent with the ingested ones too so
+# that both store (and index) the same rows.
+SYSLOG_META = {"priority": 14, "facility": "user", "severity": "info", "version": 1, "procid": "77"}
 
 
 def syslog_line(key: str, number: int) -> bytes:
@@ -86,7 +91,7 @@ def run_ingest(server: Server, token: str, lines: int) -> tuple[float, float]:
         cpu, start = cpu_seconds(server.pid), time.perf_counter()
         for first in range(0, lines, 1000):
             batch = [
-                {"line": text, "app": "api", "level": "INFO"}
+                {"line": text, "app": "api", "level": "INFO", "meta": SYSLOG_META}
                 for text in texts[first : first + 1000]
             ]
             http.post(
