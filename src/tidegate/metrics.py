@@ -63,20 +63,31 @@ THROTTLE_RUNS_FOLDED = Counter(
     "worker's throttle byte budget was full (the limit then errs on the lenient side)",
 )
 
-SYSLOG_LINES = Counter(
-    "tidegate_syslog_lines",
-    "Lines received by the syslog listener, by outcome: accepted (given to the log store's "
-    "writer: stored, or excluded by a rule), not_syslog, no_key (no logdna@48950 key), "
-    "refused (unknown key, inactive or suspended account, syslog not enabled), failed "
-    "(the store failed)",
-    ["outcome"],
-)
-SYSLOG_CONNECTIONS = Counter(
-    "tidegate_syslog_connections",
-    "Connections to the syslog listener: accepted, or refused (TIDEGATE_SYSLOG_MAX_CONNECTIONS "
-    "reached)",
-    ["outcome"],
-)
+# Syslog listener (docs/syslog.md): one counter per outcome (metrics carry no labels).
+SYSLOG_LINES = {
+    outcome: Counter(f"tidegate_syslog_lines_{outcome}", description)
+    for outcome, description in (
+        (
+            "accepted",
+            "Syslog lines given to the log store's writer (stored, or excluded by a rule)",
+        ),
+        ("not_syslog", "Syslog listener lines dropped: neither RFC 5424 nor RFC 3164"),
+        ("no_key", "Syslog lines dropped: no logdna@48950 element with a key"),
+        (
+            "refused",
+            "Syslog lines dropped: unknown key, inactive or suspended account, or the "
+            "account's enable_syslog off",
+        ),
+        ("failed", "Syslog lines lost because the store failed (logged with the error)"),
+    )
+}
+SYSLOG_CONNECTIONS = {
+    "accepted": Counter("tidegate_syslog_connections_accepted", "Syslog connections accepted"),
+    "refused": Counter(
+        "tidegate_syslog_connections_refused",
+        "Syslog connections closed at once: TIDEGATE_SYSLOG_MAX_CONNECTIONS reached",
+    ),
+}
 
 
 def throttle_budget_changed(keys: int, size: int, refused: int, folded: int) -> None:
