@@ -53,6 +53,7 @@ bench: install
 	$(BIN)/python bench/bench_ingest_memory.py
 	$(BIN)/python bench/bench_gateway_memory.py
 	$(BIN)/python bench/bench_export_loop.py
+	$(BIN)/python bench/bench_syslog.py
 	$(BIN)/python bench/bench_search.py --lines 100k
 
 ## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).

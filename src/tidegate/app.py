@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.runtime.destination_guard import policy_from_setting
     from tidegate.runtime.runtime import build_runtime
     from tidegate.shutdown import close_step
+    from tidegate.syslog.listener import SyslogListener
     from tidegate.web.endpoints import build_web_router
 
     settings = settings or Settings.from_env()
@@ -130,6 +131,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         if alerts is not None:
             alerts.start()
+        # Syslog (docs/syslog.md): a TCP listener in every worker, when a port is set.
+        if settings.syslog_port is not None:
+            app.state.tidegate.syslog = SyslogListener(state=app.state.tidegate, settings=settings)
+            await app.state.tidegate.syslog.start()
         try:
             yield
         finally:
@@ -137,6 +142,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # left behind, and the server still stops.
             bound = settings.shutdown_step_timeout_s
             state = app.state.tidegate
+            if state.syslog is not None:
+                await close_step("syslog listener", state.syslog.close, timeout_s=bound)
             if alerts is not None:
                 await close_step("alert runner", alerts.close, timeout_s=bound)
             await close_step(

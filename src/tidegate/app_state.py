@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tidegate.logs.tail import TailBroker
     from tidegate.ratelimit import RateLimiter
     from tidegate.runtime.runtime import Runtime
+    from tidegate.syslog.listener import SyslogListener
 
 
 @dataclass(slots=True)
@@ -45,6 +46,8 @@ class AppState:
     # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
     replay: ReplayGuard
     signin_failures: FailureCounter
+    # The syslog listener (docs/syslog.md), when TIDEGATE_SYSLOG_PORT is set.
+    syslog: SyslogListener | None = None
 
 
 def app_state(connection: HTTPConnection) -> AppState:

@@ -155,13 +155,24 @@ class Settings(BaseSettings):
     password_reset_ttl_s: float = Field(default=3600.0, gt=0)
     # logdna-cli's signed queries: how far ``ts`` may be from the server's clock.
     signed_query_window_s: float = Field(default=300.0, gt=0)
+    # The syslog listener (docs/syslog.md): off unless a port is set (0: any free port,
+    # for tests); TLS only when a certificate and its key are set.
+    syslog_port: int | None = Field(default=None, ge=0, le=65535)
+    syslog_host: str = "127.0.0.1"
+    syslog_tls_cert: Path | None = None
+    syslog_tls_key: Path | None = None
+    syslog_max_line_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    syslog_max_connections: int = Field(default=256, ge=1)
+    syslog_idle_timeout_s: float = Field(default=600.0, gt=0)
 
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("redis_url", "secret_key", "smtp_host", mode="before")
+    @field_validator(
+        "redis_url", "secret_key", "smtp_host", "syslog_tls_cert", "syslog_tls_key", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -176,6 +187,12 @@ class Settings(BaseSettings):
         if not self.database_url:
             path = (self.data_dir / "tidegate.sqlite3").as_posix()
             object.__setattr__(self, "database_url", f"sqlite+aiosqlite:///{path}")
+        return self
+
+    @model_validator(mode="after")
+    def _syslog_tls_pair(self) -> Settings:
+        if (self.syslog_tls_cert is None) != (self.syslog_tls_key is None):
+            raise ValueError("TIDEGATE_SYSLOG_TLS_CERT and TIDEGATE_SYSLOG_TLS_KEY go together")
         return self
 
     @classmethod

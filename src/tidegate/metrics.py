@@ -53,6 +53,8 @@ __all__ = [
     "TAIL_SESSIONS",
     "TAIL_SESSIONS_OPEN",
     "TAIL_SESSION_SECONDS",
+    "SYSLOG_CONNECTIONS",
+    "SYSLOG_LINES",
     "THROTTLE_BYTES",
     "THROTTLE_KEYS",
     "THROTTLE_KEYS_REFUSED",
@@ -87,6 +89,32 @@ THROTTLE_RUNS_FOLDED = Counter(
     "Admissions of tracked throttle keys folded into the key's newest run because the "
     "worker's throttle byte budget was full (the limit then errs on the lenient side)",
 )
+
+# Syslog listener (docs/syslog.md): one counter per outcome (metrics carry no labels).
+SYSLOG_LINES = {
+    outcome: Counter(f"tidegate_syslog_lines_{outcome}", description)
+    for outcome, description in (
+        (
+            "accepted",
+            "Syslog lines given to the log store's writer (stored, or excluded by a rule)",
+        ),
+        ("not_syslog", "Syslog listener lines dropped: neither RFC 5424 nor RFC 3164"),
+        ("no_key", "Syslog lines dropped: no logdna@48950 element with a key"),
+        (
+            "refused",
+            "Syslog lines dropped: unknown key, inactive or suspended account, or the "
+            "account's enable_syslog off",
+        ),
+        ("failed", "Syslog lines lost because the store failed (logged with the error)"),
+    )
+}
+SYSLOG_CONNECTIONS = {
+    "accepted": Counter("tidegate_syslog_connections_accepted", "Syslog connections accepted"),
+    "refused": Counter(
+        "tidegate_syslog_connections_refused",
+        "Syslog connections closed at once: TIDEGATE_SYSLOG_MAX_CONNECTIONS reached",
+    ),
+}
 
 
 # Every label below takes its values from a fixed set written in this module or beside

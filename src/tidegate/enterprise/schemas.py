@@ -88,6 +88,8 @@ class AccountUpdate(RequestModel):
     plan: PlanIn | None = None
     retention: Retention | None = None
     status: AccountStatus | None = None
+    # Syslog ingestion for the account (docs/syslog.md); set at creation, changed here.
+    enable_syslog: bool | None = None
 
 
 class Feature(BaseModel):

@@ -245,6 +245,8 @@ async def update_account(
         # Deactivating stamps the time; any way back out of deactivated clears it.
         account.deactivated_at = utcnow() if body.status == "deactivated" else None
         account.status = body.status
+    if "enable_syslog" in given and body.enable_syslog is not None:
+        account.enable_syslog = body.enable_syslog
     await session.flush()
     return await get_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
 

@@ -35,6 +35,7 @@ class IngestionKey(NamedTuple):
     rule_count: int
     rules_updated: object
     suspended: bool  # the account's ingestion is suspended (tidegate.suspensions)
+    syslog_enabled: bool  # the account's ``enable_syslog`` (tidegate.syslog)
 
 
 _rule_count = (
@@ -54,6 +55,7 @@ _KEY_BY_HASH = RawQuery(
         _rule_count,
         _rules_updated,
         _accounts.c.ingestion_suspended_at.is_not(None),
+        _accounts.c.enable_syslog,
     )
     .select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
     .where(_keys.c.key_hash == bindparam("key_hash"))
@@ -64,8 +66,10 @@ async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
     rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
     if not rows:
         return None
-    kind, account_id, status, rule_count, rules_updated, suspended = rows[0]
-    return IngestionKey(kind, account_id, status, int(rule_count), rules_updated, bool(suspended))
+    kind, account_id, status, rule_count, rules_updated, suspended, syslog = rows[0]
+    return IngestionKey(
+        kind, account_id, status, int(rule_count), rules_updated, bool(suspended), bool(syslog)
+    )
 
 
 async def usage_between(

@@ -38,6 +38,7 @@ from tidegate.logs.timestamps import clock_skew, epoch_ms, in_range, time_from
 
 INACTIVE = "Account not found or inactive"
 SUSPENDED = "Ingestion is suspended for this account"
+SYSLOG_DISABLED = "Syslog is not enabled for this account"
 MAX_USAGE_DAYS = 366
 _MAX_HOST = 256
 _MAX_ADDRESS = 64
@@ -111,10 +112,13 @@ def check_params(
     )
 
 
-async def account_for_key(*, intake: LineIntake, key: str) -> tuple[str, RuleSet]:
+async def account_for_key(
+    *, intake: LineIntake, key: str, syslog: bool = False
+) -> tuple[str, RuleSet]:
     """The account an ingestion key writes to and its active exclusion rules. An unknown
     or deleted key, a key of another kind, a deactivated account and an account whose
-    ingestion is suspended are all 403."""
+    ingestion is suspended are all 403; for ``syslog`` lines, an account without
+    ``enable_syslog`` too."""
     found = await repository.ingestion_key(
         db=intake.db, key_hash=hash_secret(key, domain=INGESTION_DOMAIN)
     )
@@ -129,6 +133,8 @@ async def account_for_key(*, intake: LineIntake, key: str) -> tuple[str, RuleSet
         # Refused like an inactive account (clients give up on 403 rather than retry):
         # nothing is read, stored, counted or tailed. docs/ingest.md
         raise Forbidden(SUSPENDED)
+    if syslog and not found.syslog_enabled:
+        raise Forbidden(SYSLOG_DISABLED)
     rules = await intake.rules_for(
         found.account_id, fingerprint=(found.rule_count, found.rules_updated)
     )

@@ -42,7 +42,9 @@ __all__ = [
     "Parsed",
     "level_from_text",
     "parse_line",
+    "parse_syslog",
     "parse_text",
+    "structured_data",
 ]
 
 MAX_PARSED_CHARS = 32_768
@@ -170,7 +172,7 @@ def _structured(text: str) -> Parsed | None:
         return None
     first = stripped[0]
     if first == "<" or first.isalpha():
-        parsed = _syslog(stripped)
+        parsed = parse_syslog(stripped)
         if parsed is not None:
             return parsed
     if first.isdigit():
@@ -445,7 +447,23 @@ def _priority(fields: dict[str, Any], priority: str | None) -> str | None:
     return severity
 
 
-def _syslog(text: str) -> Parsed | None:
+def structured_data(text: str) -> tuple[dict[str, dict[str, str]], int]:
+    """The RFC 5424 structured-data elements ``text`` starts with (``{sd-id: {name:
+    value}}``, values as written) and where they end (0: none)."""
+    data: dict[str, dict[str, str]] = {}
+    position = 0
+    while (element := _SD_ELEMENT.match(text, position)) is not None:
+        data[element.group("id")] = {
+            param.group("name"): param.group("value")
+            for param in _SD_PARAM.finditer(element.group("params"))
+        }
+        position = element.end()
+    return data, position
+
+
+def parse_syslog(text: str) -> Parsed | None:
+    """The fields of an RFC 5424 or RFC 3164 line (see ``docs/line-parsing.md``), None
+    when ``text`` is neither."""
     modern = _RFC5424.match(text) if text.startswith("<") else None
     if modern is not None:
         fields: dict[str, Any] = {}
@@ -461,15 +479,7 @@ def _syslog(text: str) -> Parsed | None:
         if rest.startswith("-"):
             rest = rest[1:]
         else:
-            data: dict[str, Any] = {}
-            position = 0
-            while (element := _SD_ELEMENT.match(rest, position)) is not None:
-                params = element.group("params")
-                data[element.group("id")] = {
-                    param.group("name"): param.group("value")
-                    for param in _SD_PARAM.finditer(params)
-                }
-                position = element.end()
+            data, position = structured_data(rest)
             if position == 0:
                 return None
             fields["structured_data"] = data
