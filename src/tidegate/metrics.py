@@ -90,33 +90,6 @@ THROTTLE_RUNS_FOLDED = Counter(
     "worker's throttle byte budget was full (the limit then errs on the lenient side)",
 )
 
-# Syslog listener (docs/syslog.md): one counter per outcome (metrics carry no labels).
-SYSLOG_LINES = {
-    outcome: Counter(f"tidegate_syslog_lines_{outcome}", description)
-    for outcome, description in (
-        (
-            "accepted",
-            "Syslog lines given to the log store's writer (stored, or excluded by a rule)",
-        ),
-        ("not_syslog", "Syslog listener lines dropped: neither RFC 5424 nor RFC 3164"),
-        ("no_key", "Syslog lines dropped: no logdna@48950 element with a key"),
-        (
-            "refused",
-            "Syslog lines dropped: unknown key, inactive or suspended account, or the "
-            "account's enable_syslog off",
-        ),
-        ("failed", "Syslog lines lost because the store failed (logged with the error)"),
-    )
-}
-SYSLOG_CONNECTIONS = {
-    "accepted": Counter("tidegate_syslog_connections_accepted", "Syslog connections accepted"),
-    "refused": Counter(
-        "tidegate_syslog_connections_refused",
-        "Syslog connections closed at once: TIDEGATE_SYSLOG_MAX_CONNECTIONS reached",
-    ),
-}
-
-
 # Every label below takes its values from a fixed set written in this module or beside
 # the code that sets it (docs/metrics.md lists them): never a path, a key, an account.
 
@@ -171,6 +144,22 @@ TAIL_SESSION_SECONDS = Histogram(
 
 # The one writer of log lines (tidegate.logs.writer): ingestion and the pipelines' log
 # store destination alike.
+# Syslog listener (docs/syslog.md).
+SYSLOG_LINE_OUTCOMES = ("accepted", "not_syslog", "no_key", "refused", "failed")
+SYSLOG_LINES = Counter(
+    "tidegate_syslog_lines",
+    "Syslog listener lines by outcome: accepted (given to the log store's writer: stored, "
+    "or excluded by a rule); dropped as not_syslog (neither RFC 5424 nor RFC 3164), no_key "
+    "(no logdna@48950 element with a key), refused (unknown key, inactive or suspended "
+    "account, or the account's enable_syslog off); failed (lost because the store failed)",
+    ["outcome"],
+)
+SYSLOG_CONNECTIONS = Counter(
+    "tidegate_syslog_connections",
+    "Syslog connections: accepted, or refused (closed at once: "
+    "TIDEGATE_SYSLOG_MAX_CONNECTIONS reached)",
+    ["outcome"],
+)
 LINES = Counter(
     "tidegate_lines",
     "Log lines by outcome: stored (committed), excluded (kept out by exclusion rules, "

@@ -7,6 +7,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tidegate.api.request_metrics import CODES, GROUPS, INGEST_RESULTS
+from tidegate.metrics import SYSLOG_LINE_OUTCOMES
 
 Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
 # The only label values a series may carry: fixed sets, none from a request.
@@ -15,7 +16,9 @@ ALLOWED_LABELS = {
     "code": set(CODES),
     "result": set(INGEST_RESULTS),
     "outcome": {"stored", "excluded", "failed", "ok"}  # lines, group commits
-    | {"evaluated", "standby", "delivered", "retried"},  # alerts
+    | {"evaluated", "standby", "delivered", "retried"}  # alerts
+    | set(SYSLOG_LINE_OUTCOMES)
+    | {"accepted", "refused"},  # syslog lines and connections
     "transport": {"sse", "websocket"},
     "integration": {"email", "webhook", "slack", "pagerduty"},
     "pool": {"main", "read", "write", "fetch"},

@@ -21,7 +21,7 @@ from tests.syslog.helpers import (
 
 
 def dropped(outcome: str) -> float:
-    return REGISTRY.get_sample_value(f"tidegate_syslog_lines_{outcome}_total") or 0.0
+    return REGISTRY.get_sample_value("tidegate_syslog_lines_total", {"outcome": outcome}) or 0.0
 
 
 async def test_lines_over_tcp_are_stored_as_ingested_lines(syslog_client: AppClient) -> None:

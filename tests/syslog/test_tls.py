@@ -35,7 +35,7 @@ def client_context(cert: Path) -> ssl.SSLContext:
 
 
 def refused_connections() -> float:
-    sample = REGISTRY.get_sample_value("tidegate_syslog_connections_refused_total")
+    sample = REGISTRY.get_sample_value("tidegate_syslog_connections_total", {"outcome": "refused"})
     return sample or 0.0
 
 

@@ -108,10 +108,10 @@ class SyslogListener:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is None or len(self._connections) >= self.max_connections:
-            SYSLOG_CONNECTIONS["refused"].inc()
+            SYSLOG_CONNECTIONS.labels("refused").inc()
             await _close(writer)
             return
-        SYSLOG_CONNECTIONS["accepted"].inc()
+        SYSLOG_CONNECTIONS.labels("accepted").inc()
         self._connections.add(task)
         try:
             await self._read(reader, _peer(writer))
@@ -157,13 +157,13 @@ class SyslogListener:
         try:
             outcome = await store_frames(state=self.state, frames=frames, peer=peer)
         except Exception:  # any: the store failing must not end the connection
-            SYSLOG_LINES["failed"].inc(len(frames))
+            SYSLOG_LINES.labels("failed").inc(len(frames))
             log.exception("syslog: %d lines from %s could not be stored", len(frames), peer)
             return
         if outcome.accepted:
-            SYSLOG_LINES["accepted"].inc(outcome.accepted)
+            SYSLOG_LINES.labels("accepted").inc(outcome.accepted)
         for reason, count in outcome.dropped.items():
-            SYSLOG_LINES[reason].inc(count)
+            SYSLOG_LINES.labels(reason).inc(count)
         if outcome.dropped:
             self._report(outcome, peer)
 
