@@ -8,8 +8,9 @@ import asyncio
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import httpx
 import pytest
-from tests.api.scrape import Series, moved, scrape
+from tests.api.scrape import Series, moved, scrape, value
 from tests.conftest import AppClient
 from tests.live import live_async_client
 from tests.tail.test_live import _account_with_key, _env, tail
@@ -26,6 +27,24 @@ def _open(
     return tail_socket(base_url, mzm_params(), headers)
 
 
+async def _settled(http: httpx.AsyncClient) -> Series:
+    """A scrape with no tail stream or request left on the server. It is shared: a
+    stream an earlier test hung up ends its session first and its request a moment
+    later, and counted between the two it made this test's request look like none (the
+    in-flight gauge fell by one as this stream raised it by one)."""
+    series: Series = {}
+    for _ in range(100):
+        series = await scrape(http)
+        streams = sum(
+            value(series, "tidegate_tail_sessions_open", transport=transport)
+            for transport in ("sse", "websocket")
+        )
+        if streams == 0 and value(series, "tidegate_http_requests_in_flight", group="tail") == 0:
+            break
+        await asyncio.sleep(0.1)
+    return series
+
+
 @pytest.mark.parametrize("transport", ["sse", "websocket"])
 async def test_a_live_tail_stream_is_counted_while_open_and_when_closed(
     client: AppClient, shared_live_server: Any, transport: str
@@ -33,7 +52,7 @@ async def test_a_live_tail_stream_is_counted_while_open_and_when_closed(
     server = shared_live_server(env=_env(client))
     account, _key = await _account_with_key(client)
     async with live_async_client(server.base_url) as http:
-        before = await scrape(http)
+        before = await _settled(http)
         async with _open(transport, server.base_url, account.headers):
             during = await scrape(http)
         # The server sees the stream end when the client hangs up: wait for it.
