@@ -24,7 +24,7 @@ import asyncpg
 import httpx
 import pytest
 from tests import property_sizes  # noqa: F401  (loads the Hypothesis profile first)
-from tests.live import live_async_client, live_client, live_request
+from tests.live import live_async_client, live_client, live_request, stop_process
 
 from tidegate.app import create_app
 from tidegate.config import Settings
@@ -287,13 +287,7 @@ class LiveServer:
         return self.request("POST", path, **kwargs)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         # The port closes with the server: nothing connects to a stopped one.
         self.socket.close()
 

@@ -7,6 +7,7 @@ these, with one generous timeout. pytest-timeout (300 s a test) still bounds a h
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 import httpx
@@ -43,3 +44,15 @@ def live_post(url: str, **kwargs: Any) -> httpx.Response:
 
 def live_patch(url: str, **kwargs: Any) -> httpx.Response:
     return live_request("PATCH", url, **kwargs)
+
+
+def stop_process(process: subprocess.Popen[Any] | None, *, grace_s: float = 15) -> None:
+    """SIGTERM a server process and wait for it; SIGKILL it if it outlives ``grace_s``."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from tests.conftest import free_port
 from tests.factories import make_tenant
-from tests.live import live_get, live_post
+from tests.live import live_get, live_post, stop_process
 from tests.syslog.certs import self_signed
 from tests.syslog.helpers import rfc5424, send
 
@@ -102,13 +102,7 @@ class Rsyslog:
         )
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 @pytest.fixture
