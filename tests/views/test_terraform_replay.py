@@ -9,9 +9,11 @@ fields it reads. Any status but 200 is a failure to the provider."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from tests.ingest.test_live_servers import _account, _env
 from tests.live import live_client, live_post
@@ -119,6 +121,15 @@ class Provider:
         return response.json()
 
 
+@pytest.fixture
+def clients() -> Iterator[list[httpx.Client]]:
+    """The providers' HTTP clients, closed when the test ends."""
+    made: list[httpx.Client] = []
+    yield made
+    for http in made:
+        http.close()
+
+
 def _provider(base_url: str, database_url: str, tmp_path: Path) -> Provider:
     who = _account(base_url, database_url, tmp_path)
     headers = {key: value for key, value in who.items() if key not in ("account_id", "key")}
@@ -221,11 +232,12 @@ def _check_view(view: dict[str, Any], sent: dict[str, Any]) -> None:
 
 
 def test_views_preset_alerts_categories_and_index_rate(
-    live_server_factory: Any, server_db: str, tmp_path: Path
+    live_server_factory: Any, server_db: str, tmp_path: Path, clients: list[httpx.Client]
 ) -> None:
     env = {**_env(server_db), "TIDEGATE_DESTINATION_ALLOW": "127.0.0.1"}
     server = live_server_factory(env=env)
     provider = _provider(server.base_url, server_db, tmp_path)
+    clients.append(provider.http)
     hook = "https://8.8.8.8/alerts"
 
     # logdna_category (type views, the provider's default)
@@ -306,6 +318,7 @@ def test_views_preset_alerts_categories_and_index_rate(
 
     # Import: a fresh provider process reads each resource by its id alone.
     fresh = Provider(server.base_url, provider.headers["Authorization"].split(" ", 1)[1])
+    clients.append(fresh.http)
     _check_view(fresh.call("GET", f"/v1/config/view/{view_id}"), sent)
     decodes(fresh.call("GET", f"/v1/config/presetalert/{preset_id}"), ALERT)
     assert fresh.call("GET", f"/v1/config/categories/{kind}/{ident}")["name"] == "Prod"
