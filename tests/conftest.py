@@ -291,6 +291,15 @@ class LiveServer:
         # The port closes with the server: nothing connects to a stopped one.
         self.socket.close()
 
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no flush. The harness's copy of the listening socket
+        closes with it, so a client connecting after the kill is refused at once
+        (held open, its connection would wait in the queue for its whole timeout)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.socket.close()
+
 
 class LiveServers:
     """The servers one test started. Every fixture that makes something a server uses
