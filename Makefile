@@ -4,6 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
+# Bytecode is cached (some environments set PYTHONDONTWRITEBYTECODE): the suite starts
+# over a hundred server processes, each of which would otherwise compile the package.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: install run test test-fast lint typecheck bench lock clean
 
 $(STAMP): requirements.lock pyproject.toml
@@ -25,7 +29,7 @@ run: install
 ## the browser, so a third worker on two cores shortens it.
 ## Coverage of the package is reported and must stay above the floor in pyproject.toml
 ## ([tool.coverage.report] fail_under).
-PYTEST_ARGS ?= -n 3 --durations=25
+PYTEST_ARGS ?= -n 3 --dist worksteal --durations=25
 COVERAGE_ARGS ?= --cov --cov-report=term:skip-covered
 test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS) $(COVERAGE_ARGS)
