@@ -427,20 +427,35 @@ async def fresh_pg_url(live_servers: LiveServers) -> AsyncIterator[str]:
 LIVE_FIXTURES = {"live_server_factory", "shared_live_server", "fuzz_target"}
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that start a real server process are marked ``live`` (``make test-fast``
-    leaves them out; ``make test`` runs everything).
-
-    Coverage does not trace them (``no_cover``): the code they test runs in the server's
-    process, which is not traced anyway, while tracing their own side (HTTP clients,
-    schemathesis, the browser driver) made them take 60-80% more CPU."""
+    leaves them out; ``make test`` runs everything). First, before ``-m`` deselects:
+    marked after it, as this hook once did, they all ran in ``make test-fast``."""
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
-        if item.get_closest_marker("live"):
-            item.add_marker(pytest.mark.no_cover)
-    items[:] = _live_tests_first(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+class _LiveTestsLast:
+    """What is done once every conftest has marked its live tests (tests/web marks its
+    own)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Coverage does not trace live tests (``no_cover``): the code they test runs in
+        the server's process, which is not traced anyway, while tracing their own side
+        (HTTP clients, schemathesis, the browser driver) made them take 60-80% more CPU.
+        Then the order in which the workers get the tests."""
+        for item in items:
+            if item.get_closest_marker("live"):
+                item.add_marker(pytest.mark.no_cover)
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        items[:] = _live_tests_first(items, workers)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_LiveTestsLast(), "tidegate-live-tests-last")
 
 
 def _live_tests_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
