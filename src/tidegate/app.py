@@ -69,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.ratelimit import limiter_redis
     from tidegate.runtime.destination_guard import policy_from_setting
     from tidegate.runtime.runtime import build_runtime
-    from tidegate.shutdown import close_step
+    from tidegate.shutdown import close_step, on_stop_signal
     from tidegate.syslog.listener import SyslogListener
     from tidegate.web.endpoints import build_web_router
 
@@ -122,6 +122,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ),
         )
         await app.state.tidegate.tail.start()
+        # Live-tail streams end as soon as the server is asked to stop, rather than
+        # holding the stop for uvicorn's whole graceful timeout.
+        on_stop_signal(app.state.tidegate.tail.end_streams)
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
         alerts = (

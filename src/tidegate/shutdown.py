@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+import threading
 from collections.abc import Awaitable, Callable
+from types import FrameType
 from typing import Any
+
+import uvicorn
 
 log = logging.getLogger("tidegate.shutdown")
 
@@ -58,3 +63,33 @@ async def stop_task(
     if not task.cancelled() and task.exception() is not None:
         log.warning("shutdown: task %s failed", name, exc_info=task.exception())
     return True
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def on_stop_signal(callback: Callable[[], None]) -> None:
+    """Run ``callback`` on this event loop as soon as the process is asked to stop.
+
+    uvicorn takes SIGTERM and SIGINT, stops accepting, and waits for open requests to
+    end (up to its graceful timeout) before the app's lifespan may close anything; a
+    live-tail stream never ends by itself, so each one held a stop for the whole
+    timeout. Chained in front of uvicorn's own handler (which still runs, unchanged),
+    the callback lets such requests end at once. Only where uvicorn's handler is the
+    one installed (a served process's main thread): an app run in tests or under
+    another server leaves signal handling alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    loop = asyncio.get_running_loop()
+    for signum in STOP_SIGNALS:
+        installed = signal.getsignal(signum)
+        if not isinstance(getattr(installed, "__self__", None), uvicorn.Server):
+            continue
+
+        def chained(
+            received: int, frame: FrameType | None, server_handler: Any = installed
+        ) -> None:
+            loop.call_soon_threadsafe(callback)
+            server_handler(received, frame)
+
+        signal.signal(signum, chained)

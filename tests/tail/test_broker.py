@@ -275,3 +275,17 @@ async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(anext(events), 2)
     assert broker.subscriber_count("acct") == 0
+
+
+async def test_ending_the_streams_closes_every_subscription_and_any_new_one() -> None:
+    """``end_streams`` is what a stop signal runs (``shutdown.on_stop_signal``): every
+    open stream's next batch comes at once, and a stream that subscribes after it (one
+    accepted just before the stop) ends at once too."""
+    broker = TailBroker()
+    async with broker.subscribe("a", EVERYTHING) as open_before:
+        broker.end_streams()
+        assert open_before.closed
+        batch = await open_before.next_batch(timeout=3600)
+        assert batch.lines == []
+        async with broker.subscribe("a", EVERYTHING) as opened_after:
+            assert opened_after.closed

@@ -236,10 +236,12 @@ async def test_an_open_stream_does_not_hold_up_shutdown(
     server = live_server_factory(env=_env(client))
     account, _key = await _account_with_key(client)
     async with tail(server.base_url, account.headers):
-        started = asyncio.get_running_loop().time()
         await asyncio.to_thread(server.stop)
-        assert asyncio.get_running_loop().time() - started < 14
         # uvicorn re-raises the SIGTERM it handled once it has shut down cleanly.
         assert server.process is not None
         assert server.process.returncode in (0, -15)
-        assert "Application shutdown complete" in server.log.read_text()
+    log = server.log.read_text()
+    assert "Application shutdown complete" in log
+    # The server ended the stream when it was asked to stop; it was not left open until
+    # uvicorn's graceful timeout (10 s) cancelled it.
+    assert "timeout graceful shutdown exceeded" not in log, log

@@ -209,6 +209,7 @@ class TailBroker:
         self.max_queued = max_queued
         self.max_subscribers_per_account = max_subscribers_per_account
         self._subscribers: defaultdict[str, set[Subscription]] = defaultdict(set)
+        self._ending = False
 
     @property
     def spans_processes(self) -> bool:
@@ -218,10 +219,16 @@ class TailBroker:
         return None
 
     async def close(self) -> None:
+        self.end_streams()
+        self._subscribers.clear()
+
+    def end_streams(self) -> None:
+        """End every stream (the server is stopping): each reader's next batch comes at
+        once, empty, and its stream ends. A subscription made after this ends at once."""
+        self._ending = True
         for subscriptions in self._subscribers.values():
             for subscription in subscriptions:
                 subscription.close()
-        self._subscribers.clear()
 
     def subscriber_count(self, account_id: str) -> int:
         return len(self._subscribers.get(account_id, ()))
@@ -248,6 +255,8 @@ class TailBroker:
         if self.subscriber_count(account_id) >= self.max_subscribers_per_account:
             raise TooManySubscribers(account_id)
         subscription = Subscription(account_id, line_filter, self.max_queued)
+        if self._ending:
+            subscription.close()
         self._subscribers[account_id].add(subscription)
         try:
             await self._on_first_subscriber(account_id)
