@@ -6,32 +6,72 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from tests.conftest import REDIS_URL, AppClient, make_settings, open_client
+from tests.conftest import REDIS_URL, AppClient, make_settings
 from tests.factories import make_account, make_tenant
 from tests.keys.factories import with_service_key
 from tests.users.factories import add_person, sign_in, sign_in_person
 
+from tidegate.app import create_app
 from tidegate.config import Settings
+from tidegate.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 
 DOCUMENTED_PER_MINUTE = 50  # the platform's configuration API (spec/public-behaviour.md)
 
 
+HELD_NS = 10**18  # the limiters' clock, held still: no refill while a test sends
+
+
+def _held(limiter: RateLimiter) -> RateLimiter:
+    """The same limiter with its clock held (the clocks are injected for tests), so a
+    budget is exactly its size however slowly the requests go."""
+    if isinstance(limiter, MemoryRateLimiter):
+        return MemoryRateLimiter(limiter.per_minute, clock=lambda: HELD_NS)
+    if isinstance(limiter, RedisRateLimiter):
+        return RedisRateLimiter(
+            limiter.redis,
+            limiter.per_minute,
+            prefix=limiter.prefix,
+            timeout_s=limiter.timeout_s,
+            clock_us=lambda: HELD_NS // 1000,
+        )
+    return limiter
+
+
+async def _open(settings: Settings) -> tuple[AppClient, Any]:
+    app = create_app(settings)
+    lifespan = app.router.lifespan_context(app)
+    await lifespan.__aenter__()
+    state = app.state.tidegate
+    state.limiter, state.session_limiter = _held(state.limiter), _held(state.session_limiter)
+    http = AppClient(transport=httpx.ASGITransport(app=app), base_url="http://tidegate.test")
+    http.database_url, http.settings = settings.database_url, settings
+    return http, lifespan
+
+
 @pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def limiter_store(request: pytest.FixtureRequest) -> dict[str, object]:
+    if request.param == "memory":
+        return {}
+    # Generous: on a loaded machine the default 0.2 s could fail open.
+    return {"redis_url": REDIS_URL, "rate_limit_redis_timeout_s": 5.0}
+
+
+@pytest.fixture
 async def limited(
-    request: pytest.FixtureRequest, database_url: str, tmp_path: Path
+    limiter_store: dict[str, object], database_url: str, tmp_path: Path
 ) -> AsyncIterator[AppClient]:
     """An app with the default limits (Settings' own defaults, not the tests' zero)."""
     defaults = Settings.model_fields
     overrides: dict[str, object] = {
         "rate_limit_per_minute": defaults["rate_limit_per_minute"].default,
         "session_rate_limit_per_minute": defaults["session_rate_limit_per_minute"].default,
+        **limiter_store,
     }
-    if request.param == "redis":
-        # Generous: on a loaded machine the default 0.2 s could fail open.
-        overrides |= {"redis_url": REDIS_URL, "rate_limit_redis_timeout_s": 5.0}
-    http, lifespan = await open_client(make_settings(database_url, tmp_path, **overrides))
+    http, lifespan = await _open(make_settings(database_url, tmp_path, **overrides))
     try:
         yield http
     finally:
@@ -72,11 +112,15 @@ async def test_a_keys_session_has_its_own_budget_and_the_key_keeps_fifty(
 
 
 async def test_the_session_budget_is_enforced_per_person(
-    database_url: str, tmp_path: Path
+    limiter_store: dict[str, object], database_url: str, tmp_path: Path
 ) -> None:
-    http, lifespan = await open_client(
+    http, lifespan = await _open(
         make_settings(
-            database_url, tmp_path, rate_limit_per_minute=50, session_rate_limit_per_minute=5
+            database_url,
+            tmp_path,
+            rate_limit_per_minute=50,
+            session_rate_limit_per_minute=5,
+            **limiter_store,
         )
     )
     try:
