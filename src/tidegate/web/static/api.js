@@ -35,20 +35,66 @@ export function whenUnauthorized(callback) {
   onUnauthorized = callback;
 }
 
-export async function api(method, path, { params, body, signal } = {}) {
+// A 429 is waited out and the request sent again (the server refused it before doing
+// anything, so this is safe for every method), at most MAX_WAITS times in a row;
+// `onRateLimited(retryAt)` tells the page when (ms), and `onRateLimited(null)` when the
+// wait is over.
+const MAX_WAITS = 5;
+let onRateLimited = () => {};
+export function whenRateLimited(callback) {
+  onRateLimited = callback;
+}
+
+export function retryAfterMs(header) {
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.max(1, Math.ceil(seconds)) * 1000;
+  const at = Date.parse(header || "");
+  return Number.isFinite(at) ? Math.max(1000, at - Date.now()) : 1000;
+}
+
+function pause(ms, signal) {
+  return new Promise((done, fail) => {
+    if (signal && signal.aborted) return fail(signal.reason);
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener("abort", stop);
+      done();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      fail(signal.reason);
+    };
+    if (signal) signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+async function send(method, path, { params, body, signal }) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (!SAFE.has(method)) {
     const token = cookie("tidegate_csrf");
     if (token) headers["X-CSRF-Token"] = token;
   }
-  const response = await fetch(url(path, params), {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "same-origin",
-    signal,
-  });
+  for (let waits = 0; ; waits += 1) {
+    const response = await fetch(url(path, params), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+      signal,
+    });
+    if (response.status !== 429 || waits >= MAX_WAITS) return response;
+    const wait = retryAfterMs(response.headers.get("Retry-After"));
+    onRateLimited(Date.now() + wait);
+    try {
+      await pause(wait, signal);
+    } finally {
+      onRateLimited(null);
+    }
+  }
+}
+
+export async function api(method, path, { params, body, signal } = {}) {
+  const response = await send(method, path, { params, body, signal });
   const text = await response.text();
   let data = null;
   if (text) {
