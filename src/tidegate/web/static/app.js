@@ -49,6 +49,7 @@ function renderHeader() {
   const single = document.getElementById("account");
   single.hidden = accounts.length >= 2;
   single.textContent = here ? accountLabel(here) : current.account_id || "";
+  document.getElementById("account-in").hidden = !current.account_id;
   document.getElementById("role").textContent = current.role || "";
   document.body.classList.toggle("readonly", !session.can("content"));
 }

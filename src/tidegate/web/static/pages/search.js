@@ -22,6 +22,7 @@ const FACETS = [
 // at most MAX_LIVE_VALUES distinct values per field are counted, so a stream of
 // ever-new hosts cannot grow the page's memory without bound.
 const MAX_LIVE_VALUES = 500;
+const LIVE_FACETS_EVERY_MS = 1000;
 const LIVE_FIELDS = { host: "_host", app: "_app", level: "level" };
 
 class LiveFacets {
@@ -89,6 +90,7 @@ export async function render(main, { query }) {
   let controller = null;
   let dropChart = null;
   let tail = null;
+  let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
 
@@ -299,6 +301,8 @@ export async function render(main, { query }) {
   }
 
   function stopTail() {
+    clearTimeout(liveFacetTimer);
+    liveFacetTimer = 0;
     if (tail) tail.close();
     tail = null;
     tailStatus.hidden = true;
@@ -309,6 +313,8 @@ export async function render(main, { query }) {
   }
 
   function startTail() {
+    clearTimeout(liveFacetTimer);
+    liveFacetTimer = 0;
     if (tail) tail.close();
     if (controller) controller.abort();
     clear(problem);
@@ -322,8 +328,19 @@ export async function render(main, { query }) {
     liveToggle.setAttribute("aria-pressed", "true");
     liveToggle.classList.add("on");
     const counts = new LiveFacets();
-    const redraw = () => drawFacets(counts.top(), { empty: "waiting for lines…", note: "Live: the lines received since it started" });
-    redraw();
+    const draw = () => drawFacets(counts.top(), { empty: "waiting for lines…", note: "Live: the lines received since it started" });
+    // At most once a second: redrawn under the pointer at every frame, a facet's
+    // checkbox could lose the click.
+    let last = 0;
+    const redraw = () => {
+      if (liveFacetTimer) return;
+      liveFacetTimer = setTimeout(() => {
+        liveFacetTimer = 0;
+        last = performance.now();
+        draw();
+      }, Math.max(0, last + LIVE_FACETS_EVERY_MS - performance.now()));
+    };
+    draw();
     tail = new LiveTail({
       list,
       status: tailStatus,
