@@ -1,7 +1,8 @@
 """The web app for daily use (issue 22), on a server with the platform's default rate
 limits and alerts that fire within a second: a person's searches never meet the keys'
-50 a minute; an alert's link opens its view over the window that fired; a view's alert
-channels are edited and removed on the page; the header and the favicon."""
+50 a minute; a 429 is waited out, saying when; an alert's link opens its view over the
+window that fired; a view's alert channels are edited and removed on the page; the
+header and the favicon."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.web.conftest import Site, serve_site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 SEARCHES = 30
+SIGNIN_WINDOW_S = 15
 DOCUMENTED_PER_MINUTE = 50
 
 
@@ -27,6 +29,10 @@ def daily_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         "TIDEGATE_ALERT_TICK_S": "0.2",
         "TIDEGATE_ALERT_SETTLE_S": "0.5",
         "TIDEGATE_DESTINATION_ALLOW": "127.0.0.1",
+        # Two failed sign-ins block the address for a window shorter than the page's
+        # longest wait (60 s): the page waits a 429 out (test_a_429_is_waited_out...).
+        "TIDEGATE_SIGNIN_MAX_FAILURES": "2",
+        "TIDEGATE_SIGNIN_FAILURE_WINDOW_S": str(SIGNIN_WINDOW_S),
     }
     with serve_site(tmp_path_factory.mktemp("web-daily-server"), env) as found:
         yield found
@@ -174,3 +180,37 @@ def test_the_header_names_who_and_where_and_the_favicon_is_served(
         assert answer.status == 200
         assert answer.headers["content-type"] == "image/svg+xml"
         assert answer.body().startswith(b"<svg")
+
+
+# Every text the rate-limit notice shows, recorded as it changes (a wait can be short).
+RECORD_NOTICES = """() => {
+  window.noticesSeen = [];
+  const notice = document.querySelector("[data-testid=rate-limit-notice]");
+  new MutationObserver(() => {
+    if (!notice.hidden) window.noticesSeen.push(notice.textContent);
+  }).observe(notice, { attributes: true, childList: true, characterData: true, subtree: true });
+}"""
+
+
+def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
+    daily_site: Site, page: Page
+) -> None:
+    """A real 429 that ends at a known time: two failed sign-ins block the address for
+    the failure window, and the server answers Retry-After with the window. The page
+    waits it out, saying so, and signs in."""
+    account = daily_site.account()
+    page.goto(daily_site.base_url + "/signin")
+    for _ in range(2):
+        page.get_by_test_id("signin-key").fill("sta_" + "0" * 40)
+        page.get_by_test_id("signin-submit").click()
+        expect(page.get_by_role("alert")).to_contain_text("Invalid")
+        page.get_by_role("alert").evaluate("element => element.remove()")
+    page.evaluate(RECORD_NOTICES)
+    page.get_by_test_id("signin-key").fill(account.service_key)
+    page.get_by_test_id("signin-submit").click()
+    # Waited out (the window, plus the page's start), then signed in.
+    expect(page.get_by_test_id("nav-boards")).to_be_visible(timeout=120_000)
+    expect(page.get_by_test_id("rate-limit-notice")).to_be_hidden()
+    seen = page.evaluate("window.noticesSeen")
+    assert seen, "the page never said it was waiting"
+    assert seen[0].startswith(f"Too many requests: retrying in {SIGNIN_WINDOW_S} s (at ")

@@ -36,10 +36,12 @@ export function whenUnauthorized(callback) {
 }
 
 // A 429 is waited out and the request sent again (the server refused it before doing
-// anything, so this is safe for every method), at most MAX_WAITS times in a row;
-// `onRateLimited(retryAt)` tells the page when (ms), and `onRateLimited(null)` when the
-// wait is over.
+// anything, so this is safe for every method), at most MAX_WAITS times in a row and
+// only when it asks for at most MAX_WAIT_MS (a sign-in blocked for a quarter of an hour
+// is shown as the error it is); `onRateLimited(retryAt)` tells the page when (ms), and
+// `onRateLimited(null)` when the wait is over.
 const MAX_WAITS = 5;
+const MAX_WAIT_MS = 60_000;
 let onRateLimited = () => {};
 export function whenRateLimited(callback) {
   onRateLimited = callback;
@@ -84,6 +86,7 @@ async function send(method, path, { params, body, signal }) {
     });
     if (response.status !== 429 || waits >= MAX_WAITS) return response;
     const wait = retryAfterMs(response.headers.get("Retry-After"));
+    if (wait > MAX_WAIT_MS) return response;
     onRateLimited(Date.now() + wait);
     try {
       await pause(wait, signal);
@@ -106,7 +109,11 @@ export async function api(method, path, { params, body, signal } = {}) {
   }
   if (!response.ok) {
     if (response.status === 401 && !path.startsWith("/v1/auth/")) onUnauthorized();
-    throw new ApiError(response.status, data);
+    const error = new ApiError(response.status, data);
+    if (response.status === 429 && response.headers.has("Retry-After")) {
+      error.message += ` (try again in ${Math.round(retryAfterMs(response.headers.get("Retry-After")) / 1000)} s)`;
+    }
+    throw error;
   }
   return data;
 }
