@@ -1,5 +1,5 @@
-"""Browser tests of the web app: a real server (SQLite), a real Chromium. Every test here
-starts a real server process, so all of them are marked ``live``."""
+"""Browser tests of the web app: a real server (SQLite), a real Chromium. Every test that
+uses a server process is marked ``live`` (test_shell.py's in-process tests are not)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,11 @@ def page(context: BrowserContext) -> Iterator[Page]:
     assert not errors, errors
 
 
+# The fixtures here that start a server process (test_daily.py has its own server).
+SERVER_FIXTURES = {"site", "daily_site"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "site" in getattr(item, "fixturenames", ()):
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
