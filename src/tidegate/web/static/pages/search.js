@@ -28,9 +28,11 @@ const LIVE_FIELDS = { host: "_host", app: "_app", level: "level" };
 class LiveFacets {
   constructor() {
     this.counts = Object.fromEntries(Object.keys(LIVE_FIELDS).map((name) => [name, new Map()]));
+    this.lines = 0;
   }
 
   add(record) {
+    this.lines += 1;
     for (const [name, key] of Object.entries(LIVE_FIELDS)) {
       const value = record[key];
       if (value === undefined || value === null || value === "") continue;
@@ -328,7 +330,11 @@ export async function render(main, { query }) {
     liveToggle.setAttribute("aria-pressed", "true");
     liveToggle.classList.add("on");
     const counts = new LiveFacets();
-    const draw = () => drawFacets(counts.top(), { empty: "waiting for lines…", note: "Live: the lines received since it started" });
+    const draw = () =>
+      drawFacets(counts.top(), {
+        empty: counts.lines ? "no values in the stream yet" : "waiting for lines…",
+        note: "Live: the lines received since it started",
+      });
     // At most once a second: redrawn under the pointer at every frame, a facet's
     // checkbox could lose the click.
     let last = 0;
