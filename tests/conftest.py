@@ -100,6 +100,7 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         data_dir=data_dir,
         secret_key="test-secret",
         rate_limit_per_minute=0,
+        session_rate_limit_per_minute=0,
         max_body_bytes=1024 * 1024,
         bootstrap=False,
         db_pool_size=TEST_DB_POOL_SIZE,

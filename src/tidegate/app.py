@@ -22,20 +22,20 @@ if TYPE_CHECKING:
 API_VERSION = "3.0.0"
 
 
-def _limiter(settings: Settings, redis: Redis | None) -> RateLimiter:
+def _limiter(settings: Settings, redis: Redis | None, per_minute: int) -> RateLimiter:
     """``redis``: the limiter's own client (ratelimit.limiter_redis), when Redis is set."""
     from tidegate.ratelimit import MemoryRateLimiter, NoLimit, RedisRateLimiter  # see create_app
 
-    if settings.rate_limit_per_minute <= 0:
+    if per_minute <= 0:
         return NoLimit()
     if redis is not None:
         return RedisRateLimiter(
             redis,
-            settings.rate_limit_per_minute,
+            per_minute,
             prefix=settings.redis_prefix + "rl:",
             timeout_s=settings.rate_limit_redis_timeout_s,
         )
-    return MemoryRateLimiter(settings.rate_limit_per_minute)
+    return MemoryRateLimiter(per_minute)
 
 
 def _telemetry(settings: Settings) -> TelemetryConfig:
@@ -104,7 +104,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
-            limiter=_limiter(settings, limiter_client),
+            limiter=_limiter(settings, limiter_client, settings.rate_limit_per_minute),
+            session_limiter=_limiter(
+                settings, limiter_client, settings.session_rate_limit_per_minute
+            ),
             sealer=Sealer(
                 load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
             ),

@@ -33,6 +33,8 @@ class AppState:
     settings: Settings
     db: Database
     limiter: RateLimiter
+    # A signed-in browser session's own budget (session_rate_limit_per_minute).
+    session_limiter: RateLimiter
     sealer: Sealer
     redis: Redis | None
     # Live tail: writers call ``await tail.publish(account_id, lines)`` after commit.

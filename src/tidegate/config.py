@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     data_dir: Path = DEFAULT_DATA_DIR
     secret_key: str | None = None
     rate_limit_per_minute: int = Field(default=50, ge=0)
+    # A signed-in person's browser session (docs/web.md, "Rate limits"): a budget of
+    # its own per person (or per key a session signed in with), so the web app's
+    # several calls per search never meet the scripts' 50 per minute; 0: no limit.
+    session_rate_limit_per_minute: int = Field(default=600, ge=0)
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
     bootstrap: bool = True
     otel: bool = False

@@ -106,7 +106,8 @@ class ThreadedReceiver:
         import threading
 
         self.requests: list[Request] = []
-        lock = threading.Lock()
+        lock = threading.Condition()
+        self._arrived = lock
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -122,6 +123,7 @@ class ThreadedReceiver:
                             body,
                         )
                     )
+                    lock.notify_all()
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -149,3 +151,10 @@ class ThreadedReceiver:
 
     def on(self, path: str) -> list[Request]:
         return [request for request in list(self.requests) if request.path == path]
+
+    def wait_for(self, path: str, *, timeout: float) -> list[Request]:
+        """The requests to ``path`` once there is one (woken by each arrival; a generous
+        deadline, not a timing)."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: bool(self.on(path)), timeout=timeout)
+        return self.on(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from tests.alerts.harness import Harness
 
@@ -48,6 +49,31 @@ async def test_presence_immediate_fires_once_with_the_matches(harness: Harness) 
     harness.clock.move(5)
     assert (await evaluator.evaluate()).firings == 0
     assert len(await harness.deliveries()) == 1
+
+
+async def test_the_alert_link_opens_the_view_over_the_window_that_fired(
+    harness: Harness,
+) -> None:
+    """The link is the web app's ``/views/<id>`` (a page there opens the view's search)
+    with the fired window as ``from`` and ``to``: every matched line is inside it."""
+    view_id = await harness.view([webhook(triggerlimit=2)])
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    await harness.ingest("payment failed 1", "payment failed 2")
+    harness.clock.move(35)  # the window the lines opened has ended
+    await evaluator.evaluate()
+    [delivery] = await harness.deliveries()
+    link = urlsplit(delivery.payload["url"])
+    public = urlsplit(harness.settings.public_url)
+    assert (link.scheme, link.netloc, link.path) == (
+        public.scheme, public.netloc, f"/views/{view_id}",
+    )  # fmt: skip
+    window = {name: int(value) for name, [value] in parse_qs(link.query).items()}
+    assert window["to"] == delivery.fired_ms
+    assert window["to"] - window["from"] == 30_000  # the channel's "30"
+    stamps = [match["_ts"] for match in delivery.payload["matches"]]
+    assert len(stamps) == 2
+    assert all(window["from"] <= ts <= window["to"] for ts in stamps)
 
 
 async def test_presence_at_interval_end_and_absence(harness: Harness) -> None:

@@ -43,6 +43,7 @@ PUBLIC = {
     # The web app's shell and assets: no data, every page's data comes from the API.
     *(("GET", page) for page in WEB_PAGES),
     ("GET", WEB_ASSETS_PREFIX + "/{version}/{name:path}"),
+    ("GET", "/favicon.ico"),
     # Pipeline sources of other protocols: the route's own access keys.
     ("POST", "/gateway/{gateway_route_id}/services/collector"),
     ("POST", "/gateway/{gateway_route_id}/services/collector/event"),

@@ -1,10 +1,12 @@
-"""Browser tests of the web app: a real server (SQLite), a real Chromium. Every test here
-starts a real server process, so all of them are marked ``live``."""
+"""Browser tests of the web app: a real server (SQLite), a real Chromium. Every test that
+uses a server process is marked ``live`` (test_shell.py's in-process tests are not)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
@@ -31,25 +33,35 @@ class Site:
         return make_account(self.base_url, self.enterprise_token)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    """One real server per test module (starting one takes seconds on a busy machine);
-    tests keep apart by tenancy: each makes its own account."""
-    workdir = tmp_path_factory.mktemp("web-server")
+@contextmanager
+def serve_site(workdir: Path, env: dict[str, str]) -> Iterator[Site]:
+    """A real server (SQLite under ``workdir``) with ``env`` besides the tests' own
+    settings; ``TIDEGATE_PUBLIC_URL`` is its own address, so links it makes lead back."""
     server = LiveServer(
         env={
             "TIDEGATE_DATA_DIR": str(workdir / "var"),
             "TIDEGATE_SECRET_KEY": "test-secret",
             "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
-            "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+            **env,
         },
         cwd=workdir,
     )
+    server.env["TIDEGATE_PUBLIC_URL"] = server.base_url
     server.start(timeout=120)  # a loaded CI machine can take a while to import and migrate
     try:
         yield Site(server.base_url, enterprise_key(workdir / "var"))
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One real server per test module (starting one takes seconds on a busy machine);
+    tests keep apart by tenancy: each makes its own account."""
+    with serve_site(
+        tmp_path_factory.mktemp("web-server"), {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"}
+    ) as found:
+        yield found
 
 
 @pytest.fixture
@@ -70,7 +82,11 @@ def page(context: BrowserContext) -> Iterator[Page]:
     assert not errors, errors
 
 
+# The fixtures here that start a server process (test_daily.py has its own server).
+SERVER_FIXTURES = {"site", "daily_site"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "site" in getattr(item, "fixturenames", ()):
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)

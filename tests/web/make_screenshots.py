@@ -10,7 +10,9 @@ import argparse
 import random
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import httpx
 from playwright.sync_api import Page, expect
 from tests.conftest import LiveServer
 from tests.web.harness import (
@@ -70,7 +72,29 @@ def seed(account: Account, rng: random.Random) -> None:
         account.ingest(lines, host=host)
 
 
-def setup_content(account: Account) -> tuple[str, str]:
+ALERT_CHANNELS = [
+    {
+        "integration": "webhook",
+        "url": "https://hooks.example.com/tidegate",
+        "triggerlimit": 5,
+        "triggerinterval": "5m",
+    },
+    {
+        "integration": "email",
+        "emails": ["oncall@example.com"],
+        "immediate": "true",
+        "triggerlimit": 1,
+    },
+]
+
+
+def checked(response: httpx.Response) -> Any:
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def setup_content(account: Account) -> tuple[str, str, str]:
+    """The board's id, the pipeline's, and the alerted view's."""
     with account.http() as http:
         board = http.post(
             "/v1/config/board",
@@ -116,14 +140,24 @@ def setup_content(account: Account) -> tuple[str, str]:
                 ],
             },
         ).json()
-        for name, query, category in (
-            ("Failed payments", "payment level:error", "Billing"),
-            ("Slow queries", "slow query", "Database"),
-            ("Login failures", "app:api 401", "Security"),
-        ):
-            http.post(
-                "/v1/config/view", json={"name": name, "query": query, "category": [category]}
+        views = [
+            checked(
+                http.post(
+                    "/v1/config/view",
+                    json={
+                        "name": name,
+                        "query": query,
+                        "category": [category],
+                        "channels": channels,
+                    },
+                )
+            )["viewID"]
+            for name, query, category, channels in (
+                ("Server errors", "level:error", "Operations", ALERT_CHANNELS),
+                ("Slow queries", "slow query", "Database", []),
+                ("Login failures", "app:api 401", "Security", []),
             )
+        ]
         http.post(
             "/v1/config/ingestion/exclusions",
             json={
@@ -178,7 +212,7 @@ def setup_content(account: Account) -> tuple[str, str]:
             f"{base}/destination",
             json={"type": "blackhole", "title": "Error archive", "inputs": [errors["id"]]},
         )
-    return board["boardid"], pipeline["id"]
+    return board["boardid"], pipeline["id"], views[0]
 
 
 def shoot(page: Page, out: Path, name: str) -> None:
@@ -194,15 +228,15 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        server = LiveServer(
-            env={"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"},
-            cwd=workdir,
-        )
+        # The seeding is a script with a key: more than the keys' 50 a minute.
+        env = {"TIDEGATE_DATA_DIR": str(workdir / "var"), "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"}
+        server = LiveServer(env=env, cwd=workdir)
+        server.env["TIDEGATE_PUBLIC_URL"] = server.base_url
         server.start()
         try:
             account = make_account(server.base_url, enterprise_key(workdir / "var"))
             seed(account, random.Random(12))
-            boardid, pipeline_id = setup_content(account)
+            boardid, pipeline_id, view_id = setup_content(account)
             with chromium() as (_playwright, browser):
                 context = browser.new_context(
                     viewport={"width": 1360, "height": 820}, device_scale_factor=1
@@ -216,6 +250,13 @@ def main() -> None:
                 expect(page.get_by_test_id("log-line").first).to_be_visible()
                 page.get_by_test_id("log-line").nth(1).locator(".summary").click()
                 shoot(page, args.out, "search")
+                page.get_by_test_id("search-input").fill("level:error AND (app:api OR")
+                page.get_by_test_id("search-input").press("Enter")
+                expect(page.get_by_test_id("query-error")).to_be_visible()
+                shoot(page, args.out, "search-error")
+                page.get_by_test_id("search-input").fill("level:error")
+                page.get_by_test_id("search-input").press("Enter")
+                expect(page.get_by_test_id("log-line").first).to_be_visible()
                 page.get_by_test_id("live-toggle").click()
                 expect(page.locator(".tail-status .state")).to_have_text("live")
                 for i in range(12):
@@ -259,6 +300,15 @@ def main() -> None:
                 page.goto(server.base_url + "/views")
                 expect(page.get_by_test_id("view-row")).to_have_count(3)
                 shoot(page, args.out, "views")
+                row = page.get_by_test_id("view-row").filter(has_text="Server errors")
+                row.get_by_test_id("view-alerts").click()
+                page.get_by_test_id("alert-channel").first.get_by_test_id("alert-edit").click()
+                shoot(page, args.out, "views-alerts")
+                # What an alert's link opens: the view over the window that fired.
+                to = now_ms() - 3 * 3_600_000 + 300_000
+                page.goto(f"{server.base_url}/views/{view_id}?from={to - 600_000}&to={to}")
+                expect(page.get_by_test_id("log-line").first).to_be_visible()
+                shoot(page, args.out, "alert-link")
                 page.goto(server.base_url + "/usage")
                 expect(page.get_by_test_id("usage-chart").locator("canvas")).to_have_count(1)
                 shoot(page, args.out, "usage")

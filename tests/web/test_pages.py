@@ -35,6 +35,10 @@ def test_a_board_draws_its_graphs_from_the_aggregation_endpoint(site: Site, page
     expect(graph.locator("canvas")).to_have_count(1)
     expect(graph.locator(".u-legend")).to_contain_text("api")
     expect(graph.locator(".u-legend")).to_contain_text("cron")
+    # The legend reads without hovering: each series' total over the range.
+    expect(graph.locator(".u-legend")).to_contain_text("30 in all")
+    expect(graph.locator(".u-legend")).to_contain_text("10 in all")
+    expect(graph.locator(".u-legend")).not_to_contain_text("--")
 
     page.get_by_test_id("graph-kind").select_option("top")
     page.get_by_test_id("graph-title").fill("Top hosts")
@@ -198,3 +202,10 @@ def test_a_pipeline_is_drawn_as_its_graph_of_nodes(site: Site, page: Page) -> No
         for name in ("Webhook", "Keep errors", "Store", "Drop")
     }  # fmt: skip
     assert xs["Webhook"] < xs["Keep errors"] < xs["Store"] == xs["Drop"]
+    # The pipeline has no description: nothing stands in for it, on either page.
+    assert pipeline["description"] is None
+    expect(page.locator("main h1")).to_have_text("Edge")
+    assert "null" not in page.locator("main").inner_text()
+    page.go_back()
+    expect(page.get_by_test_id("pipeline-row")).to_have_count(1)
+    assert "null" not in page.locator("main").inner_text()

@@ -61,7 +61,15 @@ def test_search_shows_the_matching_lines_newest_first_and_keeps_the_query_in_the
 
 def test_a_query_that_does_not_parse_is_shown_where_it_stopped(site: Site, page: Page) -> None:
     account = site.account()
+    account.ingest([{"line": "status 500 seen", "app": "api"}])
     sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("status")
+    page.get_by_test_id("search-input").press("Enter")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    expect(page.locator(".summary-bar")).to_contain_text("1 matching lines")
+    expect(page.get_by_test_id("histogram").locator("canvas")).to_have_count(1)
+    expect(page.get_by_test_id("facet-app")).to_contain_text("api")
+
     page.get_by_test_id("search-input").fill("status:(500 OR")
     page.get_by_test_id("search-input").press("Enter")
     problem = page.get_by_test_id("query-error")
@@ -70,6 +78,10 @@ def test_a_query_that_does_not_parse_is_shown_where_it_stopped(site: Site, page:
     caret_line = problem.locator("pre").inner_text().splitlines()[-1]
     assert caret_line.index("^") == column - 1
     expect(page.get_by_test_id("log-line")).to_have_count(0)
+    # Nothing of the previous search is left under the error.
+    expect(page.get_by_test_id("histogram").locator("canvas")).to_have_count(0)
+    expect(page.locator(".summary-bar")).to_have_text("")
+    expect(page.locator(".facets")).to_have_text("")
 
 
 def test_a_line_expands_to_its_meta_and_a_picked_value_narrows_the_query(
@@ -201,11 +213,18 @@ def test_live_tail_shows_lines_ingested_after_the_toggle(site: Site, page: Page)
     expect(page.get_by_test_id("live-toggle")).to_have_attribute("aria-pressed", "true")
     expect(page.locator(".tail-status .state")).to_have_text("live")
     expect(page.get_by_test_id("log-line")).to_have_count(0)
+    # The facets describe the stream, not "none".
+    expect(page.get_by_test_id("facet-app")).to_contain_text("waiting for lines")
 
     account.ingest([{"line": "first live", "app": "api"}, {"line": "not api", "app": "cron"}])
     account.ingest([{"line": "second live", "app": "api"}])
     expect(page.get_by_test_id("log-line")).to_have_count(2)
     expect_lines(page, ["second live", "first live"])
+    live_apps = page.get_by_test_id("facet-app")
+    expect(live_apps.locator(".facet-value")).to_have_text(["api"])
+    expect(live_apps.locator(".count")).to_have_text(["2"])
+    expect(page.get_by_test_id("facet-host").locator(".facet-value")).to_have_text(["web-1"])
+    expect(page.locator(".facets")).not_to_contain_text("none")
     expect(page.get_by_test_id("tail-rate")).not_to_have_text("0.0 lines/s")
 
     # Paused: new lines are held back, then shown on resume.

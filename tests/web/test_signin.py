@@ -88,7 +88,10 @@ def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> 
     page.get_by_test_id("signin-submit").click()
     expect(page.get_by_test_id("log-line")).to_have_count(1)
     expect_lines(page, ["in the second account"])
-    # The header switches accounts.
+    # The header says who signed in, and switches accounts.
+    expect(page.get_by_test_id("signed-in-as")).to_have_text("enterprise key")
+    expect(page.get_by_test_id("account-switch")).to_have_value(second.account_id)
+    expect(page.get_by_test_id("current-account")).to_be_hidden()
     page.locator("#account-switch").select_option(first.account_id)
     expect(page.get_by_test_id("log-line").first).to_contain_text("in the first account")
     expect(page.get_by_test_id("log-line")).to_have_count(1)
@@ -127,6 +130,9 @@ def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
         page, site, _invite_on_the_members_page(page, site, owner, email, "readonly"), email
     )
     expect(page.locator("#role")).to_have_text("readonly")
+    # The header names the person and the account they are in.
+    expect(page.get_by_test_id("signed-in-as")).to_have_text(email)
+    expect(page.get_by_test_id("current-account")).to_contain_text(owner.account_id)
     expect(page.get_by_test_id("log-line")).to_have_count(1)
     expect(page.get_by_test_id("live-toggle")).to_be_visible()
     expect(page.get_by_test_id("save-view")).to_have_count(0)

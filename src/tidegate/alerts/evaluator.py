@@ -21,10 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts import cursor as cursors
 from tidegate.alerts.matching import MatchingPool, Outcome, StateKey, ViewSpec
-from tidegate.alerts.notification import Notification
+from tidegate.alerts.notification import Notification, view_link
 from tidegate.alerts.sealed import seal_channel
 from tidegate.alerts.watched import WatchList
-from tidegate.alerts.windows import Firing
+from tidegate.alerts.windows import Firing, trigger_window_ms
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -232,7 +232,13 @@ class Evaluator:
             view_id=view.view_id,
             query=view.query,
             matches=firing.matches,
-            url=f"{self.settings.public_url.rstrip('/')}/views/{view.view_id}",
+            # The window that fired (a resolve: the trigger window before it).
+            url=view_link(
+                self.settings.public_url,
+                view.view_id,
+                from_ms=firing.at_ms - trigger_window_ms(channel, self.settings.alert_window_scale),
+                to_ms=firing.at_ms,
+            ),
         )
         return AlertDelivery(
             account_id=view.account_id,

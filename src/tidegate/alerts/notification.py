@@ -9,10 +9,18 @@ import zoneinfo
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote, urlencode
 
 MAX_MATCHES = 10
 # A placeholder: {{name}} with optional spaces inside the braces.
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
+
+
+def view_link(public_url: str, view_id: str, *, from_ms: int, to_ms: int) -> str:
+    """The web app's address of a view over an alert's window (``/views/<id>`` opens
+    the view's search with ``from`` and ``to``, in ms, both included)."""
+    query = urlencode({"from": from_ms, "to": to_ms})
+    return f"{public_url.rstrip('/')}/views/{quote(view_id, safe='')}?{query}"
 
 
 @dataclass(slots=True)

@@ -69,6 +69,11 @@ def _scaled(interval: int, scale: float) -> int:
     return interval if scale == 1.0 else max(1, round(interval * scale))
 
 
+def trigger_window_ms(channel: Channel, scale: float = 1.0) -> int:
+    """How long a channel's trigger window is, as its state machine counts it."""
+    return _scaled(interval_ms(channel.triggerinterval), scale)
+
+
 class ChannelWindow:
     """One channel's state machine; ``firings`` collects what it decided."""
 
@@ -78,7 +83,7 @@ class ChannelWindow:
         self.channel = channel
         self.state = state
         # ``scale``: the alert_window_scale setting (tests shorten windows with it).
-        self.interval = _scaled(interval_ms(channel.triggerinterval), scale)
+        self.interval = trigger_window_ms(channel, scale)
         self.resolve_interval = (
             _scaled(interval_ms(channel.autoresolveinterval), scale) if channel.autoresolve else 0
         )

@@ -144,8 +144,17 @@ async def _resolve(request: HTTPConnection) -> Principal:
     raise Unauthorized("Missing credentials: send Authorization: Token <key>")
 
 
-async def _rate_limit(request: HTTPConnection, limit_key: str) -> None:
-    wait = await app_state(request).limiter.retry_after(limit_key)
+async def _rate_limit(request: HTTPConnection, limit_key: str, *, browser: bool = False) -> None:
+    """A key or a signed query counts against the scripts' budget (50 a minute by
+    default, as the platform documents); a signed-in browser session against the
+    person's own (``session_rate_limit_per_minute``), under its own names, so a page's
+    several calls per search never use up the key's budget and a script cannot use up
+    the person's."""
+    state = app_state(request)
+    if browser:
+        wait = await state.session_limiter.retry_after(f"web:{limit_key}")
+    else:
+        wait = await state.limiter.retry_after(limit_key)
     if wait is not None:
         raise RateLimited(headers={"Retry-After": retry_after_header(wait)})
 
@@ -197,7 +206,7 @@ async def user_principal(
         raise Forbidden("You are not a member of this account")
     if found.account_status == "deactivated":
         raise Forbidden("Account not found or inactive")
-    await _rate_limit(request, f"user:{user_id}")
+    await _rate_limit(request, f"user:{user_id}", browser=session_id is not None)
     scopes = await repository.group_scopes(db=db, user_id=user_id, account_id=account_id)
     return Principal(
         None,
@@ -270,7 +279,7 @@ async def _session_principal(request: Request, cookie: str) -> Principal:
         key = await repository.key_by_id(db=app_state(request).db, key_id=found.key_id)
         if key is None:
             raise Unauthorized("The key this session signed in with was deleted")
-        await _rate_limit(request, key.id)
+        await _rate_limit(request, f"key:{key.id}", browser=True)
         return await key_principal(
             request, key=key, account_id=found.account_id, delegated=False, session_id=found.id
         )

@@ -36,6 +36,7 @@ PAGES = (
     "/reset-password",
     "/search",
     "/views",
+    "/views/{viewid}",  # an alert's link (tidegate.alerts.notification.view_link)
     "/boards",
     "/boards/{boardid}",
     "/rules",
@@ -111,6 +112,17 @@ def build_web_router() -> APIRouter:
 
     for page in PAGES:
         router.add_api_route(page, shell, methods=["GET"])
+
+    @router.get("/favicon.ico")
+    async def favicon() -> Response:
+        # The shell links the icon by digest; this answers what browsers and tools
+        # ask for without reading the page (an SVG, which browsers accept here).
+        found = _assets()["favicon.svg"]
+        return Response(
+            found.content,
+            media_type=found.media_type,
+            headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
+        )
 
     @router.get(ASSETS_PREFIX + "/{version}/{name:path}")
     async def asset(version: str, name: str) -> Response:

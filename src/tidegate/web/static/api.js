@@ -35,20 +35,69 @@ export function whenUnauthorized(callback) {
   onUnauthorized = callback;
 }
 
-export async function api(method, path, { params, body, signal } = {}) {
+// A 429 is waited out and the request sent again (the server refused it before doing
+// anything, so this is safe for every method), at most MAX_WAITS times in a row and
+// only when it asks for at most MAX_WAIT_MS (a sign-in blocked for a quarter of an hour
+// is shown as the error it is); `onRateLimited(retryAt)` tells the page when (ms), and
+// `onRateLimited(null)` when the wait is over.
+const MAX_WAITS = 5;
+const MAX_WAIT_MS = 60_000;
+let onRateLimited = () => {};
+export function whenRateLimited(callback) {
+  onRateLimited = callback;
+}
+
+export function retryAfterMs(header) {
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.max(1, Math.ceil(seconds)) * 1000;
+  const at = Date.parse(header || "");
+  return Number.isFinite(at) ? Math.max(1000, at - Date.now()) : 1000;
+}
+
+function pause(ms, signal) {
+  return new Promise((done, fail) => {
+    if (signal && signal.aborted) return fail(signal.reason);
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener("abort", stop);
+      done();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      fail(signal.reason);
+    };
+    if (signal) signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+async function send(method, path, { params, body, signal }) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (!SAFE.has(method)) {
     const token = cookie("tidegate_csrf");
     if (token) headers["X-CSRF-Token"] = token;
   }
-  const response = await fetch(url(path, params), {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: "same-origin",
-    signal,
-  });
+  for (let waits = 0; ; waits += 1) {
+    const response = await fetch(url(path, params), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+      signal,
+    });
+    if (response.status !== 429 || waits >= MAX_WAITS) return response;
+    const wait = retryAfterMs(response.headers.get("Retry-After"));
+    if (wait > MAX_WAIT_MS) return response;
+    onRateLimited(Date.now() + wait);
+    try {
+      await pause(wait, signal);
+    } finally {
+      onRateLimited(null);
+    }
+  }
+}
+
+export async function api(method, path, { params, body, signal } = {}) {
+  const response = await send(method, path, { params, body, signal });
   const text = await response.text();
   let data = null;
   if (text) {
@@ -60,7 +109,11 @@ export async function api(method, path, { params, body, signal } = {}) {
   }
   if (!response.ok) {
     if (response.status === 401 && !path.startsWith("/v1/auth/")) onUnauthorized();
-    throw new ApiError(response.status, data);
+    const error = new ApiError(response.status, data);
+    if (response.status === 429 && response.headers.has("Retry-After")) {
+      error.message += ` (try again in ${Math.round(retryAfterMs(response.headers.get("Retry-After")) / 1000)} s)`;
+    }
+    throw error;
   }
   return data;
 }

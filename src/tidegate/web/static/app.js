@@ -1,13 +1,14 @@
 // The shell: a client-side router over the pages, the header and the session.
-import { whenUnauthorized } from "./api.js";
+import { whenRateLimited, whenUnauthorized } from "./api.js";
 import { clear, errorBox, h } from "./dom.js";
-import { accountLabel, session } from "./session.js";
+import { accountLabel, session, signedInAs } from "./session.js";
 
 const ROUTES = [
   [/^\/signin$/, () => import("./pages/signin.js"), "signin"],
   [/^\/(accept-invitation|reset-password)$/, () => import("./pages/password.js"), "signin"],
   [/^\/(search)?$/, () => import("./pages/search.js"), "search"],
   [/^\/views$/, () => import("./pages/views.js"), "views"],
+  [/^\/views\/(?<viewid>[^/]+)$/, () => import("./pages/view.js"), "views"],
   [/^\/boards$/, () => import("./pages/boards.js"), "boards"],
   [/^\/boards\/(?<boardid>[^/]+)$/, () => import("./pages/board.js"), "boards"],
   [/^\/rules$/, () => import("./pages/rules.js"), "rules"],
@@ -33,8 +34,11 @@ function renderHeader() {
   const current = session.current;
   header.hidden = !current;
   if (!current) return;
+  // Who is signed in, in which account (the switcher when there are several), as what.
+  document.getElementById("who").textContent = signedInAs(current);
   const switcher = document.getElementById("account-switch");
   const accounts = current.accounts || [];
+  const here = accounts.find((account) => account.id === current.account_id);
   switcher.hidden = accounts.length < 2;
   clear(switcher);
   for (const account of accounts) {
@@ -42,6 +46,10 @@ function renderHeader() {
       h("option", { value: account.id, selected: account.id === current.account_id }, accountLabel(account)),
     );
   }
+  const single = document.getElementById("account");
+  single.hidden = accounts.length >= 2;
+  single.textContent = here ? accountLabel(here) : current.account_id || "";
+  document.getElementById("account-in").hidden = !current.account_id;
   document.getElementById("role").textContent = current.role || "";
   document.body.classList.toggle("readonly", !session.can("content"));
 }
@@ -77,7 +85,10 @@ async function route() {
     if (mine !== generation) return;
     clear(main);
     const params = pattern.exec(path).groups || {};
-    cleanup = (await page.render(main, { params, query: new URLSearchParams(location.search), navigate })) || null;
+    const drop = (await page.render(main, { params, query: new URLSearchParams(location.search), navigate })) || null;
+    // A page that sent the person on (an alert's /views/<id>) is no longer the page.
+    if (mine === generation) cleanup = drop;
+    else if (drop) drop();
   } catch (error) {
     if (mine === generation) clear(main).append(errorBox(error));
   }
@@ -101,6 +112,30 @@ document.getElementById("sign-out").addEventListener("click", async () => {
 document.getElementById("account-switch").addEventListener("change", async (event) => {
   await session.chooseAccount(event.target.value);
   route();
+});
+// While a request waits out a 429, the page says when it will retry (every waiting
+// request counted; the latest retry time shown, counting down).
+const notice = document.getElementById("rate-notice");
+let waiting = 0;
+let retryAt = 0;
+let ticker = null;
+function showNotice() {
+  const seconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+  notice.textContent = `Too many requests: retrying in ${seconds} s (at ${new Date(retryAt).toLocaleTimeString()})`;
+}
+whenRateLimited((at) => {
+  if (at === null) waiting = Math.max(0, waiting - 1);
+  else {
+    waiting += 1;
+    retryAt = Math.max(retryAt, at);
+  }
+  notice.hidden = waiting === 0;
+  if (waiting && !ticker) ticker = setInterval(showNotice, 1000);
+  if (!waiting) {
+    clearInterval(ticker);
+    ticker = null;
+    retryAt = 0;
+  } else showNotice();
 });
 whenUnauthorized(() => {
   if (location.pathname === "/signin") return;

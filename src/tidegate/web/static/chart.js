@@ -1,4 +1,5 @@
 // Charts drawn with the vendored uPlot (window.uPlot, loaded by the shell).
+import { formatCount, formatTime } from "./dom.js";
 
 const PALETTE = ["#2f6fde", "#e0663a", "#2a9d6f", "#9b59b6", "#c9a227", "#d6457a", "#4aa3b5", "#7f8c8d"];
 
@@ -49,7 +50,18 @@ export function histogram(el, { times, counts, bucketMs, height = 150, onSelect 
   return fit(el, chart, height);
 }
 
-// Lines over time: `series` is [{label, values}], `times` in ms.
+// The legend's value of a series: under the cursor, the hovered bucket's; otherwise
+// (uPlot asks with no index) the series' total over the range, so a legend is never a
+// row of "--" until hovered. `format`: how a value reads (counts by default).
+function legendValue(values, format) {
+  const total = values.reduce((sum, value) => sum + (value || 0), 0);
+  return (u, value, seriesIndex, index) => {
+    if (index === null || index === undefined) return `${format(total)} in all`;
+    return value === null || value === undefined ? "--" : format(value);
+  };
+}
+
+// Lines over time: `series` is [{label, values, format}], `times` in ms.
 // `bucketMs`: each value covers [t, t + bucketMs), so the last one is drawn to its end.
 export function timeSeries(el, { times, series, height = 200, axes, stepped = true, bucketMs = 0 }) {
   const paths = stepped ? window.uPlot.paths.stepped({ align: 1 }) : undefined;
@@ -60,9 +72,10 @@ export function timeSeries(el, { times, series, height = 200, axes, stepped = tr
     scales: { x: { time: true, range: (u, min, max) => [min, max + bucketMs / 1000] } },
     axes: axes || [{ stroke: "#667" }, { stroke: "#667", size: 60 }],
     series: [
-      {},
+      { value: (u, value, seriesIndex, index) => (index === null || index === undefined ? "whole range" : formatTime(value * 1000)) },
       ...series.map((item, i) => ({
         label: item.label,
+        value: legendValue(item.values, item.format || formatCount),
         stroke: color(i),
         fill: series.length === 1 ? `${color(i)}33` : undefined,
         width: 1.5,

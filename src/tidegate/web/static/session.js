@@ -50,3 +50,9 @@ export const session = {
 export function accountLabel(account) {
   return account.name && account.name !== account.id ? `${account.name} · ${account.id}` : account.id;
 }
+
+// The person (their e-mail), or the kind of key a browser signed in with.
+export function signedInAs(current) {
+  if (current.email) return current.email;
+  return current.kind === "enterprise" ? "enterprise key" : current.kind === "service" ? "service key" : "";
+}

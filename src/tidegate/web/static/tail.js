@@ -8,9 +8,10 @@ export const DEFAULT_CAP = 1000;
 const RATE_WINDOW_MS = 5000;
 
 export class LiveTail {
-  constructor({ list, status, params, render, cap = DEFAULT_CAP }) {
+  constructor({ list, status, params, render, onDrawn = () => {}, cap = DEFAULT_CAP }) {
     this.list = list; // the element holding the line elements
     this.render = render; // record -> element
+    this.onDrawn = onDrawn; // after each frame's lines are drawn
     this.cap = cap;
     this.pending = []; // arrived, not yet drawn
     this.held = []; // arrived while paused
@@ -79,6 +80,7 @@ export class LiveTail {
     for (let i = batch.length - 1; i >= 0; i -= 1) fragment.append(this.render(batch[i]));
     this.list.prepend(fragment);
     while (this.list.childElementCount > this.cap) this.list.lastElementChild.remove();
+    this.onDrawn();
   }
 
   showRate() {

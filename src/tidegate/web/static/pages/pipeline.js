@@ -1,7 +1,7 @@
 // One pipeline's graph of nodes, drawn read-only: a column per depth (sources first,
 // each node one column right of its deepest input), edges from inputs to nodes.
 import { get } from "../api.js";
-import { errorBox, h } from "../dom.js";
+import { append, errorBox, h } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 190;
@@ -77,12 +77,13 @@ function drawGraph(nodes) {
 export async function render(main, { params }) {
   try {
     const pipeline = (await get(`/v3/pipeline/${encodeURIComponent(params.pipeline_id)}`)).data;
-    main.append(
+    // dom.append, not Element.append: the DOM's own would print a missing part as "null".
+    append(main, [
       h("p", {}, h("a", { href: "/pipelines" }, "← Pipelines")),
       h("h1", {}, pipeline.title),
       pipeline.description ? h("p", {}, pipeline.description) : null,
       pipeline.nodes.length ? h("div", { class: "card scroll-x" }, drawGraph(pipeline.nodes)) : h("p", { class: "muted" }, "This pipeline has no nodes yet."),
-    );
+    ]);
   } catch (error) {
     main.append(errorBox(error));
   }

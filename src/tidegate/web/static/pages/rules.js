@@ -1,7 +1,7 @@
 // Ingestion exclusion rules: list, create, edit, toggle, delete; before saving, a preview
 // of what the rule would have excluded from the last hour's stored lines.
 import { del, get, patch, post } from "../api.js";
-import { clear, errorBox, field, fillFrom, formatCount, h, listTable, onSubmit, splitList } from "../dom.js";
+import { append, clear, errorBox, field, fillFrom, formatCount, h, listTable, onSubmit, splitList } from "../dom.js";
 import { lineElement, literal } from "../lines.js";
 import { session } from "../session.js";
 
@@ -66,10 +66,10 @@ function ruleForm(rule, done) {
     clear(result).append(h("p", { class: "muted" }, "Counting the last hour…"));
     try {
       const found = await preview(body());
-      clear(result).append(
+      append(clear(result), [
         h("p", { testid: "rule-preview-count" }, `${found.counted ? "" : "At most "}${formatCount(found.total)} of the last hour's stored lines would have been excluded.`),
         found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line, () => {}))) : null,
-      );
+      ]);
     } catch (error) {
       clear(result).append(errorBox(error));
     }

@@ -18,6 +18,40 @@ const FACETS = [
   ["level", "levels"],
 ];
 
+// While live, the facets count the stream's lines (the aggregation describes a range):
+// at most MAX_LIVE_VALUES distinct values per field are counted, so a stream of
+// ever-new hosts cannot grow the page's memory without bound.
+const MAX_LIVE_VALUES = 500;
+const LIVE_FACETS_EVERY_MS = 1000;
+const LIVE_FIELDS = { host: "_host", app: "_app", level: "level" };
+
+class LiveFacets {
+  constructor() {
+    this.counts = Object.fromEntries(Object.keys(LIVE_FIELDS).map((name) => [name, new Map()]));
+    this.lines = 0;
+  }
+
+  add(record) {
+    this.lines += 1;
+    for (const [name, key] of Object.entries(LIVE_FIELDS)) {
+      const value = record[key];
+      if (value === undefined || value === null || value === "") continue;
+      const text = String(value).toLowerCase();
+      const seen = this.counts[name];
+      if (seen.has(text)) seen.set(text, seen.get(text) + 1);
+      else if (seen.size < MAX_LIVE_VALUES) seen.set(text, 1);
+    }
+  }
+
+  top(limit = 10) {
+    const top = {};
+    for (const [name, seen] of Object.entries(this.counts)) {
+      top[name] = [...seen].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([value, count]) => ({ value, count }));
+    }
+    return top;
+  }
+}
+
 export function stateFromUrl(query) {
   return {
     q: query.get("q") || "",
@@ -58,6 +92,7 @@ export async function render(main, { query }) {
   let controller = null;
   let dropChart = null;
   let tail = null;
+  let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
 
@@ -123,8 +158,10 @@ export async function render(main, { query }) {
     else run();
   }
 
-  function drawFacets(top) {
+  // `top`: the aggregation's top values, or while live the stream's (liveFacets).
+  function drawFacets(top, { empty = "none", note = null } = {}) {
     clear(facets);
+    if (note) facets.append(h("p", { class: "muted facet-note" }, note));
     for (const [name, listName] of FACETS) {
       const chosen = state[listName];
       const rows = (top && top[name]) || [];
@@ -161,7 +198,7 @@ export async function render(main, { query }) {
                   );
                 }),
               )
-            : h("p", { class: "muted" }, "none"),
+            : h("p", { class: "muted" }, empty),
         ),
       );
     }
@@ -230,6 +267,8 @@ export async function render(main, { query }) {
     const shown = (error) => {
       if (signal.aborted) return;
       sentinel.textContent = "";
+      // The histogram, count and facets of the previous search do not describe this one.
+      clearCounts();
       clear(problem).append(error instanceof ApiError && error.status === 400 ? queryProblem(error, state.q) : errorBox(error));
     };
     // The lines first, then the counts: both run in the server's export threads and the
@@ -255,7 +294,17 @@ export async function render(main, { query }) {
     if (!signal.aborted) results.setAttribute("aria-busy", "false");
   }
 
+  function clearCounts() {
+    if (dropChart) dropChart();
+    dropChart = null;
+    clear(chartBox);
+    clear(summary);
+    clear(facets);
+  }
+
   function stopTail() {
+    clearTimeout(liveFacetTimer);
+    liveFacetTimer = 0;
     if (tail) tail.close();
     tail = null;
     tailStatus.hidden = true;
@@ -266,6 +315,8 @@ export async function render(main, { query }) {
   }
 
   function startTail() {
+    clearTimeout(liveFacetTimer);
+    liveFacetTimer = 0;
     if (tail) tail.close();
     if (controller) controller.abort();
     clear(problem);
@@ -278,7 +329,34 @@ export async function render(main, { query }) {
     summary.hidden = true;
     liveToggle.setAttribute("aria-pressed", "true");
     liveToggle.classList.add("on");
-    tail = new LiveTail({ list, status: tailStatus, params: filterParams(state), render: (record) => lineElement(record, onPick) });
+    const counts = new LiveFacets();
+    const draw = () =>
+      drawFacets(counts.top(), {
+        empty: counts.lines ? "no values in the stream yet" : "waiting for lines…",
+        note: "Live: the lines received since it started",
+      });
+    // At most once a second: redrawn under the pointer at every frame, a facet's
+    // checkbox could lose the click.
+    let last = 0;
+    const redraw = () => {
+      if (liveFacetTimer) return;
+      liveFacetTimer = setTimeout(() => {
+        liveFacetTimer = 0;
+        last = performance.now();
+        draw();
+      }, Math.max(0, last + LIVE_FACETS_EVERY_MS - performance.now()));
+    };
+    draw();
+    tail = new LiveTail({
+      list,
+      status: tailStatus,
+      params: filterParams(state),
+      render: (record) => {
+        counts.add(record);
+        return lineElement(record, onPick);
+      },
+      onDrawn: redraw,
+    });
   }
 
   liveToggle.addEventListener("click", () => {

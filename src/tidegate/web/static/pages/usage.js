@@ -30,7 +30,7 @@ export async function render(main, { query, navigate }) {
     times: rows.map((row) => Date.parse(`${row.day}T00:00:00Z`)),
     series: [
       { label: "lines stored", values: rows.map((row) => row.lines_stored), scale: "lines" },
-      { label: "bytes stored", values: rows.map((row) => row.bytes_stored), scale: "bytes" },
+      { label: "bytes stored", values: rows.map((row) => row.bytes_stored), scale: "bytes", format: formatBytes },
     ],
     height: 260,
     bucketMs: 86400e3,

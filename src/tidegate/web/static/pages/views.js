@@ -12,10 +12,11 @@ function categoriesOf(view) {
   return names.length ? names : ["Uncategorized"];
 }
 
-function openUrl(view) {
+// The view as a search: over the last 24 hours, or `range` (an alert's window).
+export function openUrl(view, range = { preset: "24h" }) {
   return searchUrl({
     q: view.query || "",
-    range: { preset: "24h" },
+    range,
     hosts: view.hosts || [],
     apps: view.apps || [],
     levels: view.levels || [],
@@ -117,7 +118,7 @@ function showAlerts(row, view, reload) {
   const old = row.nextElementSibling;
   if (old && old.classList.contains("alerts")) return old.remove();
   const log = h("div", {});
-  const panel = h("li", { class: "alerts card" }, h("h3", {}, "Alert channels"), channelList(view), session.can("content") ? alertForm(view, reload) : null, h("h3", {}, "Delivery log"), log);
+  const panel = h("li", { class: "alerts card" }, h("h3", {}, "Alert channels"), channelList(view, reload), session.can("content") ? alertForm(view, reload) : null, h("h3", {}, "Delivery log"), log);
   row.after(panel);
   fillFrom(log, () => get(`${VIEWS}/${encodeURIComponent(viewId(view))}/alerts`), (entries) =>
     entries.length
@@ -131,33 +132,76 @@ function showAlerts(row, view, reload) {
   );
 }
 
-function channelList(view) {
+const putChannels = (view, channels) => put(`${VIEWS}/${encodeURIComponent(viewId(view))}`, { ...view, channels });
+
+function describe(channel) {
+  const target = channel.url || [].concat(channel.emails || []).join(", ") || "";
+  const when = channel.immediate ? ", at once" : ` of ${channel.triggerlimit || 1} line(s) in ${channel.triggerinterval || "15m"}`;
+  return `${channel.integration}: ${target} · ${channel.operator || "presence"}${when}`;
+}
+
+// Each channel with Edit (the form below, filled in, saves it in place) and Remove.
+function channelList(view, reload) {
   const channels = view.channels || [];
   if (!channels.length) return h("p", { class: "muted" }, "No alerts on this view.");
   return h(
     "ul",
-    {},
-    channels.map((channel) =>
-      h("li", {}, `${channel.integration}: ${channel.url || [].concat(channel.emails || []).join(", ") || ""} · ${channel.operator || "presence"}${channel.immediate ? ", at once" : ` of ${channel.triggerlimit || 1} line(s) in ${channel.triggerinterval || "15m"}`}`),
-    ),
+    { class: "channels" },
+    channels.map((channel, index) => {
+      const item = h("li", { testid: "alert-channel" }, h("span", { class: "grow" }, describe(channel)));
+      if (session.can("content")) {
+        item.append(
+          h("button", { type: "button", class: "edit", testid: "alert-edit", onclick: () => {
+            const old = item.querySelector("form");
+            if (old) return old.remove();
+            item.append(alertForm(view, reload, index));
+          } }, "Edit"),
+          h("button", { type: "button", class: "edit danger", testid: "alert-remove", onclick: async (event) => {
+            if (!confirm(`Remove the alert “${describe(channel)}”?`)) return;
+            try {
+              await putChannels(view, channels.filter((_, at) => at !== index));
+              reload();
+            } catch (error) {
+              event.target.after(errorBox(error));
+            }
+          } }, "Remove"),
+        );
+      }
+      return item;
+    }),
   );
 }
 
-function alertForm(view, reload) {
-  const integration = h("select", { testid: "alert-integration" }, ["webhook", "email", "slack", "pagerduty"].map((name) => h("option", { value: name }, name)));
-  const target = h("input", { placeholder: "https://… or a@example.com, b@example.com", testid: "alert-target" });
-  const operator = h("select", {}, h("option", { value: "presence" }, "when lines appear"), h("option", { value: "absence" }, "when lines stop"));
-  const limit = h("input", { type: "number", min: 1, value: 1 });
-  const interval = h("select", {}, ["30", "1m", "5m", "15m", "30m", "1h", "6h", "12h", "24h"].map((v) => h("option", { value: v, selected: v === "15m" }, v)));
-  const immediate = h("input", { type: "checkbox" });
+const INTERVALS = ["30", "1m", "5m", "15m", "30m", "1h", "6h", "12h", "24h"];
+
+// A new channel, or (with `index`) the view's channel at that index, edited in place.
+function alertForm(view, reload, index) {
+  const editing = index !== undefined;
+  const was = editing ? view.channels[index] : {};
+  const integration = h("select", { testid: "alert-integration" }, ["webhook", "email", "slack", "pagerduty"].map((name) => h("option", { value: name, selected: name === was.integration }, name)));
+  const shownTarget = was.url || [].concat(was.emails || []).join(", ") || was.key || "";
+  const target = h("input", { placeholder: "https://… or a@example.com, b@example.com", testid: "alert-target", value: shownTarget });
+  const operator = h("select", { testid: "alert-operator" }, h("option", { value: "presence" }, "when lines appear"), h("option", { value: "absence", selected: was.operator === "absence" }, "when lines stop"));
+  const limit = h("input", { type: "number", min: 1, value: was.triggerlimit || 1, testid: "alert-limit" });
+  const chosen = was.triggerinterval || "15m";
+  const interval = h("select", { testid: "alert-interval" }, INTERVALS.map((v) => h("option", { value: v, selected: v === chosen }, v)));
+  const immediate = h("input", { type: "checkbox", checked: was.immediate === true || was.immediate === "true", testid: "alert-immediate" });
   const problem = h("div", {});
-  const form = h("form", { class: "inline-form edit" }, field("Send to", integration), field("Address", target), field("Fire", operator), field("Lines", limit), field("Within", interval), h("label", { class: "check" }, immediate, " at once"), h("button", { type: "submit", class: "primary", testid: "alert-add" }, "Add alert"), problem);
+  const submit = editing
+    ? h("button", { type: "submit", class: "primary", testid: "alert-save" }, "Save alert")
+    : h("button", { type: "submit", class: "primary", testid: "alert-add" }, "Add alert");
+  const form = h("form", { class: "inline-form edit" }, field("Send to", integration), field("Address", target), field("Fire", operator), field("Lines", limit), field("Within", interval), h("label", { class: "check" }, immediate, " at once"), submit, problem);
   onSubmit(form, problem, async () => {
-    const channel = { integration: integration.value, operator: operator.value, triggerlimit: Number(limit.value), triggerinterval: interval.value, immediate: immediate.checked };
+    // Editing keeps what the form does not show (a webhook's headers and body template).
+    const channel = { ...(editing && integration.value === was.integration ? was : {}), integration: integration.value, operator: operator.value, triggerlimit: Number(limit.value), triggerinterval: interval.value, immediate: immediate.checked };
+    for (const name of ["url", "emails", "key"]) delete channel[name];
     if (integration.value === "email") channel.emails = splitList(target.value);
     else if (integration.value === "pagerduty") channel.key = target.value.trim();
     else channel.url = target.value.trim();
-    await put(`${VIEWS}/${encodeURIComponent(viewId(view))}`, { ...view, channels: [...(view.channels || []), channel] });
+    const channels = [...(view.channels || [])];
+    if (editing) channels[index] = channel;
+    else channels.push(channel);
+    await putChannels(view, channels);
     reload();
   });
   return form;
