@@ -1,0 +1,130 @@
+"""Fair reads (issue 21, finding 2; docs/fair-reads.md).
+
+One account's queue of expensive reads must not delay another account's first page:
+shown by ordering, not timing. The attacker's pages are held at a gate inside their
+export thread; which pages start while the gate is closed says whether the victim was
+let through (on the old code the attacker's pages took both threads and the victim's
+waited behind the third).
+
+A read past its work budget is answered 422 (documented error body) on both backends,
+with a budget made tiny rather than the data huge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import AppClient, make_settings, open_client
+from tests.export.helpers import BASE_MS, export, insert_lines
+from tests.factories import make_account, make_tenant
+
+from tidegate.export import service
+from tidegate.logs.store import NewLine
+
+
+async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page(
+    client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = await make_tenant(client.database_url)
+    attacker = await make_account(client, tenant)
+    victim = await make_account(client, tenant)
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Queue[str] = asyncio.Queue()
+    started: asyncio.Queue[str] = asyncio.Queue()
+    gate = threading.Event()
+    names = {attacker.account_id: "attacker", victim.account_id: "victim"}
+    real_export, real_page = service.export_page, service.page_of_lines
+
+    async def arriving(**kwargs: Any) -> Any:
+        # Every export page passes here; by its first suspension it is running in a
+        # thread or queued for one.
+        arrived.put_nowait(names[kwargs["account_id"]])
+        return await real_export(**kwargs)
+
+    def page(**kwargs: Any) -> Any:  # in the export thread
+        name = names[kwargs["account_id"]]
+        loop.call_soon_threadsafe(started.put_nowait, name)
+        if name == "attacker":
+            gate.wait()
+        return real_page(**kwargs)
+
+    monkeypatch.setattr(service, "export_page", arriving)
+    monkeypatch.setattr(service, "page_of_lines", page)
+
+    attacks = [asyncio.create_task(export(client, attacker.headers)) for _ in range(3)]
+    victims: list[asyncio.Task[Any]] = []
+    try:
+        for _ in attacks:  # all three attacker reads are running or queued
+            assert await arrived.get() == "attacker"
+        victims.append(asyncio.create_task(export(client, victim.headers)))
+        assert await arrived.get() == "victim"
+        # Two threads: exactly two pages start while the attacker's are held.
+        first_two = [await started.get(), await started.get()]
+        assert sorted(first_two) == ["attacker", "victim"]
+        response = await victims[0]  # served while the attacker's reads are held/queued
+        assert response.status_code == 200, response.text
+        assert response.json()["lines"] == []
+        assert not any(attack.done() for attack in attacks)
+    finally:
+        gate.set()
+        answers = await asyncio.gather(*attacks, *victims, return_exceptions=True)
+    assert all(getattr(answer, "status_code", None) == 200 for answer in answers), answers
+
+
+@pytest.fixture
+async def budget_client(database_url: str, tmp_path: Path) -> AsyncIterator[AppClient]:
+    """An app whose reads may do almost no work: 20,000 SQLite VM steps, 1 ms on
+    PostgreSQL."""
+    settings = make_settings(
+        database_url,
+        tmp_path,
+        read_budget_sqlite_steps=20_000,
+        read_budget_pg_timeout_s=0.001,
+    )
+    http, lifespan = await open_client(settings)
+    try:
+        yield http
+    finally:
+        await http.aclose()
+        await lifespan.__aexit__(None, None, None)
+
+
+EXPENSIVE_QUERY = " OR ".join(f"word{n}" for n in range(60))
+
+
+async def test_a_read_past_its_budget_is_answered_422_and_the_server_reads_on(
+    budget_client: AppClient,
+) -> None:
+    client = budget_client
+    account = await make_account(client, await make_tenant(client.database_url))
+    await insert_lines(
+        client.database_url,
+        account.account_id,
+        [
+            NewLine(line=f"request {n} served in {n % 97} ms", ts=BASE_MS + n, host="h")
+            for n in range(3000)
+        ],
+    )
+    ranges = {
+        "/v2/export": (BASE_MS // 1000 - 60, BASE_MS // 1000 + 60),
+        "/v1/aggregate": (BASE_MS - 60_000, BASE_MS + 60_000),
+    }
+    for path, (start, end) in ranges.items():
+        params = {"from": start, "to": end, "query": EXPENSIVE_QUERY}
+        response = await client.get(path, params=params, headers=account.headers)
+        assert response.status_code == 422, (path, response.text)
+        body = response.json()
+        assert body["status"] == "error"
+        assert body["code"] == "QueryTooExpensive"
+        assert "narrow the query" in body["error"]
+    # The connections are usable afterwards: the same read is answered the same way,
+    # and requests that do not read lines go on being served.
+    again = await export(client, account.headers, query=EXPENSIVE_QUERY)
+    assert again.status_code == 422, again.text
+    listed = await client.get("/v1/config/board", headers=account.headers)
+    assert listed.status_code == 200, listed.text
