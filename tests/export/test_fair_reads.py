@@ -13,6 +13,8 @@ with a budget made tiny rather than the data huge.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import string
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -128,3 +130,25 @@ async def test_a_read_past_its_budget_is_answered_422_and_the_server_reads_on(
     assert again.status_code == 422, again.text
     listed = await client.get("/v1/config/board", headers=account.headers)
     assert listed.status_code == 200, listed.text
+
+
+async def test_a_query_past_the_work_limits_is_a_400_naming_the_limit(client: AppClient) -> None:
+    account = await make_account(client, await make_tenant(client.database_url))
+    # The query: 600 OR'd terms, inside the 4,096 characters.
+    two_letters = ["".join(pair) for pair in itertools.product(string.ascii_lowercase, repeat=2)]
+    six_hundred = " OR ".join(two_letters[:600])
+    assert len(six_hundred) <= 4096
+    wildcards = " OR ".join(f"f{n}:*" for n in range(11))
+    aggregate_range = {"from": BASE_MS - 60_000, "to": BASE_MS + 60_000}
+    for query, named in ((six_hundred, "at most 100"), (wildcards, "at most 10")):
+        answers = [
+            await export(client, account.headers, query=query),
+            await client.get(
+                "/v1/aggregate", params={**aggregate_range, "query": query}, headers=account.headers
+            ),
+        ]
+        for response in answers:
+            assert response.status_code == 400, response.text
+            assert named in response.json()["error"], response.text
+    hundred = " OR ".join(two_letters[:100])
+    assert (await export(client, account.headers, query=hundred)).status_code == 200
