@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 import string
 import threading
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.engine import make_url
 from tests.conftest import AppClient, make_settings, open_client
 from tests.export.helpers import BASE_MS, export, insert_lines
 from tests.factories import make_account, make_tenant
@@ -152,3 +154,34 @@ async def test_a_query_past_the_work_limits_is_a_400_naming_the_limit(client: Ap
             assert named in response.json()["error"], response.text
     hundred = " OR ".join(two_letters[:100])
     assert (await export(client, account.headers, query=hundred)).status_code == 200
+
+
+async def test_reads_of_stored_lines_never_wait_for_the_write_lock(client: AppClient) -> None:
+    """SQLite: an export, an aggregation and a usage read are answered while another
+    connection holds the write lock (BEGIN IMMEDIATE), as a bulk ingest would."""
+    url = make_url(client.database_url)
+    if url.get_backend_name() != "sqlite":
+        pytest.skip("PostgreSQL readers never wait for writers (MVCC)")
+    account = await make_account(client, await make_tenant(client.database_url))
+    await insert_lines(
+        client.database_url,
+        account.account_id,
+        [NewLine(line=f"line {n}", ts=BASE_MS + n, host="h") for n in range(5)],
+    )
+    # Authenticate once first: a credential's first use may be recorded by a write.
+    assert (await export(client, account.headers)).status_code == 200
+    writer = sqlite3.connect(url.database or "", isolation_level=None, timeout=30)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        page = await export(client, account.headers)
+        counted = await client.get(
+            "/v1/aggregate",
+            params={"from": BASE_MS - 60_000, "to": BASE_MS + 60_000},
+            headers=account.headers,
+        )
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert page.status_code == 200, page.text
+    assert len(page.json()["lines"]) == 5
+    assert counted.status_code == 200, counted.text
