@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,8 @@ from harness import (
     create_pg_database,
     drop_pg_database,
     new_account,
+    server_env,
+    store_batches,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,34 +49,21 @@ ATTACK_QUERY = " OR ".join(f"zq{n:02}x" for n in range(100))
 WORDS = ("GET", "POST", "/api/orders", "/healthz", "served", "in", "ms", "user", "cache", "miss")
 
 
-async def seed(database_url: str, account_id: str, count: int) -> None:
-    from tidegate.db.engine import Database
-    from tidegate.logs.store import NewLine, store_lines
+def batches(count: int) -> Iterator[list[Any]]:
+    from tidegate.logs.store import NewLine
 
-    db = Database.connect(database_url)
-    try:
-        for start in range(0, count, 5000):
-            lines = [
-                NewLine(
-                    line=" ".join(WORDS[(n + k) % len(WORDS)] for k in range(8)) + f" {n}",
-                    ts=BASE_MS + n,
-                    host=f"web-{n % 7}",
-                    app="api",
-                    level="info",
-                    meta={"status": 200 + n % 5, "path": f"/p/{n % 50}"},
-                )
-                for n in range(start, min(count, start + 5000))
-            ]
-            async with db.write_sessions() as session:
-                await store_lines(
-                    session=session,
-                    account_id=account_id,
-                    lines=lines,
-                    received_ms=int(time.time() * 1000),
-                )
-                await session.commit()
-    finally:
-        await db.dispose()
+    for start in range(0, count, 5000):
+        yield [
+            NewLine(
+                line=" ".join(WORDS[(n + k) % len(WORDS)] for k in range(8)) + f" {n}",
+                ts=BASE_MS + n,
+                host=f"web-{n % 7}",
+                app="api",
+                level="info",
+                meta={"status": 200 + n % 5, "path": f"/p/{n % 50}"},
+            )
+            for n in range(start, min(count, start + 5000))
+        ]
 
 
 def export_params(query: str | None = None) -> dict[str, Any]:
@@ -150,14 +139,7 @@ def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -
     else:
         pg_name = asyncio.run(create_pg_database())
         database_url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
-    env = {
-        **os.environ,
-        "TIDEGATE_DATABASE_URL": database_url,
-        "TIDEGATE_DATA_DIR": str(work / "var"),
-        "TIDEGATE_BOOTSTRAP": "0",
-        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
-        "TIDEGATE_SECRET_KEY": "bench",
-    }
+    env = server_env(database_url, work)
     lines: list[str] = []
     accounts: tuple[str, str] | None = None
     try:
@@ -171,8 +153,8 @@ def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -
                         new_account(server.base, enterprise),
                         new_account(server.base, enterprise),
                     )
-                    asyncio.run(seed(database_url, accounts[0], args.lines))
-                    asyncio.run(seed(database_url, accounts[1], 100))
+                    asyncio.run(store_batches(database_url, accounts[0], batches(args.lines)))
+                    asyncio.run(store_batches(database_url, accounts[1], batches(100)))
                 attacker = {**enterprise, "x-delegate-account-id": accounts[0]}
                 victim = {**enterprise, "x-delegate-account-id": accounts[1]}
                 row = asyncio.run(

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
-from tests.conftest import AppClient, make_settings, open_client
+from tests.conftest import AppClient, make_settings, running_client
 from tests.export.helpers import BASE_MS, export, insert_lines
 from tests.factories import make_account, make_tenant
 
@@ -90,12 +90,8 @@ async def budget_client(database_url: str, tmp_path: Path) -> AsyncIterator[AppC
         read_budget_sqlite_steps=20_000,
         read_budget_pg_timeout_s=0.001,
     )
-    http, lifespan = await open_client(settings)
-    try:
+    async with running_client(settings) as http:
         yield http
-    finally:
-        await http.aclose()
-        await lifespan.__aexit__(None, None, None)
 
 
 EXPENSIVE_QUERY = " OR ".join(f"word{n}" for n in range(60))
