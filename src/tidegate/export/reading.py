@@ -59,6 +59,11 @@ LOOP_QUERY_TIMEOUT_S = 300.0
 FETCH_BATCH = 256
 
 _CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
+# The same, and the read's budget for each statement of its transaction: one round trip.
+_CUSTOM_PLANS_AND_BUDGET = text(
+    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
+    "set_config('statement_timeout', :timeout_ms, true)"
+)
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
 _share = FairShare(capacity=EXPORT_THREADS, per_account=READS_PER_ACCOUNT)
 # PostgreSQL's SQLSTATE of a statement cancelled by statement_timeout.
@@ -204,12 +209,12 @@ class LoopReader:
                 # rare literal and a common one alike (the trigram index or the time
                 # index for both). Each statement of the page's transaction is planned
                 # with its values instead.
-                await self._session.execute(_CUSTOM_PLANS)
                 if self._timeout_ms:
-                    # The read's budget, for each statement of its transaction.
                     await self._session.execute(
-                        text(f"SET LOCAL statement_timeout = {int(self._timeout_ms)}")
+                        _CUSTOM_PLANS_AND_BUDGET, {"timeout_ms": str(self._timeout_ms)}
                     )
+                else:
+                    await self._session.execute(_CUSTOM_PLANS)
                 self._planned_per_call = True
             return await work()
 
