@@ -20,43 +20,32 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from harness import Server, cli_enterprise_token, new_account
+from harness import Server, cli_enterprise_token, new_account, store_batches
 
 BASE_MS = 1_763_800_000_000
 BATCH = 20_000
 
 
-async def seed(database_url: str, account_id: str, lines: int, hosts: int) -> None:
-    from tidegate.db.engine import Database
-    from tidegate.logs.store import NewLine, store_lines
+def batches(lines: int, hosts: int) -> Iterator[list[Any]]:
+    from tidegate.logs.store import NewLine
 
-    db = Database.connect(database_url)
-    try:
-        for start in range(0, lines, BATCH):
-            batch = [
-                NewLine(
-                    line=f"request {i} served in {i % 977} ms",
-                    ts=BASE_MS + i,
-                    host=f"host-{i % hosts}",
-                    app=f"app-{i % 50}",
-                    tags=[f"t{i % 1000}", "all"],
-                )
-                for i in range(start, min(lines, start + BATCH))
-            ]
-            async with db.write_sessions() as session:
-                await store_lines(
-                    session=session,
-                    account_id=account_id,
-                    lines=batch,
-                    received_ms=int(time.time() * 1000),
-                )
-                await session.commit()
-    finally:
-        await db.dispose()
+    for start in range(0, lines, BATCH):
+        yield [
+            NewLine(
+                line=f"request {i} served in {i % 977} ms",
+                ts=BASE_MS + i,
+                host=f"host-{i % hosts}",
+                app=f"app-{i % 50}",
+                tags=[f"t{i % 1000}", "all"],
+            )
+            for i in range(start, min(lines, start + BATCH))
+        ]
 
 
 async def probe(http: httpx.AsyncClient, done: asyncio.Event) -> list[float]:
@@ -135,7 +124,7 @@ def main() -> int:
             enterprise = {"Authorization": f"Token {token}"}
             account_id = new_account(server.base, enterprise)
             seeded = time.monotonic()
-            asyncio.run(seed(database_url, account_id, args.lines, args.hosts))
+            asyncio.run(store_batches(database_url, account_id, batches(args.lines, args.hosts)))
             print(
                 f"seeded {args.lines:,} lines, {args.hosts:,} hosts in {time.monotonic() - seeded:.0f} s"
             )

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -218,3 +218,36 @@ def publish(http: httpx.Client, headers: dict[str, str], pipeline: str) -> None:
             headers=headers,
         )
     )
+
+
+def server_env(database_url: str, work: Path) -> dict[str, str]:
+    """The environment of a benchmark's server: its database, a data directory under
+    ``work``, no bootstrap, no rate limit."""
+    return {
+        **os.environ,
+        "TIDEGATE_DATABASE_URL": database_url,
+        "TIDEGATE_DATA_DIR": str(work / "var"),
+        "TIDEGATE_BOOTSTRAP": "0",
+        "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        "TIDEGATE_SECRET_KEY": "bench",
+    }
+
+
+async def store_batches(database_url: str, account_id: str, batches: Iterable[list[Any]]) -> None:
+    """Stores each batch of ``NewLine`` in a transaction of its own, as received now."""
+    from tidegate.db.engine import Database
+    from tidegate.logs.store import store_lines
+
+    db = Database.connect(database_url)
+    try:
+        for batch in batches:
+            async with db.write_sessions() as session:
+                await store_lines(
+                    session=session,
+                    account_id=account_id,
+                    lines=batch,
+                    received_ms=int(time.time() * 1000),
+                )
+                await session.commit()
+    finally:
+        await db.dispose()

@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +126,24 @@ async def open_client(settings: Settings) -> tuple[AppClient, Any]:
     return client, lifespan
 
 
-@pytest.fixture(scope="session")
-async def client(
-    database_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[AppClient]:
-    """The app over in-process ASGI, on each database backend; no rate limit."""
-    settings = make_settings(database_url, tmp_path_factory.mktemp("data"))
+@asynccontextmanager
+async def running_client(settings: Settings) -> AsyncIterator[AppClient]:
+    """``open_client``, closed (client and lifespan) at the end of the block."""
     http, lifespan = await open_client(settings)
     try:
         yield http
     finally:
         await http.aclose()
         await lifespan.__aexit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+async def client(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AppClient]:
+    """The app over in-process ASGI, on each database backend; no rate limit."""
+    async with running_client(make_settings(database_url, tmp_path_factory.mktemp("data"))) as http:
+        yield http
 
 
 class DatabaseTemplates:

@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
+    from tidegate.db.read_budget import ReadBudget
     from tidegate.ingest.runtime import IngestRuntime
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import create_tail_broker
@@ -91,6 +92,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             statement_timeout_s=settings.db_statement_timeout_s,
             pool_timeout_s=settings.db_pool_timeout_s,
             pool_plan=plan,
+            read_budget=ReadBudget(
+                sqlite_steps=settings.read_budget_sqlite_steps,
+                timeout_ms=int(settings.read_budget_pg_timeout_s * 1000),
+            ),
         )
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         limiter_client = (

@@ -210,3 +210,15 @@ def error_for_status(status: int, message: str | None = None) -> ApiError:
     error.code = "EBADREQUEST" if status < 500 else "EINTERNAL"  # type: ignore[misc]
     error.legacy_code = "BadRequest" if status < 500 else "ServerError"  # type: ignore[misc]
     return error
+
+
+class ReadBudgetExceeded(ApiError):
+    """A read of stored lines did more work than one read may (docs/fair-reads.md)."""
+
+    status = 422
+    code = "EBUDGET"
+    legacy_code = "QueryTooExpensive"
+    default_message = (
+        "This query needed more work than one request may do; narrow the query "
+        "(fewer or more specific terms) or the time range and try again"
+    )

@@ -81,7 +81,7 @@ async def aggregate_lines(
         fields=fields,
     )
     body = await service.aggregate(
-        database_url=app_state(request).db.url,
+        database=app_state(request).db,
         session=session,
         account_id=account_id,
         request=parsed,

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.aggregate import repository, schemas
 from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
+from tidegate.db.engine import Database
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.service import FilterPlan, plan_filter
@@ -70,7 +71,7 @@ def bucket_width(from_ms: int, to_ms: int, buckets: int) -> int:
 
 
 async def aggregate(
-    *, database_url: str, session: AsyncSession, account_id: str, request: AggregateRequest
+    *, database: Database, session: AsyncSession, account_id: str, request: AggregateRequest
 ) -> bytes:
     """The aggregation as the JSON body of the answer (``schemas.Aggregation``),
     computed and encoded in an export worker thread."""
@@ -79,7 +80,7 @@ async def aggregate(
         answer = aggregation(reader=reader, account_id=account_id, request=request)
         return answer.model_dump_json(by_alias=True, exclude_none=True).encode()
 
-    return await run_off_loop(database_url=database_url, session=session, page=work)
+    return await run_off_loop(database=database, session=session, account_id=account_id, page=work)
 
 
 # A confirmed line: ts // width, host, app, level, and the folded values of the extra

@@ -85,7 +85,12 @@ def _filter(key: FilterKey) -> LineFilter | None:
         query, hosts, apps, levels, tags = key
         try:
             _filters[key] = parse_line_filter(
-                hosts=hosts, apps=apps, levels=levels, query=query or None, tags=tags
+                hosts=hosts,
+                apps=apps,
+                levels=levels,
+                query=query or None,
+                tags=tags,
+                limit_work=False,  # a view saved before the limits still matches
             )
         except Exception:  # saved before a syntax change: such a view cannot match
             _filters[key] = None

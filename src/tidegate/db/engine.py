@@ -48,6 +48,7 @@ from sqlalchemy.pool import QueuePool
 
 from tidegate import metrics
 from tidegate.db.inline_sqlite import inline_connector
+from tidegate.db.read_budget import ReadBudget
 
 _log = logging.getLogger("tidegate.db")
 
@@ -345,6 +346,7 @@ class Database:
     statement_timeout_s: float = 30.0
     pool_timeout_s: float = 10.0
     pool_plan: PoolPlan = DEFAULT_POOL_PLAN
+    read_budget: ReadBudget = field(default_factory=ReadBudget)
     _pg_pool: Any = field(default=None, repr=False)
     _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     # What _watch_pool added to tidegate_db_pool_capacity, taken back by dispose.
@@ -359,6 +361,7 @@ class Database:
         statement_timeout_s: float = 30.0,
         pool_timeout_s: float = 10.0,
         pool_plan: PoolPlan = DEFAULT_POOL_PLAN,
+        read_budget: ReadBudget | None = None,
     ) -> Database:
         """``pool_plan``: PostgreSQL's connections of this process (``pool_plan_for``)."""
         ensure_sqlite_dir(url)
@@ -400,6 +403,7 @@ class Database:
             statement_timeout_s=statement_timeout_s,
             pool_timeout_s=pool_timeout_s,
             pool_plan=pool_plan,
+            read_budget=read_budget or ReadBudget(),
             _pool_capacities=watched,
         )
 

@@ -100,7 +100,7 @@ async def export_lines(
     )
     state = app_state(request)
     body = await service.export_page(
-        database_url=state.db.url,
+        database=state.db,
         session=session,
         sealer=state.sealer,
         account_id=account_id,
@@ -173,7 +173,7 @@ async def export_lines_v1(
         now_ms=time.time_ns() // 1_000_000,
     )
     body = await service.export_v1(
-        database_url=app_state(request).db.url,
+        database=app_state(request).db,
         session=session,
         account_id=account_id,
         request=parsed,

@@ -33,8 +33,13 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import Select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database
+from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
+from tidegate.errors import ReadBudgetExceeded
+from tidegate.export.fair_share import FairShare
 from tidegate.export.repository import LineRow
 
 T = TypeVar("T")
@@ -42,6 +47,9 @@ T = TypeVar("T")
 # Pages in progress per process; more wait. Two keep one big export from starving the
 # others without letting exports take every core from ingestion.
 EXPORT_THREADS = 2
+# Of which one account may hold at most this many: the other thread is always there
+# for everyone else (docs/fair-reads.md).
+READS_PER_ACCOUNT = max(1, EXPORT_THREADS - 1)
 THREAD_NAME_PREFIX = "tidegate-export"
 # How long the thread waits for the loop to run one PostgreSQL query (statement
 # timeouts end a stuck query well before this; it only keeps a thread from hanging
@@ -51,7 +59,15 @@ LOOP_QUERY_TIMEOUT_S = 300.0
 FETCH_BATCH = 256
 
 _CUSTOM_PLANS = text("SET LOCAL plan_cache_mode = force_custom_plan")
+# The same, and the read's budget for each statement of its transaction: one round trip.
+_CUSTOM_PLANS_AND_BUDGET = text(
+    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
+    "set_config('statement_timeout', :timeout_ms, true)"
+)
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
+_share = FairShare(capacity=EXPORT_THREADS, per_account=READS_PER_ACCOUNT)
+# PostgreSQL's SQLSTATE of a statement cancelled by statement_timeout.
+_QUERY_CANCELED = "57014"
 _SQLITE = sqlite.dialect()
 
 
@@ -80,10 +96,31 @@ class SqliteReader:
 
     dialect = "sqlite"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, budget: ReadBudget | None = None) -> None:
         self._path = path
         self._connection: sqlite3.Connection | None = None
         self._stopped = False
+        self._budget = (budget or ReadBudget()).sqlite_steps
+        self.steps = 0  # the VM steps of the read so far, in SQLITE_PROGRESS_EVERY units
+        self._over_budget = False
+
+    def _progress(self) -> int:
+        """SQLite's progress handler: a non-zero answer interrupts the statement."""
+        self.steps += SQLITE_PROGRESS_EVERY
+        if self._budget and self.steps > self._budget:
+            self._over_budget = True
+        return int(self._stopped or self._over_budget)
+
+    @contextlib.contextmanager
+    def _interruptible(self) -> Generator[None, None, None]:
+        try:
+            yield
+        except sqlite3.OperationalError:
+            if self._stopped:
+                raise PageAbandoned from None
+            if self._over_budget:
+                raise ReadBudgetExceeded from None
+            raise
 
     def stop(self) -> None:
         """From the loop: abandon the page (``interrupt`` is safe from any thread)."""
@@ -101,30 +138,40 @@ class SqliteReader:
             connection = sqlite3.connect(self._path, timeout=15.0, isolation_level=None)
             connection.execute("PRAGMA query_only=ON")
             connection.execute("PRAGMA busy_timeout=15000")
+            connection.set_progress_handler(self._progress, SQLITE_PROGRESS_EVERY)
             self._connection = connection
         # render_postcompile: IN lists (a filter's hosts, apps, levels) as plain parameters.
         compiled = statement.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
         bound = compiled.params
         parameters = [bound[name] for name in compiled.positiontup or ()]
-        return self._connection.execute(str(compiled), parameters)
+        with self._interruptible():
+            return self._connection.execute(str(compiled), parameters)
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
-        row = self._execute(statement).fetchone()
+        cursor = self._execute(statement)
+        with self._interruptible():
+            row = cursor.fetchone()
         return None if row is None else row[0]
 
     def all(self, statement: Select[*tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        return self._execute(statement).fetchall()
+        cursor = self._execute(statement)
+        with self._interruptible():
+            return cursor.fetchall()
 
     def rows(self, statement: Select[*tuple[Any, ...]]) -> Generator[LineRow, None, None]:
         cursor = self._execute(statement)
         try:
-            while batch := cursor.fetchmany(FETCH_BATCH):
+            while batch := self._fetch(cursor):
                 for row in batch:
                     yield LineRow(*row)
                 if self._stopped:
                     raise PageAbandoned
         finally:
             cursor.close()
+
+    def _fetch(self, cursor: sqlite3.Cursor) -> list[Any]:
+        with self._interruptible():
+            return cursor.fetchmany(FETCH_BATCH)
 
     def close(self) -> None:
         if self._connection is not None:
@@ -137,9 +184,15 @@ class LoopReader:
 
     dialect = "postgresql"
 
-    def __init__(self, session: AsyncSession, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        session: AsyncSession,
+        loop: asyncio.AbstractEventLoop,
+        budget: ReadBudget | None = None,
+    ) -> None:
         self._session = session
         self._loop = loop
+        self._timeout_ms = (budget or ReadBudget()).timeout_ms
         self._stopped = False
         self._planned_per_call = False
 
@@ -156,12 +209,22 @@ class LoopReader:
                 # rare literal and a common one alike (the trigram index or the time
                 # index for both). Each statement of the page's transaction is planned
                 # with its values instead.
-                await self._session.execute(_CUSTOM_PLANS)
+                if self._timeout_ms:
+                    await self._session.execute(
+                        _CUSTOM_PLANS_AND_BUDGET, {"timeout_ms": str(self._timeout_ms)}
+                    )
+                else:
+                    await self._session.execute(_CUSTOM_PLANS)
                 self._planned_per_call = True
             return await work()
 
         future = asyncio.run_coroutine_threadsafe(run(), self._loop)
-        return future.result(timeout=LOOP_QUERY_TIMEOUT_S)
+        try:
+            return future.result(timeout=LOOP_QUERY_TIMEOUT_S)
+        except DBAPIError as error:
+            if _sqlstate(error) == _QUERY_CANCELED:
+                raise ReadBudgetExceeded from None
+            raise
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any:
         async def fetch() -> Any:
@@ -194,17 +257,33 @@ class LoopReader:
         pass
 
 
+def _sqlstate(error: DBAPIError) -> str | None:
+    """The SQLSTATE of a PostgreSQL error, through SQLAlchemy's and asyncpg's wrappers."""
+    cause: BaseException | None = error.orig
+    while cause is not None:
+        state = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+        if isinstance(state, str):
+            return state
+        cause = cause.__cause__
+    return None
+
+
 async def run_off_loop(
-    *, database_url: str, session: AsyncSession, page: Callable[[PageReader], T]
+    *,
+    database: Database,
+    session: AsyncSession,
+    account_id: str,
+    page: Callable[[PageReader], T],
 ) -> T:
-    """Runs ``page(reader)`` in an export worker thread and returns its result."""
+    """Runs ``page(reader)`` in an export worker thread, within the database's read
+    budget and ``account_id``'s share of the threads, and returns its result."""
     loop = asyncio.get_running_loop()
-    url = make_url(database_url)
+    url = make_url(database.url)
     reader: SqliteReader | LoopReader
     if url.get_backend_name() == "sqlite":
-        reader = SqliteReader(url.database or "")
+        reader = SqliteReader(url.database or "", database.read_budget)
     else:
-        reader = LoopReader(session, loop)
+        reader = LoopReader(session, loop, database.read_budget)
 
     def work() -> T:
         try:
@@ -212,8 +291,16 @@ async def run_off_loop(
         finally:
             reader.close()
 
+    await _share.acquire(account_id)
     try:
-        return await loop.run_in_executor(_executor, work)
+        running = _executor.submit(work)
+    except BaseException:
+        _share.release(account_id)
+        raise
+    # The slot is the thread's until the page is over, even when the request goes away.
+    running.add_done_callback(lambda _done: _share.release(account_id))
+    try:
+        return await asyncio.wrap_future(running)
     except asyncio.CancelledError:
         reader.stop()
         raise

@@ -27,6 +27,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import Sealer
+from tidegate.db.engine import Database
 from tidegate.export import repository
 from tidegate.export.cursor import ExportCursor
 from tidegate.export.reading import PageReader, run_off_loop
@@ -67,7 +68,7 @@ MAX_FOLDED_VALUES = 32
 
 async def export_page(
     *,
-    database_url: str,
+    database: Database,
     session: AsyncSession,
     sealer: Sealer,
     account_id: str,
@@ -82,7 +83,7 @@ async def export_page(
             page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
         )
 
-    return await run_off_loop(database_url=database_url, session=session, page=page)
+    return await run_off_loop(database=database, session=session, account_id=account_id, page=page)
 
 
 def page_of_lines(
@@ -185,7 +186,7 @@ def v1_line_cap(plan_type: str | None) -> int:
 
 
 async def export_v1(
-    *, database_url: str, session: AsyncSession, account_id: str, request: ExportV1Request
+    *, database: Database, session: AsyncSession, account_id: str, request: ExportV1Request
 ) -> bytes:
     """Export v1's answer: the chosen lines, oldest first, as NDJSON or (``json``) one
     JSON array. Runs in an export worker thread, like a v2 page."""
@@ -196,7 +197,7 @@ async def export_v1(
             return _encode(records)
         return b"".join(_encode(record) + b"\n" for record in records)
 
-    return await run_off_loop(database_url=database_url, session=session, page=work)
+    return await run_off_loop(database=database, session=session, account_id=account_id, page=work)
 
 
 def lines_v1(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from tidegate.errors import BadRequest
 from tidegate.search import LogLine, Query, QuerySyntaxError, compile_query
+from tidegate.search.work import query_work
 
 MAX_LIST_ITEMS = 100
 
@@ -35,10 +36,13 @@ def parse_line_filter(
     query: str | None,
     tags: str | None = None,
     account_id: str | None = None,
+    limit_work: bool = True,
 ) -> LineFilter:
     """The filter of a request's ``hosts``, ``apps``, ``levels``, ``tags`` (comma lists)
     and ``query``; a 400 naming the parameter (and for a query the column) otherwise.
-    ``account_id``: the account whose lines it selects (what ``_account:`` tests)."""
+    ``account_id``: the account whose lines it selects (what ``_account:`` tests).
+    ``limit_work``: refuse a query past the work limits (tidegate.search.work); off
+    only for queries saved before the limits, which must go on matching."""
     text = query.strip() if query and query.strip() else None
     if text is not None and "\x00" in text:
         raise BadRequest("query: must not contain NUL characters")
@@ -46,6 +50,9 @@ def parse_line_filter(
         compiled = compile_query(text) if text is not None else None
     except QuerySyntaxError as error:
         raise BadRequest(f"query: {error}") from None
+    too_much = query_work(compiled.tree).too_much() if compiled and limit_work else None
+    if too_much is not None:
+        raise BadRequest(f"query: {too_much}")
     return LineFilter(
         hosts=split_list(hosts, name="hosts"),
         apps=split_list(apps, name="apps"),

@@ -46,7 +46,7 @@ def _now_ms() -> int:
 
 
 def _scope(request: Request, session: SessionDep, account_id: AccountId) -> service.UsageScope:
-    return service.UsageScope(app_state(request).db.url, session, account_id)
+    return service.UsageScope(app_state(request).db, session, account_id)
 
 
 Scope = Annotated[service.UsageScope, Depends(_scope)]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database
 from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.usage import repository, schemas
 from tidegate.usage.schemas import Kind, Period
@@ -31,7 +32,7 @@ from tidegate.usage.schemas import Kind, Period
 class UsageScope:
     """Whose lines, and how to read them (off the loop, tidegate.export.reading)."""
 
-    database_url: str
+    database: Database
     session: AsyncSession
     account_id: str
 
@@ -72,7 +73,9 @@ async def _counted(
             Counted(str(value), int(lines), int(size)) for value, lines, size in rows
         ]
 
-    return await run_off_loop(database_url=scope.database_url, session=scope.session, page=work)
+    return await run_off_loop(
+        database=scope.database, session=scope.session, account_id=scope.account_id, page=work
+    )
 
 
 def _share(total: int, item: Counted) -> schemas.ShareOfLines:
@@ -110,7 +113,9 @@ async def account_bytes(*, scope: UsageScope, period: Period) -> schemas.Account
             reader.scalar(repository.stored_bytes(account_id=scope.account_id, period=period))
         )
 
-    stored = await run_off_loop(database_url=scope.database_url, session=scope.session, page=work)
+    stored = await run_off_loop(
+        database=scope.database, session=scope.session, account_id=scope.account_id, page=work
+    )
     results = schemas.AccountBytes(plan_bytes=stored, restored_bytes=0)
     return schemas.AccountUsageV2.model_validate({**_window(period), "results": results})
 

@@ -1,0 +1,199 @@
+"""Benchmark: one account's export latency while another account floods expensive reads.
+
+    python bench/bench_noisy_neighbour.py [--lines 50000] [--attackers 3] [--samples 10]
+        [--backends sqlite,postgres] [--compare-src /path/to/old/src]
+
+Issue 21, finding 2. The attacker's account holds ``--lines`` lines; the victim's 100.
+``--attackers`` clients loop on the attacker's heaviest accepted reads (an export and
+an aggregation whose query is 100 OR'd terms that match nothing: every line is a
+candidate to test), while the victim asks for its first export page ``--samples``
+times, one after another. The same is measured with no attacker ("quiet"). Prints the
+victim's median and max latency both ways and the ratio under attack over quiet (goal:
+under 2x), and how the attacker's reads were answered (200, or 422 past the work
+budget). With ``--compare-src``, a second server runs that source tree (the code before
+issue 21) on the same database.
+
+One worker per server; the machine's other load counts against both runs alike, so
+read the ratio, not the absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from harness import (
+    Server,
+    cli_enterprise_token,
+    create_pg_database,
+    drop_pg_database,
+    new_account,
+    server_env,
+    store_batches,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_MS = 1_763_800_000_000
+ATTACK_QUERY = " OR ".join(f"zq{n:02}x" for n in range(100))
+WORDS = ("GET", "POST", "/api/orders", "/healthz", "served", "in", "ms", "user", "cache", "miss")
+
+
+def batches(count: int) -> Iterator[list[Any]]:
+    from tidegate.logs.store import NewLine
+
+    for start in range(0, count, 5000):
+        yield [
+            NewLine(
+                line=" ".join(WORDS[(n + k) % len(WORDS)] for k in range(8)) + f" {n}",
+                ts=BASE_MS + n,
+                host=f"web-{n % 7}",
+                app="api",
+                level="info",
+                meta={"status": 200 + n % 5, "path": f"/p/{n % 50}"},
+            )
+            for n in range(start, min(count, start + 5000))
+        ]
+
+
+def export_params(query: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"from": BASE_MS // 1000 - 60, "to": BASE_MS // 1000 + 86_400}
+    if query is not None:
+        params["query"] = query
+    return params
+
+
+async def victim_latencies(
+    http: httpx.AsyncClient, headers: dict[str, str], samples: int
+) -> list[float]:
+    latencies = []
+    for _ in range(samples):
+        sent = time.monotonic()
+        response = await http.get("/v2/export", params=export_params(), headers=headers)
+        assert response.status_code == 200, response.text
+        latencies.append(time.monotonic() - sent)
+    return latencies
+
+
+async def attack(
+    http: httpx.AsyncClient, headers: dict[str, str], stop: asyncio.Event, answers: Counter[int]
+) -> None:
+    aggregate = {"from": BASE_MS - 60_000, "to": BASE_MS + 86_400_000, "query": ATTACK_QUERY}
+    while not stop.is_set():
+        export = await http.get("/v2/export", params=export_params(ATTACK_QUERY), headers=headers)
+        answers[export.status_code] += 1
+        if stop.is_set():
+            break
+        counted = await http.get("/v1/aggregate", params=aggregate, headers=headers)
+        answers[counted.status_code] += 1
+
+
+async def measure(
+    base: str, attacker: dict[str, str], victim: dict[str, str], attackers: int, samples: int
+) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=base, timeout=600) as http:
+        await victim_latencies(http, victim, 2)  # warm up
+        quiet = await victim_latencies(http, victim, samples)
+        stop, answers = asyncio.Event(), Counter[int]()
+        flood = [
+            asyncio.create_task(attack(http, attacker, stop, answers)) for _ in range(attackers)
+        ]
+        try:
+            await asyncio.sleep(0.5)  # the attacker's reads take the threads first
+            attacked = await victim_latencies(http, victim, samples)
+        finally:
+            stop.set()
+            await asyncio.gather(*flood)
+    return {
+        "quiet": quiet,
+        "attacked": attacked,
+        "answers": dict(sorted(answers.items())),
+    }
+
+
+def report(name: str, row: dict[str, Any]) -> str:
+    quiet, attacked = statistics.median(row["quiet"]), statistics.median(row["attacked"])
+    return (
+        f"{name:>24}: victim p50 quiet {quiet * 1000:.0f} ms, under attack "
+        f"{attacked * 1000:.0f} ms (max {max(row['attacked']) * 1000:.0f} ms); "
+        f"ratio p50 {attacked / quiet:.2f}x, max/quiet-max "
+        f"{max(row['attacked']) / max(row['quiet']):.2f}x; attacker answers {row['answers']}"
+    )
+
+
+def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -> list[str]:
+    work = Path(tempfile.mkdtemp(prefix="tidegate-bench-"))
+    pg_name = None
+    if backend == "sqlite":
+        database_url = f"sqlite+aiosqlite:///{work / 'bench.sqlite3'}"
+    else:
+        pg_name = asyncio.run(create_pg_database())
+        database_url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
+    env = server_env(database_url, work)
+    lines: list[str] = []
+    accounts: tuple[str, str] | None = None
+    try:
+        token = cli_enterprise_token(env)
+        enterprise = {"Authorization": f"Token {token}"}
+        for name, src in trees.items():
+            server = Server({**env, "PYTHONPATH": src}, "--log-level", "warning", output=None)
+            try:
+                if accounts is None:
+                    accounts = (
+                        new_account(server.base, enterprise),
+                        new_account(server.base, enterprise),
+                    )
+                    asyncio.run(store_batches(database_url, accounts[0], batches(args.lines)))
+                    asyncio.run(store_batches(database_url, accounts[1], batches(100)))
+                attacker = {**enterprise, "x-delegate-account-id": accounts[0]}
+                victim = {**enterprise, "x-delegate-account-id": accounts[1]}
+                row = asyncio.run(
+                    measure(server.base, attacker, victim, args.attackers, args.samples)
+                )
+                lines.append(report(f"{backend}, {name}", row))
+            finally:
+                server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if pg_name is not None:
+            asyncio.run(drop_pg_database(pg_name))
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--attackers", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--compare-src", type=Path, default=None)
+    args = parser.parse_args()
+    trees = {"this tree": str(ROOT / "src")}
+    if args.compare_src is not None:
+        trees["compare"] = str(args.compare_src.resolve())
+    results: list[str] = []
+    for backend in args.backends.split(","):
+        results.extend(run_backend(backend, trees, args))
+    print(
+        f"victim's first export page (100 lines) while {args.attackers} clients loop on "
+        f"100-term exports and aggregations over the attacker's {args.lines:,} lines"
+    )
+    for line in results:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""The work one read of stored lines may do (docs/fair-reads.md).
+
+A read (an export page, an aggregation, a usage breakdown) runs an account's query
+over every line in its time range; with no bound, one account's expensive query holds
+an export thread for as long as it likes. SQLite counts the virtual machine's steps of
+the read's statements (a progress handler, checked every ``SQLITE_PROGRESS_EVERY``
+steps) and interrupts the statement past ``sqlite_steps``; PostgreSQL cancels any
+statement of the read past ``timeout_ms`` (``SET LOCAL statement_timeout``). Steps are
+work, not time: the same read over the same lines is stopped at the same point however
+loaded the machine is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SQLITE_PROGRESS_EVERY = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBudget:
+    # SQLite virtual machine steps over all statements of one read; 0: unlimited.
+    sqlite_steps: int = 250_000_000
+    # PostgreSQL: each statement of one read; 0: only the connection's statement_timeout.
+    timeout_ms: int = 10_000

@@ -1,0 +1,195 @@
+"""Fair reads (issue 21, finding 2; docs/fair-reads.md).
+
+One account's queue of expensive reads must not delay another account's first page:
+shown by ordering, not timing. The attacker's pages are held at a gate inside their
+export thread; which pages start while the gate is closed says whether the victim was
+let through (on the old code the attacker's pages took both threads and the victim's
+waited behind the third).
+
+A read past its work budget is answered 422 (documented error body) on both backends,
+with a budget made tiny rather than the data huge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sqlite3
+import string
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import make_url
+from tests.conftest import AppClient, make_settings, running_client
+from tests.export.helpers import BASE_MS, export, insert_lines
+from tests.factories import make_account, make_tenant
+
+from tidegate.export import service
+from tidegate.logs.store import NewLine
+
+
+async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page(
+    client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = await make_tenant(client.database_url)
+    attacker = await make_account(client, tenant)
+    victim = await make_account(client, tenant)
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Queue[str] = asyncio.Queue()
+    started: asyncio.Queue[str] = asyncio.Queue()
+    gate = threading.Event()
+    names = {attacker.account_id: "attacker", victim.account_id: "victim"}
+    real_export, real_page = service.export_page, service.page_of_lines
+
+    async def arriving(**kwargs: Any) -> Any:
+        # Every export page passes here; by its first suspension it is running in a
+        # thread or queued for one.
+        arrived.put_nowait(names[kwargs["account_id"]])
+        return await real_export(**kwargs)
+
+    def page(**kwargs: Any) -> Any:  # in the export thread
+        name = names[kwargs["account_id"]]
+        loop.call_soon_threadsafe(started.put_nowait, name)
+        if name == "attacker":
+            gate.wait()
+        return real_page(**kwargs)
+
+    monkeypatch.setattr(service, "export_page", arriving)
+    monkeypatch.setattr(service, "page_of_lines", page)
+
+    attacks = [asyncio.create_task(export(client, attacker.headers)) for _ in range(3)]
+    victims: list[asyncio.Task[Any]] = []
+    try:
+        for _ in attacks:  # all three attacker reads are running or queued
+            assert await arrived.get() == "attacker"
+        victims.append(asyncio.create_task(export(client, victim.headers)))
+        assert await arrived.get() == "victim"
+        # Two threads: exactly two pages start while the attacker's are held.
+        first_two = [await started.get(), await started.get()]
+        assert sorted(first_two) == ["attacker", "victim"]
+        response = await victims[0]  # served while the attacker's reads are held/queued
+        assert response.status_code == 200, response.text
+        assert response.json()["lines"] == []
+        assert not any(attack.done() for attack in attacks)
+    finally:
+        gate.set()
+        answers = await asyncio.gather(*attacks, *victims, return_exceptions=True)
+    assert all(getattr(answer, "status_code", None) == 200 for answer in answers), answers
+
+
+@pytest.fixture
+async def budget_client(database_url: str, tmp_path: Path) -> AsyncIterator[AppClient]:
+    """An app whose reads may do almost no work: 20,000 SQLite VM steps, 1 ms on
+    PostgreSQL."""
+    settings = make_settings(
+        database_url,
+        tmp_path,
+        read_budget_sqlite_steps=20_000,
+        read_budget_pg_timeout_s=0.001,
+    )
+    async with running_client(settings) as http:
+        yield http
+
+
+EXPENSIVE_QUERY = " OR ".join(f"word{n}" for n in range(60))
+
+
+async def test_a_read_past_its_budget_is_answered_422_and_the_server_reads_on(
+    budget_client: AppClient,
+) -> None:
+    client = budget_client
+    account = await make_account(client, await make_tenant(client.database_url))
+    await insert_lines(
+        client.database_url,
+        account.account_id,
+        [
+            NewLine(line=f"request {n} served in {n % 97} ms", ts=BASE_MS + n, host="h")
+            for n in range(3000)
+        ],
+    )
+    ranges = {
+        "/v2/export": (BASE_MS // 1000 - 60, BASE_MS // 1000 + 60),
+        "/v1/aggregate": (BASE_MS - 60_000, BASE_MS + 60_000),
+    }
+    for path, (start, end) in ranges.items():
+        params = {"from": start, "to": end, "query": EXPENSIVE_QUERY}
+        response = await client.get(path, params=params, headers=account.headers)
+        assert response.status_code == 422, (path, response.text)
+        body = response.json()
+        assert body["status"] == "error"
+        assert body["code"] == "QueryTooExpensive"
+        assert "narrow the query" in body["error"]
+    # The connections are usable afterwards: the same read is answered the same way,
+    # and requests that do not read lines go on being served.
+    again = await export(client, account.headers, query=EXPENSIVE_QUERY)
+    assert again.status_code == 422, again.text
+    listed = await client.get("/v1/config/board", headers=account.headers)
+    assert listed.status_code == 200, listed.text
+    if make_url(client.database_url).get_backend_name() == "sqlite":
+        # Steps are work, not time: a small read fits the same tiny budget, whatever the
+        # machine's load (on PostgreSQL 1 ms would be a timing).
+        small = await make_account(client, account.tenant)
+        await insert_lines(
+            client.database_url,
+            small.account_id,
+            [NewLine(line=f"line {n}", ts=BASE_MS + n, host="h") for n in range(3)],
+        )
+        page = await export(client, small.headers)
+        assert page.status_code == 200, page.text
+        assert len(page.json()["lines"]) == 3
+
+
+async def test_a_query_past_the_work_limits_is_a_400_naming_the_limit(client: AppClient) -> None:
+    account = await make_account(client, await make_tenant(client.database_url))
+    # The issue's query: 600 OR'd terms, inside the 4,096 characters.
+    two_letters = ["".join(pair) for pair in itertools.product(string.ascii_lowercase, repeat=2)]
+    six_hundred = " OR ".join(two_letters[:600])
+    assert len(six_hundred) <= 4096
+    wildcards = " OR ".join(f"f{n}:*" for n in range(11))
+    aggregate_range = {"from": BASE_MS - 60_000, "to": BASE_MS + 60_000}
+    for query, named in ((six_hundred, "at most 100"), (wildcards, "at most 10")):
+        answers = [
+            await export(client, account.headers, query=query),
+            await client.get(
+                "/v1/aggregate", params={**aggregate_range, "query": query}, headers=account.headers
+            ),
+        ]
+        for response in answers:
+            assert response.status_code == 400, response.text
+            assert named in response.json()["error"], response.text
+    hundred = " OR ".join(two_letters[:100])
+    assert (await export(client, account.headers, query=hundred)).status_code == 200
+
+
+async def test_reads_of_stored_lines_never_wait_for_the_write_lock(client: AppClient) -> None:
+    """SQLite: an export, an aggregation and a usage read are answered while another
+    connection holds the write lock (BEGIN IMMEDIATE), as a bulk ingest would."""
+    url = make_url(client.database_url)
+    if url.get_backend_name() != "sqlite":
+        pytest.skip("PostgreSQL readers never wait for writers (MVCC)")
+    account = await make_account(client, await make_tenant(client.database_url))
+    await insert_lines(
+        client.database_url,
+        account.account_id,
+        [NewLine(line=f"line {n}", ts=BASE_MS + n, host="h") for n in range(5)],
+    )
+    # Authenticate once first: a credential's first use may be recorded by a write.
+    assert (await export(client, account.headers)).status_code == 200
+    writer = sqlite3.connect(url.database or "", isolation_level=None, timeout=30)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        page = await export(client, account.headers)
+        counted = await client.get(
+            "/v1/aggregate",
+            params={"from": BASE_MS - 60_000, "to": BASE_MS + 60_000},
+            headers=account.headers,
+        )
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert page.status_code == 200, page.text
+    assert len(page.json()["lines"]) == 5
+    assert counted.status_code == 200, counted.text
