@@ -3,18 +3,23 @@ findings 3 and 4; docs/isolation.md, "Sign-in limits"): failures count per (e-ma
 client address), so ten wrong passwords from one address do not stop the right one
 from another; past a threshold across addresses each attempt waits a back-off (429 with
 Retry-After); X-Forwarded-For counts only from a configured trusted proxy; with Redis
-configured but unreachable the counts fall back to the process (never to none)."""
+configured but unreachable the counts fall back to the process (never to none); with
+several workers and no Redis the counts and signed-query signatures are shared through
+the database."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
+from tests.cli_auth.test_logdna_cli import signed_query
 from tests.conftest import AppClient, make_settings, open_client
 from tests.factories import make_account, make_tenant
 from tests.users.factories import Person, add_person
@@ -133,3 +138,32 @@ async def test_unreachable_redis_falls_back_to_counting_in_the_process(
         warnings = [r.getMessage() for r in caplog.records if r.name.endswith("signin_limit")]
         assert len(warnings) == 1
         assert "counted in this process" in warnings[0]
+
+
+async def test_two_workers_without_redis_share_the_limits_and_the_signatures(
+    database_url: str, tmp_path: Any
+) -> None:
+    """Two app instances on one database, as two workers of ``tidegate serve --workers
+    2`` without Redis: a failure counted by one refuses at the other, and a signed query
+    used at one is a replay at the other."""
+    async with (
+        _app(database_url, tmp_path / "one", workers=2) as one,
+        _app(database_url, tmp_path / "two", workers=2) as two,
+    ):
+        person = await _person(one)
+        limit = one.settings.signin_max_failures
+        for index in range(limit):
+            worker = one if index % 2 == 0 else two
+            assert (await _try(worker, person, WRONG)).status_code == 401
+        for worker in (one, two):
+            assert (await _try(worker, person, person.password)).status_code == 429
+
+        other = await _person(one)
+        basic = base64.b64encode(f"{other.email}:{other.password}".encode()).decode()
+        login = await two.post("/login", content=b"{}", headers={"Authorization": f"Basic {basic}"})
+        assert login.status_code == 200, login.text
+        account_id, token = login.json()["accounts"][0], login.json()["token"]
+        query = signed_query(other.email, account_id, token, int(time.time() * 1000))
+        assert (await one.get("/info", params=query)).status_code == 200
+        replayed = await two.get("/info", params=query)
+        assert replayed.status_code == 401, replayed.text

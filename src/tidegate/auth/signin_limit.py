@@ -1,7 +1,8 @@
 """Failed sign-ins counted per key (fixed windows), with the time of the last failure.
 
 In Redis when set (``<TIDEGATE_REDIS_PREFIX>signin:<key>``, INCR with an expiry, so
-every worker and host counts together), else in a bounded map per process: at
+every worker and host counts together); else, with several workers, in the database
+(tidegate.auth.shared_counts); else in a bounded map per process: at
 ``MAX_KEYS`` the oldest windows are forgotten first (their counts would have expired
 anyway). When Redis is set but does not answer, the counts fall back to the map of
 this process (never to no limit), and the fall-back is logged (once per outage).
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
+from tidegate.auth.shared_counts import SharedCounts
 from tidegate.config import DEFAULT_REDIS_PREFIX
 
 MAX_KEYS = 100_000
@@ -70,7 +73,9 @@ class FailureCounter:
         redis: Redis | None = None,
         redis_prefix: str = DEFAULT_REDIS_PREFIX,
         max_keys: int = MAX_KEYS,
+        shared: SharedCounts | None = None,
     ) -> None:
+        self.shared = shared if redis is None else None
         self.key_prefix = redis_prefix + "signin:"
         self.max_failures = max_failures
         self.window_s = window_s
@@ -81,15 +86,15 @@ class FailureCounter:
     def _fell_back(self, error: Exception) -> None:
         if not self._redis_down:
             log.warning(
-                "Redis did not answer (%s): failed sign-ins are counted in this process "
-                "until it does",
+                "%s did not answer (%s): failed sign-ins are counted in this process until it does",
+                "Redis" if self.redis is not None else "The database",
                 type(error).__name__,
             )
         self._redis_down = True
 
     def _answered(self) -> None:
         if self._redis_down:
-            log.warning("Redis answers again: failed sign-ins are counted in Redis")
+            log.warning("Failed sign-ins are counted where they are shared again")
         self._redis_down = False
 
     async def tally(self, key: str) -> Tally:
@@ -101,11 +106,21 @@ class FailureCounter:
                 self._fell_back(error)
             else:
                 self._answered()
-                # The local counts of an outage still hold until their window ends.
-                local = self._local.tally(key)
-                remote = Tally(int(count or 0), float(last or 0))
-                return remote if remote.count >= local.count else local
+                return self._larger(key, Tally(int(count or 0), float(last or 0)))
+        elif self.shared is not None:
+            try:
+                shared_count, shared_last = await self.shared.tally(key)
+            except (SQLAlchemyError, OSError) as error:
+                self._fell_back(error)
+            else:
+                self._answered()
+                return self._larger(key, Tally(shared_count, shared_last))
         return self._local.tally(key)
+
+    def _larger(self, key: str, shared: Tally) -> Tally:
+        # The local counts of an outage still hold until their window ends.
+        local = self._local.tally(key)
+        return shared if shared.count >= local.count else local
 
     async def blocked(self, key: str) -> bool:
         return (await self.tally(key)).count >= self.max_failures
@@ -124,6 +139,14 @@ class FailureCounter:
             else:
                 self._answered()
                 return
+        elif self.shared is not None:
+            try:
+                await self.shared.failed(key, window_s=self.window_s)
+            except (SQLAlchemyError, OSError) as error:
+                self._fell_back(error)
+            else:
+                self._answered()
+                return
         self._local.failed(key)
 
     async def succeeded(self, key: str) -> None:
@@ -133,4 +156,9 @@ class FailureCounter:
             try:
                 await self.redis.delete(name, name + ":last")
             except (RedisError, OSError) as error:
+                self._fell_back(error)
+        elif self.shared is not None:
+            try:
+                await self.shared.succeeded(key)
+            except (SQLAlchemyError, OSError) as error:
                 self._fell_back(error)
