@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.api.router import include_routes
     from tidegate.app_state import AppState
     from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
@@ -104,6 +105,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             else None
         )
         tail = create_tail_broker(redis, redis_prefix=settings.redis_prefix)
+        # Several workers and no Redis: sign-in limits and signed-query replay protection
+        # are shared through the database (docs/isolation.md).
+        shared = SharedCounts(db) if redis is None and settings.workers > 1 else None
         ingest = IngestRuntime.from_settings(settings)
         ingest.start(db)  # its writer is the line intake's
         app.state.tidegate = AppState(
@@ -121,12 +125,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
             intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
-            replay=ReplayGuard(redis, redis_prefix=settings.redis_prefix),
+            replay=ReplayGuard(redis, redis_prefix=settings.redis_prefix, shared=shared),
             signin_failures=FailureCounter(
                 max_failures=settings.signin_max_failures,
                 window_s=settings.signin_failure_window_s,
                 redis=redis,
                 redis_prefix=settings.redis_prefix,
+                shared=shared,
             ),
         )
         await app.state.tidegate.tail.start()

@@ -5,6 +5,7 @@ module imports nothing of tidegate's domains (docs/architecture.md)."""
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,16 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("var")
 DEFAULT_REDIS_PREFIX = "tidegate:"
+
+
+def parse_networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """A comma list of IP addresses or CIDR networks (``TIDEGATE_TRUSTED_PROXIES``)."""
+    try:
+        return tuple(
+            ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip()
+        )
+    except ValueError as error:
+        raise ValueError(f"trusted_proxies: {error}") from None
 
 
 def check_redis_prefix(value: str) -> str:
@@ -155,9 +166,17 @@ class Settings(BaseSettings):
     # seconds after sign-in whatever happens.
     session_idle_s: float = Field(default=8 * 3600.0, gt=0)
     session_max_age_s: float = Field(default=7 * 24 * 3600.0, gt=0)
-    # Failed sign-ins allowed per e-mail and per client address within the window.
+    # Failed sign-ins (docs/isolation.md, "Sign-in limits"): allowed per (e-mail, client
+    # address) within the window; per client address across e-mails; and per e-mail
+    # across addresses before each further attempt waits a doubling delay (capped).
     signin_max_failures: int = Field(default=10, ge=1)
     signin_failure_window_s: float = Field(default=900.0, gt=0)
+    signin_address_max_failures: int = Field(default=100, ge=1)
+    signin_backoff_after: int = Field(default=30, ge=1)
+    signin_backoff_max_s: float = Field(default=60.0, gt=0)
+    # Proxies whose X-Forwarded-For names the client (comma list of addresses or CIDR
+    # networks); from any other peer the header is ignored. Default: none.
+    trusted_proxies: str = ""
     # How long an invitation and a password-reset link stay valid.
     invitation_ttl_s: float = Field(default=7 * 24 * 3600.0, gt=0)
     password_reset_ttl_s: float = Field(default=3600.0, gt=0)
@@ -184,6 +203,12 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: str) -> str:
+        parse_networks(value)  # a mistyped network fails start
+        return value
 
     @field_validator("redis_prefix")
     @classmethod

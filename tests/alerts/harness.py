@@ -99,6 +99,11 @@ class Harness:
         await self.db.dispose()
 
 
+def mailing(smtp_port: int) -> dict[str, Any]:
+    """Settings that send the alerts' e-mail to a test's SMTP receiver."""
+    return {"smtp_host": "127.0.0.1", "smtp_port": smtp_port, "smtp_from": "alerts@tidegate.test"}
+
+
 async def open_harness(database_url: str, data_dir: Path, **overrides: Any) -> Harness:
     settings = make_settings(
         database_url,

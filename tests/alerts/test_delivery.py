@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.alerts.harness import Harness, open_harness
+from tests.alerts.harness import Harness, mailing, open_harness
 from tests.alerts.receivers import HttpReceiver, SmtpReceiver
 
 
@@ -207,13 +207,7 @@ async def test_slack_and_pagerduty_go_to_the_configured_urls(
 
 async def test_email_through_smtp(own_database: str, tmp_path: Path) -> None:
     with SmtpReceiver() as smtp:
-        harness = await open_harness(
-            own_database,
-            tmp_path,
-            smtp_host="127.0.0.1",
-            smtp_port=smtp.port,
-            smtp_from="alerts@tidegate.test",
-        )
+        harness = await open_harness(own_database, tmp_path, **mailing(smtp.port))
         try:
             await fire(
                 harness,

@@ -94,5 +94,5 @@ async def test_memory_failure_counter_is_bounded() -> None:
     counter = FailureCounter(max_failures=1, window_s=60, max_keys=100)
     for index in range(1_000):
         await counter.failed(f"address:{index}")
-    assert len(counter._counts) <= 100
+    assert len(counter._local._counts) <= 100
     assert await counter.blocked("address:999")

@@ -275,7 +275,13 @@ async def test_sessions_expire_when_idle_and_at_their_absolute_end(client: AppCl
 async def test_failed_sign_ins_are_limited_per_email_and_address(
     database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    settings = make_settings(database_url, tmp_path_factory.mktemp("signin"), signin_max_failures=3)
+    # Per (e-mail, address) and per address; across addresses: tests/sessions/test_signin_limits.py.
+    settings = make_settings(
+        database_url,
+        tmp_path_factory.mktemp("signin"),
+        signin_max_failures=3,
+        signin_address_max_failures=3,
+    )
     http, lifespan = await open_client(settings)
     try:
         tenant = await make_tenant(database_url)

@@ -57,11 +57,14 @@ class ViewSpec:
     channels: tuple[tuple[str, dict[str, Any]], ...]  # (channel key, Channel.stored())
     # The alert_window_scale setting (1 but in tests).
     window_scale: float = 1.0
+    # ``query`` with its makers' group scopes added (tidegate.alerts.makers): what the
+    # lines must match; ``query`` itself is what the notifications show.
+    matched_query: str | None = None
 
     @property
     def filter_key(self) -> FilterKey:
         return (
-            self.query,
+            self.query if self.matched_query is None else self.matched_query,
             ",".join(self.hosts),
             ",".join(self.apps),
             ",".join(self.levels),

@@ -3,13 +3,18 @@ their seal once per change): the view's own channels, then its preset alert's.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel
+from tidegate.alerts.makers import MakerScopes, maker_scopes, scope_of
 from tidegate.alerts.matching import ViewSpec
 from tidegate.alerts.sealed import open_channels
+from tidegate.auth.scope import limited_query
 from tidegate.auth.secrets import Sealer
+from tidegate.errors import BadRequest
 from tidegate.models import PresetAlert, View
 
 
@@ -20,13 +25,17 @@ def _millis(view: View, preset: PresetAlert | None) -> int:
     return int(changed.timestamp() * 1000)
 
 
+# A view's change time, and its maker's and its preset's maker's scopes.
+_Stamp = tuple[int, str | None, str | None]
+
+
 class WatchList:
     """The alerting views, rebuilt only for views that changed."""
 
     def __init__(self, sealer: Sealer, *, window_scale: float = 1.0) -> None:
         self._sealer = sealer
         self._window_scale = window_scale
-        self._cache: dict[str, tuple[int, ViewSpec | None]] = {}
+        self._cache: dict[str, tuple[_Stamp, list[ViewSpec]]] = {}
         self.channels: dict[tuple[str, str], Channel] = {}
         self._stamp: tuple[object, ...] | None = None
         self._specs: list[ViewSpec] = []
@@ -49,13 +58,15 @@ class WatchList:
                 )
             ).one()
         )
+        scopes = await maker_scopes(session)
+        stamp += (tuple(sorted(scopes.items())),)
         if stamp == self._stamp:
             return self._specs
-        self._specs = await self._read(session)
+        self._specs = await self._read(session, scopes)
         self._stamp = stamp
         return self._specs
 
-    async def _read(self, session: AsyncSession) -> list[ViewSpec]:
+    async def _read(self, session: AsyncSession, scopes: MakerScopes) -> list[ViewSpec]:
         rows = (
             await session.execute(
                 select(View, PresetAlert)
@@ -65,18 +76,21 @@ class WatchList:
             )
         ).all()
         specs: list[ViewSpec] = []
-        cache: dict[str, tuple[int, ViewSpec | None]] = {}
+        cache: dict[str, tuple[_Stamp, list[ViewSpec]]] = {}
         for view, preset in rows:
-            stamp = _millis(view, preset)
+            view_scope = scope_of(scopes, view.account_id, view.made_by)
+            preset_scope = (
+                scope_of(scopes, view.account_id, preset.made_by) if preset is not None else ""
+            )
+            stamp = (_millis(view, preset), view_scope, preset_scope)
             known = self._cache.get(view.id)
-            spec = (
+            built = (
                 known[1]
                 if known is not None and known[0] == stamp
-                else self._build(view, preset, stamp)
+                else self._build(view, preset, stamp[0], view_scope, preset_scope)
             )
-            cache[view.id] = (stamp, spec)
-            if spec is not None:
-                specs.append(spec)
+            cache[view.id] = (stamp, built)
+            specs.extend(built)
         self._cache = cache
         self.channels = {
             (spec.view_id, key): Channel.from_stored(stored)
@@ -85,19 +99,49 @@ class WatchList:
         }
         return specs
 
-    def _build(self, view: View, preset: PresetAlert | None, stamp: int) -> ViewSpec | None:
-        channels = [
+    def _build(
+        self,
+        view: View,
+        preset: PresetAlert | None,
+        stamp: int,
+        view_scope: str | None,
+        preset_scope: str | None,
+    ) -> list[ViewSpec]:
+        """The view's own channels with its maker's scope; its preset's channels with
+        both the view's maker's and the preset's maker's (each may only send what both
+        may see). Channels whose maker left the account are not watched."""
+        specs = []
+        if view_scope is None:
+            return []
+        own = [
             (channel.key_text(position, "v"), channel.stored())
             for position, channel in enumerate(open_channels(self._sealer, view.channels_sealed))
         ]
-        if preset is not None:
-            channels += [
+        specs.append(self._spec(view, stamp, own, [view_scope]))
+        if preset is not None and preset_scope is not None:
+            shared = [
                 (channel.key_text(position, "p"), channel.stored())
                 for position, channel in enumerate(
                     open_channels(self._sealer, preset.channels_sealed)
                 )
             ]
+            specs.append(self._spec(view, stamp, shared, [view_scope, preset_scope]))
+        return [spec for spec in specs if spec is not None]
+
+    def _spec(
+        self,
+        view: View,
+        stamp: int,
+        channels: list[tuple[str, dict[str, Any]]],
+        limits: list[str],
+    ) -> ViewSpec | None:
         if not channels:
+            return None
+        matched: str | None = view.query
+        try:
+            for limit in limits:
+                matched = limited_query(matched, limit)
+        except BadRequest:  # the view's query does not parse, or is too long with them
             return None
         return ViewSpec(
             view_id=view.id,
@@ -111,4 +155,5 @@ class WatchList:
             since_ms=stamp,
             channels=tuple(channels),
             window_scale=self._window_scale,
+            matched_query=matched or "",
         )

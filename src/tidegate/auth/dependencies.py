@@ -176,8 +176,21 @@ async def key_principal(
             or key.account_status == "deactivated"
         ):
             raise Forbidden("Account not found or inactive")
+        if key.made_by is None:
+            return Principal(
+                key.id, "service", key.account_enterprise_id, key.account_id, session_id=session_id
+            )
+        # At most the role and scope its maker has now (docs/isolation.md).
+        role = await _maker_role(request, user_id=key.made_by, account_id=key.account_id)
         return Principal(
-            key.id, "service", key.account_enterprise_id, key.account_id, session_id=session_id
+            key.id,
+            "service",
+            key.account_enterprise_id,
+            key.account_id,
+            role=role,
+            session_id=session_id,
+            scope=await _scope_of(request, user_id=key.made_by, account_id=key.account_id),
+            maker_id=key.made_by,
         )
     if key.kind != "enterprise" or key.enterprise_id is None:
         raise Forbidden("This key cannot be used on the management API")
@@ -207,7 +220,6 @@ async def user_principal(
     if found.account_status == "deactivated":
         raise Forbidden("Account not found or inactive")
     await _rate_limit(request, f"user:{user_id}", browser=session_id is not None)
-    scopes = await repository.group_scopes(db=db, user_id=user_id, account_id=account_id)
     return Principal(
         None,
         "user",
@@ -217,10 +229,33 @@ async def user_principal(
         user_id=user_id,
         email=found.email,
         session_id=session_id,
-        scope=AccessScope.of(
-            [GroupScope(tuple(apps), tuple(hosts), query) for apps, hosts, query in scopes]
-        ),
+        scope=await _scope_of(request, user_id=user_id, account_id=account_id),
     )
+
+
+async def _scope_of(
+    request: HTTPConnection, *, user_id: str, account_id: str
+) -> AccessScope | None:
+    scopes = await repository.group_scopes(
+        db=app_state(request).db, user_id=user_id, account_id=account_id
+    )
+    return AccessScope.of(
+        [GroupScope(tuple(apps), tuple(hosts), query) for apps, hosts, query in scopes]
+    )
+
+
+async def _maker_role(request: HTTPConnection, *, user_id: str, account_id: str) -> Role:
+    """The current role of a key's maker in the key's account; a maker who left it (or
+    was deleted) leaves the key with no role at all."""
+    found = await repository.member(
+        db=app_state(request).db, user_id=user_id, account_id=account_id
+    )
+    if found is None or found.role is None:
+        raise Forbidden(
+            "The person who made this key is no longer a member of its account; "
+            "the key acts with its maker's role"
+        )
+    return Role.parse(found.role)
 
 
 async def current_session(request: Request) -> repository.SessionRecord:
@@ -356,8 +391,14 @@ async def require_account(request: Request) -> str:
     return (await principal_of(request)).account()
 
 
+async def person_made_by(request: Request) -> str | None:
+    return (await principal_of(request)).person_id
+
+
 EnterpriseId = Annotated[str, Depends(require_enterprise)]
 AccountId = Annotated[str, Depends(require_account)]
+# Who answers for what the request makes (a key's, a view's, a preset's made_by).
+MadeBy = Annotated[str | None, Depends(person_made_by)]
 
 
 def _sealer(request: Request) -> Sealer:

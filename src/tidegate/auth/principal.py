@@ -21,7 +21,8 @@ class Principal:
     # A service key's own account, the account an enterprise key delegates to, or the
     # account a person acts in (their session's, or the one their CLI signature names).
     account_id: str | None
-    # Keys act as owner (docs/people.md); people have their membership's role.
+    # Keys act as owner (docs/people.md), or with their maker's role (docs/isolation.md);
+    # people have their membership's role.
     role: Role = Role.OWNER
     user_id: str | None = None
     email: str | None = None
@@ -29,6 +30,14 @@ class Principal:
     session_id: str | None = None
     # The lines a person in groups may see (None: all of the account's).
     scope: AccessScope | None = None
+    # The person a service key was made by (it acts with at most their role and scope).
+    maker_id: str | None = None
+
+    @property
+    def person_id(self) -> str | None:
+        """Who answers for what these credentials make (docs/isolation.md): the person
+        signed in, or the maker of the key; None for a key acting as owner."""
+        return self.user_id if self.user_id is not None else self.maker_id
 
     @property
     def acts_as_account(self) -> bool:

@@ -43,6 +43,7 @@ class KeyRecord(NamedTuple):
     account_id: str | None
     account_enterprise_id: str | None
     account_status: str | None
+    made_by: str | None
 
 
 # A key with its account's columns (a service key's; none for an enterprise key).
@@ -54,6 +55,7 @@ _KEY_WITH_ACCOUNT = select(
     _accounts.c.id,
     _accounts.c.enterprise_id,
     _accounts.c.status,
+    _keys.c.made_by,
 ).select_from(_keys.outerjoin(_accounts, _accounts.c.id == _keys.c.account_id))
 _KEY_BY_HASH = RawQuery(_KEY_WITH_ACCOUNT.where(_keys.c.key_hash == bindparam("key_hash")))
 # A browser session opened with a key refers to it by id.

@@ -79,10 +79,17 @@ def scoped_query(query: str | None, scope: AccessScope | None) -> str | None:
     """The request's query text with the scope added (AND): what readers compile."""
     if scope is None:
         return query
+    return limited_query(query, scope.as_query())
+
+
+def limited_query(query: str | None, limit: str) -> str:
+    """``query`` ANDed with the search syntax ``limit`` (a scope's ``as_query``). The
+    query is compiled alone first: a mistake is reported at its own column, and text such
+    as ``x) OR (y`` cannot escape the parentheses that hold it (400 otherwise)."""
+    if not limit.strip():
+        return query or ""
     if query and query.strip():
-        # Alone first, so that a mistake is reported at its own column.
         validate_scope_query(query)
-    limit = scope.as_query()
     combined = f"({query.strip()}) ({limit})" if query and query.strip() else limit
     if len(combined) > MAX_QUERY_LENGTH:
         raise BadRequest(

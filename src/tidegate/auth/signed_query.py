@@ -22,7 +22,9 @@ from urllib.parse import quote
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
+from tidegate.auth.shared_counts import SharedCounts
 from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.errors import RateLimited, ServiceUnavailable
 
@@ -65,8 +67,11 @@ class ReplayGuard:
         *,
         redis_prefix: str = DEFAULT_REDIS_PREFIX,
         max_remembered: int = MAX_REMEMBERED,
+        shared: SharedCounts | None = None,
     ) -> None:
         self.redis = redis
+        # Several workers without Redis: the database (tidegate.auth.shared_counts).
+        self.shared = shared if redis is None else None
         self.key_prefix = redis_prefix + "signed:"
         self.max_remembered = max_remembered
         self._seen: dict[str, float] = {}
@@ -81,6 +86,11 @@ class ReplayGuard:
                 # Failing open would let a replay through: refuse until Redis answers.
                 raise ServiceUnavailable("Signed requests cannot be checked right now") from None
             return bool(stored)
+        if self.shared is not None:
+            try:
+                return await self.shared.first_use(signature_hex, remember_s=2 * window_s)
+            except (SQLAlchemyError, OSError):
+                raise ServiceUnavailable("Signed requests cannot be checked right now") from None
         now = time.monotonic()
         if signature_hex in self._seen and self._seen[signature_hex] > now:
             return False

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
+from tidegate.auth.client_address import client_address
 from tidegate.auth.dependencies import CurrentPrincipal, authenticate
 from tidegate.auth.roles import Permission, requires
 from tidegate.cli_auth import schemas, service
@@ -46,7 +47,7 @@ async def login(request: Request, session: SessionDep) -> schemas.Login:
         state=app_state(request),
         email=email,
         password=password,
-        address=request.client.host if request.client is not None else "unknown",
+        address=client_address(request),
     )
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, MadeBy
 from tidegate.auth.secrets import Sealer
 from tidegate.db.session import SessionDep
 from tidegate.keys import schemas, service
@@ -40,6 +40,7 @@ async def create_key(
     session: SessionDep,
     sealer: SealerDep,
     account_id: AccountId,
+    made_by: MadeBy,
     body: schemas.KeyCreate | None = None,
 ) -> schemas.CreatedKey:
     return await service.create_key(
@@ -48,6 +49,7 @@ async def create_key(
         account_id=account_id,
         key_type=key_type,
         name=body.name if body is not None else None,
+        made_by=made_by,
     )
 
 

@@ -53,7 +53,10 @@ async def create_key(
     account_id: str,
     key_type: schemas.AccountKeyType,
     name: str | None = None,
+    made_by: str | None = None,
 ) -> schemas.CreatedKey:
+    """``made_by``: the person the key answers to; it acts with at most their role and
+    scope (docs/isolation.md)."""
     if key_type == "service":
         secret, domain = new_service_key(), MANAGEMENT_DOMAIN
     else:
@@ -66,6 +69,7 @@ async def create_key(
         hint=hint(secret),
         sealed_key=sealer.seal(secret),
         created_at=utcnow(),
+        made_by=made_by,
     )
     session.add(key)
     await session.flush()

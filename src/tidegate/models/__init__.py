@@ -7,6 +7,7 @@ from tidegate.models.alert_cursor import AlertCursor
 from tidegate.models.alert_delivery import AlertDelivery
 from tidegate.models.alert_state import AlertState
 from tidegate.models.api_key import ApiKey
+from tidegate.models.auth_counter import AuthCounter, SignedNonce
 from tidegate.models.base import Base
 from tidegate.models.board import Board
 from tidegate.models.category import Category
@@ -34,6 +35,7 @@ __all__ = [
     "AlertDelivery",
     "AlertState",
     "ApiKey",
+    "AuthCounter",
     "Base",
     "Board",
     "Category",
@@ -50,6 +52,7 @@ __all__ = [
     "PipelineUsage",
     "PresetAlert",
     "PublishedPipelineNode",
+    "SignedNonce",
     "SigningKey",
     "User",
     "UserSession",

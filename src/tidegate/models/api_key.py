@@ -33,3 +33,5 @@ class ApiKey(Base):
     hint: Mapped[str] = mapped_column(String(8))
     sealed_key: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The person who made it (docs/isolation.md); null: made by a key acting as owner.
+    made_by: Mapped[str | None] = mapped_column(String(24), default=None)

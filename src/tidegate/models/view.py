@@ -33,4 +33,6 @@ class View(Base):
     channels_sealed: Mapped[str | None] = mapped_column(Text, default=None)
     alerting: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The person who made it (docs/isolation.md); null: made by a key acting as owner.
+    made_by: Mapped[str | None] = mapped_column(String(24), default=None)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

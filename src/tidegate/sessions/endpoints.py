@@ -12,6 +12,7 @@ from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
+from tidegate.auth.client_address import client_address
 from tidegate.auth.dependencies import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -31,10 +32,6 @@ from tidegate.sessions import schemas, service
 router = APIRouter(prefix="/v1/auth/session", tags=["Sessions"], responses=LEGACY_ERRORS)
 
 CurrentSession = Annotated[auth_repository.SessionRecord, Depends(current_session)]
-
-
-def _client_address(request: Request) -> str:
-    return request.client.host if request.client is not None else "unknown"
 
 
 def _set_cookies(request: Request, response: Response, new: service.NewSession) -> None:
@@ -73,7 +70,7 @@ async def sign_in(
             state=state,
             key=body.key,
             account_id=body.account_id,
-            address=_client_address(request),
+            address=client_address(request),
         )
     else:
         assert body.email is not None
@@ -83,7 +80,7 @@ async def sign_in(
             state=state,
             email=body.email,
             password=body.password,
-            address=_client_address(request),
+            address=client_address(request),
         )
     _set_cookies(request, response, new)
     return new.info

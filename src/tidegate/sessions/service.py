@@ -22,9 +22,9 @@ from tidegate.auth.roles import Role
 from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, same_secret
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.enterprise import service as enterprise_service
-from tidegate.errors import Forbidden, RateLimited, Unauthorized
+from tidegate.errors import Forbidden, Unauthorized
 from tidegate.models import User
-from tidegate.sessions import repository, schemas
+from tidegate.sessions import repository, schemas, signin_policy
 from tidegate.users import repository as users_repository
 
 OWNER = Role.OWNER.label
@@ -91,31 +91,21 @@ async def _open(
     return NewSession(token=token, info=info.model_copy(update={"csrf_token": csrf}))
 
 
-async def _refuse_when_blocked(state: AppState, *keys: str) -> None:
-    for key in keys:
-        if await state.signin_failures.blocked(key):
-            window = int(state.settings.signin_failure_window_s)
-            raise RateLimited(
-                "Too many failed sign-ins; try again later", headers={"Retry-After": str(window)}
-            )
-
-
 async def check_password(
     *, session: AsyncSession, state: AppState, email: str, password: str, address: str
 ) -> User:
-    """The user whose password this is; failures counted per e-mail and per address
-    (the web app's sign-in and logdna-cli's ``POST /login`` alike)."""
-    email_key, address_key = f"email:{email.strip().lower()}", f"address:{address}"
-    await _refuse_when_blocked(state, email_key, address_key)
+    """The user whose password this is; failures counted per (e-mail, address), per
+    address and per e-mail (tidegate.sessions.signin_policy), for the web app's sign-in
+    and logdna-cli's ``POST /login`` alike."""
+    await signin_policy.before_password(state, email=email, address=address)
     # Read outside the request's transaction: the slow hash must not hold SQLite's write
     # lock (the request's session has run no statement yet, so it holds nothing).
     async with state.db.read_sessions() as read:
         user = await users_repository.user_by_email(session=read, email=email.strip().lower())
     if not await verify_password(user.password_hash if user else None, password) or user is None:
-        await state.signin_failures.failed(email_key)
-        await state.signin_failures.failed(address_key)
+        await signin_policy.password_failed(state, email=email, address=address)
         raise Unauthorized("Wrong e-mail or password")
-    await state.signin_failures.succeeded(email_key)
+    await signin_policy.password_succeeded(state, email=email, address=address)
     return user
 
 
@@ -152,12 +142,11 @@ async def sign_in_with_password(
 async def sign_in_with_key(
     *, session: AsyncSession, state: AppState, key: str, account_id: str | None, address: str
 ) -> NewSession:
-    address_key = f"address:{address}"
-    await _refuse_when_blocked(state, address_key)
+    await signin_policy.before_key(state, address=address)
     key_hash = hash_secret(key.strip(), domain=MANAGEMENT_DOMAIN)
     found = await auth_repository.key_by_hash(db=state.db, key_hash=key_hash)
     if found is None or not same_secret(found.key_hash, key_hash):
-        await state.signin_failures.failed(address_key)
+        await signin_policy.key_failed(state, address=address)
         raise Unauthorized("Invalid key")
     if found.kind not in ("service", "enterprise"):
         raise Forbidden("Sign in with a service key or an enterprise key")

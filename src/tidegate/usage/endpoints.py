@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.db.session import SessionDep
 from tidegate.ingest.service import utc_today
 from tidegate.usage import schemas, service
@@ -45,8 +45,11 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _scope(request: Request, session: SessionDep, account_id: AccountId) -> service.UsageScope:
-    return service.UsageScope(app_state(request).db, session, account_id)
+def _scope(
+    request: Request, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
+) -> service.UsageScope:
+    # A person in groups counts only their scope's lines (docs/isolation.md).
+    return service.UsageScope(app_state(request).db, session, account_id, principal.scope)
 
 
 Scope = Annotated[service.UsageScope, Depends(_scope)]

@@ -19,18 +19,25 @@ from tidegate.usage.schemas import Kind, Period
 _FOLDED = {"apps": (LogLine.app, LogLine.app_folded), "hosts": (LogLine.host, LogLine.host_folded)}
 
 
-def _in_period(account_id: str, period: Period) -> list[ColumnElement[bool]]:
-    return [
+def _in_period(
+    account_id: str, period: Period, scope: ColumnElement[bool] | None
+) -> list[ColumnElement[bool]]:
+    """The account's lines in the period; only those of ``scope`` (a scoped member's
+    group scope as an exact SQL condition, tidegate.usage.service) when given."""
+    conditions = [
         LogLine.account_id == account_id,
         LogLine.ts >= period.from_ms,
         LogLine.ts < period.to_ms,
     ]
+    return conditions if scope is None else [*conditions, scope]
 
 
-def totals(*, account_id: str, period: Period) -> Select[*tuple[Any, ...]]:
+def totals(
+    *, account_id: str, period: Period, scope: ColumnElement[bool] | None = None
+) -> Select[*tuple[Any, ...]]:
     """``(lines, bytes)`` of the account's lines in the period."""
     return select(func.count(), func.coalesce(func.sum(LogLine.size_bytes), 0)).where(
-        *_in_period(account_id, period)
+        *_in_period(account_id, period, scope)
     )
 
 
@@ -49,6 +56,7 @@ def top(
     limit: int,
     by_bytes: bool,
     name: str | None = None,
+    scope: ColumnElement[bool] | None = None,
 ) -> Select[*tuple[Any, ...]]:
     """``(name, lines, bytes)`` of the ``limit`` apps, hosts or tags with the most lines
     (or bytes), most first, ties by name; only ``name`` when given (case-insensitive for
@@ -62,7 +70,7 @@ def top(
             select(value, lines, size)
             .select_from(LogLine)
             .join(tag, value.is_not(None))
-            .where(*_in_period(account_id, period), LogLine.tags.is_not(None))
+            .where(*_in_period(account_id, period, scope), LogLine.tags.is_not(None))
             .group_by(value)
         )
         if name is not None:
@@ -73,7 +81,7 @@ def top(
         label = func.min(original)
         statement = (
             select(label, lines, size)
-            .where(*_in_period(account_id, period), folded.is_not(None))
+            .where(*_in_period(account_id, period, scope), folded.is_not(None))
             .group_by(folded)
         )
         if name is not None:

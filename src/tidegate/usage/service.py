@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.auth.scope import AccessScope
 from tidegate.db.engine import Database
+from tidegate.errors import Forbidden
 from tidegate.export.reading import PageReader, run_off_loop
+from tidegate.logs.filtering import parse_line_filter
+from tidegate.logs.sql_filter import translate
 from tidegate.usage import repository, schemas
 from tidegate.usage.schemas import Kind, Period
 
@@ -35,6 +40,30 @@ class UsageScope:
     database: Database
     session: AsyncSession
     account_id: str
+    # A scoped member's group scope (tidegate.auth.scope); None: every line.
+    access: AccessScope | None = None
+
+    def condition(self, dialect: str) -> ColumnElement[bool] | None:
+        """The access scope as an exact SQL condition over ``log_lines``. A scope the
+        database cannot apply exactly (one the Python matcher would have to confirm
+        line by line) is refused rather than approximated: an approximation is a
+        superset, which would count lines outside the scope."""
+        if self.access is None:
+            return None
+        line_filter = parse_line_filter(
+            hosts=None,
+            apps=None,
+            levels=None,
+            query=self.access.as_query(),
+            account_id=self.account_id,
+        )
+        sql = translate(line_filter, dialect=dialect)
+        if not sql.exact or sql.where is None:
+            raise Forbidden(
+                "Usage by app, host or tag is not available with your groups' access "
+                "scope (its query cannot be counted exactly); ask an admin"
+            )
+        return sql.where
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +86,10 @@ async def _counted(
     most lines (or bytes), in a worker thread."""
 
     def work(reader: PageReader) -> tuple[int, list[Counted]]:
-        ((total, _),) = reader.all(repository.totals(account_id=scope.account_id, period=period))
+        limit_to = scope.condition(reader.dialect)
+        ((total, _),) = reader.all(
+            repository.totals(account_id=scope.account_id, period=period, scope=limit_to)
+        )
         rows = reader.all(
             repository.top(
                 kind=kind,
@@ -67,6 +99,7 @@ async def _counted(
                 limit=limit,
                 by_bytes=by_bytes,
                 name=name,
+                scope=limit_to,
             )
         )
         return int(total), [

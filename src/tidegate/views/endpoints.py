@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
-from tidegate.auth.dependencies import AccountId, SealerDep
+from tidegate.auth.dependencies import AccountId, MadeBy, SealerDep
 from tidegate.db.session import SessionDep
 from tidegate.views import schemas, service
 
@@ -33,9 +33,15 @@ async def create_view(
     account_id: AccountId,
     sealer: SealerDep,
     policy: DestinationPolicyDep,
+    made_by: MadeBy,
 ) -> schemas.View:
     return await service.create_view(
-        session=session, account_id=account_id, body=body, sealer=sealer, policy=policy
+        session=session,
+        account_id=account_id,
+        body=body,
+        sealer=sealer,
+        policy=policy,
+        made_by=made_by,
     )
 
 
@@ -56,6 +62,7 @@ async def update_view(
     account_id: AccountId,
     sealer: SealerDep,
     policy: DestinationPolicyDep,
+    made_by: MadeBy,
 ) -> schemas.View:
     return await service.update_view(
         session=session,
@@ -64,6 +71,7 @@ async def update_view(
         body=body,
         sealer=sealer,
         policy=policy,
+        made_by=made_by,
     )
 
 
@@ -100,9 +108,15 @@ async def create_preset(
     account_id: AccountId,
     sealer: SealerDep,
     policy: DestinationPolicyDep,
+    made_by: MadeBy,
 ) -> schemas.Preset:
     return await service.create_preset(
-        session=session, account_id=account_id, body=body, sealer=sealer, policy=policy
+        session=session,
+        account_id=account_id,
+        body=body,
+        sealer=sealer,
+        policy=policy,
+        made_by=made_by,
     )
 
 
@@ -123,6 +137,7 @@ async def update_preset(
     account_id: AccountId,
     sealer: SealerDep,
     policy: DestinationPolicyDep,
+    made_by: MadeBy,
 ) -> schemas.Preset:
     return await service.update_preset(
         session=session,
@@ -131,6 +146,7 @@ async def update_preset(
         body=body,
         sealer=sealer,
         policy=policy,
+        made_by=made_by,
     )
 
 

@@ -97,8 +97,9 @@ async def create_view(
     body: schemas.ViewIn,
     sealer: Sealer,
     policy: DestinationPolicy,
+    made_by: str | None,
 ) -> schemas.View:
-    view = View(account_id=account_id, created_at=utcnow())
+    view = View(account_id=account_id, created_at=utcnow(), made_by=made_by)
     await _apply(
         session=session, account_id=account_id, view=view, body=body, sealer=sealer, policy=policy
     )
@@ -134,8 +135,11 @@ async def update_view(
     body: schemas.ViewIn,
     sealer: Sealer,
     policy: DestinationPolicy,
+    made_by: str | None,
 ) -> schemas.View:
     view = await own_view(session=session, account_id=account_id, view_id=view_id, for_update=True)
+    # Whoever changes a view answers for what its alerts send (docs/isolation.md).
+    view.made_by = made_by
     await _apply(
         session=session, account_id=account_id, view=view, body=body, sealer=sealer, policy=policy
     )
@@ -195,6 +199,7 @@ async def create_preset(
     body: schemas.PresetIn,
     sealer: Sealer,
     policy: DestinationPolicy,
+    made_by: str | None,
 ) -> schemas.Preset:
     channels = await checked_channels(body.channels, policy=policy)
     now = utcnow()
@@ -204,6 +209,7 @@ async def create_preset(
         channels_sealed=seal_channels(sealer, channels),
         created_at=now,
         updated_at=now,
+        made_by=made_by,
     )
     session.add(preset)
     await session.flush()
@@ -236,12 +242,14 @@ async def update_preset(
     body: schemas.PresetIn,
     sealer: Sealer,
     policy: DestinationPolicy,
+    made_by: str | None,
 ) -> schemas.Preset:
     preset = await _own_preset(
         session=session, account_id=account_id, preset_id=preset_id, for_update=True
     )
     channels = await checked_channels(body.channels, policy=policy)
     preset.name = body.name
+    preset.made_by = made_by
     preset.channels_sealed = seal_channels(sealer, channels)
     preset.updated_at = utcnow()
     await session.flush()
