@@ -386,3 +386,67 @@ async def test_map_fields_overwrites_a_target_only_when_told(flag: str) -> None:
     context = RunContext()
     assert (await kept.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 2}]
     assert (await replaced.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 1}]
+
+
+async def test_processors_in_the_terraform_providers_shape() -> None:
+    """``Match``/``Ignore``, ``options{}`` wrappers and a set-timestamp parser's
+    ``options{format: Custom, custom_format}``, as the provider writes them
+    (``tests/pipelines/provider_bodies.py``), run as the flat forms do."""
+    events = [{"id": 1, "t": 1}, {"id": 1, "t": 2}, {"id": 2, "t": 1}]
+    match = await run("dedupe", {"fields": [".id"], "comparison_type": "Match"}, events)
+    assert match.main == [events[0], events[2]]
+    ignore = await run("dedupe", {"fields": [".t"], "comparison_type": "Ignore"}, events)
+    assert ignore.main == [events[0], events[2]]
+    event = {"a": {"b": {"c": 1}, "d": []}, "f": {"g": None}}
+    flat = await run("flatten-fields", {"fields": [], "options": {"delimiter": "_"}}, [event])
+    assert flat.main == [{"a_b_c": 1, "a_d": [], "f_g": None}]
+    compact = {"fields": [], "options": {"compact_array": False, "compact_object": True}}
+    assert (await run("compact-fields", compact, [event])).main == [{"a": {"b": {"c": 1}, "d": []}}]
+    custom = {"format": "Custom", "custom_format": "%Y-%m-%d %H:%M:%S"}
+    stamped = await run(
+        "set-timestamp",
+        {"parsers": [{"field": ".ts", "options": custom}]},
+        [{"ts": "2024-01-01 00:00:01"}],
+    )
+    assert stamped.main[0]["timestamp"] == 1_704_067_201_000
+
+
+def test_options_given_twice_or_unknown_formats_are_refused() -> None:
+    with pytest.raises(ValidationFailed, match="delimiter"):
+        build("flatten-fields", {"delimiter": ".", "options": {"delimiter": "_"}})
+    with pytest.raises(ValidationFailed, match="custom_format"):
+        build("set-timestamp", {"parsers": [{"field": ".ts", "options": {"format": "ISO"}}]})
+    with pytest.raises(ValidationFailed, match="merge strategy"):
+        build("reduce", {"merge_strategies": [{"field": ".a"}]})
+
+
+async def test_reduce_with_the_providers_lists_and_strategies() -> None:
+    config = {
+        "duration_ms": 30_000,
+        "max_events": 3,
+        "group_by": [".id"],
+        "date_formats": [{"field": ".at", "format": "%d/%m/%Y"}],
+        "merge_strategies": [
+            {"field": ".method", "strategy": "array"},
+            {"field": ".at", "strategy": "min"},
+            {"field": ".raw", "strategy": "concat_raw"},
+            {"field": ".short", "strategy": "shortest_array"},
+            {"field": ".long", "strategy": "longest_array"},
+        ],
+    }
+    events = [
+        {"id": "a", "method": "GET", "at": "02/01/2024", "raw": "a", "short": [1, 2], "long": [1]},
+        {"id": "a", "method": "PUT", "at": "01/02/2023", "raw": "b", "short": [1], "long": [1, 2]},
+        {"id": "a", "method": "POST", "at": "31/12/2023", "raw": "c", "short": [], "long": []},
+    ]
+    out = await run("reduce", config, events)
+    assert out.main == [
+        {
+            "id": "a",
+            "method": ["GET", "PUT", "POST"],
+            "at": "01/02/2023",
+            "raw": "abc",
+            "short": [],
+            "long": [1, 2],
+        }
+    ]

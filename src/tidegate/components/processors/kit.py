@@ -27,6 +27,7 @@ __all__ = [
     "FieldText",
     "PerEventProcessor",
     "WallClock",
+    "lift_options",
     "on_batch",
     "parse_path",
     "processing_clock",
@@ -41,6 +42,21 @@ MAX_FIELDS: Final = 100
 def parse_path(text: str) -> str:
     FieldPath.parse(text)  # raises FieldPathError (a ValueError) naming the problem
     return text
+
+
+def lift_options(data: Any) -> Any:
+    """A ``model_validator(mode="before")`` body: the platform's Terraform provider
+    wraps some settings in ``options{}`` (``{"fields": [...], "options":
+    {"delimiter": "_"}}``); they are read as if given beside ``fields``. Only the
+    configuration model sees this: what was sent is stored and read back."""
+    if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
+        return data
+    lifted = {key: value for key, value in data.items() if key != "options"}
+    for key, value in data["options"].items():
+        if key in lifted:
+            raise ValueError(f"{key}: given both beside and inside options")
+        lifted[key] = value
+    return lifted
 
 
 FieldText = Annotated[str, Field(min_length=1, max_length=1024), AfterValidator(parse_path)]
