@@ -339,3 +339,57 @@ async def test_splunk_refuses_an_unverified_certificate(client: AppClient) -> No
     )
     assert response.status_code == 400, response.text
     assert "tidegate always verifies certificates" in response.text
+
+
+async def test_http_destination_advanced_options_of_the_terraform_provider(
+    client: AppClient,
+) -> None:
+    """The provider sends method, payload_prefix/suffix, max_bytes and timeout_secs
+    inside ``advanced_options`` (destinations/http.go); they are applied."""
+    account = await new_account(client, throttle=False)
+    async with Receiver() as receiver:
+        config = {
+            "uri": receiver.base + "/in",
+            "encoding": "json",
+            "compression": "none",
+            "ack_enabled": True,
+            "auth": {"strategy": "none"},
+            "advanced_options": {
+                "method": "put",
+                "payload_prefix": '{"data":',
+                "payload_suffix": "}",
+                "max_bytes": 4096,
+                "timeout_secs": 5,
+                "proxy": {"enabled": False},
+            },
+        }
+        wired = await wire_source(client, account, "http", {}, _to("http", config))
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+        assert response.status_code == 200, response.text
+    (request,) = receiver.requests
+    assert (request.method, request.target) == ("PUT", "/in")
+    assert orjson.loads(request.body) == {"data": EVENTS}
+
+
+@pytest.mark.parametrize(
+    "advanced",
+    [
+        {"tls_protocols": ["h2"]},
+        {"rate_limiting": {"request_limit": 5}},
+        {"proxy": {"enabled": True}},
+    ],
+)
+async def test_http_destination_advanced_options_not_built_are_refused(
+    client: AppClient, advanced: dict[str, Any]
+) -> None:
+    account = await new_account(client, throttle=False)
+    pipeline = await client.post("/v3/pipeline", json={"title": "p"}, headers=account.headers)
+    config = {"uri": "https://h.example.com/in", "advanced_options": advanced}
+    response = await client.post(
+        f"/v3/pipeline/{pipeline.json()['data']['id']}/sink",
+        json={"type": "http", "user_config": config},
+        headers=account.headers,
+    )
+    assert response.status_code == 400, response.text
+    assert f"advanced_options.{next(iter(advanced))}" in response.text
+    assert "not supported" in response.text

@@ -27,6 +27,7 @@ __all__ = [
     "FieldText",
     "PerEventProcessor",
     "WallClock",
+    "lift_nested",
     "lift_options",
     "on_batch",
     "parse_path",
@@ -49,13 +50,19 @@ def lift_options(data: Any) -> Any:
     wraps some settings in ``options{}`` (``{"fields": [...], "options":
     {"delimiter": "_"}}``); they are read as if given beside ``fields``. Only the
     configuration model sees this: what was sent is stored and read back."""
-    if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
+    return lift_nested(data, "options")
+
+
+def lift_nested(data: Any, key: str) -> Any:
+    """``data`` with the settings of the object at ``key`` moved beside the others
+    (given both inside and beside: a ValueError)."""
+    if not isinstance(data, dict) or not isinstance(data.get(key), dict):
         return data
-    lifted = {key: value for key, value in data.items() if key != "options"}
-    for key, value in data["options"].items():
-        if key in lifted:
-            raise ValueError(f"{key}: given both beside and inside options")
-        lifted[key] = value
+    lifted = {name: value for name, value in data.items() if name != key}
+    for name, value in data[key].items():
+        if name in lifted:
+            raise ValueError(f"{name}: given both beside and inside {key}")
+        lifted[name] = value
     return lifted
 
 
