@@ -450,3 +450,27 @@ async def test_reduce_with_the_providers_lists_and_strategies() -> None:
             "long": [1, 2],
         }
     ]
+
+
+async def test_parse_with_the_providers_parser_names() -> None:
+    """``parse_nginx_log``, ``parse_regex`` (with its flags) and ``parse_csv``
+    (``field_names``) as the provider names them parse as tidegate's parsers do."""
+    line = '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 12 "-" "curl/8"'
+    nginx = {"format": "combined", "timestamp_format": "%d/%b/%Y:%T %z"}
+    ours = await run("parse", {"parser": "nginx"}, [{"message": line}])
+    theirs = await run(
+        "parse", {"parser": "parse_nginx_log", "options": nginx}, [{"message": line}]
+    )
+    assert theirs.main == ours.main
+    assert theirs.main[0]["message"]["status"] == 200
+    regex = {"pattern": "(?P<a>x.y)", "match_newline": True, "multiline": False}
+    out = await run("parse", {"parser": "parse_regex", "options": regex}, [{"message": "x\ny"}])
+    assert out.main == [{"message": {"a": "x\ny"}}]
+    csv = {"parser": "parse_csv", "options": {"field_names": ["a", "b"]}}
+    assert (await run("parse", csv, [{"message": "1,2"}])).main == [
+        {"message": {"a": "1", "b": "2"}}
+    ]
+    with pytest.raises(ValidationFailed, match="parse_grok"):
+        build("parse", {"parser": "parse_grok", "options": {"pattern": "%{WORD:w}"}})
+    with pytest.raises(ValidationFailed, match="error log"):
+        build("parse", {"parser": "parse_nginx_log", "options": {"format": "error"}})
