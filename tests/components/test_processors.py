@@ -3,12 +3,16 @@ event never fails its batch."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
+from cryptography.hazmat.decrepit.ciphers.modes import CFB
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from tests.components.helpers import build, run
 
 from tidegate.components.base import BuildContext, RunContext
+from tidegate.components.processors.crypto_fields import ALGORITHMS
 from tidegate.errors import ValidationFailed
 
 APP_A = {"field": ".app", "str_operator": "equal", "value": "a"}
@@ -339,6 +343,44 @@ async def test_encrypt_then_decrypt_fields() -> None:
     assert opened.main == [{"secret": "card 4242", "n": 1}, {"secret": '{"a":1}'}, {"n": 2}]
     wrong = await run("decrypt-fields", {**config, "key": "x" * 32}, sealed.main[:1])
     assert wrong.main == sealed.main[:1]  # does not decrypt: passes unchanged
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+async def test_encrypt_then_decrypt_in_every_mode_of_the_provider(algorithm: str) -> None:
+    """The provider's ``encrypt_fields`` body (``encode_raw_bytes`` true) in each of its
+    algorithms, and tidegate's GCM: what one encrypts the other opens."""
+    key = "k" * (int(algorithm.split("-")[1]) // 8)
+    config = {"field": ".secret", "algorithm": algorithm, "key": key, "iv_field": ".iv"}
+    events = [{"secret": "card 4242" * 3}, {"secret": ""}]
+    sealed = await run("encrypt-fields", {**config, "encode_raw_bytes": True}, events)
+    assert "4242" not in repr(sealed.main)
+    iv_size = 12 if algorithm.endswith("GCM") else 16
+    assert [len(base64.b64decode(e["iv"])) for e in sealed.main] == [iv_size, iv_size]
+    opened = await run("decrypt-fields", {**config, "decode_raw_bytes": True}, sealed.main)
+    assert opened.main == events
+
+
+async def test_platform_modes_are_the_standard_ones() -> None:
+    """Read back with the ``cryptography`` primitives directly: CFB is plain AES-CFB,
+    CBC-ISO7816 pads with 0x80 then zeros."""
+    key = b"k" * 32
+    config = {"field": ".s", "key": key.decode(), "iv_field": ".iv"}
+    for algorithm in ("AES-256-CFB", "AES-256-CBC-ISO7816"):
+        out = await run("encrypt-fields", {**config, "algorithm": algorithm}, [{"s": "hello"}])
+        data, iv = (base64.b64decode(out.main[0][name]) for name in ("s", "iv"))
+        mode = CFB(iv) if algorithm.endswith("CFB") else modes.CBC(iv)
+        decryptor = Cipher(algorithms.AES(key), mode).decryptor()
+        plain = decryptor.update(data) + decryptor.finalize()
+        expected = b"hello" if algorithm.endswith("CFB") else b"hello\x80" + b"\x00" * 10
+        assert plain == expected
+
+
+def test_raw_bytes_and_a_short_key_are_refused() -> None:
+    base = {"field": ".a", "iv_field": ".iv", "key": "k" * 32, "algorithm": "AES-256-CTR"}
+    with pytest.raises(ValidationFailed, match="encode_raw_bytes"):
+        build("encrypt-fields", {**base, "encode_raw_bytes": False})
+    with pytest.raises(ValidationFailed, match="24 bytes"):
+        build("decrypt-fields", {**base, "algorithm": "AES-192-CBC-PKCS7"})
 
 
 def test_encryption_key_length_is_checked_and_never_echoed() -> None:

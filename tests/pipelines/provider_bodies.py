@@ -295,6 +295,43 @@ APPLIES: list[Resource] = [
         "parse",
         {"field": ".message", "parser": "parse_csv", "options": {"field_names": ["a", "b"]}},
     ),
+    # processors/encrypt_fields.go and modelutils/encryption_algorithms.go.
+    Resource(
+        "encrypt_fields_processor (AES-256-CFB)",
+        "transform",
+        "encrypt-fields",
+        {
+            "field": ".secret",
+            "algorithm": "AES-256-CFB",
+            "key": A_KEY,
+            "iv_field": ".iv",
+            "encode_raw_bytes": True,
+        },
+    ),
+    Resource(
+        "encrypt_fields_processor (AES-128-CBC-PKCS7)",
+        "transform",
+        "encrypt-fields",
+        {
+            "field": ".secret",
+            "algorithm": "AES-128-CBC-PKCS7",
+            "key": A_KEY[:16],
+            "iv_field": ".iv",
+            "encode_raw_bytes": True,
+        },
+    ),
+    Resource(
+        "decrypt_fields_processor (AES-256-CTR)",
+        "transform",
+        "decrypt-fields",
+        {
+            "field": ".secret",
+            "algorithm": "AES-256-CTR",
+            "key": A_KEY,
+            "iv_field": ".iv",
+            "decode_raw_bytes": True,
+        },
+    ),
     Resource(
         "filter_processor",
         "transform",
@@ -333,31 +370,6 @@ REFUSED: list[Resource] = [
         "transform",
         "aggregate-v2",
         {"window": {"type": "tumbling", "interval": 60}, "evaluate": {"operation": "SUM"}},
-    ),
-    # processors/encrypt_fields.go and modelutils/encryption_algorithms.go.
-    Resource(
-        "encrypt_fields_processor (AES-256-CFB)",
-        "transform",
-        "encrypt-fields",
-        {
-            "field": ".secret",
-            "algorithm": "AES-256-CFB",
-            "key": A_KEY,
-            "iv_field": ".iv",
-            "encode_raw_bytes": True,
-        },
-    ),
-    Resource(
-        "decrypt_fields_processor (AES-256-CTR)",
-        "transform",
-        "decrypt-fields",
-        {
-            "field": ".secret",
-            "algorithm": "AES-256-CTR",
-            "key": A_KEY,
-            "iv_field": ".iv",
-            "decode_raw_bytes": True,
-        },
     ),
     # processors/event_to_metric.go: value and namespace as {value_type, value}.
     Resource(
