@@ -516,3 +516,42 @@ async def test_parse_with_the_providers_parser_names() -> None:
         build("parse", {"parser": "parse_grok", "options": {"pattern": "%{WORD:w}"}})
     with pytest.raises(ValidationFailed, match="error log"):
         build("parse", {"parser": "parse_nginx_log", "options": {"format": "error"}})
+
+
+async def test_event_to_metric_in_the_providers_shape() -> None:
+    """processors/event_to_metric.go: value, namespace and tags as {value_type, value}."""
+    config = {
+        "metric_name": "requests",
+        "metric_kind": "incremental",
+        "metric_type": "sum",
+        "value": {"value_type": "value", "value": 2.5},
+        "namespace": {"value_type": "field", "value": ".team"},
+        "tags": [
+            {"name": "app", "value_type": "field", "value": ".app"},
+            {"name": "path", "value_type": "value", "value": ".not-a-field"},
+        ],
+    }
+    out = await run("event-to-metric", config, [{"app": "web", "team": "edge"}, {}])
+    assert out.main == [
+        {
+            "name": "requests",
+            "kind": "incremental",
+            "value": {"type": "sum", "value": 2.5},
+            "tags": {"app": "web", "path": ".not-a-field"},
+            "namespace": "edge",
+        },
+        {
+            "name": "requests",
+            "kind": "incremental",
+            "value": {"type": "sum", "value": 2.5},
+            "tags": {"path": ".not-a-field"},
+        },
+    ]
+    by_field = {**config, "value": {"value_type": "field", "value": ".n"}}
+    by_field["namespace"] = {"value_type": "value", "value": "prod"}
+    out = await run("event-to-metric", by_field, [{"n": 3}, {"n": "x"}])
+    assert out.main[0]["value"] == {"type": "sum", "value": 3}
+    assert out.main[0]["namespace"] == "prod"
+    assert out.main[1] == {"n": "x"}
+    with pytest.raises(ValidationFailed, match="namespace"):
+        build("event-to-metric", {**config, "namespace": {"value_type": "none", "value": "x"}})

@@ -332,6 +332,20 @@ APPLIES: list[Resource] = [
             "decode_raw_bytes": True,
         },
     ),
+    # processors/event_to_metric.go: value and namespace as {value_type, value}.
+    Resource(
+        "event_to_metric_processor",
+        "transform",
+        "event-to-metric",
+        {
+            "metric_name": "requests",
+            "metric_kind": "incremental",
+            "metric_type": "counter",
+            "value": {"value_type": "value", "value": 1.0},
+            "namespace": {"value_type": "none"},
+            "tags": [{"name": "app", "value_type": "field", "value": ".app"}],
+        },
+    ),
     Resource(
         "filter_processor",
         "transform",
@@ -370,20 +384,6 @@ REFUSED: list[Resource] = [
         "transform",
         "aggregate-v2",
         {"window": {"type": "tumbling", "interval": 60}, "evaluate": {"operation": "SUM"}},
-    ),
-    # processors/event_to_metric.go: value and namespace as {value_type, value}.
-    Resource(
-        "event_to_metric_processor",
-        "transform",
-        "event-to-metric",
-        {
-            "metric_name": "requests",
-            "metric_kind": "incremental",
-            "metric_type": "counter",
-            "value": {"value_type": "value", "value": 1.0},
-            "namespace": {"value_type": "none"},
-            "tags": [{"name": "app", "value_type": "field", "value": ".app"}],
-        },
     ),
 ]
 
