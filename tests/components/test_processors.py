@@ -12,7 +12,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from tests.components.helpers import build, run
 
 from tidegate.components.base import BuildContext, RunContext
+from tidegate.components.catalogue import REGISTRY
 from tidegate.components.processors.crypto_fields import ALGORITHMS
+from tidegate.components.validation import validate_user_config
 from tidegate.errors import ValidationFailed
 
 APP_A = {"field": ".app", "str_operator": "equal", "value": "a"}
@@ -298,7 +300,34 @@ async def test_parse_sequentially_first_match_and_unmatched() -> None:
         {"message": '{"a":1}', "p": {"a": 1}},
         {"message": "hello", "p": {"word": "hello"}},
     ]
-    assert out.named == {"_unmatched": [events[2], events[3]]}
+    assert out.named == {
+        "parser-1": out.main[:1],
+        "parser-2": out.main[1:],
+        "_unmatched": [events[2], events[3]],
+    }
+
+
+async def test_parse_sequentially_as_the_provider_writes_it() -> None:
+    """processors/parse_sequentially.go: VRL parser names and a label per parser; the
+    ``_output_name`` stored for each (the provider reads it back) names its output."""
+    user_config = {
+        "field": ".message",
+        "parsers": [
+            {"parser": "parse_json", "label": "json"},
+            {"parser": "parse_key_value", "label": "kv", "_output_name": "kv-out"},
+        ],
+    }
+    config = validate_user_config(
+        kind="processor", type_="parse-sequentially", user_config=user_config
+    )
+    component = REGISTRY.get("processor", "parse-sequentially")
+    assert component.outputs(config) == ["parser-1", "kv-out", "_unmatched"]
+    assert component.stored is not None
+    stored = component.stored(config, user_config)
+    assert [p["_output_name"] for p in stored["parsers"]] == ["parser-1", "kv-out"]
+    out = await run("parse-sequentially", user_config, [{"message": "a=1"}, {"message": "{}"}])
+    assert out.named["kv-out"] == [{"message": {"a": "1"}}]
+    assert out.named["parser-1"] == [{"message": {}}]
 
 
 async def test_event_to_metric() -> None:

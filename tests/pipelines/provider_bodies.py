@@ -346,6 +346,25 @@ APPLIES: list[Resource] = [
             "tags": [{"name": "app", "value_type": "field", "value": ".app"}],
         },
     ),
+    # processors/parse_sequentially.go: VRL parser names, a label per parser; it reads
+    # back each parser's _output_name and finds it among the node's outputs.
+    Resource(
+        "parse_sequentially_processor",
+        "transform",
+        "parse-sequentially",
+        {
+            "field": ".message",
+            "parsers": [{"parser": "parse_json", "label": "json"}],
+        },
+    ),
+    # processors/route.go: conditionalsFromModel ({conditional, label}); it reads back
+    # each conditional's _output_name.
+    Resource(
+        "route_processor",
+        "transform",
+        "route",
+        {"conditionals": [{"conditional": ERRORS, "label": "Errors"}]},
+    ),
     Resource(
         "filter_processor",
         "transform",
@@ -361,17 +380,6 @@ APPLIES: list[Resource] = [
 ]
 
 REFUSED: list[Resource] = [
-    # processors/parse_sequentially.go: each parser with its label (the provider then
-    # reads an _output_name per parser, which tidegate does not make).
-    Resource(
-        "parse_sequentially_processor",
-        "transform",
-        "parse-sequentially",
-        {
-            "field": ".message",
-            "parsers": [{"parser": "parse_json", "label": "json"}],
-        },
-    ),
     Resource(
         "parse_processor (grok_parser)",
         "transform",
