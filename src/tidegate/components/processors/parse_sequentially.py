@@ -23,7 +23,12 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
-from tidegate.components.processors.kit import FieldText, on_batch
+from tidegate.components.processors.kit import (
+    FieldText,
+    OutputName,
+    on_batch,
+    with_output_names,
+)
 from tidegate.components.processors.parse import MAX_TEXT
 from tidegate.components.processors.parsing import ParserSpec, make_parser
 from tidegate.processing.fields import FieldPath, with_value
@@ -32,7 +37,6 @@ __all__ = ["COMPONENT", "ParseSequentiallyConfig"]
 
 
 log = logging.getLogger("tidegate.runtime.processors")
-OutputName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 
 
 class SequentialParser(ParserSpec):
@@ -115,11 +119,7 @@ def _outputs(config: ParseSequentiallyConfig) -> list[str]:
 
 def _stored(config: ParseSequentiallyConfig, user_config: dict[str, Any]) -> dict[str, Any]:
     """The client's configuration with each parser's ``_output_name``."""
-    parsers = [
-        {**entry, "_output_name": name} if isinstance(entry, dict) else entry
-        for entry, name in zip(user_config["parsers"], config.output_names, strict=True)
-    ]
-    return {**user_config, "parsers": parsers}
+    return with_output_names(user_config, "parsers", config.output_names)
 
 
 COMPONENT: Component[ParseSequentiallyConfig] = Component(
