@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import assert_v3_error, enable_throttle, make_pipeline
 from tests.pipelines.provider_bodies import APPLIES, REFUSED, Resource
+from tests.tail.test_live import _env
 
 
 async def _account(client: AppClient) -> AccountCtx:
@@ -50,37 +52,53 @@ def _read(data: dict[str, Any], resource: Resource, *, title: str) -> None:
     assert stored == resource.user_config, "drift: read back differs"
 
 
-@pytest.mark.parametrize("resource", APPLIES, ids=[r.name for r in APPLIES])
-async def test_provider_resource_applies_and_reads_back(
-    client: AppClient, resource: Resource
-) -> None:
-    account = await _account(client)
+async def _walk(http: httpx.AsyncClient, account: AccountCtx, resource: Resource) -> None:
+    """Create, read, update (and a stale update), delete, as the provider does."""
     if resource.type == "throttle":  # the platform's beta flag, on the account
-        await enable_throttle(client, account)
-    pipeline_id = await make_pipeline(client, account)
+        await enable_throttle(http, account)
+    pipeline_id = await make_pipeline(http, account)
     base = f"/v3/pipeline/{pipeline_id}/{resource.segment}"
-    created = await client.post(base, json=_body(resource), headers=account.headers)
-    assert created.status_code == 201, created.text
+    created = await http.post(base, json=_body(resource), headers=account.headers)
+    assert created.status_code == 201, f"{resource.name}: {created.text}"
     node = created.json()["data"]
     _read(node, resource, title="tf")
     assert node["generation_id"] == 0
 
-    read = await client.get(f"{base}/{node['id']}", headers=account.headers)
+    read = await http.get(f"{base}/{node['id']}", headers=account.headers)
     assert read.status_code == 200, read.text
     _read(read.json()["data"], resource, title="tf")
 
     update = _body(resource, id=node["id"], title="tf 2", generation_id=0)
-    updated = await client.put(f"{base}/{node['id']}", json=update, headers=account.headers)
-    assert updated.status_code == 200, updated.text
+    updated = await http.put(f"{base}/{node['id']}", json=update, headers=account.headers)
+    assert updated.status_code == 200, f"{resource.name}: {updated.text}"
     _read(updated.json()["data"], resource, title="tf 2")
     assert updated.json()["data"]["generation_id"] == 1
-    stale = await client.put(f"{base}/{node['id']}", json=update, headers=account.headers)
+    stale = await http.put(f"{base}/{node['id']}", json=update, headers=account.headers)
     assert stale.status_code == 409, stale.text
 
-    deleted = await client.delete(f"{base}/{node['id']}", headers=account.headers)
+    deleted = await http.delete(f"{base}/{node['id']}", headers=account.headers)
     assert deleted.status_code in (200, 204), deleted.text
-    gone = await client.get(f"{base}/{node['id']}", headers=account.headers)
+    gone = await http.get(f"{base}/{node['id']}", headers=account.headers)
     assert gone.status_code == 404
+
+
+@pytest.mark.parametrize("resource", APPLIES, ids=[r.name for r in APPLIES])
+async def test_provider_resource_applies_and_reads_back(
+    client: AppClient, resource: Resource
+) -> None:
+    await _walk(client, await _account(client), resource)
+
+
+async def test_every_provider_resource_over_a_live_server(
+    client: AppClient, shared_live_server: Any
+) -> None:
+    """The same walk through a real ``tidegate serve`` over HTTP (the session's database
+    of each backend), every resource in turn."""
+    server = shared_live_server(env=_env(client))
+    account = await _account(client)
+    async with server.async_client() as http:
+        for resource in APPLIES:
+            await _walk(http, account, resource)
 
 
 @pytest.mark.parametrize("resource", REFUSED, ids=[r.name for r in REFUSED])
