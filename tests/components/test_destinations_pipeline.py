@@ -21,6 +21,8 @@ from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import new_account
 from tests.ingest.factories import make_ingestor
 
+from tidegate.components.destinations.splunk_hec_logs import SplunkHecLogsConfig
+
 
 @pytest.fixture(scope="module")
 async def client(
@@ -393,3 +395,19 @@ async def test_http_destination_advanced_options_not_built_are_refused(
     assert response.status_code == 400, response.text
     assert f"advanced_options.{next(iter(advanced))}" in response.text
     assert "not supported" in response.text
+
+
+def test_splunk_value_type_field_must_be_a_field_path() -> None:
+    base = {"url": "https://s.example.com", "token": "t"}
+    with pytest.raises(ValueError, match="may not hold"):
+        SplunkHecLogsConfig.model_validate(
+            {**base, "sourcetype": {"value_type": "field", "value": '."a}}{{ .b"'}}
+        )
+    with pytest.raises(ValueError, match="sourcetype"):
+        SplunkHecLogsConfig.model_validate(
+            {**base, "sourcetype": {"value_type": "field", "value": ".a["}}
+        )
+    config = SplunkHecLogsConfig.model_validate(
+        {**base, "index": {"value_type": "field", "value": ".team"}}
+    )
+    assert config.index == "{{ .team }}"

@@ -496,7 +496,7 @@ async def test_reduce_with_the_providers_lists_and_strategies() -> None:
         "duration_ms": 30_000,
         "max_events": 3,
         "group_by": [".id"],
-        "date_formats": [{"field": ".at", "format": "%d/%m/%Y"}],
+        "date_formats": [{"field": "at", "format": "%d/%m/%Y"}],  # the same field as .at
         "merge_strategies": [
             {"field": ".method", "strategy": "array"},
             {"field": ".at", "strategy": "min"},

@@ -60,6 +60,12 @@ def _platform_value(name: str, value: Any) -> Any:
     if not isinstance(text, str) or not text:
         raise ValueError(f"{name}: a {kind} needs a non-empty value")
     if kind == "field":
+        try:
+            FieldPath.parse(text)
+        except FieldPathError as error:
+            raise ValueError(f"{name}: {error}") from None
+        if "{" in text or "}" in text:
+            raise ValueError(f"{name}: a field path may not hold {{ or }}")
         return "{{ " + text + " }}"
     if "{{" in text:
         raise ValueError(f"{name}: a constant value may not hold {{{{")

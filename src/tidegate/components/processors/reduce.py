@@ -178,7 +178,9 @@ class ReduceProcessor:
             key: (FieldPath.parse(key), strategy)
             for key, strategy in config.merge_strategies.items()
         }
-        self._dates = {date.field: date.format for date in config.date_formats}
+        self._dates = {
+            FieldPath.parse(date.field).segments: date.format for date in config.date_formats
+        }
         # Top-level fields a strategy handles: the default merge leaves them alone.
         self._handled = {
             path.segments[0]
@@ -248,12 +250,12 @@ class ReduceProcessor:
                 merged["timestamp_end"] = value
             elif _number(old) and _number(value):
                 merged[name] = old + value
-        for key, (path, strategy) in self._strategies.items():
+        for path, strategy in self._strategies.values():
             value = path.getter()(event)
             if value is MISSING:
                 continue
             old = path.getter()(merged)
-            date_format = self._dates.get(key)
+            date_format = self._dates.get(path.segments)
             if old is MISSING:
                 new = value
             elif date_format is not None and strategy in ("min", "max"):
