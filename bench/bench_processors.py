@@ -43,6 +43,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "parse apache": {"parser": "apache", "field": ".message", "target_field": ".parsed"},
     "event-to-metric": {"metric_name": "hits", "tags": [{"name": "app", "value": ".app"}]},
     "encrypt-fields": {"field": ".meta.secret", "key": "k" * 32, "iv_field": ".iv"},
+    "encrypt-fields cbc": {"field": ".meta.secret", "key": "k" * 32, "iv_field": ".iv", "algorithm": "AES-256-CBC-PKCS7"},
+    "encrypt-fields cfb": {"field": ".meta.secret", "key": "k" * 32, "iv_field": ".iv", "algorithm": "AES-256-CFB"},
+    "parse nginx (platform)": {"parser": "parse_nginx_log", "field": ".message", "target_field": ".parsed", "options": {"format": "combined"}},
+    "parse-sequentially": {"field": ".kv", "target_field": ".parsed", "parsers": [{"parser": "parse_json", "label": "j"}, {"parser": "parse_key_value", "label": "kv"}]},
     "reduce": {"group_by": [".app"], "max_events": 10},
     "aggregate": {"group_by": [".app"]},
 }  # fmt: skip

@@ -59,12 +59,16 @@ async def test_every_processor_type_is_accepted_and_simulated(client: AppClient)
             headers=account.headers,
         )
         stored = read.json()["data"]["user_config"]
-        if type_ == "route":  # a route answers each conditional's output name too
+        # A route answers each conditional's output name too, parse-sequentially each
+        # parser's.
+        items = {"route": "conditionals", "parse-sequentially": "parsers"}.get(type_)
+        if items is not None:
             stored = {
-                "conditionals": [
+                **stored,
+                items: [
                     {k: v for k, v in entry.items() if k != "_output_name"}
-                    for entry in stored["conditionals"]
-                ]
+                    for entry in stored[items]
+                ],
             }
         assert stored == config
     response = await client.post(
@@ -89,7 +93,7 @@ async def test_every_processor_type_is_accepted_and_simulated(client: AppClient)
     assert [e["items"] for e in nodes["unroll"]["output"]] == [1, 2, 1, 2]
     assert nodes["set-timestamp"]["output"][0]["timestamp"] == 1_704_067_200_000
     assert nodes["parse"]["output"][0]["kv"] == {"a": "1", "b": "2"}
-    assert nodes["parse-sequentially"]["outputs"]["_unmatched"] == [EVENT, EVENT]
+    assert nodes["parse-sequentially"]["outputs"] == {"parser-1": [], "_unmatched": [EVENT, EVENT]}
     assert nodes["event-to-metric"]["output"][0]["name"] == "events"
     assert nodes["reduce"]["output"][0]["message"] == "a=1 b=2 a=1 b=2"
     assert nodes["aggregate"]["output"][0]["value"] == {"type": "counter", "value": 2}

@@ -21,6 +21,8 @@ from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import new_account
 from tests.ingest.factories import make_ingestor
 
+from tidegate.components.destinations.splunk_hec_logs import SplunkHecLogsConfig
+
 
 @pytest.fixture(scope="module")
 async def client(
@@ -242,3 +244,170 @@ _ERRORS = {
         "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}]
     },
 }
+
+
+async def test_destinations_in_the_terraform_providers_shape(client: AppClient) -> None:
+    """Loki's ``encoding{codec}`` and list of labels, Splunk's ``url`` and
+    ``{value_type, value}`` fields, Elasticsearch's empty AWS auth fields: as
+    ``tests/pipelines/provider_bodies.py`` sends them, delivered as the flat forms are."""
+    account = await new_account(client, throttle=False)
+    async with (
+        Receiver(script=[204]) as loki,
+        Receiver(answer=b'{"text":"Success","code":0}') as splunk,
+        Receiver(answer=b'{"errors":false}') as elastic,
+    ):
+        empty_aws = {"access_key_id": "", "secret_access_key": "", "region": ""}
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            [
+                (
+                    "loki",
+                    "destination",
+                    "loki",
+                    {
+                        "endpoint": loki.base,
+                        "path": "/loki/api/v1/push",
+                        "ack_enabled": True,
+                        "encoding": {"codec": "text"},
+                        "labels": [{"label_name": "app", "label_value": "{{ .app }}"}],
+                    },
+                    ["source"],
+                ),
+                (
+                    "hec",
+                    "destination",
+                    "splunk-hec-logs",
+                    {
+                        "ack_enabled": True,
+                        "compression": "none",
+                        "url": splunk.base,
+                        "token": "tok",
+                        "tls_verify_certificate": True,
+                        "host_field": "host",
+                        "timestamp_field": "timestamp",
+                        "source": {"value_type": "none"},
+                        "sourcetype": {"value_type": "field", "value": ".app"},
+                        "index": {"value_type": "value", "value": "main"},
+                    },
+                    ["source"],
+                ),
+                (
+                    "es",
+                    "destination",
+                    "elasticsearch",
+                    {
+                        "endpoints": [elastic.base],
+                        "index": "logs",
+                        "ack_enabled": True,
+                        "compression": "none",
+                        "auth": {"strategy": "basic", "user": "u", "password": "p", **empty_aws},
+                    },
+                    ["source"],
+                ),
+            ],
+        )
+        response = await client.post(wired.url, json=EVENTS[:1], headers=wired.auth)
+        assert response.status_code == 200, response.text
+    assert loki.requests[0].body == (
+        b'{"streams":[{"stream":{"app":"api"},"values":[["1735787045678000000","one"]]}]}'
+    )
+    assert splunk.requests[0].target == "/services/collector/event"
+    assert splunk.requests[0].body == (
+        b'{"time":1735787045.678,"host":"web-1","sourcetype":"api","index":"main",'
+        b'"event":{"message":"one","app":"api"}}\n'
+    )
+    assert (
+        elastic.requests[0].header("authorization") == "Basic " + base64.b64encode(b"u:p").decode()
+    )
+
+
+async def test_splunk_refuses_an_unverified_certificate(client: AppClient) -> None:
+    account = await new_account(client, throttle=False)
+    pipeline = await client.post("/v3/pipeline", json={"title": "p"}, headers=account.headers)
+    response = await client.post(
+        f"/v3/pipeline/{pipeline.json()['data']['id']}/sink",
+        json={
+            "type": "splunk-hec-logs",
+            "user_config": {
+                "url": "https://s.example.com",
+                "token": "t",
+                "tls_verify_certificate": False,
+            },
+        },
+        headers=account.headers,
+    )
+    assert response.status_code == 400, response.text
+    assert "tidegate always verifies certificates" in response.text
+
+
+async def test_http_destination_advanced_options_of_the_terraform_provider(
+    client: AppClient,
+) -> None:
+    """The provider sends method, payload_prefix/suffix, max_bytes and timeout_secs
+    inside ``advanced_options`` (destinations/http.go); they are applied."""
+    account = await new_account(client, throttle=False)
+    async with Receiver() as receiver:
+        config = {
+            "uri": receiver.base + "/in",
+            "encoding": "json",
+            "compression": "none",
+            "ack_enabled": True,
+            "auth": {"strategy": "none"},
+            "advanced_options": {
+                "method": "put",
+                "payload_prefix": '{"data":',
+                "payload_suffix": "}",
+                "max_bytes": 4096,
+                "timeout_secs": 5,
+                "proxy": {"enabled": False},
+            },
+        }
+        wired = await wire_source(client, account, "http", {}, _to("http", config))
+        response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
+        assert response.status_code == 200, response.text
+    (request,) = receiver.requests
+    assert (request.method, request.target) == ("PUT", "/in")
+    assert orjson.loads(request.body) == {"data": EVENTS}
+
+
+@pytest.mark.parametrize(
+    "advanced",
+    [
+        {"tls_protocols": ["h2"]},
+        {"rate_limiting": {"request_limit": 5}},
+        {"proxy": {"enabled": True}},
+    ],
+)
+async def test_http_destination_advanced_options_not_built_are_refused(
+    client: AppClient, advanced: dict[str, Any]
+) -> None:
+    account = await new_account(client, throttle=False)
+    pipeline = await client.post("/v3/pipeline", json={"title": "p"}, headers=account.headers)
+    config = {"uri": "https://h.example.com/in", "advanced_options": advanced}
+    response = await client.post(
+        f"/v3/pipeline/{pipeline.json()['data']['id']}/sink",
+        json={"type": "http", "user_config": config},
+        headers=account.headers,
+    )
+    assert response.status_code == 400, response.text
+    assert f"advanced_options.{next(iter(advanced))}" in response.text
+    assert "not supported" in response.text
+
+
+def test_splunk_value_type_field_must_be_a_field_path() -> None:
+    base = {"url": "https://s.example.com", "token": "t"}
+    with pytest.raises(ValueError, match="may not hold"):
+        SplunkHecLogsConfig.model_validate(
+            {**base, "sourcetype": {"value_type": "field", "value": '."a}}{{ .b"'}}
+        )
+    with pytest.raises(ValueError, match="sourcetype"):
+        SplunkHecLogsConfig.model_validate(
+            {**base, "sourcetype": {"value_type": "field", "value": ".a["}}
+        )
+    config = SplunkHecLogsConfig.model_validate(
+        {**base, "index": {"value_type": "field", "value": ".team"}}
+    )
+    assert config.index == "{{ .team }}"

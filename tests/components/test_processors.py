@@ -3,12 +3,18 @@ event never fails its batch."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
+from cryptography.hazmat.decrepit.ciphers.modes import CFB
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from tests.components.helpers import build, run
 
 from tidegate.components.base import BuildContext, RunContext
+from tidegate.components.catalogue import REGISTRY
+from tidegate.components.processors.crypto_fields import ALGORITHMS
+from tidegate.components.validation import validate_user_config
 from tidegate.errors import ValidationFailed
 
 APP_A = {"field": ".app", "str_operator": "equal", "value": "a"}
@@ -294,7 +300,34 @@ async def test_parse_sequentially_first_match_and_unmatched() -> None:
         {"message": '{"a":1}', "p": {"a": 1}},
         {"message": "hello", "p": {"word": "hello"}},
     ]
-    assert out.named == {"_unmatched": [events[2], events[3]]}
+    assert out.named == {
+        "parser-1": out.main[:1],
+        "parser-2": out.main[1:],
+        "_unmatched": [events[2], events[3]],
+    }
+
+
+async def test_parse_sequentially_as_the_provider_writes_it() -> None:
+    """processors/parse_sequentially.go: VRL parser names and a label per parser; the
+    ``_output_name`` stored for each (the provider reads it back) names its output."""
+    user_config = {
+        "field": ".message",
+        "parsers": [
+            {"parser": "parse_json", "label": "json"},
+            {"parser": "parse_key_value", "label": "kv", "_output_name": "kv-out"},
+        ],
+    }
+    config = validate_user_config(
+        kind="processor", type_="parse-sequentially", user_config=user_config
+    )
+    component = REGISTRY.get("processor", "parse-sequentially")
+    assert component.outputs(config) == ["parser-1", "kv-out", "_unmatched"]
+    assert component.stored is not None
+    stored = component.stored(config, user_config)
+    assert [p["_output_name"] for p in stored["parsers"]] == ["parser-1", "kv-out"]
+    out = await run("parse-sequentially", user_config, [{"message": "a=1"}, {"message": "{}"}])
+    assert out.named["kv-out"] == [{"message": {"a": "1"}}]
+    assert out.named["parser-1"] == [{"message": {}}]
 
 
 async def test_event_to_metric() -> None:
@@ -339,6 +372,44 @@ async def test_encrypt_then_decrypt_fields() -> None:
     assert opened.main == [{"secret": "card 4242", "n": 1}, {"secret": '{"a":1}'}, {"n": 2}]
     wrong = await run("decrypt-fields", {**config, "key": "x" * 32}, sealed.main[:1])
     assert wrong.main == sealed.main[:1]  # does not decrypt: passes unchanged
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+async def test_encrypt_then_decrypt_in_every_mode_of_the_provider(algorithm: str) -> None:
+    """The provider's ``encrypt_fields`` body (``encode_raw_bytes`` true) in each of its
+    algorithms, and tidegate's GCM: what one encrypts the other opens."""
+    key = "k" * (int(algorithm.split("-")[1]) // 8)
+    config = {"field": ".secret", "algorithm": algorithm, "key": key, "iv_field": ".iv"}
+    events = [{"secret": "card 4242" * 3}, {"secret": ""}]
+    sealed = await run("encrypt-fields", {**config, "encode_raw_bytes": True}, events)
+    assert "4242" not in repr(sealed.main)
+    iv_size = 12 if algorithm.endswith("GCM") else 16
+    assert [len(base64.b64decode(e["iv"])) for e in sealed.main] == [iv_size, iv_size]
+    opened = await run("decrypt-fields", {**config, "decode_raw_bytes": True}, sealed.main)
+    assert opened.main == events
+
+
+async def test_platform_modes_are_the_standard_ones() -> None:
+    """Read back with the ``cryptography`` primitives directly: CFB is plain AES-CFB,
+    CBC-ISO7816 pads with 0x80 then zeros."""
+    key = b"k" * 32
+    config = {"field": ".s", "key": key.decode(), "iv_field": ".iv"}
+    for algorithm in ("AES-256-CFB", "AES-256-CBC-ISO7816"):
+        out = await run("encrypt-fields", {**config, "algorithm": algorithm}, [{"s": "hello"}])
+        data, iv = (base64.b64decode(out.main[0][name]) for name in ("s", "iv"))
+        mode = CFB(iv) if algorithm.endswith("CFB") else modes.CBC(iv)
+        decryptor = Cipher(algorithms.AES(key), mode).decryptor()
+        plain = decryptor.update(data) + decryptor.finalize()
+        expected = b"hello" if algorithm.endswith("CFB") else b"hello\x80" + b"\x00" * 10
+        assert plain == expected
+
+
+def test_raw_bytes_and_a_short_key_are_refused() -> None:
+    base = {"field": ".a", "iv_field": ".iv", "key": "k" * 32, "algorithm": "AES-256-CTR"}
+    with pytest.raises(ValidationFailed, match="encode_raw_bytes"):
+        build("encrypt-fields", {**base, "encode_raw_bytes": False})
+    with pytest.raises(ValidationFailed, match="24 bytes"):
+        build("decrypt-fields", {**base, "algorithm": "AES-192-CBC-PKCS7"})
 
 
 def test_encryption_key_length_is_checked_and_never_echoed() -> None:
@@ -386,3 +457,130 @@ async def test_map_fields_overwrites_a_target_only_when_told(flag: str) -> None:
     context = RunContext()
     assert (await kept.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 2}]
     assert (await replaced.run([{"a": 1, "b": 2}], context=context)).main == [{"a": 1, "b": 1}]
+
+
+async def test_processors_in_the_terraform_providers_shape() -> None:
+    """``Match``/``Ignore``, ``options{}`` wrappers and a set-timestamp parser's
+    ``options{format: Custom, custom_format}``, as the provider writes them
+    (``tests/pipelines/provider_bodies.py``), run as the flat forms do."""
+    events = [{"id": 1, "t": 1}, {"id": 1, "t": 2}, {"id": 2, "t": 1}]
+    match = await run("dedupe", {"fields": [".id"], "comparison_type": "Match"}, events)
+    assert match.main == [events[0], events[2]]
+    ignore = await run("dedupe", {"fields": [".t"], "comparison_type": "Ignore"}, events)
+    assert ignore.main == [events[0], events[2]]
+    event = {"a": {"b": {"c": 1}, "d": []}, "f": {"g": None}}
+    flat = await run("flatten-fields", {"fields": [], "options": {"delimiter": "_"}}, [event])
+    assert flat.main == [{"a_b_c": 1, "a_d": [], "f_g": None}]
+    compact = {"fields": [], "options": {"compact_array": False, "compact_object": True}}
+    assert (await run("compact-fields", compact, [event])).main == [{"a": {"b": {"c": 1}, "d": []}}]
+    custom = {"format": "Custom", "custom_format": "%Y-%m-%d %H:%M:%S"}
+    stamped = await run(
+        "set-timestamp",
+        {"parsers": [{"field": ".ts", "options": custom}]},
+        [{"ts": "2024-01-01 00:00:01"}],
+    )
+    assert stamped.main[0]["timestamp"] == 1_704_067_201_000
+
+
+def test_options_given_twice_or_unknown_formats_are_refused() -> None:
+    with pytest.raises(ValidationFailed, match="delimiter"):
+        build("flatten-fields", {"delimiter": ".", "options": {"delimiter": "_"}})
+    with pytest.raises(ValidationFailed, match="custom_format"):
+        build("set-timestamp", {"parsers": [{"field": ".ts", "options": {"format": "ISO"}}]})
+    with pytest.raises(ValidationFailed, match="merge strategy"):
+        build("reduce", {"merge_strategies": [{"field": ".a"}]})
+
+
+async def test_reduce_with_the_providers_lists_and_strategies() -> None:
+    config = {
+        "duration_ms": 30_000,
+        "max_events": 3,
+        "group_by": [".id"],
+        "date_formats": [{"field": "at", "format": "%d/%m/%Y"}],  # the same field as .at
+        "merge_strategies": [
+            {"field": ".method", "strategy": "array"},
+            {"field": ".at", "strategy": "min"},
+            {"field": ".raw", "strategy": "concat_raw"},
+            {"field": ".short", "strategy": "shortest_array"},
+            {"field": ".long", "strategy": "longest_array"},
+        ],
+    }
+    events = [
+        {"id": "a", "method": "GET", "at": "02/01/2024", "raw": "a", "short": [1, 2], "long": [1]},
+        {"id": "a", "method": "PUT", "at": "01/02/2023", "raw": "b", "short": [1], "long": [1, 2]},
+        {"id": "a", "method": "POST", "at": "31/12/2023", "raw": "c", "short": [], "long": []},
+    ]
+    out = await run("reduce", config, events)
+    assert out.main == [
+        {
+            "id": "a",
+            "method": ["GET", "PUT", "POST"],
+            "at": "01/02/2023",
+            "raw": "abc",
+            "short": [],
+            "long": [1, 2],
+        }
+    ]
+
+
+async def test_parse_with_the_providers_parser_names() -> None:
+    """``parse_nginx_log``, ``parse_regex`` (with its flags) and ``parse_csv``
+    (``field_names``) as the provider names them parse as tidegate's parsers do."""
+    line = '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 12 "-" "curl/8"'
+    nginx = {"format": "combined", "timestamp_format": "%d/%b/%Y:%T %z"}
+    ours = await run("parse", {"parser": "nginx"}, [{"message": line}])
+    theirs = await run(
+        "parse", {"parser": "parse_nginx_log", "options": nginx}, [{"message": line}]
+    )
+    assert theirs.main == ours.main
+    assert theirs.main[0]["message"]["status"] == 200
+    regex = {"pattern": "(?P<a>x.y)", "match_newline": True, "multiline": False}
+    out = await run("parse", {"parser": "parse_regex", "options": regex}, [{"message": "x\ny"}])
+    assert out.main == [{"message": {"a": "x\ny"}}]
+    csv = {"parser": "parse_csv", "options": {"field_names": ["a", "b"]}}
+    assert (await run("parse", csv, [{"message": "1,2"}])).main == [
+        {"message": {"a": "1", "b": "2"}}
+    ]
+    with pytest.raises(ValidationFailed, match="parse_grok"):
+        build("parse", {"parser": "parse_grok", "options": {"pattern": "%{WORD:w}"}})
+    with pytest.raises(ValidationFailed, match="error log"):
+        build("parse", {"parser": "parse_nginx_log", "options": {"format": "error"}})
+
+
+async def test_event_to_metric_in_the_providers_shape() -> None:
+    """processors/event_to_metric.go: value, namespace and tags as {value_type, value}."""
+    config = {
+        "metric_name": "requests",
+        "metric_kind": "incremental",
+        "metric_type": "sum",
+        "value": {"value_type": "value", "value": 2.5},
+        "namespace": {"value_type": "field", "value": ".team"},
+        "tags": [
+            {"name": "app", "value_type": "field", "value": ".app"},
+            {"name": "path", "value_type": "value", "value": ".not-a-field"},
+        ],
+    }
+    out = await run("event-to-metric", config, [{"app": "web", "team": "edge"}, {}])
+    assert out.main == [
+        {
+            "name": "requests",
+            "kind": "incremental",
+            "value": {"type": "sum", "value": 2.5},
+            "tags": {"app": "web", "path": ".not-a-field"},
+            "namespace": "edge",
+        },
+        {
+            "name": "requests",
+            "kind": "incremental",
+            "value": {"type": "sum", "value": 2.5},
+            "tags": {"path": ".not-a-field"},
+        },
+    ]
+    by_field = {**config, "value": {"value_type": "field", "value": ".n"}}
+    by_field["namespace"] = {"value_type": "value", "value": "prod"}
+    out = await run("event-to-metric", by_field, [{"n": 3}, {"n": "x"}])
+    assert out.main[0]["value"] == {"type": "sum", "value": 3}
+    assert out.main[0]["namespace"] == "prod"
+    assert out.main[1] == {"n": "x"}
+    with pytest.raises(ValidationFailed, match="namespace"):
+        build("event-to-metric", {**config, "namespace": {"value_type": "none", "value": "x"}})

@@ -268,6 +268,11 @@ NOW = 1_735_787_045_678
         ),
         ("syslog", r"^<\d+>1 2025-01-02T03:04:05\.678Z \S+ \S+ \d+ ID\d+ - .+$"),
         ("bsd_syslog", r"^<\d+>Jan  2 03:04:05 \S+ \S+\[\d+\]: .+$"),
+        (
+            "nginx",
+            r'^10\.0\.\d+\.\d+ - - \[02/Jan/2025:03:04:05 \+0000\] "[A-Z]+ \S+ HTTP/1\.1" '
+            r'\d{3} \d+ "-" "[^"]+"$',
+        ),
     ],
 )
 def test_demo_logs_formats(format_: Any, pattern: str) -> None:
@@ -286,5 +291,24 @@ def test_demo_logs_json_and_shuffle() -> None:
     assert [demo_event(shuffle, n, NOW)["message"] for n in range(3)] == ["a", "b", "a"]
     with pytest.raises(ValueError, match="lines"):
         DemoLogsConfig.model_validate({"format": "shuffle"})
+
+
+@pytest.mark.parametrize(
+    ("format_", "fields"),
+    [
+        ("financial", {"symbol", "side", "price", "quantity"}),
+        ("env_sensor", {"sensor_id", "location", "temperature_c", "humidity"}),
+        ("http_metrics", {"name", "kind", "tags", "value"}),
+        ("generic_metrics", {"name", "kind", "tags", "value"}),
+    ],
+)
+def test_demo_logs_structured_formats_of_the_provider(format_: Any, fields: set[str]) -> None:
+    config = DemoLogsConfig.model_validate({"format": format_})
+    for number in range(5):
+        event = demo_event(config, number, NOW)
+        assert set(event) == {*fields, "timestamp", "message"}
+        assert orjson.loads(event["message"]) == {name: event[name] for name in fields}
+    if format_.endswith("metrics"):
+        assert set(event["value"]) == {"type", "value"}
     with pytest.raises(ValueError, match="interval_secs"):
         DemoLogsConfig.model_validate({"interval_secs": 0.01})

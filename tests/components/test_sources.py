@@ -88,21 +88,63 @@ async def test_webhook_needs_a_valid_signature_of_the_raw_body(client: AppClient
     ]
 
 
-async def test_webhook_signing_key_is_required(client: AppClient) -> None:
+async def test_webhook_without_a_signing_key_is_guarded_by_the_access_key(
+    client: AppClient,
+) -> None:
+    """The platform's Terraform provider writes the webhook source with an empty
+    ``user_config``: it is saved, and its route's access key still guards it."""
     account = await new_account(client, throttle=False)
-    pipeline_id = await make_pipeline(client, account)
-    route_id = await make_route(client, account)
-    response = await client.post(
-        f"/v3/pipeline/{pipeline_id}/source",
-        json={"type": "webhook", "gateway_route_id": route_id, "user_config": {}},
-        headers=account.headers,
-    )
-    assert response.status_code == 400
-    error = response.json()["errors"][0]
-    assert (error["instance_path"], error["params"]) == (
-        "/user_config",
-        {"missingProperty": "signing_key"},
-    )
+    wired = await wire_source(client, account, "webhook", {})
+    body = b'{"line":"unsigned"}'
+    refused = await client.post(wired.url, content=body)
+    assert refused.status_code == 401
+    ok = await client.post(wired.url, content=body, headers=wired.auth)
+    assert ok.status_code == 200, ok.text
+    lines = await stored_lines(client.database_url, account.account_id)
+    assert [x.line for x in lines] == ["unsigned"]
+
+
+async def test_mezmo_destination_message_schemes_of_the_terraform_provider(
+    client: AppClient,
+) -> None:
+    """``message``: explicit field selection builds the line from the chosen fields
+    only; pass-through stores the event as it is."""
+    account = await new_account(client, throttle=False)
+    explicit = {
+        "ack_enabled": True,
+        "mezmo_host": "logs.logdna.com",
+        "use_ingestion_key": False,
+        "message": {
+            "scheme": "Explicit field selection",
+            "line": ".text",
+            "app": ".service.name",
+            "meta_field": ".extra",
+            "timestamp_field": ".when",
+        },
+    }
+    passing = {**explicit, "message": {"scheme": "Message pass-through"}}
+    steps = [
+        ("explicit", "destination", "mezmo", explicit, ["source"]),
+        ("passing", "destination", "mezmo", passing, ["source"]),
+    ]
+    wired = await wire_source(client, account, "http", {}, steps)
+    event = {
+        "text": "chosen",
+        "message": "not the line",
+        "service": {"name": "api"},
+        "extra": {"k": 1},
+        "when": 1_700_000_000_000,
+        "level": "error",
+    }
+    response = await client.post(wired.url, json=[event], headers=wired.auth)
+    assert response.status_code == 200, response.text
+    lines = await stored_lines(client.database_url, account.account_id)
+    by_line = {line.line: line for line in lines}
+    assert set(by_line) == {"chosen", "not the line"}
+    chosen = by_line["chosen"]
+    assert (chosen.app, chosen.level, chosen.ts) == ("api", None, 1_700_000_000_000)
+    assert chosen.meta == {"k": 1}
+    assert by_line["not the line"].level == "error"
 
 
 async def test_splunk_hec_event_and_raw_endpoints(client: AppClient) -> None:

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Final
 from urllib.parse import quote
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from tidegate.components.base import Component
 from tidegate.components.destinations.outbound import outbound_component
@@ -46,8 +46,12 @@ _STRFTIME: Final = re.compile(r"%[YmdH]")
 _ERRORS_TRUE: Final = re.compile(rb'"errors"\s*:\s*true')
 
 
+_AWS_FIELDS: Final = ("access_key_id", "secret_access_key", "region")
+
+
 class ElasticsearchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ack_enabled: bool = True
     endpoints: Annotated[
         list[Annotated[HttpUrl, Field(max_length=2048)]], Field(min_length=1, max_length=10)
     ]
@@ -61,6 +65,22 @@ class ElasticsearchConfig(BaseModel):
     @classmethod
     def _one_endpoint(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_auth(cls, data: Any) -> Any:
+        """The platform's Terraform provider sends every ``auth`` attribute, the AWS
+        ones (``access_key_id``, ``secret_access_key``, ``region``) empty with basic
+        auth: those empty ones are ignored. AWS (SigV4) auth is not built."""
+        if not isinstance(data, dict) or not isinstance(data.get("auth"), dict):
+            return data
+        auth = dict(data["auth"])
+        if auth.get("strategy") == "aws":
+            raise ValueError("auth: strategy aws (SigV4) is not supported; use basic")
+        for name in _AWS_FIELDS:
+            if auth.get(name) == "":
+                del auth[name]
+        return {**data, "auth": auth}
 
     @field_validator("index")
     @classmethod

@@ -12,6 +12,11 @@ compression; one larger event travels alone); ``timeout_secs``; ``ack_enabled``;
 ``payload_prefix`` / ``payload_suffix`` (bytes written before and after each request's
 events, e.g. ``{"data":`` and ``}`` around a JSON array).
 
+The platform's Terraform provider sends ``max_bytes``, ``timeout_secs``, ``method``,
+``payload_prefix`` and ``payload_suffix`` inside ``advanced_options{}`` (always
+present, maybe empty): read as if given beside ``uri``. Its ``tls_protocols`` (ALPN),
+``rate_limiting`` and an enabled ``proxy`` are not built and are refused with a 400
+(a proxy that is not enabled is taken).
 **Aliases** (tidegate's first http destination, still read): ``headers`` as an object
 ``{name: value}``, ``batch: {max_events, max_bytes, timeout_ms}`` (``batch.max_bytes``
 is ``max_bytes``; ``timeout_ms`` unused), ``timeout_ms`` (``timeout_secs`` x 1000),
@@ -41,6 +46,7 @@ from tidegate.components.destinations.wire import (
     compress,
     header_pairs,
 )
+from tidegate.components.processors.kit import lift_nested
 
 __all__ = [
     "COMPONENT",
@@ -56,6 +62,9 @@ _CONTENT_TYPES: Final = {
     "ndjson": "application/x-ndjson",
     "text": "text/plain; charset=utf-8",
 }
+
+
+_NOT_BUILT: Final = ("tls_protocols", "rate_limiting")
 
 
 class HttpBatch(BaseModel):
@@ -86,6 +95,20 @@ class HttpDestinationConfig(BaseModel):
     batch: HttpBatch | None = None
     timeout_ms: Annotated[int, Field(strict=True, ge=100, le=120_000)] | None = None
     max_retries: Annotated[int, Field(strict=True, ge=0, le=20)] = 5
+
+    @model_validator(mode="before")
+    @classmethod
+    def _advanced_options(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("advanced_options"), dict):
+            return data
+        advanced = dict(data["advanced_options"])
+        proxy = advanced.pop("proxy", None)
+        if proxy is not None and (not isinstance(proxy, dict) or proxy.get("enabled", False)):
+            raise ValueError("advanced_options.proxy: sending through a proxy is not supported")
+        for name in _NOT_BUILT:
+            if name in advanced:
+                raise ValueError(f"advanced_options.{name} is not supported")
+        return lift_nested({**data, "advanced_options": advanced}, "advanced_options")
 
     @field_validator("method", mode="before")
     @classmethod

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from tidegate.components.base import Component
 from tidegate.components.destinations.outbound import outbound_component
@@ -49,6 +49,7 @@ _LABEL_NAME = r"^[a-zA-Z_][a-zA-Z0-9_]{0,127}$"
 
 class LokiConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ack_enabled: bool = True
     endpoint: Annotated[HttpUrl, Field(max_length=2048)]
     path: Annotated[str, Field(pattern=r"^/[^\s?#]{0,512}$")] = "/loki/api/v1/push"
     encoding: Literal["json", "text"] = "json"
@@ -58,6 +59,27 @@ class LokiConfig(BaseModel):
     compression: Compression = "none"
     tenant_id: Annotated[str, Field(max_length=256)] | None = None
     max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_shape(cls, data: Any) -> Any:
+        """The platform's shape: ``encoding: {"codec": ...}`` and ``labels`` as a list of
+        ``{"label_name", "label_value"}``."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        encoding = data.get("encoding")
+        if isinstance(encoding, dict) and set(encoding) == {"codec"}:
+            data["encoding"] = encoding["codec"]
+        labels = data.get("labels")
+        if isinstance(labels, list):
+            pairs = {}
+            for item in labels:
+                if not isinstance(item, dict) or set(item) != {"label_name", "label_value"}:
+                    raise ValueError("labels: each item is {label_name, label_value}")
+                pairs[item["label_name"]] = item["label_value"]
+            data["labels"] = pairs
+        return data
 
     @field_validator("labels")
     @classmethod

@@ -12,15 +12,21 @@ rule, in epoch seconds with milliseconds (left out when it holds no time); ``hos
 the event's ``host_field`` (default ``host``; left out when absent). Both fields are
 removed from ``event``. ``source``, ``source_type``, ``index`` are sent when set (each
 may hold ``{{ .field }}`` parts); ``compression`` gzip or none.
+
+The platform's shape (its Terraform provider's) is taken as well: ``url`` for
+``endpoint``; ``source``, ``sourcetype`` and ``index`` as ``{"value_type": "none" |
+"value" | "field", "value": ...}`` (a field becomes ``{{ <field> }}``);
+``tls_verify_certificate`` (true; false is refused: tidegate always verifies);
+``ack_enabled`` (``outbound``). What was sent is what is stored and read back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from tidegate.components.base import Component
 from tidegate.components.destinations.outbound import outbound_component
@@ -38,8 +44,37 @@ from tidegate.processing.fields import MISSING, FieldPath, FieldPathError, strin
 __all__ = ["COMPONENT", "SplunkHecLogsConfig", "splunk_hec_requests"]
 
 
+_VALUE_TYPES: Final = {"source": "source", "sourcetype": "source_type", "index": "index"}
+
+
+def _platform_value(name: str, value: Any) -> Any:
+    """``{"value_type": ..., "value": ...}`` -> the template text (None: unset)."""
+    if not isinstance(value, dict):
+        return value
+    kind, text = value.get("value_type"), value.get("value")
+    extra = set(value) - {"value_type", "value"}
+    if extra or kind not in ("none", "value", "field"):
+        raise ValueError(f"{name}: value_type must be none, value or field")
+    if kind == "none":
+        return None
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"{name}: a {kind} needs a non-empty value")
+    if kind == "field":
+        try:
+            FieldPath.parse(text)
+        except FieldPathError as error:
+            raise ValueError(f"{name}: {error}") from None
+        if "{" in text or "}" in text:
+            raise ValueError(f"{name}: a field path may not hold {{ or }}")
+        return "{{ " + text + " }}"
+    if "{{" in text:
+        raise ValueError(f"{name}: a constant value may not hold {{{{")
+    return text
+
+
 class SplunkHecLogsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    ack_enabled: bool = True
     endpoint: Annotated[HttpUrl, Field(max_length=2048)]
     token: Annotated[str, Field(min_length=1, max_length=512)]
     source: Annotated[str, Field(max_length=512)] | None = None
@@ -49,6 +84,21 @@ class SplunkHecLogsConfig(BaseModel):
     timestamp_field: Annotated[str, Field(min_length=1, max_length=512)] = "timestamp"
     compression: Compression = "none"
     max_bytes: Annotated[int, Field(strict=True, ge=1_024, le=MAX_BODY_BYTES)] = 1024 * 1024
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "url" in data and "endpoint" not in data:
+            data["endpoint"] = data.pop("url")
+        for name, ours in _VALUE_TYPES.items():
+            if isinstance(data.get(name), dict):
+                data[ours] = _platform_value(name, data.pop(name))
+        if data.pop("tls_verify_certificate", True) is not True:
+            raise ValueError("tls_verify_certificate: tidegate always verifies certificates")
+        return data
 
     @field_validator("token")
     @classmethod

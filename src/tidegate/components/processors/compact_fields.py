@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
-from tidegate.components.processors.kit import MAX_FIELDS, FieldText, PerEventProcessor
+from tidegate.components.processors.kit import (
+    MAX_FIELDS,
+    FieldText,
+    PerEventProcessor,
+    lift_options,
+)
 from tidegate.components.processors.shape import compact
 from tidegate.processing.fields import FieldPath, with_value
 
@@ -19,6 +24,7 @@ __all__ = ["COMPONENT", "CompactFieldsConfig"]
 class CompactFieldsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     fields: Annotated[list[FieldText], Field(max_length=MAX_FIELDS)] = []
+    _options = model_validator(mode="before")(lift_options)
     compact_array: bool = True
     compact_object: bool = True
 

@@ -1,7 +1,7 @@
 """The ``dedupe`` processor: discards an event equal to one of the last
 ``number_of_events`` it let through.
 
-``comparison_type: match`` compares the listed ``fields`` only (a missing field counts
+``comparison_type: match`` (or ``Match``, as the platform's clients write it) compares the listed ``fields`` only (a missing field counts
 as a value of its own); ``ignore`` compares everything except them. The cache keeps a
 16-byte digest per event, least recently seen out first: bounded by
 ``number_of_events`` (at most 100,000, about 10 MB)."""
@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Annotated, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import MAX_FIELDS, FieldText, PerEventProcessor
@@ -22,11 +22,16 @@ from tidegate.processing.fields import MISSING, FieldPath, without
 __all__ = ["COMPONENT", "DedupeConfig"]
 
 
+def _lower(value: object) -> object:
+    """The platform writes ``Match`` and ``Ignore``; tidegate's API ``match``, ``ignore``."""
+    return value.lower() if isinstance(value, str) else value
+
+
 class DedupeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     fields: Annotated[list[FieldText], Field(max_length=MAX_FIELDS)] = []
     number_of_events: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 5_000
-    comparison_type: Literal["match", "ignore"] = "match"
+    comparison_type: Annotated[Literal["match", "ignore"], BeforeValidator(_lower)] = "match"
 
 
 def _digest(value: object) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, Final, TypeVar
 
@@ -25,11 +25,15 @@ __all__ = [
     "MAX_FIELDS",
     "EventFn",
     "FieldText",
+    "OutputName",
     "PerEventProcessor",
     "WallClock",
+    "lift_nested",
+    "lift_options",
     "on_batch",
     "parse_path",
     "processing_clock",
+    "with_output_names",
 ]
 
 log = logging.getLogger("tidegate.runtime.processors")
@@ -43,8 +47,46 @@ def parse_path(text: str) -> str:
     return text
 
 
+def lift_options(data: Any) -> Any:
+    """A ``model_validator(mode="before")`` body: the platform's Terraform provider
+    wraps some settings in ``options{}`` (``{"fields": [...], "options":
+    {"delimiter": "_"}}``); they are read as if given beside ``fields``. Only the
+    configuration model sees this: what was sent is stored and read back."""
+    return lift_nested(data, "options")
+
+
+def lift_nested(data: Any, key: str) -> Any:
+    """``data`` with the settings of the object at ``key`` moved beside the others
+    (given both inside and beside: a ValueError)."""
+    if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+        return data
+    lifted = {name: value for name, value in data.items() if name != key}
+    for name, value in data[key].items():
+        if name in lifted:
+            raise ValueError(f"{name}: given both beside and inside {key}")
+        lifted[name] = value
+    return lifted
+
+
 FieldText = Annotated[str, Field(min_length=1, max_length=1024), AfterValidator(parse_path)]
 """An event field path as the client wrote it (``.app``, ``meta.user.id``)."""
+
+OutputName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
+"""A processor's named output (``<node id>.<name>``)."""
+
+
+def with_output_names(
+    user_config: dict[str, Any], items: str, names: Sequence[str]
+) -> dict[str, Any]:
+    """``user_config`` with each item of the list at ``items`` (a route's conditionals,
+    parse-sequentially's parsers) given its output name as ``_output_name``, which the
+    platform's clients read back."""
+    named = [
+        {**entry, "_output_name": name} if isinstance(entry, dict) else entry
+        for entry, name in zip(user_config[items], names, strict=True)
+    ]
+    return {**user_config, items: named}
+
 
 EventFn = Callable[[Event], "Event | tuple[str, Event] | None"]
 R = TypeVar("R")

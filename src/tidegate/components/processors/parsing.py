@@ -1,11 +1,16 @@
 """A parser and its options, as the ``parse`` and ``parse-sequentially`` processors
-take them: ``{"parser": "regex", "options": {"pattern": "..."}}``."""
+take them: ``{"parser": "regex", "options": {"pattern": "..."}}``.
+
+The platform's Terraform provider names parsers by their VRL function
+(``modelutils/parsers.go``: ``parse_json``, ``parse_nginx_log``, ...) with its own
+option names; ``_platform_parser`` reads those it has a parser for (``VRL_NAMES``) and
+refuses the others by name. What was sent is stored and read back."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -51,10 +56,55 @@ class ParserOptions(BaseModel):
         return pattern
 
 
+VRL_NAMES: Final = {
+    "parse_json": "json",
+    "parse_key_value": "key_value",
+    "parse_regex": "regex",
+    "parse_apache_log": "apache",
+    "parse_nginx_log": "nginx",
+    "parse_common_log": "apache",
+    "parse_syslog": "syslog",
+    "parse_csv": "csv_row",
+}
+# Options of the platform read as no-ops: an access log's time is read in its own
+# standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
+_IGNORED_OPTIONS: Final = ("timestamp_format", "custom_timestamp_format")
+_REGEX_FLAGS: Final = {"multiline": "(?m)", "match_newline": "(?s)"}
+
+
+def _platform_parser(data: Any) -> Any:
+    """``{"parser": "parse_nginx_log", "options": {...}}`` -> tidegate's spec."""
+    if not isinstance(data, dict) or not isinstance(data.get("parser"), str):
+        return data
+    name = data["parser"]
+    if not name.startswith("parse_"):
+        return data
+    if name not in VRL_NAMES:
+        raise ValueError(f"parser {name!r} is not supported by tidegate")
+    options = dict(data.get("options") or {})
+    for key in _IGNORED_OPTIONS:
+        options.pop(key, None)
+    if name == "parse_common_log":
+        options.setdefault("format", "common")
+    if options.get("format") == "error":
+        raise ValueError(f"parser {name!r}: the error log format is not supported")
+    if name == "parse_csv" and "field_names" in options:
+        options["headers"] = options.pop("field_names")
+    if name == "parse_regex":
+        if options.pop("crlf_newline", False):
+            raise ValueError("parser 'parse_regex': crlf_newline is not supported")
+        flags = "".join(flag for key, flag in _REGEX_FLAGS.items() if options.pop(key, False))
+        if flags and isinstance(options.get("pattern"), str):
+            options["pattern"] = flags + options["pattern"]
+    return {**data, "parser": VRL_NAMES[name], "options": options}
+
+
 class ParserSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     parser: ParserName
     options: ParserOptions = ParserOptions()
+
+    _platform = model_validator(mode="before")(_platform_parser)
 
     @model_validator(mode="after")
     def _complete(self) -> ParserSpec:

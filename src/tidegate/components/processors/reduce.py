@@ -6,9 +6,14 @@ group is flushed, as one merged event on the main output, when it holds
 ``max_events``, when ``flush_condition`` says so (``ends_when``: the matching event
 ends its group; ``starts_when``: it starts a new one, flushing the previous), or once
 ``duration_ms`` has passed since its first event. Fields merge per
-``merge_strategies`` (``array``, ``concat``, ``concat_newline``, ``discard`` (keep the
-first), ``retain`` (keep the last), ``sum``, ``max``, ``min``, ``flat_unique``);
-without one, numbers are summed and other values keep the first. The merged event
+``merge_strategies`` (``array``, ``concat``, ``concat_newline``, ``concat_raw`` (no
+separator), ``discard`` (keep the first), ``retain`` (keep the last), ``sum``, ``max``,
+``min``, ``flat_unique``, ``shortest_array``, ``longest_array`` (keep the shorter or
+longer array seen)); without one, numbers are summed and other values keep the first.
+``merge_strategies`` is a map ``{field: strategy}`` or, as the platform's Terraform
+provider writes it, a list of ``{"field", "strategy"}``. ``date_formats`` (a list of
+``{"field", "format"}``, ``strptime`` formats) names fields holding dates as text:
+``min`` and ``max`` compare them as times (the text kept is the earliest or latest). The merged event
 gains ``timestamp_end`` (the last event's ``timestamp``) when the events have one.
 
 Time: expired groups are flushed when the next batch reaches the node (the gateway has
@@ -21,10 +26,11 @@ array at most ``max_events`` items. A simulation flushes every group at the end.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from tidegate.components.base import (
     BuildContext,
@@ -43,8 +49,40 @@ __all__ = ["COMPONENT", "MAX_GROUPS", "ReduceConfig"]
 MAX_GROUPS: Final = 10_000
 MAX_TEXT: Final = 1024 * 1024
 Strategy = Literal[
-    "array", "concat", "concat_newline", "discard", "retain", "sum", "max", "min", "flat_unique"
+    "array",
+    "concat",
+    "concat_newline",
+    "concat_raw",
+    "discard",
+    "retain",
+    "sum",
+    "max",
+    "min",
+    "flat_unique",
+    "shortest_array",
+    "longest_array",
 ]
+_JOINERS: Final = {"concat": " ", "concat_newline": "\n", "concat_raw": ""}
+
+
+class DateFormat(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    field: FieldText
+    format: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+def _strategy_map(value: Any) -> Any:
+    """``[{"field", "strategy"}, ...]`` (the platform's) -> ``{field: strategy}``."""
+    if not isinstance(value, list):
+        return value
+    pairs: dict[Any, Any] = {}
+    for item in value:
+        if not isinstance(item, dict) or set(item) != {"field", "strategy"}:
+            raise ValueError("each merge strategy is {field, strategy}")
+        if item["field"] in pairs:
+            raise ValueError(f"{item['field']}: given twice")
+        pairs[item["field"]] = item["strategy"]
+    return pairs
 
 
 class FlushCondition(BaseModel):
@@ -58,7 +96,10 @@ class ReduceConfig(BaseModel):
     duration_ms: Annotated[int, Field(strict=True, ge=100, le=3_600_000)] = 30_000
     max_events: Annotated[int, Field(strict=True, ge=1, le=10_000)] = 100
     group_by: Annotated[list[FieldText], Field(max_length=10)] = []
-    merge_strategies: Annotated[dict[FieldText, Strategy], Field(max_length=100)] = {}
+    merge_strategies: Annotated[
+        dict[FieldText, Strategy], Field(max_length=100), BeforeValidator(_strategy_map)
+    ] = {}
+    date_formats: Annotated[list[DateFormat], Field(max_length=100)] = []
     flush_condition: FlushCondition | None = None
 
 
@@ -76,14 +117,40 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _as_date(value: Any, format_: str) -> datetime | None:
+    if not isinstance(value, str) or len(value) > 256:
+        return None
+    try:
+        parsed = datetime.strptime(value, format_)  # noqa: DTZ007 (UTC below, unless %z)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _merge_dates(strategy: str, old: Any, new: Any, format_: str) -> Any:
+    """``min``/``max`` of two dates written as text: the text of the earlier/later."""
+    then, now = _as_date(old, format_), _as_date(new, format_)
+    if then is None or now is None:
+        return old
+    if strategy == "min":
+        return new if now < then else old
+    return new if now > then else old
+
+
 def _merge(strategy: str, old: Any, new: Any, cap: int) -> Any:
     if strategy == "array":
         items = old if isinstance(old, list) else [old]
         return [*items, new] if len(items) < cap else items
-    if strategy in ("concat", "concat_newline"):
-        joiner = "\n" if strategy == "concat_newline" else " "
+    if strategy in _JOINERS:
+        joiner = _JOINERS[strategy]
         text = f"{old}{joiner}{new}" if isinstance(old, str) and isinstance(new, str) else old
         return text[:MAX_TEXT] if isinstance(text, str) else text
+    if strategy in ("shortest_array", "longest_array"):
+        if not (isinstance(old, list) and isinstance(new, list)):
+            return old
+        shorter = len(new) < len(old)
+        longer = len(new) > len(old)
+        return new if (shorter if strategy == "shortest_array" else longer) else old
     if strategy == "retain":
         return new
     if strategy in ("sum", "max", "min") and _number(old) and _number(new):
@@ -110,6 +177,9 @@ class ReduceProcessor:
         self._strategies = {
             key: (FieldPath.parse(key), strategy)
             for key, strategy in config.merge_strategies.items()
+        }
+        self._dates = {
+            FieldPath.parse(date.field).segments: date.format for date in config.date_formats
         }
         # Top-level fields a strategy handles: the default merge leaves them alone.
         self._handled = {
@@ -185,7 +255,13 @@ class ReduceProcessor:
             if value is MISSING:
                 continue
             old = path.getter()(merged)
-            new = value if old is MISSING else _merge(strategy, old, value, cap)
+            date_format = self._dates.get(path.segments)
+            if old is MISSING:
+                new = value
+            elif date_format is not None and strategy in ("min", "max"):
+                new = _merge_dates(strategy, old, value, date_format)
+            else:
+                new = _merge(strategy, old, value, cap)
             group.merged = merged = with_value(merged, path, new)
 
     def _flushed(self, key: bytes) -> Event:

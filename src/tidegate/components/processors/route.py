@@ -28,11 +28,10 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
+from tidegate.components.processors.kit import OutputName, with_output_names
 from tidegate.processing.conditions import Condition, ConditionError, compile_condition
 
 __all__ = ["COMPONENT", "RouteConfig", "RouteProcessor"]
-
-OutputName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 
 
 class RouteConditional(BaseModel):
@@ -137,11 +136,7 @@ def _outputs(config: RouteConfig) -> list[str]:
 
 def _stored(config: RouteConfig, user_config: dict[str, Any]) -> dict[str, Any]:
     """The client's configuration with each conditional's ``_output_name``."""
-    conditionals = [
-        {**entry, "_output_name": name} if isinstance(entry, dict) else entry
-        for entry, name in zip(user_config["conditionals"], config.output_names, strict=True)
-    ]
-    return {**user_config, "conditionals": conditionals}
+    return with_output_names(user_config, "conditionals", config.output_names)
 
 
 COMPONENT: Component[RouteConfig] = Component(

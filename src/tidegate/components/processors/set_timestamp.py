@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import FieldText, PerEventProcessor
@@ -27,6 +27,19 @@ class TimestampParser(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     field: FieldText
     format: Annotated[str, Field(min_length=1, max_length=128)] = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_shape(cls, data: Any) -> Any:
+        """The platform's Terraform provider writes ``{"field", "options": {"format":
+        "Custom", "custom_format": "<strftime>"}}``."""
+        if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
+            return data
+        options = data["options"]
+        if options.get("format") != "Custom" or set(options) != {"format", "custom_format"}:
+            raise ValueError('options: {"format": "Custom", "custom_format": "<format>"}')
+        rest = {key: value for key, value in data.items() if key != "options"}
+        return {**rest, "format": options["custom_format"]}
 
 
 class SetTimestampConfig(BaseModel):

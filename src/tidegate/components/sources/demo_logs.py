@@ -2,8 +2,13 @@
 
 ``format``: ``json`` (an object with ``host``, ``app``, ``level``, ``method``,
 ``status``, ``path``, ``bytes``, ``message``), ``apache_common``, ``apache_error``,
-``syslog`` (RFC 5424), ``bsd_syslog`` (RFC 3164) or ``shuffle`` (``lines`` taken in
-turn). Each event is ``{"message": <text>}`` (``json`` puts its fields at the top level
+``syslog`` (RFC 5424), ``bsd_syslog`` (RFC 3164), ``nginx`` (the combined log
+format), ``financial`` (a trade: ``symbol``, ``side``, ``price``, ``quantity``),
+``env_sensor`` (a reading: ``sensor_id``, ``location``, ``temperature_c``,
+``humidity``), ``http_metrics`` and ``generic_metrics`` (metric events, as the
+``aggregate`` processor emits them: ``{name, kind, value: {type, value}, tags}``) or
+``shuffle`` (``lines`` taken in turn); the formats are the platform's Terraform
+provider's. Each event is ``{"message": <text>}`` (``json`` puts its fields at the top level
 too) with ``timestamp`` set to the time it was made. ``interval_secs`` (0.1 to 3600,
 default 1) is the time between two events and ``count`` (optional) the number of
 events to make before stopping: the rate is bounded by construction.
@@ -24,7 +29,19 @@ from tidegate.components.base import BuildContext, Component, NodeRef
 
 __all__ = ["COMPONENT", "DemoLogsConfig", "demo_event"]
 
-DemoFormat = Literal["json", "apache_common", "apache_error", "syslog", "bsd_syslog", "shuffle"]
+DemoFormat = Literal[
+    "json",
+    "apache_common",
+    "apache_error",
+    "syslog",
+    "bsd_syslog",
+    "nginx",
+    "financial",
+    "env_sensor",
+    "http_metrics",
+    "generic_metrics",
+    "shuffle",
+]
 
 _HOSTS: Final = ("web-1", "web-2", "db-1", "cache-1")
 _APPS: Final = ("checkout", "search", "auth", "billing")
@@ -41,6 +58,37 @@ _MESSAGES: Final = (
     "connection reset by peer",
 )
 _SEVERITY: Final = {"debug": 7, "info": 6, "warn": 4, "error": 3}
+_SYMBOLS: Final = ("ACME", "GLOBX", "INIT", "UMBR")
+_PLACES: Final = ("warehouse", "office", "server-room", "lab")
+
+
+def _structured(format_: str, number: int, app: str, method: str, status: int) -> dict[str, Any]:
+    """The fields of a ``financial``, ``env_sensor`` or metric event."""
+    if format_ == "financial":
+        return {
+            "symbol": _pick(_SYMBOLS, number, 8),
+            "side": "buy" if number % 2 == 0 else "sell",
+            "price": round(10 + (number * 7919) % 99_000 / 100, 2),
+            "quantity": 1 + (number * 104_729) % 500,
+        }
+    if format_ == "env_sensor":
+        return {
+            "sensor_id": f"sensor-{number % 16}",
+            "location": _pick(_PLACES, number, 9),
+            "temperature_c": round(15 + (number * 7919) % 1_500 / 100, 2),
+            "humidity": round(30 + (number * 104_729) % 4_000 / 100, 2),
+        }
+    if format_ == "http_metrics":
+        tags = {"method": method, "status": str(status)}
+        return {
+            "name": "http_requests",
+            "kind": "incremental",
+            "tags": tags,
+            "value": {"type": "counter", "value": 1},
+        }
+    tags = {"app": app}
+    value = {"type": "gauge", "value": (number * 7919) % 1_000}
+    return {"name": "queue_depth", "kind": "absolute", "tags": tags, "value": value}
 
 
 class DemoLogsConfig(BaseModel):
@@ -82,9 +130,16 @@ def demo_event(config: DemoLogsConfig, number: int, now_ms: int) -> dict[str, An
             "message": message,
         }
         return {**fields, "timestamp": now_ms, "message": orjson.dumps(fields).decode()}
+    if config.format in ("financial", "env_sensor", "http_metrics", "generic_metrics"):
+        fields = _structured(config.format, number, app, method, status)
+        return {**fields, "timestamp": now_ms, "message": orjson.dumps(fields).decode()}
     if config.format == "apache_common":
         stamp = moment.strftime("%d/%b/%Y:%H:%M:%S +0000")
         text = f'{ip} - - [{stamp}] "{method} {path} HTTP/1.1" {status} {size}'
+    elif config.format == "nginx":
+        stamp = moment.strftime("%d/%b/%Y:%H:%M:%S +0000")
+        agent = "Mozilla/5.0 (demo)"
+        text = f'{ip} - - [{stamp}] "{method} {path} HTTP/1.1" {status} {size} "-" "{agent}"'
     elif config.format == "apache_error":
         stamp = moment.strftime("%a %b %d %H:%M:%S.%f %Y")
         text = f"[{stamp}] [{app}:{level}] [pid {1000 + number % 9000}] [client {ip}] {message}"
@@ -110,5 +165,7 @@ COMPONENT: Component[DemoLogsConfig] = Component(
     type="demo-logs",
     config_model=DemoLogsConfig,
     build=_build,
-    describe="Generated events (`format`: json, apache_common, apache_error, syslog, bsd_syslog, shuffle) every `interval_secs`",
+    describe="Generated events (`format`: json, apache_common, apache_error, syslog, "
+    "bsd_syslog, nginx, financial, env_sensor, http_metrics, generic_metrics, shuffle) "
+    "every `interval_secs`",
 )

@@ -2,7 +2,10 @@
 them (WebSub style).
 
 Option: ``signing_key`` (16 to 512 characters), the key "used for the HMAC signature
-to verify the sender". Every request must carry ``X-Hub-Signature: <method>=<hex>``:
+to verify the sender". **Optional**: the platform's Terraform provider writes the
+source with no ``user_config`` at all; without a key the source is guarded like the
+``http`` source (the route's access key, and its signing keys when it has some). With
+one, every request must carry ``X-Hub-Signature: <method>=<hex>``:
 the HMAC of the **raw request body** (as sent, before any ``Content-Encoding`` is
 undone) under the signing key, ``method`` one of ``sha1``, ``sha256``, ``sha384``,
 ``sha512``; compared in constant time. A missing or wrong signature is a 401 and
@@ -32,14 +35,18 @@ PATHS: Final = frozenset({ROUTE_ITSELF})
 
 class WebhookConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    signing_key: Annotated[str, Field(min_length=16, max_length=512)]
+    signing_key: Annotated[str, Field(min_length=16, max_length=512)] | None = None
     decoding: Decoding = "auto"
 
 
 def check_webhook_signature(
     config: WebhookConfig, *, raw_body: bytes, signature: str | None
 ) -> None:
-    """401 unless ``signature`` is a valid HMAC of ``raw_body`` under the signing key."""
+    """401 unless ``signature`` is a valid HMAC of ``raw_body`` under the signing key
+    (without one, as the platform's Terraform provider writes the source, only the
+    route's access key and its own signing keys guard it)."""
+    if config.signing_key is None:
+        return
     if not verify_signature(raw_body, signature, [config.signing_key.encode()]):
         what = "Invalid" if signature else "Missing"
         raise Unauthorized(
@@ -63,7 +70,7 @@ COMPONENT: Component[WebhookConfig] = Component(
     type="webhook",
     config_model=WebhookConfig,
     build=_build,
-    describe="Events POSTed to the gateway route, signed: `X-Hub-Signature: <sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` under `signing_key`",
+    describe="Events POSTed to the gateway route; with `signing_key`, signed: `X-Hub-Signature: <sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` under it",
     needs=Needs(gateway_route=True),
     receive=receive,
     paths=PATHS,
