@@ -45,6 +45,12 @@ BACKENDS = ["sqlite", "postgres"]
 # suite), so each takes a small share instead of the derived one, which assumes an app is
 # alone with the server (docs/decisions.md, "PostgreSQL connections").
 TEST_DB_POOL_SIZE = 6
+# Every app and server of the suite hashes passwords under OWASP's argon2id minimum
+# (19 MiB, 2 passes): the suite hashes and verifies some two hundred passwords, at
+# 0.16 s of CPU each under the default profile. tests/auth/test_passwords.py holds the
+# default to RFC 9106's; TIDEGATE_PASSWORD_HASH_PROFILE=rfc9106-low-memory runs the
+# suite under it.
+os.environ.setdefault("TIDEGATE_PASSWORD_HASH_PROFILE", "owasp-minimum")
 
 
 async def _create_pg_database(template: str | None = None) -> str:

@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.api.request_metrics import RequestMetrics
     from tidegate.api.router import include_routes
     from tidegate.app_state import AppState
+    from tidegate.auth.passwords import use_profile
     from tidegate.auth.secrets import Sealer, load_server_secret
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.web.endpoints import build_web_router
 
     settings = settings or Settings.from_env()
+    use_profile(settings.password_hash_profile)
     policy_from_setting(settings.destination_allow)  # a mistyped allow-list fails start
 
     @asynccontextmanager

@@ -177,6 +177,10 @@ class Settings(BaseSettings):
     # Proxies whose X-Forwarded-For names the client (comma list of addresses or CIDR
     # networks); from any other peer the header is ignored. Default: none.
     trusted_proxies: str = ""
+    # argon2id parameters for new password hashes (auth/passwords.py): RFC 9106's
+    # low-memory profile (64 MiB, 3 passes), or OWASP's minimum (19 MiB, 2 passes;
+    # about a seventh of the CPU) for small machines.
+    password_hash_profile: Literal["rfc9106-low-memory", "owasp-minimum"] = "rfc9106-low-memory"
     # How long an invitation and a password-reset link stay valid.
     invitation_ttl_s: float = Field(default=7 * 24 * 3600.0, gt=0)
     password_reset_ttl_s: float = Field(default=3600.0, gt=0)
