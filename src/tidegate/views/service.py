@@ -111,7 +111,10 @@ async def create_view(
 async def own_view(
     *, session: AsyncSession, account_id: str, view_id: str, for_update: bool = False
 ) -> View:
-    """The account's view; a foreign or missing id is the same 404."""
+    """The account's view; a foreign or missing id is the same 404, and so is an id no
+    view can have (a NUL, which PostgreSQL refuses in text)."""
+    if "\x00" in view_id:
+        raise NotFound()
     view = await repository.view_of(
         session=session, account_id=account_id, view_id=view_id, for_update=for_update
     )
