@@ -183,8 +183,12 @@ async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
     )
     # Authenticate once first: a credential's first use may be recorded by a write.
     assert (await export(client, account.headers)).status_code == 200
-    writer = sqlite3.connect(url.database or "", isolation_level=None, timeout=30)
-    writer.execute("BEGIN IMMEDIATE")
+    # Taken and given back in a thread: the app's loop must go on meanwhile (its own
+    # write transactions, the alert runner's among them, need it to end).
+    writer = sqlite3.connect(
+        url.database or "", isolation_level=None, timeout=30, check_same_thread=False
+    )
+    await asyncio.to_thread(writer.execute, "BEGIN IMMEDIATE")
     try:
         page = await export(client, account.headers)
         counted = await client.get(
@@ -193,7 +197,7 @@ async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
             headers=account.headers,
         )
     finally:
-        writer.execute("ROLLBACK")
+        await asyncio.to_thread(writer.execute, "ROLLBACK")
         writer.close()
     assert page.status_code == 200, page.text
     assert len(page.json()["lines"]) == 5

@@ -12,6 +12,7 @@ against a real server: every line sent that way must be stored and exported.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import logging
@@ -57,12 +58,19 @@ async def test_python_handler_with_the_url_option(
     logger = logging.getLogger(f"tidegate.test.clients.{uuid.uuid4().hex[:6]}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    try:
-        logger.warning("sent by the python handler")
-    finally:
-        logger.removeHandler(handler)
-        handler.close()  # flushes, blocking
+
+    def log_and_flush() -> None:
+        logger.addHandler(handler)
+        try:
+            logger.warning("sent by the python handler")
+        finally:
+            logger.removeHandler(handler)
+            handler.close()  # flushes, blocking
+
+    # In a thread, as every blocking call of these tests: the in-process app shares the
+    # server's database and its loop must go on (a transaction of its alert runner holds
+    # SQLite's write lock until the loop finishes it).
+    await asyncio.to_thread(log_and_flush)
     assert await exported_texts(client, who) == ["sent by the python handler"]
 
 
@@ -97,7 +105,8 @@ async def test_agent_host_endpoint_and_use_ssl_settings(
 async def test_the_readme_curl_command(client: AppClient, shared_live_server: Any) -> None:
     server = shared_live_server(env=_env(client))
     who = await make_ingestor(client)
-    answer = subprocess.run(
+    answer = await asyncio.to_thread(
+        subprocess.run,
         [
             "curl",
             "-s",

@@ -117,6 +117,9 @@ def test_an_alert_channel_is_edited_fires_links_to_its_window_and_is_removed(
         webhook.get_by_test_id("alert-limit").fill("1")
         webhook.get_by_test_id("alert-interval").select_option("30")
         webhook.get_by_test_id("alert-save").click()
+        # Saved, the list is drawn again with its panel closed; opening it before then
+        # would close the old one instead.
+        expect(page.locator("li.alerts")).to_have_count(0)
         row.get_by_test_id("view-alerts").click()
         expect(page.get_by_test_id("alert-channel").filter(has_text="webhook")).to_contain_text(
             "at once"
