@@ -130,7 +130,7 @@ async def test_every_redis_name_the_server_uses_starts_with_its_prefix(
                     headers={"apikey": ingestion_key},
                 )
                 assert ingested.status_code == 200, ingested.text
-                batch = await subscription.next_batch(timeout=5)
+                batch = await subscription.next_batch(timeout=30)
                 assert [line.line for line in batch.lines] == ["through the namespace"]
                 channels = _names(await probe.pubsub_channels())
 

@@ -21,5 +21,5 @@ async def test_stored_lines_reach_live_tail(client: AppClient) -> None:
             wired.url, json=[{"line": "live one", "host": "h1"}], headers=wired.auth
         )
         assert response.status_code == 200
-        batch = await subscription.next_batch(timeout=5)
+        batch = await subscription.next_batch(timeout=30)
     assert [(line.line, line.host) for line in batch.lines] == [("live one", "h1")]

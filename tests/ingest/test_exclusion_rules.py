@@ -114,7 +114,7 @@ async def test_live_tail_gets_stored_and_indexonly_lines_only(client: AppClient)
     async with tail.subscribe(who.account_id, LineFilter()) as subscription:
         response = await ingest(client, who, LINES)
         assert response.status_code == 200
-        batch = await subscription.next_batch(timeout=5)
+        batch = await subscription.next_batch(timeout=30)
     seen = {item.line: item.indexonly for item in batch.lines}
     assert seen == {
         "GET /health 200": True,

@@ -67,7 +67,7 @@ async def test_unindexed_meta_is_shown_but_never_searched(client: AppClient) -> 
     broker = client._transport.app.state.tidegate.tail  # type: ignore[attr-defined]
     async with broker.subscribe(who.account_id, LineFilter()) as subscription:
         await _send(client, who, _logger_node_lines(time.time_ns() // 1_000_000))
-        batch = await subscription.next_batch(timeout=5)
+        batch = await subscription.next_batch(timeout=30)
     tailed = {line.record()["_line"]: line.record() for line in batch.lines}
     assert tailed["unindexed order"]["_meta"] == {
         "order": "B-42",

@@ -117,7 +117,7 @@ async def test_nan_in_meta_is_null_on_both_backends_and_tail_and_export_emit_jso
     async with broker.subscribe(who.account_id, LineFilter()) as subscription:
         response = await _post(client, who, NAN_BODY)
         assert response.status_code == 200, response.text
-        batch = await subscription.next_batch(timeout=5)
+        batch = await subscription.next_batch(timeout=30)
     first, second = await stored_lines(client.database_url, who.account_id)
     assert first.meta == {"ratio": None, "up": None, "down": None, "n": 1.5}
     # A string holding an object is meta sent unindexed (shown, not searched).

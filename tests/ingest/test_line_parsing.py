@@ -139,7 +139,7 @@ async def test_live_tail_filters_on_parsed_fields_and_shows_them(client: AppClie
     async with tail.subscribe(who.account_id, wanted) as subscription:
         response = await ingest(client, who, [{"line": text} for text in sent])
         assert response.status_code == 200
-        batch = await subscription.next_batch(timeout=5)
+        batch = await subscription.next_batch(timeout=30)
     assert [item.line for item in batch.lines] == [sent[0], sent[2]]
     record = batch.lines[0].record()
     assert record["level"] == "error"
