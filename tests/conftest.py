@@ -111,6 +111,10 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         max_body_bytes=1024 * 1024,
         bootstrap=False,
         db_pool_size=TEST_DB_POOL_SIZE,
+        # No alert runner in the test process's apps: it would take SQLite's write lock
+        # every second, and hold it while a test's loop waits on a live server sharing
+        # the database (tests/alerts drive evaluation themselves; live servers run it).
+        alerts_enabled=False,
     )
     return base.with_overrides(**overrides)
 
