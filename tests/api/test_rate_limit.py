@@ -178,8 +178,8 @@ async def test_hung_redis_never_turns_sqlite_writes_into_errors(
                 return list(await asyncio.gather(*(create(i) for i in range(12))))
 
             # Two waves: the first pays the timeout, the second finds the circuit open.
-            statuses = await asyncio.wait_for(wave(), timeout=12)
-            statuses += await asyncio.wait_for(wave(), timeout=12)
+            statuses = await asyncio.wait_for(wave(), timeout=60)
+            statuses += await asyncio.wait_for(wave(), timeout=60)
             assert statuses == [201] * 24
             listed = await http.get("/v3/enterprise/account", headers=tenant.headers)
             assert len(listed.json()["data"]) == 24
@@ -223,7 +223,7 @@ async def test_redis_limiter_gives_up_after_its_timeout() -> None:
             limiter = RedisRateLimiter(redis, per_minute=1, timeout_s=0.1)
             # Fails open each time; after three failures the breaker skips Redis.
             for _ in range(5):
-                assert await asyncio.wait_for(limiter.retry_after("k"), timeout=5) is None
+                assert await asyncio.wait_for(limiter.retry_after("k"), timeout=30) is None
             assert limiter.breaker.is_open
         finally:
             await redis.aclose()

@@ -30,7 +30,7 @@ class Stream:
     def lines(self) -> list[dict[str, Any]]:
         return [data for name, data in self.events if name == "message"]
 
-    async def wait_for(self, count: int, *, timeout: float = 10) -> list[dict[str, Any]]:
+    async def wait_for(self, count: int, *, timeout: float = 30) -> list[dict[str, Any]]:
         deadline = asyncio.get_running_loop().time() + timeout
         while len(self.lines()) < count:
             remaining = deadline - asyncio.get_running_loop().time()
@@ -74,7 +74,7 @@ async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIt
         assert response.headers["content-type"].startswith("text/event-stream")
         reader = asyncio.create_task(_read(response, stream, ready))
         try:
-            await asyncio.wait_for(ready.wait(), 10)
+            await asyncio.wait_for(ready.wait(), 30)
             yield stream
         finally:
             reader.cancel()
