@@ -329,16 +329,15 @@ class _Scan:
 
     def _chunk_limit(self, sql: SqlFilter, *, budget: int, scanned: int) -> int:
         """The rows the next statement asks for. Exact: the page and one more. Confirmed
-        by the matcher on PostgreSQL: the lines the page still wants and one more, then
-        doubling, never past the budget: the LIMIT is what the planner plans for, and
-        asking for the whole budget (100,000 rows) made it sort every candidate of a
-        common word rather than walk the time index until the page is full (1.4 s
-        against 0.6 s, docs/log-store.md). SQLite (no statistics, a plan that does not
-        follow the LIMIT) asks for the budget at once."""
-        if sql.exact or self.reader.dialect != "postgresql":
+        by the matcher: ``chunk_limit`` of the lines the page still wants and one more."""
+        if sql.exact:
             return budget - scanned
-        wanted = self.request.size + 1 - len(self.records)
-        return min(budget - scanned, max(wanted, scanned))
+        return chunk_limit(
+            dialect=self.reader.dialect,
+            wanted=self.request.size + 1 - len(self.records),
+            scanned=scanned,
+            budget=budget,
+        )
 
     def _take(self, row: LineRow, *, exact: bool) -> bool:
         """Confirms a scanned row and adds its record; False when the page is full by
@@ -363,6 +362,20 @@ class _Scan:
         self.records.append(_record(row, meta))
         self.after = (row.ts, row.id)
         return True
+
+
+def chunk_limit(*, dialect: str, wanted: int, scanned: int, budget: int) -> int:
+    """The rows the next statement of a walk along candidates that the matcher confirms
+    asks for, ``scanned`` rows into a walk of at most ``budget``: on PostgreSQL
+    ``wanted``, then as many as were scanned so far (doubling), never past the budget.
+    The LIMIT is what the planner plans for: asked for a whole budget (100,000 rows) a
+    page stops after 10,000 lines of, the analyzed planner sorted every candidate of a
+    common word rather than walk the time index until the page was full (1.4 s
+    against 0.6 s, docs/log-store.md). SQLite (no statistics, a plan that does not
+    follow the LIMIT) asks for the rest of the budget at once."""
+    if dialect != "postgresql":
+        return budget - scanned
+    return min(budget - scanned, max(wanted, scanned))
 
 
 def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
