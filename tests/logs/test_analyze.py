@@ -135,13 +135,15 @@ async def test_a_failing_analyze_loses_no_line_and_the_writer_goes_on(
             await _write(writer, account, day, 19)
             assert analyzer.failed == 1
             assert await _lines(db, account) == 20
-        await _write(writer, account, day, 5)
+        # Counted afresh after a failure: 19 more rows are not enough, 20 are.
+        await _write(writer, account, day, 19)
+        assert (analyzer.analyzed, analyzer.failed) == (0, 1)
+        await _write(writer, account, day, 1)
     finally:
         await writer.close()
-    assert await _lines(db, account) == 25
-    # The rows the failed attempt counted are counted again: the next lines analyze.
+    assert await _lines(db, account) == 40
     assert analyzer.analyzed == 1
-    assert await _statistics(admin, day) == (1, 25)
+    assert await _statistics(admin, day) == (1, 40)
 
 
 async def test_a_dropped_partition_is_left_alone(db: Database, day: int) -> None:

@@ -18,7 +18,8 @@ analyzed) the analyzer runs ``ANALYZE`` on that partition:
   partition that another process analyzed since this one last looked (its
   ``analyze_count`` moved) is not analyzed again;
 - never failing a write: an error (the partition dropped by retention meanwhile, its
-  lock not granted within ``lock_timeout_s``) is logged, and the next rows try again.
+  lock not granted within ``lock_timeout_s``, the statement timeout) is logged, and the
+  partition is tried again once another threshold's worth of rows has come.
 
 Each process counts only its own rows, so with N processes writing alike a partition is
 analyzed after about N times the threshold: still a bounded fraction of its size.
@@ -144,11 +145,19 @@ class PartitionAnalyzer:
                     await self._analyze(connection, day)
                 except Exception as error:
                     self.failed += 1
+                    # Counted afresh: retried after another threshold's worth of rows,
+                    # so an ANALYZE that keeps failing (past the statement timeout)
+                    # does not run again on every commit.
+                    state = self._partitions.get(day)
+                    if state is not None:
+                        state.added = 0
                     log.warning(
-                        "could not analyze partition %s (%s: %s); the next lines retry",
+                        "could not analyze partition %s (%s: %s); retried after "
+                        "another %d rows or more",
                         partition_name(day),
                         type(error).__name__,
                         error,
+                        self.floor,
                     )
                     if connection is not None:
                         connection.terminate()
