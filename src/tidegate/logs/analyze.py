@@ -11,10 +11,11 @@ rows it committed to each day's partition, and past a threshold like autovacuum'
 (``floor`` rows plus ``fraction`` of the rows the partition held when it was last
 analyzed) the analyzer runs ``ANALYZE`` on that partition:
 
-- off the write path: after the commit, in a task of its own, on a connection of its
-  own, one partition at a time per process; at most ``MAX_DUE`` partitions wait;
-- with several workers and hosts, without a storm: a session advisory lock per
-  partition (``pg_try_advisory_lock``: one process analyzes, the others skip), and a
+- off the write path: after the commit, in a task of its own, in a short transaction
+  of its own on a connection of the write pool (no connection beyond the pool plan),
+  one partition at a time per process; at most ``MAX_DUE`` partitions wait;
+- with several workers and hosts, without a storm: an advisory lock per partition
+  (``pg_try_advisory_xact_lock``: one process analyzes, the others skip), and a
   partition that another process analyzed since this one last looked (its
   ``analyze_count`` moved) is not analyzed again;
 - never failing a write: an error (the partition dropped by retention meanwhile, its
@@ -32,7 +33,9 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tidegate.db.engine import Database
 from tidegate.logs.store import partition_name
@@ -54,9 +57,9 @@ _LOCK_CLASS = 7235403
 # are forgotten first.
 _MAX_DAYS = 64
 
-_STATE = (
+_STATE = text(
     "SELECT c.reltuples, pg_stat_get_analyze_count(c.oid) FROM pg_class c "
-    "WHERE c.oid = to_regclass($1)"
+    "WHERE c.oid = to_regclass(:name)"
 )
 
 
@@ -132,17 +135,12 @@ class PartitionAnalyzer:
                 await task
 
     async def _run(self) -> None:
-        connection: Any = None
         try:
             while self._due and not self._closing:
                 day = next(iter(self._due))
                 try:
-                    if connection is None or connection.is_closed():
-                        connection = await self._db.pg_connection()
-                        await connection.execute(
-                            f"SET lock_timeout = {max(1, int(self.lock_timeout_s * 1000))}"
-                        )
-                    await self._analyze(connection, day)
+                    async with self._db.write_engine.begin() as connection:
+                        await self._analyze(connection, day)
                 except Exception as error:
                     self.failed += 1
                     # Counted afresh: retried after another threshold's worth of rows,
@@ -159,50 +157,52 @@ class PartitionAnalyzer:
                         error,
                         self.floor,
                     )
-                    if connection is not None:
-                        connection.terminate()
-                        connection = None
                 finally:
                     self._due.pop(day, None)
         finally:
             self._task = None
-            if connection is not None:
-                connection.terminate()
 
-    async def _analyze(self, connection: Any, day: int) -> None:
+    async def _analyze(self, connection: AsyncConnection, day: int) -> None:
+        """In a transaction of its own (ANALYZE may run in one; VACUUM may not), so the
+        lock and the settings end with it and the pooled connection goes back clean."""
         state = self._partitions.get(day)
         if state is None:  # forgotten meanwhile
             return
         counted = state.added
         name = partition_name(day)
-        if not await connection.fetchval("SELECT pg_try_advisory_lock($1, $2)", _LOCK_CLASS, day):
+        await connection.execute(
+            text("SELECT set_config('lock_timeout', :timeout, true)"),
+            {"timeout": f"{max(1, int(self.lock_timeout_s * 1000))}ms"},
+        )
+        locked = await connection.scalar(
+            text("SELECT pg_try_advisory_xact_lock(:space, :day)"),
+            {"space": _LOCK_CLASS, "day": day},
+        )
+        if not locked:
             # Another process is analyzing it now, rows of this one included.
             state.added -= counted
             self.skipped += 1
             return
-        try:
-            found = await connection.fetchrow(_STATE, name)
-            if found is None or found[0] is None:
-                # Dropped by retention: nothing to analyze.
-                state.added -= counted
-                self.skipped += 1
-                return
-            rows, analyze_count = max(0.0, float(found[0])), int(found[1])
-            seen = state.analyze_count
-            state.rows, state.analyze_count = rows, analyze_count
-            if (seen is not None and analyze_count != seen) or counted < self.threshold(rows):
-                # Analyzed by another process since this one last looked, or (first look
-                # since this process started) not as stale as it seemed.
-                state.added -= counted
-                self.skipped += 1
-                return
-            await connection.execute(f'ANALYZE "{name}"')
-            after = await connection.fetchrow(_STATE, name)
-            if after is not None and after[0] is not None:
-                state.rows, state.analyze_count = max(0.0, float(after[0])), int(after[1])
+        found = (await connection.execute(_STATE, {"name": name})).first()
+        if found is None:
+            # Dropped by retention: nothing to analyze.
             state.added -= counted
-            self.analyzed += 1
-        finally:
-            # A connection that broke is terminated by the caller, which unlocks too.
-            with contextlib.suppress(Exception):
-                await connection.execute("SELECT pg_advisory_unlock($1, $2)", _LOCK_CLASS, day)
+            self.skipped += 1
+            return
+        rows, analyze_count = max(0.0, float(found[0])), int(found[1])
+        seen = state.analyze_count
+        state.rows, state.analyze_count = rows, analyze_count
+        if (seen is not None and analyze_count != seen) or counted < self.threshold(rows):
+            # Analyzed by another process since this one last looked, or (first look
+            # since this process started) not as stale as it seemed.
+            state.added -= counted
+            self.skipped += 1
+            return
+        await connection.execute(text(f'ANALYZE "{name}"'))
+        # The statistics counters read above are cached for the transaction: read anew.
+        await connection.execute(text("SELECT pg_stat_clear_snapshot()"))
+        after = (await connection.execute(_STATE, {"name": name})).first()
+        if after is not None:
+            state.rows, state.analyze_count = max(0.0, float(after[0])), int(after[1])
+        state.added -= counted
+        self.analyzed += 1
