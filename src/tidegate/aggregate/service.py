@@ -25,7 +25,7 @@ from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.db.engine import Database
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.service import FilterPlan, chunk_limit, plan_filter
+from tidegate.export.service import CandidateWalk, FilterPlan, plan_filter
 from tidegate.logs.filtering import LineFilter
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
@@ -240,50 +240,42 @@ class _Scope:
         pending: list[_Counted] = []
         pending_ts = -1
         examined = 0
-        position: tuple[int, int] | None = None
-        budget = MAX_CANDIDATES + 1
-        while True:
-            # In chunks, each continuing after the last row read: a LIMIT the planner
-            # can plan a walk of the time index for (export.service.chunk_limit).
-            limit = chunk_limit(
-                dialect=reader.dialect, wanted=FIRST_CHUNK, scanned=examined, budget=budget
-            )
-            statement = export_repository.scan_lines(
+        walk = CandidateWalk(
+            reader=reader,
+            scan=lambda after, limit: export_repository.scan_lines(
                 account_id=self.account_id,
                 from_ms=self.request.from_ms,
                 to_ms=self.request.to_ms,
                 max_id=self.max_id,
-                after=position,
+                after=after,
                 newest_first=True,
                 limit=limit,
                 where=plan.sql.where,
                 drive=plan.drive,
-            )
-            chunk = 0
-            with closing(reader.rows(statement)) as rows:
-                for row in rows:
-                    chunk += 1
-                    position = (row.ts, row.id)
-                    if row.ts != pending_ts:
-                        tally.add_lines(pending)
-                        pending.clear()
-                        pending_ts = row.ts
-                    examined += 1
-                    if examined > MAX_CANDIDATES:
-                        return row.ts + 1
-                    meta = row.meta() if with_meta else None
-                    if line_filter.matches(
-                        line=row.line,
-                        host=row.host,
-                        app=row.app,
-                        level=row.level,
-                        file=row.file,
-                        meta=meta,
-                    ):
-                        found = _field_values(getters, row.line, meta) if getters else ()
-                        pending.append((row.ts // self.width, row.host, row.app, row.level, found))
-            if chunk < limit:
-                break
+            ),
+            budget=MAX_CANDIDATES + 1,
+            wanted=lambda: FIRST_CHUNK,
+        )
+        with closing(walk.rows(None)) as rows:
+            for row in rows:
+                if row.ts != pending_ts:
+                    tally.add_lines(pending)
+                    pending.clear()
+                    pending_ts = row.ts
+                examined += 1
+                if examined > MAX_CANDIDATES:
+                    return row.ts + 1
+                meta = row.meta() if with_meta else None
+                if line_filter.matches(
+                    line=row.line,
+                    host=row.host,
+                    app=row.app,
+                    level=row.level,
+                    file=row.file,
+                    meta=meta,
+                ):
+                    found = _field_values(getters, row.line, meta) if getters else ()
+                    pending.append((row.ts // self.width, row.host, row.app, row.level, found))
         tally.add_lines(pending)
         return self.request.from_ms
 

@@ -19,11 +19,13 @@ the scan stopped. A page also stops before its records reach ``MAX_PAGE_BYTES``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import Sealer
@@ -289,55 +291,33 @@ class _Scan:
 
     def run(self, plan: FilterPlan) -> None:
         """Fills the page. ``after`` ends as the last row the page used: its last record,
-        or past it the last candidate the matcher turned down.
-
-        Candidates the matcher confirms are read in chunks (``_chunk_limit``), each
-        statement continuing after the last row the one before scanned, up to
-        ``MAX_SCANNED_PER_REQUEST`` rows in all."""
+        or past it the last candidate the matcher turned down."""
         sql = plan.sql
-        budget = self.request.size + 1 if sql.exact else MAX_SCANNED_PER_REQUEST
-        position = self.after
-        scanned = 0
-        while True:
-            limit = self._chunk_limit(sql, budget=budget, scanned=scanned)
-            statement = repository.scan_lines(
+        size = self.request.size
+        walk = CandidateWalk(
+            reader=self.reader,
+            scan=lambda after, limit: repository.scan_lines(
                 account_id=self.account_id,
                 from_ms=self.request.from_ms,
                 to_ms=self.request.to_ms,
                 max_id=self.max_id,
-                after=position,
+                after=after,
                 newest_first=self.request.prefer == "tail",
                 limit=limit,
                 where=sql.where,
                 drive=plan.drive,
-            )
-            chunk = 0
-            with closing(self.reader.rows(statement)) as rows:
-                for row in rows:
-                    if len(self.records) >= self.request.size:
-                        return  # a row past a full page: there is more
-                    chunk += 1
-                    position = (row.ts, row.id)
-                    if not self._take(row, exact=sql.exact):
-                        return  # the page is full by its bytes
-            scanned += chunk
-            if chunk < limit:
-                self.exhausted = True
-                return
-            if scanned >= budget:
-                return
-
-    def _chunk_limit(self, sql: SqlFilter, *, budget: int, scanned: int) -> int:
-        """The rows the next statement asks for. Exact: the page and one more. Confirmed
-        by the matcher: ``chunk_limit`` of the lines the page still wants and one more."""
-        if sql.exact:
-            return budget - scanned
-        return chunk_limit(
-            dialect=self.reader.dialect,
-            wanted=self.request.size + 1 - len(self.records),
-            scanned=scanned,
-            budget=budget,
+            ),
+            # Exact: the page and one more row (whether there is more), one statement.
+            budget=size + 1 if sql.exact else MAX_SCANNED_PER_REQUEST,
+            wanted=lambda: size + 1 - len(self.records),
         )
+        with closing(walk.rows(self.after)) as rows:
+            for row in rows:
+                if len(self.records) >= size:
+                    return  # a row past a full page: there is more
+                if not self._take(row, exact=sql.exact):
+                    return  # the page is full by its bytes
+        self.exhausted = walk.exhausted
 
     def _take(self, row: LineRow, *, exact: bool) -> bool:
         """Confirms a scanned row and adds its record; False when the page is full by
@@ -365,17 +345,54 @@ class _Scan:
 
 
 def chunk_limit(*, dialect: str, wanted: int, scanned: int, budget: int) -> int:
-    """The rows the next statement of a walk along candidates that the matcher confirms
-    asks for, ``scanned`` rows into a walk of at most ``budget``: on PostgreSQL
-    ``wanted``, then as many as were scanned so far (doubling), never past the budget.
-    The LIMIT is what the planner plans for: asked for a whole budget (100,000 rows) a
-    page stops after 10,000 lines of, the analyzed planner sorted every candidate of a
-    common word rather than walk the time index until the page was full (1.4 s
-    against 0.6 s, docs/log-store.md). SQLite (no statistics, a plan that does not
-    follow the LIMIT) asks for the rest of the budget at once."""
+    """The rows the next statement of a ``CandidateWalk`` asks for, ``scanned`` rows into
+    a walk of at most ``budget``: on PostgreSQL ``wanted``, then as many as were scanned
+    so far (doubling), never past the budget. The LIMIT is what the planner plans for:
+    asked for a whole budget (100,000 rows) a page stops after 10,000 lines of, the
+    analyzed planner sorted every candidate of a common word rather than walk the time
+    index until the page was full (1.4 s against 0.6 s, docs/log-store.md). SQLite (no
+    statistics, a plan that does not follow the LIMIT) asks for the rest of the budget
+    at once."""
     if dialect != "postgresql":
         return budget - scanned
     return min(budget - scanned, max(wanted, scanned))
+
+
+@dataclass(slots=True)
+class CandidateWalk:
+    """The rows of one walk along a scan's candidates (export pages, aggregations), read
+    in chunks: each statement (``scan(after, limit)``) asks for ``chunk_limit`` rows of
+    ``wanted()`` and continues after the last row the one before read, up to ``budget``
+    rows in all. ``exhausted`` once a statement gave fewer rows than it asked for."""
+
+    reader: PageReader
+    scan: Callable[[tuple[int, int] | None, int], Select[*tuple[Any, ...]]]
+    budget: int
+    wanted: Callable[[], int]
+    exhausted: bool = False
+
+    def rows(self, after: tuple[int, int] | None) -> Generator[LineRow, None, None]:
+        """The candidates after ``after``; close the iterator to stop early."""
+        scanned = 0
+        while True:
+            limit = chunk_limit(
+                dialect=self.reader.dialect,
+                wanted=self.wanted(),
+                scanned=scanned,
+                budget=self.budget,
+            )
+            chunk = 0
+            with closing(self.reader.rows(self.scan(after, limit))) as rows:
+                for row in rows:
+                    chunk += 1
+                    after = (row.ts, row.id)
+                    yield row
+            scanned += chunk
+            if chunk < limit:
+                self.exhausted = True
+                return
+            if scanned >= self.budget:
+                return
 
 
 def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
