@@ -50,7 +50,7 @@ from sqlalchemy import Select
 from sqlalchemy.dialects import postgresql
 
 from bench_search import LOAD_BATCH, PAGE, parse_count
-from harness import PG_ADMIN, Server, drop_pg_database, server_env
+from harness import PG_ADMIN, Server, create_pg_database, drop_pg_database, server_env
 from search_aggregate import BUCKETS, TOP
 from search_dataset import CASES, END_MS, START_MS, Case, generate, generator_key
 from search_stores import PostgresTarget, schema_key
@@ -287,12 +287,8 @@ async def prepared(args: argparse.Namespace, work: Path) -> tuple[str, str, str]
         print(f"copying the kept load {template}", flush=True)
     saved = orjson.loads(manifest.read_bytes())
     name = f"tidegate_bench_plans_{os.getpid()}"
-    admin = await asyncpg.connect(PG_ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-    finally:
-        await admin.close()
+    await drop_pg_database(name)
+    await create_pg_database(name, template=template)
     return name, saved["token"], saved["account_id"]
 
 

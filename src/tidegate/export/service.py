@@ -344,18 +344,24 @@ class _Scan:
         return True
 
 
+# PostgreSQL: the most rows one statement of a walk along candidates asks for.
+MAX_CHUNK = 20_000
+
+
 def chunk_limit(*, dialect: str, wanted: int, scanned: int, budget: int) -> int:
     """The rows the next statement of a ``CandidateWalk`` asks for, ``scanned`` rows into
     a walk of at most ``budget``: on PostgreSQL ``wanted``, then as many as were scanned
-    so far (doubling), never past the budget. The LIMIT is what the planner plans for:
-    asked for a whole budget (100,000 rows) a page stops after 10,000 lines of, the
-    analyzed planner sorted every candidate of a common word rather than walk the time
-    index until the page was full (1.4 s against 0.6 s, docs/log-store.md). SQLite (no
+    so far (doubling) up to ``MAX_CHUNK``, never past the budget. The LIMIT is what the
+    planner plans for: asked for a whole budget (100,000 rows) a page stops after 10,000
+    lines of, the analyzed planner sorted every candidate of a common word rather than
+    walk the time index until the page was full (1.4 s against 0.6 s); a LIMIT near the
+    candidates left (60,000 of 300,000 lines) made it do the same (docs/log-store.md),
+    hence the cap. SQLite (no
     statistics, a plan that does not follow the LIMIT) asks for the rest of the budget
     at once."""
     if dialect != "postgresql":
         return budget - scanned
-    return min(budget - scanned, max(wanted, scanned))
+    return min(budget - scanned, max(wanted, min(scanned, MAX_CHUNK)))
 
 
 @dataclass(slots=True)
