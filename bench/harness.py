@@ -150,15 +150,16 @@ def ingestion_key(base: str, headers: dict[str, str]) -> str:
     return str(response.json()["key"])
 
 
-async def create_pg_database(name: str | None = None) -> str:
-    """A new, empty PostgreSQL database on 127.0.0.1 (named ``name``, or a random name);
-    returns its name."""
+async def create_pg_database(name: str | None = None, *, template: str | None = None) -> str:
+    """A new PostgreSQL database on 127.0.0.1 (named ``name``, or a random name), empty or
+    a copy of the database ``template``; returns its name."""
     import asyncpg
 
     name = name or f"tidegate_bench_{uuid.uuid4().hex[:8]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     conn = await asyncpg.connect(PG_ADMIN)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        await conn.execute(f'CREATE DATABASE "{name}"{copy}')
     finally:
         await conn.close()
     return name

@@ -277,9 +277,14 @@ async def test_bad_parameters_are_400_in_the_legacy_shape(
     assert fragment in body["error"]
 
 
+# PostgreSQL reads the candidates in chunks (the first of ``FIRST_CHUNK`` rows, then
+# doubling): with 2, chunks end between lines of their own times; with 10, the first
+# ends between the two lines at 20 s.
+@pytest.mark.parametrize("first_chunk", [service.FIRST_CHUNK, 2, 10])
 async def test_past_the_cap_the_newest_lines_are_counted(
-    client: AppClient, monkeypatch: pytest.MonkeyPatch
+    client: AppClient, monkeypatch: pytest.MonkeyPatch, first_chunk: int
 ) -> None:
+    monkeypatch.setattr(service, "FIRST_CHUNK", first_chunk)
     monkeypatch.setattr(service, "MAX_CANDIDATES", 10)
     account = await _account(client)
     # Candidates of "needle" on both backends: every line holding the text. Those with

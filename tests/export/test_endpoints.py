@@ -377,6 +377,28 @@ async def test_a_scan_stops_at_the_cap_and_continues(
     assert pages == 4  # 40 + 40 + 40 + the rest
 
 
+@pytest.mark.parametrize("prefer", ["head", "tail"])
+async def test_a_page_reads_candidates_the_matcher_turns_down_in_several_chunks(
+    client: AppClient, prefer: str
+) -> None:
+    """Every other line is a candidate the matcher turns down ("xneedle" holds the text,
+    not at a word start): on PostgreSQL a page of 5 reads 6 candidates, then as many as
+    it read so far, each statement after the last row read."""
+    account = await _account(client)
+    lines = [
+        NewLine(line=f"{'x' if i % 2 else ''}needle {i}", ts=BASE_MS + i, host="h")
+        for i in range(40)
+    ]
+    await insert_lines(client.database_url, account.account_id, lines)
+    first = (await export(client, account.headers, query="needle", size=5, prefer=prefer)).json()
+    wanted = [f"needle {i}" for i in range(0, 40, 2)]
+    if prefer == "tail":
+        wanted.reverse()
+    assert _texts(first["lines"]) == wanted[:5]
+    found, _ = await export_all(client, account.headers, query="needle", size=5, prefer=prefer)
+    assert _texts(found) == wanted
+
+
 async def test_filtered_pages_are_filled_across_chunks(client: AppClient) -> None:
     account = await _account(client)
     lines = [

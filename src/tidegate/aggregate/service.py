@@ -25,7 +25,7 @@ from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.db.engine import Database
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.service import FilterPlan, plan_filter
+from tidegate.export.service import CandidateWalk, FilterPlan, plan_filter
 from tidegate.logs.filtering import LineFilter
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
@@ -48,6 +48,9 @@ NICE_WIDTHS_MS = (
 # and matching it (and decoding its meta when the query names a meta field): 3.5-7 µs
 # of CPU measured (docs/aggregate.md), so the cap holds a request to a second or two.
 MAX_CANDIDATES = 200_000
+# PostgreSQL: the candidates the first statement of a confirmed walk asks for (then
+# doubling): an export page's worth.
+FIRST_CHUNK = 10_001
 
 
 def bucket_count(from_ms: int, to_ms: int, width_ms: int) -> int:
@@ -232,23 +235,28 @@ class _Scope:
         line_filter = self.request.line_filter
         getters = [field_getter(name) for name in tally.fields]
         with_meta = bool(getters) or _reads_meta(line_filter)
-        statement = export_repository.scan_lines(
-            account_id=self.account_id,
-            from_ms=self.request.from_ms,
-            to_ms=self.request.to_ms,
-            max_id=self.max_id,
-            after=None,
-            newest_first=True,
-            limit=MAX_CANDIDATES + 1,
-            where=plan.sql.where,
-            drive=plan.drive,
-        )
         # The matching lines at the time being read (their bucket, host, app and level):
         # counted once the walk is past that time.
         pending: list[_Counted] = []
         pending_ts = -1
         examined = 0
-        with closing(reader.rows(statement)) as rows:
+        walk = CandidateWalk(
+            reader=reader,
+            scan=lambda after, limit: export_repository.scan_lines(
+                account_id=self.account_id,
+                from_ms=self.request.from_ms,
+                to_ms=self.request.to_ms,
+                max_id=self.max_id,
+                after=after,
+                newest_first=True,
+                limit=limit,
+                where=plan.sql.where,
+                drive=plan.drive,
+            ),
+            budget=MAX_CANDIDATES + 1,
+            wanted=lambda: FIRST_CHUNK,
+        )
+        with closing(walk.rows(None)) as rows:
             for row in rows:
                 if row.ts != pending_ts:
                     tally.add_lines(pending)

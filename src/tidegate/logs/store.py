@@ -315,6 +315,16 @@ def batch_days(batches: Sequence[StoreBatch]) -> set[int]:
     return {batch.received_ms // DAY_MS for batch in batches if batch.rows}
 
 
+def rows_by_day(batches: Sequence[StoreBatch]) -> dict[int, int]:
+    """The batches' rows by the day (since the epoch) of the partition they go to."""
+    rows: dict[int, int] = {}
+    for batch in batches:
+        if batch.rows:
+            day = batch.received_ms // DAY_MS
+            rows[day] = rows.get(day, 0) + len(batch.rows)
+    return rows
+
+
 async def write_batches(connection: AsyncConnection, batches: Sequence[StoreBatch]) -> None:
     """``sqlite_write`` or ``pg_write`` inside the transaction of a SQLAlchemy connection."""
     if connection.dialect.name == "postgresql":

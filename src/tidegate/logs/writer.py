@@ -16,6 +16,10 @@ one by one, so a write the database refuses fails alone and its neighbours are s
 A database that cannot serve now (``store_unavailable``: locked, unreachable, pool
 exhausted) fails the whole group at once: committing each write alone would only wait
 out the same outage once per write.
+
+On PostgreSQL the writer also tells its ``PartitionAnalyzer`` (tidegate.logs.analyze) the
+rows each commit added per partition; past a threshold it analyzes the partition later,
+in a task and on a connection of its own, never inside a write's transaction.
 """
 
 from __future__ import annotations
@@ -35,7 +39,15 @@ from tidegate import metrics
 from tidegate.api.error_handlers import store_unavailable
 from tidegate.db.engine import Database, pg_connection_lost, sqlite_writer
 from tidegate.errors import ServiceUnavailable
-from tidegate.logs.store import StoreBatch, batch_days, ensure_partitions, pg_write, sqlite_write
+from tidegate.logs.analyze import PartitionAnalyzer
+from tidegate.logs.store import (
+    StoreBatch,
+    batch_days,
+    ensure_partitions,
+    pg_write,
+    rows_by_day,
+    sqlite_write,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +73,11 @@ class LineWriter:
         *,
         delay_s: float = DEFAULT_DELAY_S,
         max_lines: int = DEFAULT_MAX_LINES,
+        analyzer: PartitionAnalyzer | None = None,
     ) -> None:
+        """``analyzer`` (PostgreSQL): what keeps the statistics of the partitions this
+        writer fills current (``tidegate.logs.analyze``); one with the default thresholds
+        when not given."""
         if db.sqlite_path is None and not db.url.startswith("postgresql"):
             raise ValueError("the writer of lines needs an SQLite file or PostgreSQL")
         self._db = db
@@ -76,6 +92,7 @@ class LineWriter:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="tidegate-line-writer")
         self._sqlite: sqlite3.Connection | None = None
         self._pg: Any = None
+        self.analyzer = None if db.sqlite_path is not None else analyzer or PartitionAnalyzer(db)
         # Transactions committed, and how many writes they held (for tests and logs).
         self.groups = 0
         self.grouped_writes = 0
@@ -107,6 +124,8 @@ class LineWriter:
         if self._task is not None:
             await self._task
             self._task = None
+        if self.analyzer is not None:
+            await self.analyzer.close()
         if self._sqlite is not None:
             await asyncio.get_running_loop().run_in_executor(self._thread, self._sqlite.close)
             self._sqlite = None
@@ -197,6 +216,9 @@ class LineWriter:
                 self._pg.terminate()
             raise
         await transaction.commit()
+        if self.analyzer is not None:
+            # Committed: the analysis runs later, in the analyzer's own task.
+            self.analyzer.added(rows_by_day(batches))
 
     async def _pg_begin(self) -> Any:
         """BEGIN on the writer's connection. One the server has cut since the last group
