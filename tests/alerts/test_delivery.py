@@ -4,13 +4,13 @@ delivery log."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from tests.alerts.harness import Harness, mailing, open_harness
 from tests.alerts.receivers import HttpReceiver, SmtpReceiver
+from tests.waiting import eventually
 
 
 async def fire(harness: Harness, channel: dict[str, Any], *lines: str) -> str:
@@ -220,10 +220,7 @@ async def test_email_through_smtp(own_database: str, tmp_path: Path) -> None:
                 # Other mail may pass too (the account owner's invitation).
                 return [item for item in smtp.messages if "Payments errors" in item[2]["Subject"]]
 
-            for _ in range(50):
-                if alerts():
-                    break
-                await asyncio.sleep(0.05)
+            await eventually(alerts, what="the alert's e-mail at the SMTP receiver")
             [(sender, recipients, message)] = alerts()
             assert sender == "alerts@tidegate.test"
             assert sorted(recipients) == ["dev@example.com", "ops@example.com"]

@@ -9,7 +9,6 @@ import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from tests.alerts.receivers import Request, ThreadedReceiver
 from tests.api.scrape import parse, value
 from tests.ingest.test_live_servers import _account, _env
 from tests.live import live_get, live_post
+from tests.waiting import until
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -36,13 +36,16 @@ def _alert_env(database_url: str) -> dict[str, str]:
     }
 
 
-def _wait(condition: Callable[[], bool], *, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
+def _after_two_rounds(base_url: str) -> None:
+    """Until the evaluator has ended two rounds from now: the second began after this
+    call, so it saw whatever was stored before it (a new view, say)."""
+
+    def rounds() -> float:
+        series = parse(live_get(f"{base_url}/metrics").text)
+        return value(series, "tidegate_alert_evaluations_total", outcome="evaluated")
+
+    ended = rounds()
+    until(lambda: rounds() >= ended + 2, every=0.1, what="two alert rounds")
 
 
 def _handler(key: str, base_url: str, monkeypatch: pytest.MonkeyPatch) -> logging.Logger:
@@ -118,7 +121,7 @@ def test_presence_alert_posts_once_with_the_matched_lines(
                 ],
             },
         )
-        time.sleep(1)  # the evaluator has seen the new view before the lines come
+        _after_two_rounds(server.base_url)  # the evaluator has seen the view before the lines
         logger = _handler(who["key"], server.base_url, monkeypatch)
         try:
             logger.error("payment failed: card 4242")
@@ -127,7 +130,7 @@ def test_presence_alert_posts_once_with_the_matched_lines(
             logger.warning("payment failed: bank timeout")
         finally:
             _close(logger)
-        assert _wait(lambda: bool(receiver.on("/presence")), timeout=20)
+        until(lambda: receiver.on("/presence"), what="the presence alert's post")
         time.sleep(2)  # ten more evaluation ticks: nothing more arrives
         posts: list[Request] = receiver.on("/presence")
         assert len(posts) == 1
@@ -231,7 +234,7 @@ def test_absence_alert_fires_when_lines_stop(
             bodies = [post.json() for post in receiver.on("/absence")]
             return [body for body in bodies if body["fired_ms"] > last]
 
-        assert _wait(lambda: bool(after_the_last()), timeout=120)
+        until(after_the_last, timeout=120, what="an absence alert after the last heartbeat")
         bodies = [post.json() for post in receiver.on("/absence")]
         for body in bodies:
             assert body["event"] == "trigger"

@@ -5,7 +5,6 @@ Redis's numbered databases, so a database number alone would not keep them apart
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import time
 import uuid
@@ -18,6 +17,7 @@ from sqlalchemy import select
 from tests.conftest import REDIS_URL, AppClient, make_settings
 from tests.factories import insert_key, make_account, make_tenant
 from tests.users.factories import add_person
+from tests.waiting import eventually
 
 from tidegate.app import create_app
 from tidegate.app_state import AppState
@@ -136,10 +136,7 @@ async def test_every_redis_name_the_server_uses_starts_with_its_prefix(
 
             # Demo logs: the worker takes the leader lease on its first tick.
             leader = prefix + "demo-logs:leader"
-            for _ in range(100):
-                if await probe.exists(leader):
-                    break
-                await asyncio.sleep(0.05)
+            await eventually(lambda: probe.exists(leader), what="the demo-logs leader lease")
             keys = _names(await probe.keys("*"))
     finally:
         await probe.aclose()

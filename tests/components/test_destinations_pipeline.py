@@ -8,7 +8,6 @@ The receivers listen on 127.0.0.1, which tidegate refuses by default: this modul
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,6 +19,7 @@ from tests.components.receiver import Receiver
 from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import new_account
 from tests.ingest.factories import make_ingestor
+from tests.waiting import eventually
 
 from tidegate.components.destinations.splunk_hec_logs import SplunkHecLogsConfig
 
@@ -174,11 +174,10 @@ async def test_ack_disabled_answers_without_waiting_for_the_destination(
         )
         response = await client.post(wired.url, json=EVENTS, headers=wired.auth)
         assert response.status_code == 200, response.text
-        for _ in range(100):  # delivered (and retried) in the background
-            if len(receiver.requests) >= 2:
-                break
-            await asyncio.sleep(0.05)
-    assert len(receiver.requests) >= 2
+        await eventually(  # delivered (and retried) in the background
+            lambda: len(receiver.requests) >= 2,
+            what=lambda: f"a delivery and its retry, got {len(receiver.requests)} requests",
+        )
 
 
 async def test_blackhole_takes_ack_enabled(client: AppClient) -> None:
@@ -221,10 +220,9 @@ async def test_lines_ingested_flow_into_log_analysis_ingestion_pipelines(
             headers=ingestor.headers,
         )
         assert response.status_code == 200, response.text
-        for _ in range(200):  # after the answer, in the background
-            if receiver.requests:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(  # after the answer, in the background
+            lambda: receiver.requests, what="the matching line delivered"
+        )
     (request,) = receiver.requests
     assert orjson.loads(request.body) == [
         {

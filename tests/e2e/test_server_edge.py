@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from tests.live import live_get, live_post
+from tests.waiting import until
 
 TEN_MB = 10 * 1024 * 1024
 
@@ -124,7 +125,7 @@ def test_stalled_unauthenticated_bodies_hold_no_memory(live_server_factory: Any)
     sockets = []
     try:
         for _ in range(60):
-            sock = _connect(server, timeout=10)
+            sock = _connect(server)
             sockets.append(sock)
             sock.sendall(_ingest_head(length=TEN_MB) + almost)
         time.sleep(0.5)  # let the server take in what is in flight
@@ -163,7 +164,7 @@ def test_a_1mb_header_is_refused(shared_live_server: Any) -> None:
 
 def test_slow_headers_are_cut_off(live_server_factory: Any) -> None:
     server = live_server_factory(env={**_QUIET, "TIDEGATE_HEADER_TIMEOUT_S": "1"})
-    with _connect(server, timeout=10) as partial, _connect(server, timeout=10) as silent:
+    with _connect(server) as partial, _connect(server) as silent:
         partial.sendall(b"GET /healthz HTTP/1.1\r\nHost: tidegate\r\nX-Slow: ")
         status, headers, body = _read_response(partial)
         assert status == 408
@@ -177,7 +178,7 @@ def test_slow_headers_are_cut_off(live_server_factory: Any) -> None:
 def test_a_stalled_body_gets_408(live_server_factory: Any) -> None:
     server = live_server_factory(env={**_QUIET, "TIDEGATE_BODY_TIMEOUT_S": "1"})
     key = _ingestion_key(server)
-    with _connect(server, timeout=10) as sock:
+    with _connect(server) as sock:
         sock.sendall(_ingest_head(length=1000, key=key) + b'{"lines": [')
         status, headers, body = _read_response(sock)
         assert headers["connection"] == "close"
@@ -190,7 +191,7 @@ def test_a_stalled_body_gets_408(live_server_factory: Any) -> None:
         assert _closed_by_server(sock)
     # The v3 family gets its own shape; its body is read before credentials (FastAPI
     # parses a JSON body before dependencies), so no key is needed to see it.
-    with _connect(server, timeout=10) as sock:
+    with _connect(server) as sock:
         sock.sendall(
             b"POST /v3/enterprise/account HTTP/1.1\r\nHost: tidegate\r\n"
             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
@@ -199,7 +200,7 @@ def test_a_stalled_body_gets_408(live_server_factory: Any) -> None:
     assert status == 408
     assert json.loads(body)["code"] == "ETIMEOUT"
     # A client hanging up mid-body is nobody's error: no traceback in the server's log.
-    with _connect(server, timeout=10) as sock:
+    with _connect(server) as sock:
         sock.sendall(_ingest_head(length=1000, key=key) + b'{"lines": [')
     assert live_get(f"{server.base_url}/healthz").status_code == 200
     time.sleep(0.5)
@@ -213,33 +214,32 @@ def test_request_bodies_share_a_byte_budget_per_worker(live_server_factory: Any)
     with _connect(server) as holder:
         # 900 kB of a body that never ends: its handler holds them while it waits.
         holder.sendall(_ingest_head(length=5_000_000, key=key) + b"y" * 900_000)
-        refused: tuple[int, dict[str, str], bytes] | None = None
-        for _ in range(50):
+
+        def refused_one() -> tuple[int, dict[str, str], bytes] | None:
             with _connect(server) as sock:
                 sock.sendall(_ingest_head(length=len(small), key=key) + small)
                 answer = _read_response(sock)
             if answer[0] == 503:
-                refused = answer
-                break
+                return answer
             # Whichever request's bytes push the worker over the budget is refused: when
             # a small request got its bytes charged first, that is the holder itself.
             if select.select([holder], [], [], 0)[0]:
-                refused = _read_response(holder)
-                assert refused[0] == 503
-                break
-            time.sleep(0.1)
-        assert refused is not None, "no request was refused while the budget was spent"
+                held = _read_response(holder)
+                assert held[0] == 503
+                return held
+            return None
+
+        refused = until(refused_one, every=0.1, what="a request refused while the budget was spent")
         assert refused[1]["retry-after"] == "1"
         assert json.loads(refused[2])["code"] == "ServiceUnavailable"
+
     # The holder hung up: its bytes are released and the same request goes through.
-    for _ in range(50):
+    def accepted() -> bool:
         with _connect(server) as sock:
             sock.sendall(_ingest_head(length=len(small), key=key) + small)
-            status = _read_response(sock)[0]
-        if status == 200:
-            break
-        time.sleep(0.1)
-    assert status == 200
+            return _read_response(sock)[0] == 200
+
+    until(accepted, every=0.1, what="the same request accepted once the holder hung up")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.gateway.factories import stored_lines, wire
 from tests.ingest.factories import make_ingestor
+from tests.waiting import eventually
 
 from tidegate.db.engine import Database
 from tidegate.logs.exclusion import RuleSet
@@ -127,10 +128,13 @@ async def test_both_paths_apply_the_same_exclusion_rules_and_feed_live_tail(
         sent = await client.post(wired.url, json=lines, headers=wired.auth)
         assert sent.status_code == 200, sent.text
         seen: list[tuple[str, bool]] = []
-        deadline = time.monotonic() + 5
-        while len(seen) < 4 and time.monotonic() < deadline:
+
+        async def four_seen() -> bool:
             batch = await subscription.next_batch(timeout=0.5)
             seen.extend((line.line, line.indexonly) for line in batch.lines)
+            return len(seen) >= 4
+
+        await eventually(four_seen, every=0, what=lambda: f"4 lines on the tail, got {seen}")
     assert sorted(seen) == [
         ("keep", False),
         ("keep", False),

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import NoScriptError
 from tests.processing.throttle_redis_helpers import keys_under
 from tests.processing.throttle_reference import PASS, ReferenceThrottle
+from tests.waiting import eventually
 
 from tidegate.processing.throttle import (
     ManualClock,
@@ -148,11 +148,11 @@ async def test_keys_carry_a_ttl_and_expire(redis_client: Redis, redis_prefix: st
     assert await redis_client.hlen(f"{redis_prefix}:h") == 20
     for key in keys:
         assert 0 < await redis_client.pttl(key) <= 100
-    for _ in range(100):
-        if not await keys_under(redis_client, redis_prefix):
-            break
-        await asyncio.sleep(0.05)
-    assert await keys_under(redis_client, redis_prefix) == []
+
+    async def expired() -> bool:
+        return not await keys_under(redis_client, redis_prefix)
+
+    await eventually(expired, what="the throttle's keys expired in Redis")
 
 
 async def test_key_cap_fails_open(redis_client: Redis, redis_prefix: str) -> None:

@@ -18,6 +18,7 @@ import orjson
 import pytest
 from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import LocalDestination, count_lines, events, new_account, wire
+from tests.waiting import eventually
 
 from tidegate.components.destinations.http import (
     HttpDestination,
@@ -206,8 +207,7 @@ async def test_saturated_destination_answers_at_once(client: AppClient) -> None:
     ):
         wired = await wire(client, account, http_steps(server.url))
         slow = asyncio.create_task(client.post(wired.url, json=events(1), headers=wired.auth))
-        while server.in_flight == 0:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: server.in_flight, every=0.01, what="the delivery held")
         refused = [
             await client.post(wired.url, json=events(1), headers=wired.auth) for _ in range(3)
         ]
@@ -224,15 +224,16 @@ async def test_saturated_destination_answers_at_once(client: AppClient) -> None:
 
 async def test_saturated_route_is_429(client: AppClient) -> None:
     account = await new_account(client, throttle=False)
-    async with LocalDestination(delay=0.5) as server, limits(client, route_inflight=2):
+    answer = asyncio.Event()  # the two deliveries end only when the test says so
+    async with LocalDestination(hold=answer) as server, limits(client, route_inflight=2):
         wired = await wire(client, account, http_steps(server.url))
         slow = [
             asyncio.create_task(client.post(wired.url, json=events(1), headers=wired.auth))
             for _ in range(2)
         ]
-        while server.in_flight < 2:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: server.in_flight == 2, every=0.01, what="both deliveries held")
         refused = await client.post(wired.url, json=events(1), headers=wired.auth)
+        answer.set()
         assert [r.status_code for r in await asyncio.gather(*slow)] == [200, 200]
         after = await client.post(wired.url, json=events(1), headers=wired.auth)
     assert refused.status_code == 429

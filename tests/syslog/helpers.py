@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,12 +72,4 @@ async def wait_for_lines(
         if len(lines) >= count or time.monotonic() > deadline:
             assert len(lines) == count, lines
             return lines
-        await asyncio.sleep(0.05)
-
-
-async def wait_until(condition: Callable[[], bool]) -> None:
-    """Until ``condition()`` holds (fails after the same generous deadline)."""
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
         await asyncio.sleep(0.05)

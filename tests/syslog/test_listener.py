@@ -10,14 +10,15 @@ from prometheus_client import REGISTRY
 from tests.conftest import AppClient
 from tests.ingest.factories import add_rule, make_ingestor, usage_rows
 from tests.syslog.helpers import (
+    WAIT_S,
     counted,
     element,
     rfc5424,
     send,
     syslog_port,
     wait_for_lines,
-    wait_until,
 )
+from tests.waiting import eventually
 
 
 def dropped(outcome: str) -> float:
@@ -139,7 +140,11 @@ async def test_a_hostile_connection_costs_neither_its_good_lines_nor_other_conne
         stalled.close()
         await stalled.wait_closed()
     # Its unfinished last line is read when it closes (a line without a key here).
-    await wait_until(lambda: dropped("no_key") - no_key_before == 1)
+    await eventually(
+        lambda: dropped("no_key") - no_key_before == 1,
+        timeout=WAIT_S,
+        what="the closed connection's last line dropped for its missing key",
+    )
     texts = sorted(line["_line"] for line in lines)
     assert texts[0] == "after"
     assert texts[1].startswith("huge")

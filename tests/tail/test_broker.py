@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 from tests.conftest import REDIS_PREFIX, REDIS_URL
+from tests.tail.channels import left_the_channel, subscribers
 
 from tidegate.logs import tail_endpoints, tail_service
 from tidegate.logs.filtering import LineFilter, parse_line_filter
@@ -183,7 +184,7 @@ async def test_redis_carries_lines_between_brokers(
         two.subscribe(account, errors_only) as remote,
         one.subscribe(account, EVERYTHING) as local,
     ):
-        assert dict(await probe.pubsub_numsub(channel))[channel.encode()] == 2
+        assert await subscribers(probe, channel) == 2
         await one.publish(
             account,
             [_line("boom", level="ERROR", meta={"a": 1}), NewLine(line="ok", ts=1, host="h")],
@@ -196,11 +197,7 @@ async def test_redis_carries_lines_between_brokers(
         assert [item.line for item in local_batch.lines] == ["boom", "ok"]
         assert (await local.next_batch(timeout=0.2)).lines == []
     # The last local subscriber gone, each broker leaves the channel.
-    for _ in range(50):
-        if dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0
+    await left_the_channel(probe, channel)
 
 
 @pytest.mark.redis

@@ -17,6 +17,7 @@ from tests.conftest import REDIS_PREFIX, REDIS_URL, AppClient
 from tests.export.helpers import BASE_MS
 from tests.factories import AccountCtx, insert_key, make_account, make_tenant
 from tests.live import live_async_client
+from tests.tail.channels import left_the_channel
 
 
 @dataclass
@@ -219,11 +220,7 @@ async def test_tail_sees_lines_ingested_on_another_server_through_redis(
     probe = Redis.from_url(REDIS_URL)
     channel = f"{REDIS_PREFIX}tail:{account.account_id}"
     try:
-        for _ in range(100):
-            if dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0:
-                break
-            await asyncio.sleep(0.05)
-        assert dict(await probe.pubsub_numsub(channel))[channel.encode()] == 0
+        await left_the_channel(probe, channel)
     finally:
         await probe.aclose()
 

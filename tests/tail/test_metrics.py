@@ -4,7 +4,6 @@ open while open, their time when closed, and never as a request's latency."""
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -15,6 +14,7 @@ from tests.conftest import AppClient
 from tests.live import live_async_client
 from tests.tail.test_live import _account_with_key, _env, tail
 from tests.tail.test_socket import mzm_params, tail_socket
+from tests.waiting import eventually
 
 from tidegate.api.request_metrics import CODES
 
@@ -33,15 +33,17 @@ async def _settled(http: httpx.AsyncClient) -> Series:
     later, and counted between the two it made this test's request look like none (the
     in-flight gauge fell by one as this stream raised it by one)."""
     series: Series = {}
-    for _ in range(100):
+
+    async def settled() -> bool:
+        nonlocal series
         series = await scrape(http)
         streams = sum(
             value(series, "tidegate_tail_sessions_open", transport=transport)
             for transport in ("sse", "websocket")
         )
-        if streams == 0 and value(series, "tidegate_http_requests_in_flight", group="tail") == 0:
-            break
-        await asyncio.sleep(0.1)
+        return streams == 0 and value(series, "tidegate_http_requests_in_flight", group="tail") == 0
+
+    await eventually(settled, every=0.1, what="no tail stream or request left on the server")
     return series
 
 
@@ -57,11 +59,13 @@ async def test_a_live_tail_stream_is_counted_while_open_and_when_closed(
             during = await scrape(http)
         # The server sees the stream end when the client hangs up: wait for it.
         after: Series = {}
-        for _ in range(100):
+
+        async def closed() -> bool:
+            nonlocal after
             after = await scrape(http)
-            if moved(before, after, "tidegate_tail_sessions_open", transport=transport) == 0:
-                break
-            await asyncio.sleep(0.1)
+            return moved(before, after, "tidegate_tail_sessions_open", transport=transport) == 0
+
+        await eventually(closed, every=0.1, what="the server saw the stream close")
     assert moved(before, during, "tidegate_tail_sessions_total", transport=transport) == 1
     assert moved(before, during, "tidegate_tail_sessions_open", transport=transport) == 1
     assert moved(before, during, "tidegate_http_requests_in_flight", group="tail") == 1

@@ -18,6 +18,7 @@ from tests.conftest import AppClient
 from tests.export.helpers import app_state_of
 from tests.factories import AccountCtx, make_account, make_tenant
 from tests.tail.test_live import _env, tail
+from tests.waiting import eventually
 
 GENEROUS_S = 30.0
 
@@ -53,10 +54,11 @@ async def _stream_in_process(
     broker = app_state_of(client).tail
     before = broker.subscriber_count(account_id)
     task = asyncio.create_task(client.get("/v1/tail", headers=headers, timeout=GENEROUS_S))
-    for _ in range(500):
-        if broker.subscriber_count(account_id) > before or task.done():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(
+        lambda: broker.subscriber_count(account_id) > before or task.done(),
+        every=0.01,
+        what="the stream subscribed",
+    )
     assert not task.done(), task.result().text
     return task
 
@@ -121,8 +123,9 @@ async def test_a_live_server_ends_the_stream_when_another_process_deletes_the_ke
     async with tail(server.base_url, {"Authorization": f"Token {secret}"}) as stream:
         deleted = await client.delete(f"/v1/config/keys/{key_id}", headers=account.headers)
         assert deleted.status_code == 200, deleted.text
-        for _ in range(int(GENEROUS_S * 10)):
-            if any(name == "error" for name, _data in stream.events):
-                break
-            await asyncio.sleep(0.1)
+        await eventually(
+            lambda: any(name == "error" for name, _data in stream.events),
+            timeout=GENEROUS_S,
+            what=lambda: f"the stream's error event, got {stream.events}",
+        )
         assert stream.events[-1] == ("error", {"error": "The key was deleted"}), stream.events

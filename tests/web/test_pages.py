@@ -7,6 +7,7 @@ import re
 
 from playwright.sync_api import Page, expect
 from tests.live import live_client
+from tests.waiting import until
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
@@ -107,11 +108,11 @@ def test_an_exclusion_rule_is_previewed_then_saved_and_toggled(site: Site, page:
     account.ingest([{"line": "excluded now", "app": "redis", "level": "debug"}], host="cache-1")
     page.get_by_test_id("rule-toggle").uncheck()
     with account.http() as http:
-        for _ in range(50):
-            if not http.get("/v1/config/ingestion/exclusions").json()[0]["active"]:
-                break
-            page.wait_for_timeout(100)
-        assert not http.get("/v1/config/ingestion/exclusions").json()[0]["active"]
+        until(
+            lambda: not http.get("/v1/config/ingestion/exclusions").json()[0]["active"],
+            every=0.1,
+            what="the rule turned off",
+        )
         account.ingest([{"line": "kept again", "app": "redis", "level": "debug"}], host="cache-1")
         lines = http.get(
             "/v2/export",
