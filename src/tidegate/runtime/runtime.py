@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -224,10 +223,6 @@ def _throttle_store(redis: Redis | None, redis_prefix: str, node: NodeRef) -> Re
     if redis is None:
         return None
     return RedisStore(redis, key_prefix=throttle_key_prefix(node, redis_prefix=redis_prefix))
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
