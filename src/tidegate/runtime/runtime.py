@@ -228,7 +228,7 @@ def _throttle_store(redis: Redis | None, redis_prefix: str, node: NodeRef) -> Re
 def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
     """The worker's runtime, from its settings (called by the app's lifespan)."""
     return Runtime(
-        limits=RuntimeLimits.from_env(),
+        limits=RuntimeLimits.from_settings(settings),
         redis=redis,
         redis_prefix=settings.redis_prefix,
         destinations=policy_from_setting(settings.destination_allow),
