@@ -14,8 +14,9 @@ from typing import Final
 
 from tidegate.app_state import AppState
 from tidegate.clock import now_ms
-from tidegate.components.base import DeliveryFailed, Event
+from tidegate.components.base import Event
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
+from tidegate.delivery import DeliveryFailed
 from tidegate.errors import (
     Forbidden,
     NotFound,

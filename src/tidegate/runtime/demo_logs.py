@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Final
 from sqlalchemy import select
 
 from tidegate.clock import now_ms
-from tidegate.components.base import DeliveryFailed, Event
+from tidegate.components.base import Event
 from tidegate.components.sources.demo_logs import DemoLogsConfig, demo_event
 from tidegate.config import DEFAULT_REDIS_PREFIX
+from tidegate.delivery import DeliveryFailed
 from tidegate.models import PipelineNode
 from tidegate.runtime.compiler import PipelineBroken, run_graph
 from tidegate.runtime.features import enabled_features

@@ -19,16 +19,10 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate import metrics
-from tidegate.components.base import (
-    BuildContext,
-    Component,
-    DeliveryContext,
-    DeliveryFailed,
-    NodeRef,
-    Parcel,
-)
+from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
 from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
+from tidegate.delivery import DeliveryFailed
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
