@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate import json_codec
 from tidegate.auth.secrets import INGESTION_DOMAIN, hash_secret
 from tidegate.clock import now_ms
 from tidegate.errors import BadRequest, Forbidden, ValidationFailed
@@ -29,7 +30,6 @@ from tidegate.ingest.decoding import (
     bad_request,
     body_lines,
     decode_content,
-    load_json,
 )
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
@@ -180,7 +180,7 @@ def _meta(
         parsed: Any = None
         if isinstance(value, str):
             try:
-                parsed = load_json(value)
+                parsed = json_codec.loads(value)
             except ValueError:
                 parsed = None
         if isinstance(parsed, dict):
