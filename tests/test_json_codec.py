@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
+from tests.alerts.specs import presence_view
 
 from tidegate import json_codec
-from tidegate.alerts.channels import Channel
-from tidegate.alerts.matching import ViewSpec, evaluate_batch
+from tidegate.alerts.matching import evaluate_batch
 from tidegate.clock import now_ms
 from tidegate.export.repository import LineRow
 from tidegate.export.service import _encode
@@ -64,26 +64,7 @@ def _row(meta_json: str) -> tuple[Any, ...]:
 
 def _matched_meta(meta_json: str) -> Any:
     """The meta of the line an alert on ``code:boom`` fires with, or None if none fires."""
-    channel = Channel(
-        integration="webhook",
-        operator="presence",
-        triggerinterval="30",
-        triggerlimit=1,
-        immediate=True,
-        url="https://example.com/",
-    )
-    spec = ViewSpec(
-        view_id="v",
-        account_id="acct",
-        name="boom",
-        query="code:boom",
-        hosts=(),
-        apps=(),
-        levels=(),
-        tags=(),
-        since_ms=0,
-        channels=(("k", channel.stored()),),
-    )
+    spec = presence_view(account_id="acct", query="code:boom", triggerlimit=1)
     outcome = evaluate_batch([spec], {}, [_row(meta_json)], now_ms(), None)
     if not outcome.firings:
         return None

@@ -30,15 +30,19 @@ def _no_gateway_variables(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def test_the_defaults_are_the_documented_ones() -> None:
-    limits = RuntimeLimits.from_settings(Settings.from_env())
-    assert (
+def _figures(limits: RuntimeLimits) -> tuple[int, ...]:
+    """The limits the variables set, in ``GATEWAY_VARIABLES`` order."""
+    return (
         limits.route_inflight,
         limits.destination_inflight,
         limits.http_concurrency,
         limits.delivery_deadline_ms,
         limits.cpu_slots,
-    ) == (64, 32, 4, 10_000, 2)
+    )
+
+
+def test_the_defaults_are_the_documented_ones() -> None:
+    assert _figures(RuntimeLimits.from_settings(Settings.from_env())) == (64, 32, 4, 10_000, 2)
 
 
 def test_good_values_reach_the_runtime_the_lifespan_builds(
@@ -47,14 +51,7 @@ def test_good_values_reach_the_runtime_the_lifespan_builds(
     for value, name in enumerate(GATEWAY_VARIABLES, start=3):
         monkeypatch.setenv(name, str(value))
     runtime = build_runtime(Settings.from_env(), redis=None)
-    limits = runtime.limits
-    assert (
-        limits.route_inflight,
-        limits.destination_inflight,
-        limits.http_concurrency,
-        limits.delivery_deadline_ms,
-        limits.cpu_slots,
-    ) == (3, 4, 5, 6, 7)
+    assert _figures(runtime.limits) == (3, 4, 5, 6, 7)
     assert runtime.route_gates.limit == 3
     assert runtime.destination_gates.limit == 4
 
