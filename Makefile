@@ -38,10 +38,13 @@ test: lint typecheck
 test-fast: install
 	$(BIN)/python -m pytest -n 2 -m "not live"
 
+## lint-imports checks the layers; scripts/import_cycles.py fails when a package cycle
+## appears or more imports run back up the layers than its committed baseline.
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/import_cycles.py --check
 
 typecheck: install
 	$(BIN)/mypy

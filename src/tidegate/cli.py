@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tidegate.config import Settings
+from tidegate.config import Settings, SettingsError
 
 # WebSocket messages a client may send (live tail's clients send none but pings).
 WS_MAX_MESSAGE_BYTES = 64 * 1024
@@ -202,7 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return throttle_main(argv[1:])
     args = _parser().parse_args(argv)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except SettingsError as error:
+        print(f"tidegate: cannot start: {error}", file=sys.stderr)
+        return 2
     return result
 
 

@@ -9,7 +9,7 @@ from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path("var")
@@ -38,6 +38,19 @@ def check_redis_prefix(value: str) -> str:
     if "{" in value or "}" in value:
         raise ValueError("must not contain { or } (Redis Cluster hash tags)")
     return value
+
+
+class SettingsError(ValueError):
+    """Refused settings: the message names each variable and what is wrong with it."""
+
+    @classmethod
+    def explain(cls, error: ValidationError) -> SettingsError:
+        problems = []
+        for item in error.errors(include_url=False, include_input=False):
+            field = next((str(part) for part in item["loc"] if isinstance(part, str)), None)
+            name = f"TIDEGATE_{field.upper()}: " if field else ""
+            problems.append(f"{name}{item['msg']}")
+        return cls("; ".join(problems))
 
 
 class Settings(BaseSettings):
@@ -88,6 +101,14 @@ class Settings(BaseSettings):
     max_buffered_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     max_header_bytes: int = Field(default=64 * 1024, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
+    # The gateway's data plane, per worker (docs/runtime.md, "Back-pressure"): requests in
+    # flight per route (then 429) and per http destination (then 503), POSTs in flight to
+    # one destination, a request's delivery budget in ms, CPU-heavy jobs at once.
+    gateway_route_inflight: int = Field(default=64, ge=1, le=1_000_000)
+    gateway_destination_inflight: int = Field(default=32, ge=1, le=1_000_000)
+    gateway_http_concurrency: int = Field(default=4, ge=1, le=10_000)
+    gateway_deadline_ms: int = Field(default=10_000, ge=1, le=3_600_000)
+    gateway_cpu_slots: int = Field(default=2, ge=1, le=1_024)
     # Live tail (docs/export-and-tail.md): seconds between re-checks of an open stream's
     # credential (a deleted key or deactivated account ends the stream).
     tail_recheck_s: float = Field(default=3.0, gt=0)
@@ -234,7 +255,11 @@ class Settings(BaseSettings):
 
     @classmethod
     def from_env(cls) -> Settings:
-        return cls()
+        """The settings of the environment, or `SettingsError` naming each bad variable."""
+        try:
+            return cls()
+        except ValidationError as error:
+            raise SettingsError.explain(error) from None
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with ``changes`` applied and validated like the environment's values."""

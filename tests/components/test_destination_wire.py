@@ -21,13 +21,14 @@ from tidegate.components.destinations.elasticsearch import (
     elasticsearch_requests,
 )
 from tidegate.components.destinations.http import HttpDestinationConfig, http_requests
-from tidegate.components.destinations.http_sender import DeliveryFailed, OutboundSender
+from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.loki import LokiConfig, loki_requests
 from tidegate.components.destinations.splunk_hec_logs import (
     SplunkHecLogsConfig,
     splunk_hec_requests,
 )
 from tidegate.components.destinations.wire import WireRequest
+from tidegate.delivery import DeliveryFailed
 from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
 
 RECEIVED_MS = 1_700_000_000_000

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import AppClient, make_settings, open_client
 from tests.ingest.factories import Ingestor, ingest, make_ingestor, stored_lines, usage_rows
 
-from tidegate.ingest import service
+from tidegate.clock import now_ms
 from tidegate.logs.timestamps import CLOCK_TOLERANCE_MS
 
 INGEST = "/logs/ingest"
@@ -225,7 +225,7 @@ async def test_bad_parameters_are_400(client: AppClient, params: dict[str, str])
 
 async def test_timestamps(client: AppClient) -> None:
     who = await make_ingestor(client)
-    now = service.now_ms()
+    now = now_ms()
     lines = [
         {"line": "s", "timestamp": 1_700_000_000},
         {"line": "s float", "timestamp": 1_700_000_000.25},
@@ -264,7 +264,7 @@ async def test_a_sender_clock_that_is_off_is_corrected_by_its_now(client: AppCli
     lines are moved by the difference, so they land at the time they really happened."""
     who = await make_ingestor(client)
     hour = 3_600_000
-    before = service.now_ms()
+    before = now_ms()
     sender_now = before - hour
     lines = [
         {"line": "ten seconds earlier", "timestamp": sender_now - 10_000},
@@ -273,7 +273,7 @@ async def test_a_sender_clock_that_is_off_is_corrected_by_its_now(client: AppCli
     ]
     response = await ingest(client, who, lines, now=str(sender_now))
     assert response.status_code == 200, response.text
-    after = service.now_ms()
+    after = now_ms()
     got = {row.line: row.ts for row in await stored_lines(client.database_url, who.account_id)}
     # The correction is the receive time minus the sender's now: between before and after.
     assert before - 10_000 <= got["ten seconds earlier"] <= after - 10_000
@@ -283,7 +283,7 @@ async def test_a_sender_clock_that_is_off_is_corrected_by_its_now(client: AppCli
 
 async def test_a_sender_clock_within_the_tolerance_is_trusted(client: AppClient) -> None:
     who = await make_ingestor(client)
-    sender_now = service.now_ms() - CLOCK_TOLERANCE_MS // 2
+    sender_now = now_ms() - CLOCK_TOLERANCE_MS // 2
     lines = [{"line": "exact", "timestamp": 1_700_000_000_123}, {"line": "no time"}]
     response = await ingest(client, who, lines, now=str(sender_now))
     assert response.status_code == 200, response.text

@@ -14,6 +14,7 @@ from tests.conftest import AppClient
 from tests.export.helpers import export_all
 from tests.ingest.factories import Ingestor, ingest, make_ingestor, stored_lines, usage_rows
 
+from tidegate.clock import now_ms
 from tidegate.ingest import service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
 from tidegate.logs import tail_endpoints
@@ -29,7 +30,7 @@ NOW = object()
 async def _post(client: AppClient, who: Ingestor, body: bytes, **params: str) -> Any:
     return await client.post(
         INGEST,
-        params={"hostname": "h", "now": str(service.now_ms()), **params},
+        params={"hostname": "h", "now": str(now_ms()), **params},
         content=body,
         headers={**who.headers, "content-type": "application/json"},
     )
@@ -69,7 +70,7 @@ async def test_an_odd_line_is_repaired_and_its_neighbours_are_stored(
 ) -> None:
     who = await make_ingestor(client)
     body = b'{"lines": [{"line": "before"}, ' + odd + b', {"line": "after"}]}'
-    sent_now = service.now_ms()
+    sent_now = now_ms()
     response = await _post(client, who, body, now=str(sent_now))
     assert response.status_code == 200, response.text
     rows = await stored_lines(client.database_url, who.account_id)
@@ -126,7 +127,7 @@ async def test_nan_in_meta_is_null_on_both_backends_and_tail_and_export_emit_jso
     event = tail_endpoints._event([line.record() for line in batch.lines])
     records = orjson.loads(event.removeprefix("data: ").strip())
     assert [record["_line"] for record in records] == ["python handler", "string meta"]
-    now_s = service.now_ms() // 1000
+    now_s = now_ms() // 1000
     exported, _ = await export_all(
         client, who.account.headers, **{"from": now_s - 3600, "to": now_s + 60}
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from sqlalchemy import select
+from tests.alerts.specs import presence_view
 from tests.conftest import AppClient
 from tests.export.helpers import export_all
 from tests.gateway.factories import new_account, wire
@@ -15,8 +16,7 @@ from tests.ingest.factories import add_rule, ingest, make_ingestor, stored_lines
 from tests.logs.parsing_corpus import CORPUS
 
 from tidegate.alerts import cursor as alert_cursor
-from tidegate.alerts.channels import Channel
-from tidegate.alerts.matching import ViewSpec, evaluate_batch
+from tidegate.alerts.matching import evaluate_batch
 from tidegate.db.engine import Database
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.models import LogLine
@@ -161,26 +161,7 @@ async def test_an_alert_view_matches_parsed_fields_of_stored_lines(client: AppCl
             rows = [tuple(row) for row in await session.execute(statement)]
     finally:
         await db.dispose()
-    stored = Channel(
-        integration="webhook",
-        operator="presence",
-        triggerinterval="30",
-        triggerlimit=2,
-        immediate=True,
-        url="https://example.com/",
-    ).stored()
-    spec = ViewSpec(
-        view_id="v",
-        account_id=who.account_id,
-        name="5xx",
-        query="status:>=500",
-        hosts=(),
-        apps=(),
-        levels=(),
-        tags=(),
-        since_ms=0,
-        channels=(("k", stored),),
-    )
+    spec = presence_view(account_id=who.account_id, query="status:>=500", triggerlimit=2)
     outcome = evaluate_batch([spec], {}, rows, int(time.time() * 1000), None)
     [(_, _, firing)] = outcome.firings
     assert [match["_line"] for match in firing.matches] == [sent[0], sent[2]]

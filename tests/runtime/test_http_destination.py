@@ -25,10 +25,8 @@ from tidegate.components.destinations.http import (
     HttpDestinationConfig,
     encode_batches,
 )
-from tidegate.components.destinations.http_sender import (
-    MAX_RESPONSE_BYTES,
-    DeliveryFailed,
-)
+from tidegate.components.destinations.http_sender import MAX_RESPONSE_BYTES
+from tidegate.delivery import DeliveryFailed
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     DestinationRefused,

@@ -22,8 +22,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from tidegate import json_codec
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.windows import ChannelWindow, Firing, WindowState
 from tidegate.logs.filtering import LineFilter, parse_line_filter
@@ -105,8 +104,8 @@ def _decoded(text: Any) -> Any:
     if text is None or not isinstance(text, str):
         return text
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return json_codec.loads(text)  # NaN reads as null, the rest of the meta kept
+    except ValueError:
         return None
 
 

@@ -21,12 +21,13 @@ import httpx
 from sqlalchemy import select, update
 
 from tidegate import metrics
-from tidegate.alerts.integrations import INTEGRATIONS, DeliveryContext, DeliveryFailed
+from tidegate.alerts.integrations import INTEGRATIONS, SendContext
 from tidegate.alerts.notification import Notification
 from tidegate.alerts.sealed import open_channel
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
+from tidegate.delivery import DeliveryFailed
 from tidegate.models import AlertDelivery
 from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
 
@@ -78,9 +79,7 @@ class Outbox:
             headers={"User-Agent": "tidegate-alerts"},
             limits=limits,
         )
-        self.context = DeliveryContext(
-            settings=settings, guarded=self._guarded, trusted=self._trusted
-        )
+        self.context = SendContext(settings=settings, guarded=self._guarded, trusted=self._trusted)
 
     async def close(self) -> None:
         await self._guarded.aclose()

@@ -17,16 +17,13 @@ from tidegate.alerts.index_rate import evaluate_index_rates
 from tidegate.alerts.matching import MatchingPool
 from tidegate.alerts.outbox import Outbox
 from tidegate.auth.secrets import Sealer
+from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.index_rate.service import open_config
 from tidegate.shutdown import close_step, stop_task
 
 log = logging.getLogger(__name__)
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class AlertRunner:
@@ -36,7 +33,7 @@ class AlertRunner:
         sealer: Sealer,
         settings: Settings,
         *,
-        clock: Callable[[], int] = wall_clock_ms,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         self.settings = settings
         self.owner = uuid.uuid4().hex

@@ -14,6 +14,7 @@ from tidegate.alerts.matching import ViewSpec
 from tidegate.alerts.sealed import open_channels
 from tidegate.auth.scope import limited_query
 from tidegate.auth.secrets import Sealer
+from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest
 from tidegate.models import PresetAlert, View
 
@@ -22,7 +23,7 @@ def _millis(view: View, preset: PresetAlert | None) -> int:
     changed = view.updated_at
     if preset is not None and preset.updated_at > changed:
         changed = preset.updated_at
-    return int(changed.timestamp() * 1000)
+    return epoch_ms_of(changed)
 
 
 # A view's change time, and its maker's and its preset's maker's scopes.

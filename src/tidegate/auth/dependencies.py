@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import time
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -28,13 +27,9 @@ from tidegate.auth.secrets import (
     hash_secret,
     same_secret,
 )
+from tidegate.clock import now_ms
 from tidegate.errors import Forbidden, RateLimited, Unauthorized
 from tidegate.ratelimit import retry_after_header
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
 
 SESSION_DOMAIN = "tidegate:session"
 CSRF_DOMAIN = "tidegate:csrf"

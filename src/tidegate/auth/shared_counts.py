@@ -9,20 +9,16 @@ address). Expired rows are ignored when read and swept now and then (every
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, case, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from tidegate.clock import now_ms
 from tidegate.db.engine import Database
 from tidegate.models import AuthCounter, SignedNonce
 
 SWEEP_EVERY = 100
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _digest(text: str) -> str:
@@ -51,14 +47,14 @@ class SharedCounts:
                 await session.execute(
                     select(AuthCounter.count, AuthCounter.last_ms).where(
                         AuthCounter.key_hash == _digest(key),
-                        AuthCounter.expires_ms > _now_ms(),
+                        AuthCounter.expires_ms > now_ms(),
                     )
                 )
             ).first()
         return (0, 0.0) if row is None else (int(row[0]), row[1] / 1000)
 
     async def failed(self, key: str, *, window_s: float) -> None:
-        now = _now_ms()
+        now = now_ms()
         expired = AuthCounter.expires_ms <= now
         statement = self._insert(AuthCounter).values(
             key_hash=_digest(key), count=1, last_ms=now, expires_ms=now + int(window_s * 1000)
@@ -83,7 +79,7 @@ class SharedCounts:
 
     async def first_use(self, signature: str, *, remember_s: float) -> bool:
         """True once per signature within ``remember_s``."""
-        now = _now_ms()
+        now = now_ms()
         digest = _digest(signature)
         statement = (
             self._insert(SignedNonce)

@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
+from tidegate import clock
 from tidegate.auth.shared_counts import SharedCounts
 from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.errors import RateLimited, ServiceUnavailable
@@ -54,7 +55,7 @@ def fresh(ts: str, *, window_s: float, now_ms: int | None = None) -> int | None:
     if not (ts.isascii() and ts.isdigit()) or len(ts) > 16:
         return None
     value = int(ts)
-    now = int(time.time() * 1000) if now_ms is None else now_ms
+    now = clock.now_ms() if now_ms is None else now_ms
     return value if abs(now - value) <= window_s * 1000 else None
 
 

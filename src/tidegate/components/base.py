@@ -36,7 +36,6 @@ __all__ = [
     "Component",
     "ComponentKind",
     "DeliveryContext",
-    "DeliveryFailed",
     "Event",
     "Needs",
     "NodeOutput",
@@ -66,10 +65,6 @@ DROPPED: Final = "dropped"
 """The second output of a processor that discards events (a Throttle)."""
 UNMATCHED: Final = "_unmatched"
 """The output of events no route (or parser) matched."""
-
-
-class DeliveryFailed(Exception):
-    """A destination did not take the events (within the deadline): retry."""
 
 
 class Offload(Protocol):

@@ -7,7 +7,6 @@ before anything else is done; the lines are read and encoded off the loop."""
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -16,6 +15,7 @@ from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.auth.scope import scoped_query
+from tidegate.clock import now_ms
 from tidegate.db.session import SessionDep
 from tidegate.errors import BadRequest
 from tidegate.export import schemas, service
@@ -170,7 +170,7 @@ async def export_lines_v1(
         query=scoped_query(search.query, principal.scope),
         prefer=prefer,
         json_=json,
-        now_ms=time.time_ns() // 1_000_000,
+        now_ms=now_ms(),
     )
     body = await service.export_v1(
         database=app_state(request).db,

@@ -8,12 +8,11 @@ event loop. ``tags`` and ``meta`` are read as their JSON text, so that decoding 
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
-import orjson
 from sqlalchemy import ColumnElement, Select, Text, cast, func, literal, select, tuple_
 
+from tidegate import json_codec
 from tidegate.models import Account, LogLine
 
 
@@ -48,19 +47,9 @@ class LineRow(NamedTuple):
         return value
 
 
-def _no_constant(_name: str) -> None:
-    """NaN and Infinity (which older SQLite rows may hold) read as null: the answer must
-    be valid JSON."""
-    return None
-
-
 def _decode(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return orjson.loads(text)  # several times faster than json, for every row
-    except orjson.JSONDecodeError:  # NaN or Infinity
-        return json.loads(text, parse_constant=_no_constant)
+    # NaN and Infinity (which older SQLite rows may hold) read as null (json_codec).
+    return None if text is None else json_codec.loads(text)
 
 
 _COLUMNS = (

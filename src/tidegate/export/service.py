@@ -18,16 +18,15 @@ the scan stopped. A page also stops before its records reach ``MAX_PAGE_BYTES``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate import json_codec
 from tidegate.auth.secrets import Sealer
 from tidegate.db.engine import Database
 from tidegate.export import repository
@@ -243,12 +242,9 @@ def lines_v1(
 
 
 def _encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
-    try:
-        return orjson.dumps(body)
-    except TypeError:
-        # What orjson refuses: a lone surrogate (older rows; the store now replaces
-        # them), escaped (\udXXX) still valid JSON text; an integer past 64 bits.
-        return json.dumps(body, separators=(",", ":")).encode()
+    # What orjson refuses (a lone surrogate of an older row, an integer past 64 bits) is
+    # normalised as on every other path (json_codec).
+    return json_codec.dumps(body)
 
 
 def _weight(row: LineRow) -> int:

@@ -13,8 +13,10 @@ from functools import partial
 from typing import Final
 
 from tidegate.app_state import AppState
-from tidegate.components.base import DeliveryFailed, Event
+from tidegate.clock import now_ms
+from tidegate.components.base import Event
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
+from tidegate.delivery import DeliveryFailed
 from tidegate.errors import (
     Forbidden,
     NotFound,
@@ -29,7 +31,7 @@ from tidegate.pipelines import gateway_service, repository
 from tidegate.runtime.backpressure import Saturated
 from tidegate.runtime.compiler import CompiledPipeline, PipelineBroken, run_graph
 from tidegate.runtime.features import enabled_features
-from tidegate.runtime.runtime import Delivery, Runtime, now_ms
+from tidegate.runtime.runtime import Delivery, Runtime
 
 log = logging.getLogger("tidegate.gateway")
 

@@ -15,13 +15,13 @@ loop (``service.prepare``).
 from __future__ import annotations
 
 import json
-import math
 import re
 import zlib
 from typing import Any, Final
 
 import orjson
 
+from tidegate import json_codec
 from tidegate.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from tidegate.json_stream import (
     JsonStreamError,
@@ -82,68 +82,22 @@ def _inflate(raw: bytes, *, wbits: int, limit: int) -> bytes:
     return bytes(out)
 
 
-def load_json(raw: bytes | str) -> Any:
-    """JSON as plain values, or ValueError.
-
-    orjson first (strict and fast). What it refuses is tried once more with Python's own
-    parser, which reads what Python's ``json.dumps`` writes: ``NaN``/``Infinity`` for
-    non-finite floats (the Python handler's ``meta``), lone surrogate escapes. Those
-    are normalised so every backend stores the same thing: non-finite numbers become
-    null, integers too long for ``int()`` a float (or null), lone surrogates U+FFFD.
-    """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as error:
-        strict_error = error
-    try:
-        return _repaired(
-            json.loads(
-                raw, parse_constant=_no_constant, parse_int=_json_int, parse_float=_json_float
-            )
-        )
-    except (ValueError, RecursionError):
-        raise ValueError(str(strict_error)) from None
-
-
-def _no_constant(_text: str) -> None:
-    return None
-
-
-def _json_float(text: str) -> float | None:
-    value = float(text)
-    return value if math.isfinite(value) else None
-
-
 def _json_int(text: str) -> int | float | None:
+    # Stricter than json_codec (past 64 bits): the element reader makes a double of any
+    # integer past 18 digits, so a body reads the same whichever reader takes it.
     if len(text.lstrip("-")) <= _MAX_INT_DIGITS:
         return int(text)
-    return _json_float(text)
-
-
-def _repaired(value: Any) -> Any:
-    """Strings with lone surrogates (which neither database can store) repaired."""
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, list):
-        return [_repaired(item) for item in value]
-    if isinstance(value, dict):
-        return {_text(key): _repaired(item) for key, item in value.items()}
-    return value
-
-
-def _text(value: str) -> str:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        # Valid pairs are joined, lone halves become U+FFFD.
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
+    return json_codec.read_float(text)
 
 
 # The body's own parser: one line element per C call (``tidegate.json_stream``), reading
-# what Python's ``json.dumps`` writes too, normalised as ``load_json`` does.
+# what Python's ``json.dumps`` writes too, normalised as ``json_codec.loads`` does.
 _SCAN: Final = make_scanner(
-    json.JSONDecoder(parse_constant=_no_constant, parse_int=_json_int, parse_float=_json_float)
+    json.JSONDecoder(
+        parse_constant=json_codec.read_constant,
+        parse_int=_json_int,
+        parse_float=json_codec.read_float,
+    )
 )
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 _LINE_KEYS: Final = ("lines", "ls")
@@ -200,7 +154,7 @@ def body_lines(raw: bytes) -> list[Any]:
         raise bad_request("The body is empty.")
     if not source.startswith("{", position):
         try:
-            load_json(raw)
+            json_codec.loads(raw)
         except ValueError as error:
             raise bad_request(f"The body is not valid JSON: {error}.") from None
         raise bad_request("The body must be a JSON object with lines.")
@@ -226,7 +180,7 @@ def body_lines(raw: bytes) -> list[Any]:
         raise bad_request(f"The body is not valid JSON: {error}.") from None
     chosen = _chosen_lines(found.get("lines"), found.get("ls"))
     if _SURROGATE_ESCAPE.search(raw) is not None:
-        chosen = [_repaired(item) for item in chosen]
+        chosen = [json_codec.repaired(item) for item in chosen]
     return chosen
 
 

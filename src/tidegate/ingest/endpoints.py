@@ -18,6 +18,7 @@ from fastapi.security.http import HTTPBase
 from tidegate.api.error_models import LEGACY_ERRORS, LegacyError, error_response
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
+from tidegate.clock import now_ms
 from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized, ValidationFailed
 from tidegate.ingest import schemas, service
@@ -137,7 +138,7 @@ async def ingest(
         account_id, rules = await service.account_for_key(intake=intake, key=key)
         params = service.check_params(hostname=hostname, mac=mac, ip=ip, now=now, tags=tags or ())
         body = await request.body()
-        received_ms = service.now_ms()
+        received_ms = now_ms()
         judged = await runtime.off_loop(
             functools.partial(
                 service.prepare,

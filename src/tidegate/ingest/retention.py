@@ -20,11 +20,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from collections.abc import Callable, Sequence
 
 from sqlalchemy.exc import DBAPIError
 
+from tidegate.clock import now_ms
 from tidegate.db.engine import Database
 from tidegate.ingest import repository
 from tidegate.logs.store import DAY_MS, forget_partition
@@ -32,10 +32,6 @@ from tidegate.logs.store import DAY_MS, forget_partition
 log = logging.getLogger("tidegate.retention")
 
 BATCH = 5_000
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 async def sweep(
@@ -94,7 +90,7 @@ async def run_retention(
     *,
     db: Database,
     interval_s: float,
-    clock: Callable[[], int] = _now_ms,
+    clock: Callable[[], int] = now_ms,
     first_delay_s: float | None = None,
 ) -> None:
     # Workers started together would sweep in lockstep; a random first delay spreads them.

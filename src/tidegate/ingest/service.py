@@ -12,7 +12,6 @@ ingestion behind the slowest client.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -21,7 +20,9 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate import json_codec
 from tidegate.auth.secrets import INGESTION_DOMAIN, hash_secret
+from tidegate.clock import now_ms
 from tidegate.errors import BadRequest, Forbidden, ValidationFailed
 from tidegate.ingest import repository, schemas
 from tidegate.ingest.decoding import (
@@ -29,7 +30,6 @@ from tidegate.ingest.decoding import (
     bad_request,
     body_lines,
     decode_content,
-    load_json,
 )
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, LineIntake, judge_lines
@@ -44,10 +44,6 @@ _MAX_HOST = 256
 _MAX_ADDRESS = 64
 _MAX_TAGS = 100
 _MAX_TAG = 256
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def utc_today() -> date:
@@ -184,7 +180,7 @@ def _meta(
         parsed: Any = None
         if isinstance(value, str):
             try:
-                parsed = load_json(value)
+                parsed = json_codec.loads(value)
             except ValueError:
                 parsed = None
         if isinstance(parsed, dict):

@@ -20,6 +20,7 @@ from tidegate.auth.secrets import (
     new_ingestion_key,
     new_service_key,
 )
+from tidegate.clock import epoch_ms_of
 from tidegate.errors import NotFound
 from tidegate.keys import repository, schemas
 from tidegate.models import ApiKey
@@ -31,7 +32,7 @@ def _name(raw: str | None) -> str | None:
 
 
 def created_ms(key: ApiKey) -> int:
-    return int(key.created_at.timestamp() * 1000)
+    return epoch_ms_of(key.created_at)
 
 
 def key_schema(key: ApiKey, *, sealer: Sealer) -> schemas.Key:

@@ -25,6 +25,8 @@ import orjson
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
+from tidegate.clock import epoch_ms_of
+
 
 @dataclass(slots=True)
 class NewLine:
@@ -355,7 +357,7 @@ def partition_day(name: str) -> int | None:
     if name == digits or len(digits) != 8 or not (digits.isascii() and digits.isdigit()):
         return None
     stamp = datetime.strptime(digits, "%Y%m%d").replace(tzinfo=UTC)
-    return int(stamp.timestamp() * 1000) // DAY_MS
+    return epoch_ms_of(stamp) // DAY_MS
 
 
 # Partitions known to exist, per process and database: creating one is a catalog

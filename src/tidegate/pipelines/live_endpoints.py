@@ -12,13 +12,13 @@ from fastapi import APIRouter, Query, Request
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
+from tidegate.clock import now_ms
 from tidegate.db.session import SessionDep
 from tidegate.export.schemas import epoch_ms
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import live_service as service
 from tidegate.pipelines.endpoints import ERRORS, NodeIdPath, PipelineIdPath
 from tidegate.pipelines.live_service import DEFAULT_SPAN_MS
-from tidegate.runtime.runtime import now_ms
 
 router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)
 

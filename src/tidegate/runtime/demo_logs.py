@@ -16,15 +16,16 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from sqlalchemy import select
 
-from tidegate.components.base import DeliveryFailed, Event
+from tidegate.clock import now_ms
+from tidegate.components.base import Event
 from tidegate.components.sources.demo_logs import DemoLogsConfig, demo_event
 from tidegate.config import DEFAULT_REDIS_PREFIX
+from tidegate.delivery import DeliveryFailed
 from tidegate.models import PipelineNode
 from tidegate.runtime.compiler import PipelineBroken, run_graph
 from tidegate.runtime.features import enabled_features
@@ -83,7 +84,7 @@ class DemoLogsScheduler:
         while True:
             try:
                 if await self._leading():
-                    await self.tick(runtime, intake, now_ms=time.time_ns() // 1_000_000)
+                    await self.tick(runtime, intake, now_ms=now_ms())
             except Exception:  # any: the loop must go on
                 log.exception("demo-logs tick failed")
             await asyncio.sleep(self._tick_s)

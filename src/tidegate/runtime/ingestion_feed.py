@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from tidegate.components.base import DeliveryFailed
 from tidegate.components.sources.log_analysis_ingestion import (
     ACCOUNT_TTL_S,
     MAX_FEEDS,
     TYPE,
     line_events,
 )
+from tidegate.delivery import DeliveryFailed
 from tidegate.pipelines import dataplane
 from tidegate.runtime.compiler import PipelineBroken, run_graph
 from tidegate.runtime.features import enabled_features

@@ -3,9 +3,9 @@ may have in flight before the gateway answers 429/503 instead of queueing."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
+
+from tidegate.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,21 +31,11 @@ class RuntimeLimits:
     hop costs more than it saves."""
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> RuntimeLimits:
-        env = os.environ if environ is None else environ
-        names = {
-            "route_inflight": "TIDEGATE_GATEWAY_ROUTE_INFLIGHT",
-            "destination_inflight": "TIDEGATE_GATEWAY_DESTINATION_INFLIGHT",
-            "http_concurrency": "TIDEGATE_GATEWAY_HTTP_CONCURRENCY",
-            "delivery_deadline_ms": "TIDEGATE_GATEWAY_DEADLINE_MS",
-            "cpu_slots": "TIDEGATE_GATEWAY_CPU_SLOTS",
-        }
-        values: dict[str, int] = {}
-        for field, name in names.items():
-            raw = env.get(name)
-            if raw:
-                value = int(raw)
-                if value < 1:
-                    raise ValueError(f"{name} must be at least 1")
-                values[field] = value
-        return cls(**values)
+    def from_settings(cls, settings: Settings) -> RuntimeLimits:
+        return cls(
+            route_inflight=settings.gateway_route_inflight,
+            destination_inflight=settings.gateway_destination_inflight,
+            http_concurrency=settings.gateway_http_concurrency,
+            delivery_deadline_ms=settings.gateway_deadline_ms,
+            cpu_slots=settings.gateway_cpu_slots,
+        )

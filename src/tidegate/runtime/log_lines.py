@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import orjson
 
+from tidegate import json_codec
 from tidegate.logs.store import NewLine
 from tidegate.logs.timestamps import time_from
 
@@ -77,7 +78,7 @@ def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
     try:
         dumped = orjson.dumps(meta)
     except TypeError:
-        dumped = orjson.dumps(_plain(meta))
+        dumped = orjson.dumps(json_codec.plain(meta))
     else:
         if b"\\u0000" not in dumped and not _has_non_finite(meta):
             return meta
@@ -96,24 +97,6 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
-def _plain(value: Any) -> Any:
-    """What orjson cannot write (integers past 64 bits, other objects) as JSON values."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        if -(2**63) <= value < 2**64:
-            return value
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    if value is None or isinstance(value, str | bool | float):
-        return value
-    return str(value)
-
-
 def event_to_line(
     event: dict[str, Any], *, received_ms: int, default_host: str = DEFAULT_HOST
 ) -> NewLine:
@@ -126,10 +109,7 @@ def event_to_line(
             used.add(name)
             break
     if line is None:
-        try:
-            whole = orjson.dumps(event)
-        except TypeError:
-            whole = orjson.dumps(_plain(event))
+        whole = json_codec.dumps(event)
         line = whole.decode().replace("\\u0000", "\\ufffd")
 
     host = default_host

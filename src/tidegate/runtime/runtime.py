@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,16 +19,10 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate import metrics
-from tidegate.components.base import (
-    BuildContext,
-    Component,
-    DeliveryContext,
-    DeliveryFailed,
-    NodeRef,
-    Parcel,
-)
+from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
 from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
+from tidegate.delivery import DeliveryFailed
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
@@ -226,14 +219,10 @@ def _throttle_store(redis: Redis | None, redis_prefix: str, node: NodeRef) -> Re
     return RedisStore(redis, key_prefix=throttle_key_prefix(node, redis_prefix=redis_prefix))
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
     """The worker's runtime, from its settings (called by the app's lifespan)."""
     return Runtime(
-        limits=RuntimeLimits.from_env(),
+        limits=RuntimeLimits.from_settings(settings),
         redis=redis,
         redis_prefix=settings.redis_prefix,
         destinations=policy_from_setting(settings.destination_allow),

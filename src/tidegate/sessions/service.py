@@ -15,11 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.app_state import AppState
 from tidegate.auth import repository as auth_repository
-from tidegate.auth.dependencies import CSRF_DOMAIN, SESSION_DOMAIN, now_ms
+from tidegate.auth.dependencies import CSRF_DOMAIN, SESSION_DOMAIN
 from tidegate.auth.passwords import verify_password
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, same_secret
+from tidegate.clock import now_ms
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import Forbidden, Unauthorized

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import hash_secret, same_secret
+from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest, NotFound
 from tidegate.models import Account
 from tidegate.models.base import utcnow
@@ -36,7 +37,7 @@ def _status(account: Account) -> schemas.IngestionStatus:
     return schemas.IngestionStatus(
         status="suspended" if since is not None else "active",
         suspended=since is not None,
-        suspended_at=None if since is None else int(since.timestamp() * 1000),
+        suspended_at=None if since is None else epoch_ms_of(since),
     )
 
 

@@ -19,13 +19,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tidegate.app_state import AppState
+from tidegate.clock import now_ms
 from tidegate.errors import BadRequest, Forbidden
 from tidegate.ingest.service import (
     IngestParams,
     account_for_key,
     build_line,
     check_params,
-    now_ms,
 )
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, judge_lines

@@ -4,7 +4,6 @@ is tidegate.ingest's."""
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -13,6 +12,7 @@ from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
+from tidegate.clock import now_ms
 from tidegate.db.session import SessionDep
 from tidegate.ingest.service import utc_today
 from tidegate.usage import schemas, service
@@ -41,10 +41,6 @@ Limit = Annotated[
 ]
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _scope(
     request: Request, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> service.UsageScope:
@@ -59,7 +55,7 @@ Scope = Annotated[service.UsageScope, Depends(_scope)]
 async def shares(
     kind: KindPath, scope: Scope, from_: V1From = None, to: V1To = None, limit: Limit = None
 ) -> list[schemas.ShareOfLines]:
-    period = schemas.v1_period(from_, to, now_ms=_now_ms())
+    period = schemas.v1_period(from_, to, now_ms=now_ms())
     return await service.shares(scope=scope, kind=kind, period=period, limit=schemas.limit(limit))
 
 
@@ -67,7 +63,7 @@ async def shares(
 async def share_of(
     kind: KindPath, name: NamePath, scope: Scope, from_: V1From = None, to: V1To = None
 ) -> schemas.ShareOfLines:
-    period = schemas.v1_period(from_, to, now_ms=_now_ms())
+    period = schemas.v1_period(from_, to, now_ms=now_ms())
     return await service.share_of(scope=scope, kind=kind, period=period, name=name)
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
+from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest
 from tidegate.export.schemas import bounded_int, epoch_ms
 
@@ -115,7 +116,7 @@ def v2_period(from_: str | None, to: str | None, *, today: date) -> Period:
     if (last - first).days >= MAX_DAYS:
         raise BadRequest(f"from: at most {MAX_DAYS} days per request")
     start = datetime(first.year, first.month, first.day, tzinfo=UTC)
-    from_ms = int(start.timestamp() * 1000)
+    from_ms = epoch_ms_of(start)
     return Period(from_ms, from_ms + ((last - first).days + 1) * DAY_MS)
 
 

@@ -7,7 +7,6 @@ hashes, used once, and expire (``invitation_ttl_s``, ``password_reset_ttl_s``).
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -17,6 +16,7 @@ from tidegate import mail
 from tidegate.auth.passwords import hash_password
 from tidegate.auth.secrets import hash_secret
 from tidegate.auth.signin_limit import FailureCounter
+from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.errors import BadRequest
 from tidegate.models import Membership, User
@@ -30,10 +30,6 @@ INVITATION_PATH = "/accept-invitation"
 PASSWORD_RESET_PATH = "/reset-password"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def link(settings: Settings, path: str, token: str) -> str:
     return f"{settings.public_url.rstrip('/')}{path}?token={quote(token)}"
 
@@ -45,7 +41,7 @@ async def issue_token(*, session: AsyncSession, user_id: str, purpose: str, ttl_
         user_id=user_id,
         purpose=purpose,
         token_hash=hash_secret(token, domain=TOKEN_DOMAIN),
-        expires_ms=_now_ms() + int(ttl_s * 1000),
+        expires_ms=now_ms() + int(ttl_s * 1000),
     )
     return token
 
@@ -101,7 +97,7 @@ async def _take(*, session: AsyncSession, token: str, purpose: str) -> User:
     taken = await repository.take_token(
         session=session, token_hash=hash_secret(token, domain=TOKEN_DOMAIN)
     )
-    if taken is None or taken[1] != purpose or taken[2] < _now_ms():
+    if taken is None or taken[1] != purpose or taken[2] < now_ms():
         raise BadRequest("This link is not valid (used, replaced or expired); ask for a new one")
     user = await repository.user_by_id(session=session, user_id=taken[0])
     if user is None:

@@ -4,7 +4,7 @@ the registry; nobody switches on integration names."""
 from __future__ import annotations
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
-from tidegate.alerts.integrations.base import DeliveryContext, DeliveryFailed, Integration
+from tidegate.alerts.integrations.base import Integration, SendContext
 from tidegate.alerts.integrations.email import Email
 from tidegate.alerts.integrations.pagerduty import PagerDuty
 from tidegate.alerts.integrations.slack import Slack
@@ -34,4 +34,4 @@ async def checked_channels(
     return result
 
 
-__all__ = ["INTEGRATIONS", "DeliveryContext", "DeliveryFailed", "Integration", "checked_channels"]
+__all__ = ["INTEGRATIONS", "Integration", "SendContext", "checked_channels"]

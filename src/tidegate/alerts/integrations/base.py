@@ -13,19 +13,15 @@ import httpx
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.notification import Notification
 from tidegate.config import Settings
+from tidegate.delivery import DeliveryFailed
 from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
 
 
-class DeliveryFailed(Exception):
-    """A send that did not succeed; ``retry`` says whether trying again may help."""
-
-    def __init__(self, message: str, *, retry: bool = True) -> None:
-        super().__init__(message)
-        self.retry = retry
-
-
 @dataclass(slots=True)
-class DeliveryContext:
+class SendContext:
+    """What an integration's ``send`` is given (not a pipeline destination's
+    ``components.base.DeliveryContext``: different things, different names)."""
+
     settings: Settings
     # Tenant-chosen URLs (webhooks, non-Slack URLs) go through the destination guard;
     # ``trusted`` reaches the operator's own settings (Slack base URL, PagerDuty).
@@ -40,7 +36,7 @@ class Integration(Protocol):
         """``ValueError`` naming ``where`` when the channel cannot be delivered to."""
 
     async def send(
-        self, channel: Channel, notification: Notification, context: DeliveryContext
+        self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
         """Deliver once; ``DeliveryFailed`` when it did not succeed."""
 

@@ -9,9 +9,10 @@ import ssl
 from email.message import EmailMessage
 
 from tidegate.alerts.channels import Channel
-from tidegate.alerts.integrations.base import DeliveryContext, DeliveryFailed
+from tidegate.alerts.integrations.base import SendContext
 from tidegate.alerts.notification import Notification
 from tidegate.config import Settings
+from tidegate.delivery import DeliveryFailed
 from tidegate.runtime.destination_guard import DestinationPolicy
 
 
@@ -55,7 +56,7 @@ class Email:
         return None
 
     async def send(
-        self, channel: Channel, notification: Notification, context: DeliveryContext
+        self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
         settings = context.settings
         if settings.smtp_host is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidegate.alerts.channels import Channel
-from tidegate.alerts.integrations.base import DeliveryContext, post_json
+from tidegate.alerts.integrations.base import SendContext, post_json
 from tidegate.alerts.notification import Notification
 from tidegate.runtime.destination_guard import DestinationPolicy
 
@@ -42,7 +42,7 @@ class PagerDuty:
         return None
 
     async def send(
-        self, channel: Channel, notification: Notification, context: DeliveryContext
+        self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
         dedup = f"tidegate-{notification.account_id}-{notification.view_id or 'index-rate'}"
         await post_json(

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tidegate.alerts.channels import Channel
-from tidegate.alerts.integrations.base import DeliveryContext, post_json, vet_http_url
+from tidegate.alerts.integrations.base import SendContext, post_json, vet_http_url
 from tidegate.alerts.notification import Notification
 from tidegate.runtime.destination_guard import DestinationPolicy
 
@@ -61,7 +61,7 @@ class Slack:
             await vet_http_url(channel.url, policy=policy, where=where)
 
     async def send(
-        self, channel: Channel, notification: Notification, context: DeliveryContext
+        self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
         path = _on_slack(channel.url)
         body = slack_body(channel, notification)

@@ -6,11 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidegate.alerts.channels import Channel
-from tidegate.alerts.integrations.base import (
-    DeliveryContext,
-    post_json,
-    vet_http_url,
-)
+from tidegate.alerts.integrations.base import SendContext, post_json, vet_http_url
 from tidegate.alerts.notification import Notification, render_template
 from tidegate.runtime.destination_guard import DestinationPolicy
 
@@ -29,7 +25,7 @@ class Webhook:
         await vet_http_url(channel.url, policy=policy, where=where)
 
     async def send(
-        self, channel: Channel, notification: Notification, context: DeliveryContext
+        self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
         body = None if channel.http_method == "GET" else webhook_body(channel, notification)
         await post_json(

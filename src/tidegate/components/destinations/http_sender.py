@@ -26,13 +26,13 @@ from typing import Final
 
 import httpx
 
-from tidegate.components.base import DeliveryFailed
 from tidegate.components.destinations.wire import WireRequest
+from tidegate.delivery import DeliveryFailed
 from tidegate.runtime.destination_guard import DestinationRefused
 
 log = logging.getLogger("tidegate.runtime.http")
 
-__all__ = ["MAX_RESPONSE_BYTES", "DeliveryFailed", "OutboundSender"]
+__all__ = ["MAX_RESPONSE_BYTES", "OutboundSender"]
 
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 MAX_RESPONSE_BYTES: Final = 64 * 1024

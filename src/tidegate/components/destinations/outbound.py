@@ -23,16 +23,10 @@ from typing import Any, Final, Generic, TypeVar
 import httpcore
 from pydantic import BaseModel, HttpUrl
 
-from tidegate.components.base import (
-    BuildContext,
-    Component,
-    DeliveryContext,
-    DeliveryFailed,
-    NodeRef,
-    Parcel,
-)
+from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
 from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.wire import WireRequest
+from tidegate.delivery import DeliveryFailed
 from tidegate.errors import ErrorItem, ValidationFailed
 from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
 

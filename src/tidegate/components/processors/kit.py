@@ -11,13 +11,13 @@ and a retry would fail the same way (a poison batch).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import AfterValidator, Field
 
+from tidegate.clock import WallClock
 from tidegate.components.base import BuildContext, Event, NodeOutput, RunContext
 from tidegate.processing.fields import FieldPath
 
@@ -143,15 +143,6 @@ class PerEventProcessor:
                 first,
             )
         return NodeOutput(main, named, len(events), discarded)
-
-
-class WallClock:
-    """Epoch milliseconds, for processors that window by processing time."""
-
-    __slots__ = ()
-
-    def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000
 
 
 def processing_clock(context: BuildContext) -> Any:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tidegate.clock import epoch_ms_of
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import FieldText, PerEventProcessor
 from tidegate.logs.timestamps import epoch_ms, in_range
@@ -64,7 +65,7 @@ def _reader(parser: TimestampParser) -> Callable[[Event], int | None]:
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        return in_range(int(moment.timestamp() * 1000))
+        return in_range(epoch_ms_of(moment))
 
     return read
 

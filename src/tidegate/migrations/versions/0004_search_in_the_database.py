@@ -9,19 +9,24 @@ SQLite: ``log_lines`` gains the folded columns and their indexes, the FTS5 trigr
 PostgreSQL: ``log_lines`` becomes a table partitioned by day of ``received_ms`` with the
 folded columns, ``search`` (trigram GIN) and jsonb documents; existing lines are copied
 over, partition by partition, then the old table is dropped. Stored meta and tags are
-re-encoded as the store now writes them (``store.document_json``) so that the search
-text is computed from the stored text. See docs/log-store.md.
+re-encoded as the store wrote them when this revision was frozen (``_document_json``
+below) so that the search text is computed from the stored text. See docs/log-store.md.
+
+Self-contained: what it needs of the log store (the batch size, the day, partition
+names, the JSON encoding and the search text) is copied below as it was, so that this
+revision never changes when the app does.
 """
 
+import json
+import math
+import unicodedata
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from alembic import op
-
-from tidegate.logs.search_index import BATCH, unicode_version
-from tidegate.logs.store import DAY_MS, document_json, partition_name, search_text
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -35,6 +40,50 @@ _INDEXES = (
     ("ix_log_lines_account_app", "account_id, app_folded, ts, id"),
     ("ix_log_lines_account_host", "account_id, host_folded, ts, id"),
 )
+# Frozen copies of the log store's definitions (tidegate.logs.store, .search_index).
+_BATCH = 5_000
+_DAY_MS = 86_400_000
+_SEARCH_SEPARATOR = "\x1e"
+_PARTITION_PREFIX = "log_lines_d"
+
+
+def _partition_name(day: int) -> str:
+    stamp = datetime.fromtimestamp(day * _DAY_MS / 1000, UTC)
+    return _PARTITION_PREFIX + stamp.strftime("%Y%m%d")
+
+
+def _search_text(line: str, meta_json: str | None) -> str:
+    folded = line.casefold()
+    return folded + _SEARCH_SEPARATOR + meta_json.casefold() if meta_json else folded
+
+
+def _document_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        encoded = orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(_repaired(value), ensure_ascii=False, separators=(",", ":"))
+    if "\\u0000" in encoded or "e+" in encoded:
+        return json.dumps(_repaired(value), ensure_ascii=False, separators=(",", ":"))
+    return encoded
+
+
+def _repaired(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode().replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_repaired(str(key)): _repaired(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_repaired(item) for item in value]
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if abs(value) >= 1e16:
+            return int(value)
+    return value
+
+
 _OLD_COLUMNS = (
     "id, account_id, ts, received_ms, host, app, level, env, file, ip, mac, "
     "CAST(tags AS TEXT), CAST(meta AS TEXT), line, size_bytes"
@@ -42,7 +91,7 @@ _OLD_COLUMNS = (
 
 
 def _document(stored: str | None) -> str | None:
-    return None if stored is None else document_json(orjson.loads(stored) if stored else None)
+    return None if stored is None else _document_json(orjson.loads(stored) if stored else None)
 
 
 def _folded(value: str | None) -> str | None:
@@ -56,7 +105,7 @@ def _old_batches(connection: sa.Connection, table: str) -> Any:
             sa.text(
                 f"SELECT {_OLD_COLUMNS} FROM {table} WHERE id > :last ORDER BY id LIMIT :batch"
             ),
-            {"last": last, "batch": BATCH},
+            {"last": last, "batch": _BATCH},
         ).all()
         if not rows:
             return
@@ -103,7 +152,7 @@ def _upgrade_sqlite(connection: sa.Connection) -> None:
                     "host_folded": row[4].casefold(),
                     "app_folded": _folded(row[5]),
                     "level_folded": _folded(row[6]),
-                    "search": search_text(row[13], meta),
+                    "search": _search_text(row[13], meta),
                 }
             )
         connection.execute(
@@ -121,7 +170,7 @@ def _upgrade_sqlite(connection: sa.Connection) -> None:
     last = connection.execute(sa.text("SELECT coalesce(max(id), 0) FROM log_lines")).scalar()
     connection.execute(
         sa.text("INSERT INTO log_store_state VALUES (1, :last, :version)"),
-        {"last": last, "version": unicode_version()},
+        {"last": last, "version": unicodedata.unidata_version},
     )
 
 
@@ -168,12 +217,12 @@ def _upgrade_postgresql(connection: sa.Connection) -> None:
     op.execute("CREATE INDEX ix_log_lines_search ON log_lines USING gin (search gin_trgm_ops)")
 
     days = connection.execute(
-        sa.text(f"SELECT DISTINCT received_ms / {DAY_MS} FROM log_lines_0003")
+        sa.text(f"SELECT DISTINCT received_ms / {_DAY_MS} FROM log_lines_0003")
     ).scalars()
     for day in sorted(int(day) for day in days):
         op.execute(
-            f'CREATE TABLE "{partition_name(day)}" PARTITION OF log_lines '
-            f"FOR VALUES FROM ({day * DAY_MS}) TO ({(day + 1) * DAY_MS})"
+            f'CREATE TABLE "{_partition_name(day)}" PARTITION OF log_lines '
+            f"FOR VALUES FROM ({day * _DAY_MS}) TO ({(day + 1) * _DAY_MS})"
         )
     insert = sa.text(
         "INSERT INTO log_lines (id, account_id, ts, received_ms, host, app, level, env, file, "
@@ -206,14 +255,14 @@ def _upgrade_postgresql(connection: sa.Connection) -> None:
                     "host_folded": row[4].casefold(),
                     "app_folded": _folded(row[5]),
                     "level_folded": _folded(row[6]),
-                    "search": search_text(row[13], meta),
+                    "search": _search_text(row[13], meta),
                 }
             )
         connection.execute(insert, copied)
     op.execute("DROP TABLE log_lines_0003")
     connection.execute(
         sa.text("INSERT INTO log_store_state VALUES (1, 0, :version)"),
-        {"version": unicode_version()},
+        {"version": unicodedata.unidata_version},
     )
 
 

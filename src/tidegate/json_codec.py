@@ -1,0 +1,116 @@
+"""The one JSON codec for log data (docs/decisions.md, "JSON values a line can hold").
+
+orjson first (strict and fast); what it refuses is read or written once more by the
+standard library and normalised the same way on every path:
+
+* ``NaN``, ``Infinity``, ``-Infinity`` and numbers past a double's range become
+  ``null``: the key stays, and so does the rest of the object;
+* integers outside 64 bits (below -2**63, from 2**64) become the nearest double, as
+  orjson reads them (``null`` past a double's range);
+* lone UTF-16 surrogates (``"\\ud800"``, which UTF-8 cannot carry) become U+FFFD.
+
+Foundation layer: imports nothing of tidegate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["dumps", "loads", "plain", "read_constant", "read_float", "repaired"]
+
+_MIN_INT: Final = -(2**63)
+_MAX_INT: Final = 2**64  # exclusive
+# More digits than any 64-bit integer has: a double without calling int() (which
+# refuses texts past 4,300 digits).
+_MAX_INT_DIGITS: Final = 20
+
+
+def loads(data: str | bytes) -> Any:
+    """JSON text as plain values, normalised as above; ``ValueError`` when it is not JSON
+    (nor what Python's ``json.dumps`` writes for non-finite floats)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        strict_error = error
+    try:
+        value = json.loads(
+            data, parse_constant=read_constant, parse_int=_int, parse_float=read_float
+        )
+    except (ValueError, RecursionError):
+        raise ValueError(str(strict_error)) from None
+    return repaired(value)
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` as JSON bytes; what JSON cannot hold is normalised (``plain``) first."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return orjson.dumps(plain(value))
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON can hold it (normalised as above; keys as strings, other objects
+    as their ``str``); the value itself when nothing needs changing."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if _MIN_INT <= value < _MAX_INT else _big_int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {_text(str(key)): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return _text(str(value))
+
+
+def read_constant(_text: str) -> None:
+    """``parse_constant`` of a stdlib decoder: ``NaN``, ``Infinity`` read as null."""
+    return None
+
+
+def read_float(text: str) -> float | None:
+    """``parse_float`` of a stdlib decoder: a number past a double's range reads as null."""
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _int(text: str) -> int | float | None:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        return read_float(text)
+    value = int(text)
+    return value if _MIN_INT <= value < _MAX_INT else _big_int(value)
+
+
+def _big_int(value: int) -> float | None:
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def repaired(value: Any) -> Any:
+    """Decoded JSON with its lone surrogates (in strings and keys) made U+FFFD."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, list):
+        return [repaired(item) for item in value]
+    if isinstance(value, dict):
+        return {_text(key): repaired(item) for key, item in value.items()}
+    return value
+
+
+def _text(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # Valid pairs are joined, lone halves become U+FFFD.
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
