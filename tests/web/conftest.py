@@ -14,8 +14,9 @@ from tests.conftest import TEST_DB_POOL_SIZE, LiveServer
 from tests.web.harness import Account, chromium, enterprise_key, make_account
 
 # A page waits for the API; on a two-core CI machine running the suite in parallel an
-# answer can take longer than Playwright's default of 5 s (seen: a board's creation).
-expect.set_options(timeout=20_000)
+# answer can take longer than Playwright's default of 5 s (seen: a board's creation,
+# past 20 s with two suites side by side). A bound, not a guess at the speed.
+expect.set_options(timeout=60_000)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
     context = browser.new_context(viewport={"width": 1280, "height": 860})
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(60_000)
     yield context
     context.close()
 

@@ -24,6 +24,7 @@ def test_a_board_draws_its_graphs_from_the_aggregation_endpoint(site: Site, page
     )
     sign_in_with_key(page, site.base_url, account.service_key)
     page.get_by_test_id("nav-boards").click()
+    expect(page.get_by_text("No boards yet.")).to_be_visible()  # the page is drawn
     page.get_by_test_id("board-title").fill("Production")
     page.get_by_test_id("board-create").click()
     expect(page.locator("h1")).to_have_text("Production")
