@@ -49,8 +49,8 @@ from harness import (
     ingestion_key,
     new_account,
 )
-from tidegate.db.engine import sqlite_writer
 from tidegate.db.migrate import upgrade_database
+from tidegate.db.sqlite_connect import open_writer
 from tidegate.ingest.service import IngestParams, prepare
 from tidegate.logs.exclusion import CompiledRule, RuleSet
 from tidegate.logs.store import (
@@ -176,7 +176,7 @@ def postgres_cpu() -> float:
 
 
 def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
-    connection = sqlite_writer(path, "FULL")
+    connection = open_writer(path, "FULL")
     connection.execute("PRAGMA cache_size=-65536")  # as the server's writer
     batches = [floor_batch(account_id)] * (FLOOR_TX_LINES // BATCH)
     lines = 0

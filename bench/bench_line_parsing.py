@@ -36,8 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tidegate.db.engine import sqlite_writer
 from tidegate.db.migrate import upgrade_database
+from tidegate.db.sqlite_connect import open_writer
 from tidegate.ingest.decoding import body_lines
 from tidegate.ingest.service import IngestParams, build_line
 from tidegate.logs.exclusion import RuleSet
@@ -101,7 +101,7 @@ def body(texts: list[str]) -> bytes:
 def fresh_database(workdir: Path, name: str) -> sqlite3.Connection:
     path = workdir / f"{name}.sqlite3"
     asyncio.run(upgrade_database(f"sqlite+aiosqlite:///{path}"))
-    connection = sqlite_writer(str(path), "NORMAL")
+    connection = open_writer(str(path), "NORMAL")
     connection.execute("PRAGMA foreign_keys=OFF")  # no accounts row: lines only
     return connection
 

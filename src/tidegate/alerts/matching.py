@@ -25,6 +25,7 @@ from typing import Any
 from tidegate import json_codec
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.windows import ChannelWindow, Firing, WindowState
+from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.record import public_record
 
@@ -228,8 +229,8 @@ def evaluate_sqlite_batch(
     writer numbers lines under the write lock: ids commit in order, no gaps.)"""
     reader = _readers.get(path)
     if reader is None:
-        reader = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
-        reader.execute("PRAGMA query_only=ON")
+        # Used by whichever thread of the child's pool runs the batch.
+        reader = open_reader(path, wait_s=READ_OFF_LOOP_WAIT_S, any_thread=True)
         _readers[path] = reader
     cursor = reader.execute(_SQLITE_LINES, (after_id, limit))
     try:

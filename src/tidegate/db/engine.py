@@ -49,11 +49,15 @@ from sqlalchemy.pool import QueuePool
 from tidegate import metrics
 from tidegate.db.inline_sqlite import inline_connector
 from tidegate.db.read_budget import ReadBudget
+from tidegate.db.sqlite_connect import (
+    READ_ON_LOOP_WAIT_S,
+    SYNCHRONOUS_MODES,
+    WRITE_WAIT_S,
+    apply_writer_settings,
+    open_reader,
+)
 
 _log = logging.getLogger("tidegate.db")
-
-SQLITE_SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-
 
 # SQLite's companions of a database file; it creates them with the file's own mode.
 _SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -99,56 +103,34 @@ def ensure_sqlite_dir(url: str) -> None:
         _tighten(candidate)
 
 
-def _set_pragmas(dbapi_connection: Any, synchronous: str) -> None:
-    if synchronous not in SQLITE_SYNCHRONOUS_MODES:
-        raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS_MODES}")
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA synchronous={synchronous}")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=15000")
-    cursor.close()
+def _sqlite_read_engine(url: str) -> AsyncEngine:
+    """Reads: the stdlib driver inline on the loop (see inline_sqlite for why)."""
+    # Inline connections cost no thread (nor a server's connection: this is SQLite's
+    # in-process file), so keep plenty: a pool smaller than the number of requests in
+    # flight opens and closes overflow connections all the time.
+    return create_async_engine(
+        url,
+        async_creator=inline_connector(make_url(url).database or ""),
+        pool_reset_on_return=None,
+        pool_size=64,
+        max_overflow=64,
+    )
 
 
-def sqlite_writer(path: str, synchronous: str) -> sqlite3.Connection:
-    """A write connection of the stdlib driver, set up as the write engine's are: the
-    caller emits BEGIN IMMEDIATE and COMMIT itself (the group writer of lines, which
-    keeps it on a thread of its own)."""
-    connection = sqlite3.connect(path, timeout=15, isolation_level=None)
-    _set_pragmas(connection, synchronous)
-    return connection
-
-
-def _sqlite_engine(url: str, *, begin: str | None, synchronous: str = "NORMAL") -> AsyncEngine:
-    if synchronous not in SQLITE_SYNCHRONOUS_MODES:
-        raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS_MODES}")
-    if begin is None:
-        # Reads: the stdlib driver inline on the loop (see inline_sqlite for why).
-        path = make_url(url).database or ""
-        # Inline connections cost no thread (nor a server's connection: this is SQLite's
-        # in-process file), so keep plenty: a pool smaller than the
-        # number of requests in flight opens and closes overflow connections all the time.
-        engine = create_async_engine(
-            url,
-            async_creator=inline_connector(path),
-            pool_reset_on_return=None,
-            pool_size=64,
-            max_overflow=64,
-        )
-    else:
-        engine = create_async_engine(url, connect_args={"timeout": 15})
+def _sqlite_write_engine(url: str, synchronous: str) -> AsyncEngine:
+    """Writes: aiosqlite (a write may wait for the lock, never on the loop), each
+    transaction opened with BEGIN IMMEDIATE."""
+    if synchronous not in SYNCHRONOUS_MODES:
+        raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}")
+    engine = create_async_engine(url, connect_args={"timeout": WRITE_WAIT_S})
 
     @event.listens_for(engine.sync_engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
-        # Take transaction control away from the driver so BEGIN is ours to emit.
-        dbapi_connection.isolation_level = None
-        _set_pragmas(dbapi_connection, synchronous)
+        apply_writer_settings(dbapi_connection, synchronous)
 
-    if begin is not None:
-
-        @event.listens_for(engine.sync_engine, "begin")
-        def _begin(connection: Connection) -> None:
-            connection.exec_driver_sql(begin)
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
@@ -294,14 +276,6 @@ def pg_connection_lost() -> tuple[type[BaseException], ...]:
     )
 
 
-def _raw_sqlite_reader(path: str) -> sqlite3.Connection:
-    # Autocommit with every cursor drained at once (Database.fetch): each statement is
-    # its own snapshot and no read transaction stays open to hold back checkpoints.
-    connection = sqlite3.connect(path, timeout=1.0, isolation_level=None, check_same_thread=False)
-    connection.execute("PRAGMA query_only=ON")
-    return connection
-
-
 _FETCH_IN_USE = metrics.DB_CONNECTIONS_IN_USE.labels("fetch")
 
 
@@ -367,8 +341,8 @@ class Database:
         ensure_sqlite_dir(url)
         sqlite_path: str | None = None
         if url.startswith("sqlite"):
-            read = _sqlite_engine(url, begin=None)
-            write = _sqlite_engine(url, begin="BEGIN IMMEDIATE", synchronous=sqlite_synchronous)
+            read = _sqlite_read_engine(url)
+            write = _sqlite_write_engine(url, sqlite_synchronous)
             database = make_url(url).database
             if database not in (None, "", ":memory:"):
                 sqlite_path = database
@@ -413,7 +387,10 @@ class Database:
         types' (see enterprise.service for the normalising)."""
         if self.sqlite_path is not None:
             if self._reader is None:
-                self._reader = _raw_sqlite_reader(self.sqlite_path)
+                # Every cursor is drained at once (below): no read stays open.
+                self._reader = open_reader(
+                    self.sqlite_path, wait_s=READ_ON_LOOP_WAIT_S, any_thread=True
+                )
             if query.fixed:
                 params = {**query.fixed, **params}
             cursor = self._reader.execute(

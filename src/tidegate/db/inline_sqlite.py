@@ -19,6 +19,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from tidegate.db.sqlite_connect import READ_ON_LOOP_WAIT_S, open_reader
+
 
 class InlineCursor:
     def __init__(self, cursor: sqlite3.Cursor) -> None:
@@ -122,10 +124,9 @@ def inline_connector(path: str) -> Callable[[], Any]:
     """An ``async_creator`` for create_async_engine: a read connection on ``path``."""
 
     async def connect() -> InlineConnection:
-        # Autocommit: every read is its own snapshot; nothing to commit or roll back.
-        # A read waits at most briefly for a lock (only a WAL reset can make it wait).
-        connection = sqlite3.connect(
-            path, timeout=1.0, isolation_level=None, check_same_thread=False
+        # Not query_only: SQLAlchemy's session runs its own bookkeeping through it.
+        connection = open_reader(
+            path, wait_s=READ_ON_LOOP_WAIT_S, query_only=False, any_thread=True
         )
         return InlineConnection(connection)
 

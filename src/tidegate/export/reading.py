@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database
 from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
+from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.errors import ReadBudgetExceeded
 from tidegate.export.fair_share import FairShare
 from tidegate.export.repository import LineRow
@@ -135,9 +136,7 @@ class SqliteReader:
         if self._stopped:
             raise PageAbandoned
         if self._connection is None:
-            connection = sqlite3.connect(self._path, timeout=15.0, isolation_level=None)
-            connection.execute("PRAGMA query_only=ON")
-            connection.execute("PRAGMA busy_timeout=15000")
+            connection = open_reader(self._path, wait_s=READ_OFF_LOOP_WAIT_S)
             connection.set_progress_handler(self._progress, SQLITE_PROGRESS_EVERY)
             self._connection = connection
         # render_postcompile: IN lists (a filter's hosts, apps, levels) as plain parameters.

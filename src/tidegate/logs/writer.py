@@ -37,7 +37,8 @@ from typing import Any
 
 from tidegate import metrics
 from tidegate.api.error_handlers import store_unavailable
-from tidegate.db.engine import Database, pg_connection_lost, sqlite_writer
+from tidegate.db.engine import Database, pg_connection_lost
+from tidegate.db.sqlite_connect import open_writer
 from tidegate.errors import ServiceUnavailable
 from tidegate.logs.analyze import PartitionAnalyzer
 from tidegate.logs.store import (
@@ -243,7 +244,7 @@ class LineWriter:
         may wait up to the busy timeout for the write lock another process holds)."""
         if self._sqlite is None:
             assert self._db.sqlite_path is not None
-            self._sqlite = sqlite_writer(self._db.sqlite_path, self._db.sqlite_synchronous)
+            self._sqlite = open_writer(self._db.sqlite_path, self._db.sqlite_synchronous)
             # The writer's pages stay cached between its transactions (no other
             # connection of this process writes lines); SQLite allocates it as used.
             self._sqlite.execute(f"PRAGMA cache_size=-{_SQLITE_CACHE_KIB}")
