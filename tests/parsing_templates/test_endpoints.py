@@ -10,6 +10,7 @@ from tests.conftest import AppClient
 from tests.exclusions.test_endpoints import assert_legacy_error, new_account
 from tests.factories import AccountCtx
 from tests.ingest.factories import ingest, make_ingestor
+from tests.users.factories import add_person, sign_in_person
 
 TEMPLATES = "/v1/config/parsing/templates"
 FIELDS = {
@@ -256,3 +257,39 @@ async def test_preview_on_the_accounts_latest_lines_saves_nothing(client: AppCli
     )
     assert limited.json()["total"] == 2
     assert (await client.get(TEMPLATES, headers=who.account.headers)).json() == []
+
+
+async def test_a_scoped_admin_previews_only_the_lines_of_its_scope(client: AppClient) -> None:
+    who = await make_ingestor(client)
+    sent = [
+        {"line": "web ok took 1ms", "app": "web"},
+        {"line": "card 4111 took 2ms", "app": "vault"},
+    ]
+    assert (await ingest(client, who, sent)).status_code == 200
+    group = await client.post(
+        "/v1/config/groups", json={"name": "web", "apps": ["web"]}, headers=who.account.headers
+    )
+    assert group.status_code == 200, group.text
+    person = await add_person(client.database_url, account_id=who.account_id, role="admin")
+    placed = await client.put(
+        f"/v1/config/members/{person.email}",
+        json={"groups": [group.json()["id"]]},
+        headers=who.account.headers,
+    )
+    assert placed.status_code == 200, placed.text
+    admin = await sign_in_person(client, person)
+    response = await client.post(
+        f"{TEMPLATES}/preview", json={"pattern": r"took (?P<ms>\d+)ms"}, headers=admin.headers
+    )
+    assert response.status_code == 200, response.text
+    assert [line["line"] for line in response.json()["lines"]] == ["web ok took 1ms"]
+    assert "4111" not in response.text
+    # A readonly person may list templates but not preview (it is part of managing them).
+    reader = await sign_in_person(
+        client, await add_person(client.database_url, account_id=who.account_id, role="readonly")
+    )
+    assert (await client.get(TEMPLATES, headers=reader.headers)).status_code == 200
+    denied = await client.post(
+        f"{TEMPLATES}/preview", json={"pattern": r"(?P<x>.)"}, headers=reader.headers
+    )
+    assert_legacy_error(denied, 403)
