@@ -2,7 +2,7 @@
 // activate, delete; before saving, a preview of the fields the pattern would capture
 // from the account's latest lines (POST /v1/config/parsing/templates/preview).
 import { del, get, patch, post, put } from "../api.js";
-import { append, clear, errorBox, field, fillFrom, h, listTable, onSubmit } from "../dom.js";
+import { clear, errorBox, field, fillFrom, formButtons, h, listTable, onSubmit, previewButton } from "../dom.js";
 import { session } from "../session.js";
 
 const TEMPLATES = "/v1/config/parsing/templates";
@@ -35,18 +35,12 @@ function templateForm(template, done) {
   const state = h("select", { testid: "template-state" }, STATES.map((value) => h("option", { value, selected: (template.state || "draft") === value }, value)));
   const result = h("div", { class: "preview", testid: "template-preview" });
   const problem = h("div", {});
-  const previewButton = h("button", { type: "button", testid: "template-preview-button" }, "Preview");
-  previewButton.addEventListener("click", async () => {
-    clear(result).append(h("p", { class: "muted" }, "Trying the latest lines…"));
-    try {
-      const found = await post(`${TEMPLATES}/preview`, { pattern: pattern.value, size: SAMPLE });
-      append(clear(result), [
-        h("p", { testid: "template-preview-count" }, `${found.matched} of the latest ${found.total} lines match; fields: ${found.fields.join(", ")}`),
-        found.lines.length ? previewTable(found) : null,
-      ]);
-    } catch (error) {
-      clear(result).append(errorBox(error));
-    }
+  const previewPattern = previewButton("template-preview-button", result, "Trying the latest lines…", async () => {
+    const found = await post(`${TEMPLATES}/preview`, { pattern: pattern.value, size: SAMPLE });
+    return [
+      h("p", { testid: "template-preview-count" }, `${found.matched} of the latest ${found.total} lines match; fields: ${found.fields.join(", ")}`),
+      found.lines.length ? previewTable(found) : null,
+    ];
   });
   const form = h(
     "form",
@@ -55,7 +49,7 @@ function templateForm(template, done) {
     field("Name", name),
     field("Pattern", pattern, "RE2 with named groups (?P<field>…) and %{NAME:field} tokens (WORD, INT, NUMBER, IP, URIPATH, LOGLEVEL, GREEDYDATA, …); %{INT:field:int} stores a number"),
     field("State", state, "only active templates apply, to lines ingested from then on"),
-    h("div", { class: "buttons" }, previewButton, h("button", { type: "submit", class: "primary", testid: "template-save" }, "Save template"), h("button", { type: "button", onclick: () => done(false) }, "Cancel")),
+    formButtons(previewPattern, "template-save", "Save template", () => done(false)),
     problem,
     result,
   );
