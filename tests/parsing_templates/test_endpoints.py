@@ -3,6 +3,7 @@ validation (400 in the legacy error shape), order, state and the preview."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -293,3 +294,20 @@ async def test_a_scoped_admin_previews_only_the_lines_of_its_scope(client: AppCl
         f"{TEMPLATES}/preview", json={"pattern": r"(?P<x>.)"}, headers=reader.headers
     )
     assert_legacy_error(denied, 403)
+
+
+async def test_concurrent_activations_never_pass_the_active_limit(client: AppClient) -> None:
+    account = await new_account(client)
+
+    async def one(index: int) -> int:
+        response = await client.post(
+            TEMPLATES,
+            json={"name": f"t{index}", "pattern": PATTERN, "state": "active"},
+            headers=account.headers,
+        )
+        return response.status_code
+
+    statuses = await asyncio.gather(*(one(index) for index in range(14)))
+    assert sorted(statuses) == [200] * 10 + [400] * 4
+    listed = (await client.get(TEMPLATES, headers=account.headers)).json()
+    assert sum(item["state"] == "active" for item in listed) == 10

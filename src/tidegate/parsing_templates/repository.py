@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.models import ParsingTemplate
+from tidegate.models import Account, ParsingTemplate
 
 
 async def templates_of(
@@ -33,7 +33,10 @@ async def template_of(
 
 
 async def counts_of(*, session: AsyncSession, account_id: str) -> tuple[int, int, int]:
-    """How many templates the account has, how many are active, and the next position."""
+    """How many templates the account has, how many are active, and the next position.
+    The account's row is locked first (PostgreSQL), so two changes at once cannot both
+    pass the limits on the same count."""
+    await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
     row = (
         await session.execute(
             select(
