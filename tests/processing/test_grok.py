@@ -134,3 +134,9 @@ def test_a_huge_program_is_refused_by_the_memory_cap() -> None:
 def test_ipv6_forms(address: str) -> None:
     assert TemplatePattern("^%{IPV6:ip}$").fields(address) == [("ip", address)]
     assert TemplatePattern("^%{IP:ip} up$").fields(address + " up") == [("ip", address)]
+
+
+def test_an_escaped_percent_brace_is_literal() -> None:
+    pattern = TemplatePattern(r"^\%{x} %{INT:n:int} \\%{WORD:w}$")
+    assert pattern.field_names == ["n", "w"]
+    assert pattern.fields("%{x} 5 \\abc") == [("n", 5), ("w", "abc")]

@@ -141,12 +141,24 @@ def _token(body: str, index: int) -> tuple[str, CapturedField | None]:
     return f"(?P<{group}>{expansion})", CapturedField(group, field, conversion)
 
 
+def _escaped(pattern: str, index: int) -> bool:
+    """Whether the character at ``index`` follows an odd run of backslashes."""
+    run = 0
+    while index - run > 0 and pattern[index - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
 def _expand(pattern: str) -> tuple[str, list[CapturedField]]:
     """The pattern with its ``%{...}`` tokens as RE2 text, and the tokens' captures."""
     out: list[str] = []
     captures: list[CapturedField] = []
     position = 0
-    while (start := pattern.find("%{", position)) >= 0:
+    search = 0
+    while (start := pattern.find("%{", search)) >= 0:
+        search = start + 2
+        if _escaped(pattern, start):  # ``\%{`` is a literal %{ for RE2
+            continue
         end = pattern.find("}", start + 2)
         if end < 0:
             raise TemplatePatternError(f"the %{{ at character {start + 1} is never closed")
@@ -155,7 +167,7 @@ def _expand(pattern: str) -> tuple[str, list[CapturedField]]:
         out.append(regex)
         if capture is not None:
             captures.append(capture)
-        position = end + 1
+        position = search = end + 1
     out.append(pattern[position:])
     return "".join(out), captures
 
