@@ -13,6 +13,11 @@ file:
   (``body_lines``), build the lines (``build_line``), ``judge_lines`` (which parses),
   the rows (``line_rows``), ``sqlite_write`` (lines, search index, usage);
 - **no parsing**: the same with ``judge_lines(parse=False)``;
+- **5 templates**: parsing with five active custom parsing templates
+  (``TEMPLATES``) that no line of the corpus matches (the worst case: every line tries
+  all five, then the built-in forms), and **5 templates, 1 in 12 match**: the same with
+  the fifth one matching the corpus's plain "user N signed in" lines (``--templates 0``
+  leaves both out);
 - **floor**: plain ``executemany`` of the same rows into ``log_lines`` and
   ``log_search``, nothing else: once with the rows the parsing cell built (meta holding
   the parsed fields, a longer search text) and once with those of the cell without.
@@ -44,10 +49,26 @@ from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import judge_lines
 from tidegate.logs.parsing import parse_line, parse_text
 from tidegate.logs.store import COLUMNS, NewLine, sqlite_write
+from tidegate.logs.templates import TemplateSet
+from tidegate.processing.grok import TemplatePattern
 
 ACCOUNT = "bench-account"
 LEVELS = ["info", "warn", "error", "debug"]
 PATHS = ["/api/orders", "/api/users/42", "/health", "/static/app.js"]
+# Five custom parsing templates of the kinds an account writes, none of which matches a
+# line of the corpus; the last of MATCHING matches its plain "user N signed in" lines.
+TEMPLATES = [
+    r"^%{IP:client} %{WORD:method} %{URIPATH:path} %{INT:status:int}$",
+    r"order=(?P<order>\d+) amount=%{NUMBER:amount:float}",
+    r"^\[%{TIMESTAMP_ISO8601:time}\] %{LOGLEVEL:level} %{NOTSPACE:logger} - %{GREEDYDATA:message}$",
+    r"user=%{USER:user} action=%{WORD:action}",
+    r"payment %{UUID:payment_id} %{WORD:outcome}",
+]
+MATCHING = [*TEMPLATES[:4], r"^user %{INT:user_id:int} signed in from (?P<client>.+)$"]
+
+
+def rules_with(patterns: list[str]) -> RuleSet:
+    return RuleSet((), TemplateSet([TemplatePattern(pattern) for pattern in patterns]))
 
 
 def json_line(rng: random.Random) -> str:
@@ -107,7 +128,7 @@ def fresh_database(workdir: Path, name: str) -> sqlite3.Connection:
 
 
 def ingest_cpu(
-    connection: sqlite3.Connection, bodies: list[bytes], *, parse: bool
+    connection: sqlite3.Connection, bodies: list[bytes], *, parse: bool, rules: RuleSet
 ) -> tuple[float, list[Any]]:
     """CPU seconds to take every body from its bytes to committed rows; the rows."""
     params = IngestParams(hostname="web-1", mac=None, ip=None, now=None, tags=())
@@ -118,7 +139,7 @@ def ingest_cpu(
             build_line(item, params=params, default_ts=1, tags=None) for item in body_lines(raw)
         )
         judged = judge_lines(
-            account_id=ACCOUNT, lines=lines, rules=RuleSet.from_rows([]), received_ms=1, parse=parse
+            account_id=ACCOUNT, lines=lines, rules=rules, received_ms=1, parse=parse
         )
         assert judged.batch is not None
         connection.execute("BEGIN IMMEDIATE")
@@ -150,11 +171,12 @@ def floor_cpu(connection: sqlite3.Connection, batches: list[list[tuple[Any, ...]
     return time.process_time() - started
 
 
-def parser_only(texts: list[str]) -> float:
+def parser_only(texts: list[str], rules: RuleSet | None = None) -> float:
     lines = [NewLine(line=text, ts=1, host="h") for text in texts]
+    templates = rules.templates.parse if rules is not None else None
     started = time.process_time()
     for line in lines:
-        parse_line(line)
+        parse_line(line, templates)
     return time.process_time() - started
 
 
@@ -208,6 +230,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=20_000)
     parser.add_argument("--batch", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--templates", type=int, default=5, choices=(0, 5))
     args = parser.parse_args()
     texts = corpus(args.lines)
     bodies = [body(texts[start : start + args.batch]) for start in range(0, len(texts), args.batch)]
@@ -215,17 +238,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as workdir:
         built: dict[str, list[Any]] = {}
 
-        def cell(parse: bool) -> Callable[[int], float]:
+        def cell(parse: bool, rules: RuleSet, name: str) -> Callable[[int], float]:
             def run(attempt: int) -> float:
-                connection = fresh_database(Path(workdir), f"{'p' if parse else 'n'}{attempt}")
+                connection = fresh_database(Path(workdir), f"{name}{attempt}")
                 try:
-                    used, rows = ingest_cpu(connection, bodies, parse=parse)
+                    used, rows = ingest_cpu(connection, bodies, parse=parse, rules=rules)
                 finally:
                     connection.close()
-                built["parsed" if parse else "plain"] = rows
+                built[name] = rows
                 return used
 
             return run
+
+        no_rules = RuleSet(())
 
         def floor(attempt: int, rows: str) -> float:
             connection = fresh_database(Path(workdir), f"f{rows}{attempt}")
@@ -236,9 +261,13 @@ def main() -> int:
 
         # Alternated, so that a change in the machine's load touches every cell alike.
         parsing = no_parsing = floor_parsed = floor_plain = float("inf")
+        templated = matching = float("inf")
         for attempt in range(args.repeat):
-            parsing = min(parsing, cell(True)(attempt))
-            no_parsing = min(no_parsing, cell(False)(attempt))
+            parsing = min(parsing, cell(True, no_rules, "parsed")(attempt))
+            no_parsing = min(no_parsing, cell(False, no_rules, "plain")(attempt))
+            if args.templates:
+                templated = min(templated, cell(True, rules_with(TEMPLATES), "t")(attempt))
+                matching = min(matching, cell(True, rules_with(MATCHING), "m")(attempt))
             floor_parsed = min(floor_parsed, floor(attempt, "parsed"))
             floor_plain = min(floor_plain, floor(attempt, "plain"))
 
@@ -248,6 +277,14 @@ def main() -> int:
     print(f"{'cell':<34}{'CPU ms / 1,000 lines':>22}{'x floor':>10}")
     cells = (
         ("parsing", parsing, floor_parsed),
+        *(
+            (
+                ("parsing, 5 templates, none match", templated, floor_parsed),
+                ("parsing, 5 templates, 1 in 12 match", matching, floor_parsed),
+            )
+            if args.templates
+            else ()
+        ),
         ("no parsing", no_parsing, floor_plain),
         ("floor: rows with parsed fields", floor_parsed, floor_parsed),
         ("floor: rows without", floor_plain, floor_plain),
@@ -258,6 +295,11 @@ def main() -> int:
         f"parsing adds {(parsing - no_parsing) * per_k * 1000:.2f} ms per 1,000 lines "
         f"({(parsing / no_parsing - 1) * 100:+.0f}% of the path without it)"
     )
+    if args.templates:
+        print(
+            f"5 templates (none match) add {(templated - parsing) * per_k * 1000:.2f} ms per "
+            f"1,000 lines ({(templated / parsing - 1) * 100:+.0f}% of the path with parsing)"
+        )
     print("the parser alone, ms per 1,000 lines of each kind:")
     rng = random.Random(3)
     kinds = {
@@ -268,6 +310,14 @@ def main() -> int:
     for name, sample in kinds.items():
         used = best(args.repeat, lambda _attempt, sample=sample: parser_only(sample))  # type: ignore[misc]
         print(f"  {name:<12}{used / len(sample) * 1e6:>10.2f}")
+        if args.templates:
+            used = best(
+                args.repeat,
+                lambda _attempt, sample=sample: parser_only(sample, rules_with(TEMPLATES)),  # type: ignore[misc]
+            )
+            print(
+                f"  {'':<12}{used / len(sample) * 1e6:>10.2f}  after 5 templates that do not match"
+            )
     adversarial()
     return 0
 

@@ -69,6 +69,7 @@ WRITE_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
     "/v1/config/ingestion/exclusions": M,
+    "/v1/config/parsing/templates": M,
     "/v1/config/ingestion/suspend": OWN,
     "/v1/config/ingestion/resume": OWN,
     "/v1/config/members": M,
@@ -220,6 +221,7 @@ async def test_readonly_reads_logs_and_configuration_but_changes_nothing(
     for path in (
         "/v1/config/board",
         "/v1/config/ingestion/exclusions",
+        "/v1/config/parsing/templates",
         "/v2/export?from=0&to=1",
         "/v3/pipeline",
     ):

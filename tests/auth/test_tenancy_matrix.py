@@ -27,6 +27,10 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/enterprise/account/{account_id}"): {"company": "pwned"},
     ("PUT", "/v1/config/keys/{id}"): {"name": "pwned"},
     ("PATCH", "/v1/config/ingestion/exclusions/{id}"): {"title": "pwned"},
+    ("PATCH", "/v1/config/parsing/templates/{id}"): {"name": "pwned", "state": "active"},
+    # Runs on the caller's own latest lines: none of the victim's may come back.
+    ("POST", "/v1/config/parsing/templates/preview"): {"pattern": "(?P<all>.+)"},
+    ("PUT", "/v1/config/parsing/templates/order"): {"ids": []},
     ("PATCH", "/v1/config/board/{boardid}"): {"title": "pwned"},
     ("PUT", "/v3/pipeline/gateway-route/{gateway_route_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/gateway-route/{gateway_route_id}/access-key"): {
@@ -100,6 +104,14 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
         )
     )
     ids["exclusion"] = rule["id"]
+    template = await _ok(
+        await client.post(
+            "/v1/config/parsing/templates",
+            json={"name": "t", "pattern": "secret=(?P<secret>\\w+)"},
+            headers=h,
+        )
+    )
+    ids["parsing_template"] = template["id"]
     board = await _ok(await client.post("/v1/config/board", json={"title": "b"}, headers=h))
     ids["boardid"] = board["boardid"]
     route = (
@@ -176,6 +188,8 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
         values["id"] = ids["service_key"]
     elif path.startswith("/v1/config/ingestion/exclusions/"):
         values["id"] = ids["exclusion"]
+    elif path.startswith("/v1/config/parsing/templates/"):
+        values["id"] = ids["parsing_template"]
     elif path.startswith("/v1/config/categories/") and "category" in ids:
         values["id"] = ids["category"]
     for segment, kind in (
@@ -207,6 +221,7 @@ async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) 
         ),
         client.get("/v1/config/keys", headers=h),
         client.get("/v1/config/ingestion/exclusions", headers=h),
+        client.get("/v1/config/parsing/templates", headers=h),
         client.get(f"/v1/config/board/{ids['boardid']}", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),

@@ -121,6 +121,20 @@ async def test_exclusion_rules_and_usage_apply(syslog_client: AppClient) -> None
     assert sum(row.lines_excluded for row in rows) == 1
 
 
+async def test_parsing_templates_apply(syslog_client: AppClient) -> None:
+    who = await make_ingestor(syslog_client, enable_syslog=True)
+    made = await syslog_client.post(
+        "/v1/config/parsing/templates",
+        json={"name": "jobs", "pattern": r"took %{INT:took_ms:int}ms", "state": "active"},
+        headers=who.account.headers,
+    )
+    assert made.status_code == 200, made.text
+    await send(syslog_port(syslog_client), (rfc5424(who.key, "job took 12ms") + "\n").encode())
+    lines = await wait_for_lines(syslog_client, who.account.headers, 1)
+    assert lines[0]["_line"] == "job took 12ms"
+    assert lines[0]["_meta"]["took_ms"] == 12
+
+
 async def test_a_hostile_connection_costs_neither_its_good_lines_nor_other_connections(
     syslog_client: AppClient,
 ) -> None:

@@ -122,6 +122,62 @@ def test_an_exclusion_rule_is_previewed_then_saved_and_toggled(site: Site, page:
     assert [line["_line"] for line in lines] == ["kept again"]
 
 
+def test_a_parsing_template_is_previewed_saved_activated_and_its_fields_found(
+    site: Site, page: Page
+) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [{"line": f"GET /cart/{i} took {10 * i}ms user=u{i}", "timestamp": now - i * 1000} for i in range(3)]
+        + [{"line": "unrelated text", "timestamp": now - 5000}]
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-parsing").click()
+    expect(page.get_by_text("No parsing templates")).to_be_visible()
+    page.get_by_test_id("template-new").click()
+    page.get_by_test_id("template-name").fill("Cart requests")
+    page.get_by_test_id("template-pattern").fill(
+        r"^%{WORD:method} %{URIPATH:path} took %{INT:took_ms:int}ms user=(?P<user>\w+)"
+    )
+    page.get_by_test_id("template-preview-button").click()
+    expect(page.get_by_test_id("template-preview-count")).to_have_text(
+        "3 of the latest 4 lines match; fields: method, path, took_ms, user"
+    )
+    rows = page.get_by_test_id("template-preview-line")
+    expect(rows).to_have_count(4)
+    expect(rows.first.get_by_test_id("template-preview-fields")).to_have_text(
+        '{"method":"GET","path":"/cart/0","took_ms":0,"user":"u0"}'
+    )
+    expect(
+        page.get_by_test_id("template-preview-fields").filter(has_text="no match")
+    ).to_have_count(1)
+    page.get_by_test_id("template-save").click()  # saved as a draft
+    expect(page.get_by_test_id("template-row")).to_have_count(1)
+    expect(page.get_by_test_id("template-row-state")).to_have_text("draft")
+    account.ingest([{"line": "GET /cart/77 took 5ms user=draft"}])  # a draft does nothing
+    page.get_by_test_id("template-activate").click()
+    expect(page.get_by_test_id("template-row-state")).to_have_text("active")
+    account.ingest([{"line": "POST /cart/99 took 250ms user=zoe"}])
+
+    # Found with field:value on the search page, its fields shown when expanded.
+    page.goto(f"{site.base_url}/search")
+    page.get_by_test_id("search-input").fill("user:zoe took_ms:>200")
+    page.get_by_test_id("search-input").press("Enter")
+    expect_lines(page, ["POST /cart/99 took 250ms user=zoe"])
+    line = page.get_by_test_id("log-line").first
+    line.locator(".summary").click()
+    expect(line.locator(".detail .meta")).to_contain_text("took_ms: 250")
+    expect(line.locator(".detail .meta")).to_contain_text("user: zoe")
+    with account.http() as http:
+        found = http.get(
+            "/v2/export",
+            params={"from": now - 60_000, "to": now_ms() + 1000, "query": "user:draft OR user:zoe"},
+        ).json()["lines"]
+    assert [(line["_line"], line.get("_meta")) for line in found] == [
+        ("POST /cart/99 took 250ms user=zoe", {"method": "POST", "path": "/cart/99", "took_ms": 250, "user": "zoe"})
+    ]  # fmt: skip
+
+
 def test_keys_are_created_shown_and_deleted(site: Site, page: Page) -> None:
     account = site.account()
     sign_in_with_key(page, site.base_url, account.service_key)

@@ -28,6 +28,7 @@ from tidegate.keys.endpoints import router as keys_router
 from tidegate.logs.tail_endpoints import router as tail_router
 from tidegate.logs.tail_socket import router as tail_socket_router
 from tidegate.members.endpoints import router as members_router
+from tidegate.parsing_templates.endpoints import router as parsing_templates_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.pipelines.live_endpoints import router as pipeline_live_router
@@ -72,6 +73,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         # Keys are secrets that act as the account: reading them is the admin's too.
         (keys_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),
+        # Templates change how every line is stored, as exclusion rules do.
+        (parsing_templates_router, CONFIG),
         (boards_router, CONTENT),
         # Views, their alerts and categories are content: a member changes them.
         (views_router, CONTENT),

@@ -2,8 +2,8 @@
 
 The credential lookup runs on every ingest request, so it is one prebuilt Core
 statement run through ``Database.fetch`` (the raw driver, no ORM session): the key, its
-account's status, and the fingerprint of the account's exclusion rules (count and
-latest ``updated_at``), in a single round trip. The fingerprint of a writer that starts
+account's status, and the fingerprint of the account's exclusion rules and parsing
+templates (the count and latest ``updated_at`` of each), in a single round trip. The fingerprint of a writer that starts
 from an account (the pipeline's log store) is read the same way (``logs.repository``),
 so both give the driver's values and compare equal in the rule cache.
 """
@@ -14,17 +14,19 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
-from sqlalchemy import Text, bindparam, cast, delete, func, select, text
+from sqlalchemy import Text, bindparam, cast, delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database, RawQuery
 from tidegate.logs import search_index
+from tidegate.logs.repository import changes_of
 from tidegate.logs.store import partition_day
-from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine
+from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine, ParsingTemplate
 
 _keys = ApiKey.__table__
 _accounts = Account.__table__
 _rules = ExclusionRule.__table__
+_templates = ParsingTemplate.__table__
 _lines = LogLine.__table__
 
 
@@ -34,26 +36,19 @@ class IngestionKey(NamedTuple):
     account_status: str | None
     rule_count: int
     rules_updated: object
+    template_count: int
+    templates_updated: object
     suspended: bool  # the account's ingestion is suspended (tidegate.suspensions)
     syslog_enabled: bool  # the account's ``enable_syslog`` (tidegate.syslog)
 
-
-_rule_count = (
-    select(func.count()).where(_rules.c.account_id == _keys.c.account_id).scalar_subquery()
-)
-_rules_updated = (
-    select(func.max(_rules.c.updated_at))
-    .where(_rules.c.account_id == _keys.c.account_id)
-    .scalar_subquery()
-)
 
 _KEY_BY_HASH = RawQuery(
     select(
         _keys.c.kind,
         _keys.c.account_id,
         _accounts.c.status,
-        _rule_count,
-        _rules_updated,
+        *changes_of(_rules, _keys.c.account_id),
+        *changes_of(_templates, _keys.c.account_id),
         _accounts.c.ingestion_suspended_at.is_not(None),
         _accounts.c.enable_syslog,
     )
@@ -66,9 +61,17 @@ async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
     rows = await db.fetch(_KEY_BY_HASH, {"key_hash": key_hash})
     if not rows:
         return None
-    kind, account_id, status, rule_count, rules_updated, suspended, syslog = rows[0]
+    kind, account_id, status, rules, rules_at, templates, templates_at, suspended, syslog = rows[0]
     return IngestionKey(
-        kind, account_id, status, int(rule_count), rules_updated, bool(suspended), bool(syslog)
+        kind,
+        account_id,
+        status,
+        int(rules),
+        rules_at,
+        int(templates),
+        templates_at,
+        bool(suspended),
+        bool(syslog),
     )
 
 

@@ -132,7 +132,13 @@ async def account_for_key(
     if syslog and not found.syslog_enabled:
         raise Forbidden(SYSLOG_DISABLED)
     rules = await intake.rules_for(
-        found.account_id, fingerprint=(found.rule_count, found.rules_updated)
+        found.account_id,
+        fingerprint=(
+            found.rule_count,
+            found.rules_updated,
+            found.template_count,
+            found.templates_updated,
+        ),
     )
     return found.account_id, rules
 

@@ -9,9 +9,11 @@ Hosts and apps repeat from line to line, so which rules survive the hosts and ap
 is worked out once per distinct ``(host, app)`` and remembered; only the survivors'
 queries run per line.
 
-The cache is keyed by a fingerprint of the account's rules (their count and latest
-``updated_at``) that the credential lookup reads in the same query, so every worker
-sees a change on its next request with no extra round trip and no TTL.
+The account's active parsing templates (``logs.templates``) travel with its rules: both
+are what the account's configuration does to a line at intake, cached together. The
+cache is keyed by a fingerprint of the account's rules and templates (the count and
+latest ``updated_at`` of each) that the credential lookup reads in the same query, so
+every worker sees a change on its next request with no extra round trip and no TTL.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from tidegate.logs.templates import NO_TEMPLATES, TemplateSet
 from tidegate.models import ExclusionRule
 from tidegate.search import LogLine, Query, compile_query
 
@@ -117,18 +120,24 @@ _MEMO_LIMIT = 4096
 
 
 class RuleSet:
-    """An account's active rules, ready to judge lines."""
+    """An account's active rules, ready to judge lines, and its active parsing
+    templates (``templates``), ready to parse them. Truthy when it has exclusion rules."""
 
-    __slots__ = ("_candidates", "rules")
+    __slots__ = ("_candidates", "rules", "templates")
 
-    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+    def __init__(
+        self, rules: Sequence[CompiledRule], templates: TemplateSet = NO_TEMPLATES
+    ) -> None:
+        self.templates = templates
         # Rules that drop outright go first: a line they match needs no further look,
         # and a line matched by both kinds must never reach live tail.
         self.rules = tuple(sorted(rules, key=lambda rule: rule.indexonly))
         self._candidates: dict[tuple[str, str | None], tuple[CompiledRule, ...]] = {}
 
     @classmethod
-    def from_rows(cls, rows: Iterable[ExclusionRule]) -> RuleSet:
+    def from_rows(
+        cls, rows: Iterable[ExclusionRule], templates: TemplateSet = NO_TEMPLATES
+    ) -> RuleSet:
         return cls(
             [
                 CompiledRule.build(
@@ -140,7 +149,8 @@ class RuleSet:
                 )
                 for row in rows
                 if row.active
-            ]
+            ],
+            templates,
         )
 
     def __bool__(self) -> bool:
@@ -181,7 +191,8 @@ class RuleSet:
 
 EMPTY = RuleSet(())
 
-Fingerprint = tuple[int, object]
+# (exclusion rule count, their latest updated_at, template count, their latest updated_at)
+Fingerprint = tuple[int, object, int, object]
 
 
 class RuleCache:
@@ -193,7 +204,7 @@ class RuleCache:
         self._entries: dict[str, tuple[Fingerprint, RuleSet]] = {}
 
     def get(self, account_id: str, fingerprint: Fingerprint) -> RuleSet | None:
-        if fingerprint[0] == 0:
+        if fingerprint[0] == 0 and fingerprint[2] == 0:
             return EMPTY
         entry = self._entries.get(account_id)
         if entry is None or entry[0] != fingerprint:

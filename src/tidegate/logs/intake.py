@@ -9,8 +9,9 @@ flight; the time read by ``logs.timestamps``, the one timestamp rule), then:
 0. ``judge_lines`` first parses each line's text into fields (``logs.parsing``: JSON,
    logfmt, access and error logs, syslog, a level word), merged into its meta, so
    rules, storage, search and live tail all see the same fields;
-1. ``LineIntake.rules_for`` gives the account's active exclusion rules, compiled and
-   cached per worker and checked for changes on every call (a fingerprint query);
+1. ``LineIntake.rules_for`` gives the account's active exclusion rules and parsing
+   templates (tried before the built-in forms in step 0), compiled and cached per
+   worker and checked for changes on every call (a fingerprint query);
 2. ``judge_lines`` (plain CPU, fit for a worker thread) keeps each line or counts it as
    excluded, keeps the ``indexonly`` ones for live tail, and builds the rows and the
    usage to write (``StoreBatch``);
@@ -34,6 +35,7 @@ from tidegate.logs.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
 from tidegate.logs.parsing import parse_line
 from tidegate.logs.store import NewLine, StoreBatch
 from tidegate.logs.tail import TailBroker, TailLine
+from tidegate.logs.templates import TemplateSet
 from tidegate.logs.writer import LineWriter
 
 __all__ = ["JudgedLines", "LineIntake", "judge_lines"]
@@ -108,7 +110,8 @@ def judge_lines(
     through the account's exclusion rules, with the rows to write built."""
     judged = JudgedLines(account_id=account_id, received_ms=received_ms)
     if parse:
-        lines = map(parse_line, lines)
+        templates = rules.templates.parse if rules.templates else None
+        lines = (parse_line(line, templates) for line in lines)
     if not rules:  # the usual case: every line is kept
         judged.stored = list(lines)
     else:
@@ -129,15 +132,19 @@ class LineIntake:
         self.rules = rules
 
     async def rules_for(self, account_id: str, fingerprint: Fingerprint | None = None) -> RuleSet:
-        """The account's active exclusion rules. ``fingerprint`` when the caller read it
-        already (the ingestion key lookup does, in the same query); else it is read."""
+        """The account's active exclusion rules and parsing templates. ``fingerprint``
+        when the caller read it already (the ingestion key lookup does, in the same
+        query); else it is read."""
         if fingerprint is None:
             fingerprint = await repository.rules_fingerprint(db=self.db, account_id=account_id)
         rules = self.rules.get(account_id, fingerprint)
         if rules is None:
             async with self.db.read_sessions() as session:
                 rows = await repository.active_rules(session=session, account_id=account_id)
-            rules = RuleSet.from_rows(rows)
+                templates = await repository.active_templates(
+                    session=session, account_id=account_id
+                )
+            rules = RuleSet.from_rows(rows, TemplateSet.from_rows(templates))
             self.rules.put(account_id, fingerprint, rules)
         return rules
 

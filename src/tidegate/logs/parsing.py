@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,9 @@ log = logging.getLogger(__name__)
 __all__ = [
     "MAX_FIELDS",
     "MAX_PARSED_CHARS",
+    "CustomParser",
     "Parsed",
+    "canonical_level",
     "level_from_text",
     "parse_line",
     "parse_syslog",
@@ -99,6 +101,13 @@ _LEVEL_AT_START = re.compile(
 )
 
 
+def canonical_level(text: str) -> str:
+    """A level as stored: a known level word in its canonical spelling (``err``:
+    ``ERROR``), any other text as written (trimmed)."""
+    word = text.strip()
+    return _LEVELS.get(word.casefold(), word)
+
+
 def level_from_text(text: str) -> str | None:
     """The level word a line's text starts with, after an optional timestamp and a
     separator. Without a timestamp or a bracket around it, the word must be written in
@@ -134,21 +143,28 @@ class Parsed:
     overrides: bool = False
 
 
-def parse_text(text: str) -> Parsed:
-    """The fields and level of ``text`` (see the module's docstring)."""
+# An account's own parsing (its templates): the fields of a text, None when it declines.
+CustomParser = Callable[[str], Parsed | None]
+
+
+def parse_text(text: str, templates: CustomParser | None = None) -> Parsed:
+    """The fields and level of ``text`` (see the module's docstring). ``templates``:
+    the account's own parsing templates, tried first (``logs.templates``)."""
     if len(text) <= MAX_PARSED_CHARS:
-        parsed = _structured(text)
+        parsed = templates(text) if templates is not None else None
+        if parsed is None:
+            parsed = _structured(text)
         if parsed is not None:
             return parsed
     return Parsed(level=level_from_text(text))
 
 
-def parse_line(line: NewLine) -> NewLine:
+def parse_line(line: NewLine, templates: CustomParser | None = None) -> NewLine:
     """``line`` with the fields its text holds merged into its meta (the sender's meta
     keys win) and its level set: a ``level`` field sets it, otherwise a level the text
     gives fills a missing one. Changes ``line`` in place and returns it."""
     try:
-        parsed = parse_text(line.line)
+        parsed = parse_text(line.line, templates)
     except Exception:  # any: a parser's bug must not fail the line's whole request
         log.exception("a line could not be parsed; stored as plain text")
         return line

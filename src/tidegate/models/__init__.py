@@ -18,6 +18,7 @@ from tidegate.models.group import Group, GroupMember
 from tidegate.models.index_rate_alert import IndexRateAlert
 from tidegate.models.log_line import LogLine
 from tidegate.models.membership import Membership
+from tidegate.models.parsing_template import ParsingTemplate
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
@@ -47,6 +48,7 @@ __all__ = [
     "IndexRateAlert",
     "LogLine",
     "Membership",
+    "ParsingTemplate",
     "Pipeline",
     "PipelineNode",
     "PipelineUsage",

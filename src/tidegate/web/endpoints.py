@@ -40,6 +40,7 @@ PAGES = (
     "/boards",
     "/boards/{boardid}",
     "/rules",
+    "/parsing",
     "/keys",
     "/usage",
     "/members",

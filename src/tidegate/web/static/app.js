@@ -12,6 +12,7 @@ const ROUTES = [
   [/^\/boards$/, () => import("./pages/boards.js"), "boards"],
   [/^\/boards\/(?<boardid>[^/]+)$/, () => import("./pages/board.js"), "boards"],
   [/^\/rules$/, () => import("./pages/rules.js"), "rules"],
+  [/^\/parsing$/, () => import("./pages/templates.js"), "parsing"],
   [/^\/keys$/, () => import("./pages/keys.js"), "keys"],
   [/^\/usage$/, () => import("./pages/usage.js"), "usage"],
   [/^\/members$/, () => import("./pages/members.js"), "members"],

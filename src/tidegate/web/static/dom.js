@@ -118,3 +118,23 @@ export function onSubmit(form, problem, action) {
     }
   });
 }
+
+// A form's Preview button: a click shows `waiting` in `result`, then what `draw()`
+// resolves to (an element or a list of them), or the error.
+export function previewButton(testid, result, waiting, draw) {
+  const button = h("button", { type: "button", testid }, "Preview");
+  button.addEventListener("click", async () => {
+    clear(result).append(h("p", { class: "muted" }, waiting));
+    try {
+      append(clear(result), await draw());
+    } catch (error) {
+      clear(result).append(errorBox(error));
+    }
+  });
+  return button;
+}
+
+// An editing form's buttons: Preview, the primary Save (`saveTestid`), Cancel.
+export function formButtons(preview, saveTestid, saveLabel, cancel) {
+  return h("div", { class: "buttons" }, preview, h("button", { type: "submit", class: "primary", testid: saveTestid }, saveLabel), h("button", { type: "button", onclick: cancel }, "Cancel"));
+}

@@ -1,7 +1,7 @@
 // Ingestion exclusion rules: list, create, edit, toggle, delete; before saving, a preview
 // of what the rule would have excluded from the last hour's stored lines.
 import { del, get, patch, post } from "../api.js";
-import { append, clear, errorBox, field, fillFrom, formatCount, h, listTable, onSubmit, splitList } from "../dom.js";
+import { clear, errorBox, field, fillFrom, formatCount, formButtons, h, listTable, onSubmit, previewButton, splitList } from "../dom.js";
 import { lineElement, literal } from "../lines.js";
 import { session } from "../session.js";
 
@@ -61,18 +61,12 @@ function ruleForm(rule, done) {
     active: active.checked,
     indexonly: indexonly.checked,
   });
-  const previewButton = h("button", { type: "button", testid: "rule-preview-button" }, "Preview");
-  previewButton.addEventListener("click", async () => {
-    clear(result).append(h("p", { class: "muted" }, "Counting the last hour…"));
-    try {
-      const found = await preview(body());
-      append(clear(result), [
-        h("p", { testid: "rule-preview-count" }, `${found.counted ? "" : "At most "}${formatCount(found.total)} of the last hour's stored lines would have been excluded.`),
-        found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line, () => {}))) : null,
-      ]);
-    } catch (error) {
-      clear(result).append(errorBox(error));
-    }
+  const previewRule = previewButton("rule-preview-button", result, "Counting the last hour…", async () => {
+    const found = await preview(body());
+    return [
+      h("p", { testid: "rule-preview-count" }, `${found.counted ? "" : "At most "}${formatCount(found.total)} of the last hour's stored lines would have been excluded.`),
+      found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line, () => {}))) : null,
+    ];
   });
   const form = h(
     "form",
@@ -84,7 +78,7 @@ function ruleForm(rule, done) {
     field("Query", query, "search syntax; lines must match every part given"),
     h("label", { class: "check" }, active, " Active"),
     h("label", { class: "check" }, indexonly, " Preserve these lines for live tail and alerting"),
-    h("div", { class: "buttons" }, previewButton, h("button", { type: "submit", class: "primary", testid: "rule-save" }, "Save rule"), h("button", { type: "button", onclick: () => done(false) }, "Cancel")),
+    formButtons(previewRule, "rule-save", "Save rule", () => done(false)),
     problem,
     result,
   );

@@ -1,0 +1,265 @@
+"""Parsing template rules: patterns that compile, the account's limits, order and state.
+No HTTP. docs/line-parsing.md, "Custom templates".
+
+A template applies to the lines ingested after it is made active (every worker reads the
+change on its next batch: ``logs.exclusion.RuleCache``'s fingerprint covers templates);
+lines stored before keep the fields they were stored with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.auth.scope import AccessScope, scoped_query
+from tidegate.auth.secrets import Sealer
+from tidegate.clock import epoch_ms_of, now_ms
+from tidegate.db.engine import Database
+from tidegate.errors import NotFound, ValidationFailed
+from tidegate.export import schemas as export_schemas
+from tidegate.export.reading import PageReader, run_off_loop
+from tidegate.export.service import page_of_lines
+from tidegate.logs.parsing import MAX_PARSED_CHARS
+from tidegate.logs.templates import TemplateSet
+from tidegate.models import ParsingTemplate
+from tidegate.models.base import utcnow
+from tidegate.parsing_templates import repository, schemas
+from tidegate.processing.grok import TemplatePattern, TemplatePatternError
+
+# Every active template is tried on every line that the ones before it do not match:
+# the active count bounds the per-line work (docs/line-parsing.md, "Cost").
+MAX_TEMPLATES: Final = 100
+MAX_ACTIVE: Final = 10
+ACTIVE: Final = "active"
+# The preview reads the account's latest lines of this window, newest first.
+PREVIEW_WINDOW_MS: Final = 7 * 24 * 3600 * 1000
+
+
+def _invalid(message: str) -> ValidationFailed:
+    return ValidationFailed(message, context="body")
+
+
+def compile_pattern(pattern: str) -> TemplatePattern:
+    """The compiled pattern, or ValidationFailed (400) saying what is wrong with it."""
+    try:
+        return TemplatePattern(pattern)
+    except TemplatePatternError as error:
+        raise _invalid(f"pattern: {error}") from None
+
+
+def template_schema(template: ParsingTemplate) -> schemas.ParsingTemplate:
+    try:
+        fields = TemplatePattern(template.pattern).field_names
+    except TemplatePatternError:
+        fields = []
+    return schemas.ParsingTemplate(
+        id=template.id,
+        name=template.name,
+        pattern=template.pattern,
+        state=template.state,
+        position=template.position,
+        fields=fields,
+        activated_at=(
+            epoch_ms_of(template.activated_at) if template.activated_at is not None else None
+        ),
+        created_at=epoch_ms_of(template.created_at),
+        updated_at=epoch_ms_of(template.updated_at),
+    )
+
+
+def _set_state(template: ParsingTemplate, state: str, *, active_count: int) -> None:
+    """Moves ``template`` to ``state``; becoming active stamps ``activated_at`` and
+    counts against ``MAX_ACTIVE`` (``active_count``: the account's active ones now)."""
+    if state == template.state:
+        return
+    if state == ACTIVE:
+        if active_count >= MAX_ACTIVE:
+            raise _invalid(f"state: at most {MAX_ACTIVE} templates may be active at once")
+        template.activated_at = utcnow()
+    template.state = state
+
+
+async def create_template(
+    *, session: AsyncSession, account_id: str, body: schemas.ParsingTemplateCreate
+) -> schemas.ParsingTemplate:
+    compile_pattern(body.pattern)
+    count, active, position = await repository.counts_of(session=session, account_id=account_id)
+    if count >= MAX_TEMPLATES:
+        raise _invalid(f"an account has at most {MAX_TEMPLATES} parsing templates")
+    now = utcnow()
+    template = ParsingTemplate(
+        account_id=account_id,
+        name=body.name,
+        pattern=body.pattern,
+        state="draft",
+        position=position,
+        created_at=now,
+        updated_at=now,
+    )
+    _set_state(template, body.state, active_count=active)
+    session.add(template)
+    await session.flush()
+    return template_schema(template)
+
+
+async def list_templates(
+    *, session: AsyncSession, account_id: str
+) -> list[schemas.ParsingTemplate]:
+    return [
+        template_schema(template)
+        for template in await repository.templates_of(session=session, account_id=account_id)
+    ]
+
+
+async def _own(
+    *, session: AsyncSession, account_id: str, template_id: str, for_update: bool = False
+) -> ParsingTemplate:
+    template = await repository.template_of(
+        session=session, account_id=account_id, template_id=template_id, for_update=for_update
+    )
+    if template is None:
+        raise NotFound()
+    return template
+
+
+async def get_template(
+    *, session: AsyncSession, account_id: str, template_id: str
+) -> schemas.ParsingTemplate:
+    return template_schema(
+        await _own(session=session, account_id=account_id, template_id=template_id)
+    )
+
+
+async def update_template(
+    *,
+    session: AsyncSession,
+    account_id: str,
+    template_id: str,
+    body: schemas.ParsingTemplateUpdate,
+) -> schemas.ParsingTemplate:
+    template = await _own(
+        session=session, account_id=account_id, template_id=template_id, for_update=True
+    )
+    if body.pattern is not None:
+        compile_pattern(body.pattern)
+        template.pattern = body.pattern
+    if body.name is not None:
+        template.name = body.name
+    if body.state is not None and body.state != template.state:
+        _, active, _ = await repository.counts_of(session=session, account_id=account_id)
+        _set_state(template, body.state, active_count=active)
+    template.updated_at = utcnow()
+    await session.flush()
+    return template_schema(template)
+
+
+async def activate_template(
+    *, session: AsyncSession, account_id: str, template_id: str
+) -> schemas.ParsingTemplate:
+    return await update_template(
+        session=session,
+        account_id=account_id,
+        template_id=template_id,
+        body=schemas.ParsingTemplateUpdate(state=ACTIVE),
+    )
+
+
+async def delete_template(
+    *, session: AsyncSession, account_id: str, template_id: str
+) -> schemas.ParsingTemplate:
+    template = await _own(
+        session=session, account_id=account_id, template_id=template_id, for_update=True
+    )
+    deleted = template_schema(template)
+    await session.delete(template)
+    await session.flush()
+    return deleted
+
+
+async def reorder_templates(
+    *, session: AsyncSession, account_id: str, body: schemas.ParsingTemplateOrder
+) -> list[schemas.ParsingTemplate]:
+    """Puts the account's templates in the order of ``body.ids``, which must name each
+    of them exactly once."""
+    templates = await repository.templates_of(
+        session=session, account_id=account_id, for_update=True
+    )
+    by_id = {template.id: template for template in templates}
+    if len(set(body.ids)) != len(body.ids):
+        raise _invalid("ids: an id is given more than once")
+    if set(body.ids) != set(by_id):
+        raise _invalid("ids: give every template id of the account exactly once")
+    now = utcnow()
+    for position, template_id in enumerate(body.ids):
+        template = by_id[template_id]
+        template.position = position
+        template.updated_at = now
+    await session.flush()
+    return [template_schema(by_id[template_id]) for template_id in body.ids]
+
+
+def _preview_line(templates: TemplateSet, record: dict[str, Any]) -> schemas.PreviewLine:
+    text = record["_line"]
+    parsed = templates.parse(text) if len(text) <= MAX_PARSED_CHARS else None
+    return schemas.PreviewLine(
+        line=text,
+        ts=record.get("_ts"),
+        host=record.get("_host"),
+        app=record.get("_app"),
+        matched=parsed is not None,
+        fields=parsed.fields if parsed is not None else None,
+        level=parsed.level if parsed is not None else None,
+    )
+
+
+def _preview(
+    pattern: TemplatePattern, records: list[dict[str, Any]]
+) -> schemas.ParsingTemplatePreviewResult:
+    templates = TemplateSet([pattern])
+    lines = [_preview_line(templates, record) for record in records]
+    return schemas.ParsingTemplatePreviewResult(
+        fields=pattern.field_names,
+        total=len(lines),
+        matched=sum(line.matched for line in lines),
+        lines=lines,
+    )
+
+
+async def preview_template(
+    *,
+    database: Database,
+    session: AsyncSession,
+    sealer: Sealer,
+    account_id: str,
+    scope: AccessScope | None,
+    body: schemas.ParsingTemplatePreview,
+) -> schemas.ParsingTemplatePreviewResult:
+    """An unsaved pattern tried on ``body.lines``, or on the account's ``body.size``
+    latest lines (those the caller may read: its group scope applies, as in export),
+    with the fields each would be stored with. Runs in an export worker thread."""
+    pattern = compile_pattern(body.pattern)
+    if body.lines is not None:
+        records = [{"_line": text} for text in body.lines]
+        return await asyncio.to_thread(_preview, pattern, records)
+    now = now_ms()
+    request = export_schemas.parse_export_request(
+        from_=str(now - PREVIEW_WINDOW_MS),
+        to=str(now),
+        size=str(body.size),
+        hosts=None,
+        apps=None,
+        levels=None,
+        query=scoped_query(None, scope),
+        prefer="tail",
+        pagination_id=None,
+    )
+
+    def latest(reader: PageReader) -> schemas.ParsingTemplatePreviewResult:
+        page = page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
+        return _preview(pattern, page["lines"])
+
+    return await run_off_loop(
+        database=database, session=session, account_id=account_id, page=latest
+    )
