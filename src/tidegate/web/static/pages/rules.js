@@ -68,7 +68,7 @@ function ruleForm(rule, done) {
       const found = await preview(body());
       append(clear(result), [
         h("p", { testid: "rule-preview-count" }, `${found.counted ? "" : "At most "}${formatCount(found.total)} of the last hour's stored lines would have been excluded.`),
-        found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line, () => {}))) : null,
+        found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line))) : null,
       ]);
     } catch (error) {
       clear(result).append(errorBox(error));
