@@ -8,8 +8,8 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Page, expect
-from tests.web.conftest import Site
 from tests.waiting import until
+from tests.web.conftest import Site
 from tests.web.harness import expect_lines, log_lines, now_ms, sign_in_with_key
 
 # virtual.js's MAX_ROWS: the most rows the list ever draws.
@@ -137,10 +137,11 @@ def test_scrolling_down_pages_back_through_older_lines_each_once_in_order(
         if drawn[-1] == total - 1:
             break
         page.evaluate("window.scrollBy(0, innerHeight * 2)")
+        last = drawn[-1]
         until(
-            lambda: (_drawn(page) or [0])[-1] > drawn[-1] or None,
+            lambda last=last: (_drawn(page) or [0])[-1] > last or None,  # type: ignore[misc]
             timeout=60,
-            what=f"lines past {drawn[-1]} drawn",
+            what=f"lines past {last} drawn",
         )
     assert seen == list(range(total))
 
