@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, export_all, insert_lines
 from tests.factories import AccountCtx, insert_key, make_account, make_tenant
-from tests.users.factories import add_person, sign_in_person
+from tests.users.factories import person_in_group
 
 from tidegate.db.engine import Database
 from tidegate.export import repository
@@ -148,20 +148,12 @@ async def test_a_person_in_a_group_sees_the_context_within_their_scope(
     )  # fmt: skip
     ids = await _ids(client, headers)
     # A scope the SQL form may not decide alone (a query): lines are confirmed.
-    group = await client.post(
-        "/v1/config/groups",
-        json={"name": "no cards", "query": "-card"},
+    browser = await person_in_group(
+        client,
+        account_id=account.account_id,
         headers=account.headers,
+        group={"name": "no cards", "query": "-card"},
     )
-    assert group.status_code == 200, group.text
-    person = await add_person(client.database_url, account_id=account.account_id)
-    placed = await client.put(
-        f"/v1/config/members/{person.email}",
-        json={"groups": [group.json()["id"]]},
-        headers=account.headers,
-    )
-    assert placed.status_code == 200, placed.text
-    browser = await sign_in_person(client, person)
 
     body = await _context(client, browser.headers, ids["step 5"], before=3, after=3)
     assert _texts(body["before"]) == ["step 1", "step 2", "step 4"]

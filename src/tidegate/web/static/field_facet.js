@@ -2,7 +2,7 @@
 // sent in meta, named as a query names them: `status`, `user.id`), counted by
 // GET /v1/aggregate's `fields=`. Each value adds `field:==value` to the query, or with
 // the button beside it `-field:==value`.
-import { clear, errorBox, formatCount, h } from "./dom.js";
+import { append, clear, errorBox, formatCount, h } from "./dom.js";
 import { pickable } from "./lines.js";
 
 const MAX_NAMES = 200; // suggested field names, from the loaded lines' meta
@@ -58,7 +58,7 @@ export function fieldFacet({ records, onField, onPick }) {
     },
     show(name, rows, exact) {
       heading(name);
-      clear(body).append(
+      append(clear(body), [
         rows.length
           ? h(
               "ul",
@@ -67,7 +67,7 @@ export function fieldFacet({ records, onField, onPick }) {
             )
           : h("p", { class: "muted" }, `no values of ${name} in the matching lines`),
         exact ? null : h("p", { class: "muted" }, "(counted over part of the range)"),
-      );
+      ]);
     },
     failed(name, error) {
       heading(name);

@@ -10,7 +10,7 @@
 import { h } from "./dom.js";
 
 const ESTIMATE = 22; // px: a collapsed line before it is measured
-const OVERSCAN_PX = 1600; // drawn beyond each edge of the viewport
+const OVERSCAN_PX = 2400; // drawn beyond each edge of the viewport (the first page of 100 lines is all drawn)
 export const MAX_ROWS = 300; // whatever the viewport, never more rows than this
 
 export class VirtualList {
