@@ -8,7 +8,7 @@ import { contextButton, contextParts } from "../context.js";
 import { fieldFacet } from "../field_facet.js";
 import { lineElement } from "../lines.js";
 import { LiveTail } from "../tail.js";
-import { PRESETS, rangeFromParams, rangeToParams, resolve } from "../timerange.js";
+import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
 import { VirtualList } from "../virtual.js";
 
@@ -118,6 +118,16 @@ export async function render(main, { query }) {
   const fromInput = h("input", { type: "datetime-local", step: "1", "aria-label": "From", testid: "range-from" });
   const toInput = h("input", { type: "datetime-local", step: "1", "aria-label": "To", testid: "range-to" });
   const custom = h("span", { class: "custom-range" }, fromInput, "–", toInput);
+  // A range typed as a person types it (timerange.parseTyped), applied with the search.
+  const typedRange = h("input", {
+    type: "text",
+    class: "typed-range",
+    placeholder: "-15m, now-2h, 2026-11-27 01:00 .. now",
+    spellcheck: "false",
+    "aria-label": "Type a time range",
+    testid: "time-input",
+  });
+  const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
   const problem = h("div", { class: "problem" });
   const facets = h("aside", { class: "facets" });
@@ -155,7 +165,9 @@ export async function render(main, { query }) {
     { class: "search-bar" },
     input,
     rangeSelect,
+    typedRange,
     custom,
+    zone,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
     await saveViewButton(() => state),
@@ -167,6 +179,16 @@ export async function render(main, { query }) {
 
   function showRange() {
     const { from, to } = resolve(state.range);
+    // A typed relative range that is not a preset gets an option of its own.
+    let typedOption = rangeSelect.querySelector("option[data-typed]");
+    if (state.range.preset && !PRESETS.some(([key]) => key === state.range.preset)) {
+      if (!typedOption) {
+        typedOption = h("option", { "data-typed": "" });
+        rangeSelect.prepend(typedOption);
+      }
+      typedOption.value = state.range.preset;
+      typedOption.textContent = presetLabel(state.range.preset);
+    } else if (typedOption) typedOption.remove();
     rangeSelect.value = state.range.preset || "custom";
     custom.hidden = Boolean(state.range.preset);
     fromInput.value = toLocalInput(from);
@@ -418,7 +440,16 @@ export async function render(main, { query }) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     state.q = input.value.trim();
-    if (rangeSelect.value === "custom") {
+    if (typedRange.value.trim()) {
+      try {
+        state.range = parseTyped(typedRange.value);
+      } catch (error) {
+        clear(problem).append(errorBox(error));
+        return;
+      }
+      typedRange.value = "";
+      showRange();
+    } else if (rangeSelect.value === "custom") {
       const from = fromLocalInput(fromInput.value);
       const to = fromLocalInput(toInput.value);
       if (from !== null && to !== null) state.range = { from, to: to + 999 };
