@@ -267,3 +267,26 @@ def test_the_facet_panel_shows_the_top_values_of_any_field(site: Site, page: Pag
     expect(page.get_by_test_id("search-input")).to_have_value("-status:==200")
     expect(page.get_by_test_id("log-line")).to_have_count(4)
     expect(values.locator("button.value")).to_have_text(["503", "404"])
+
+
+def test_live_tail_keeps_its_newest_lines_in_the_same_bounded_list(site: Site, page: Page) -> None:
+    account = site.account()
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    lines = page.get_by_test_id("lines")
+    # Three batches of 500 (waited for one by one, so none is dropped as too fast): the
+    # page keeps the newest 1,000 (tail.js's cap) and draws a window of them.
+    for batch, kept in ((0, 500), (1, 1000), (2, 1000)):
+        account.ingest([{"line": f"live {batch * 500 + i}", "app": "api"} for i in range(500)])
+        expect(lines).to_have_attribute("data-count", str(kept))
+        expect(page.get_by_test_id("log-line").first.locator(".text")).to_have_text(
+            f"live {batch * 500 + 499}"
+        )
+        assert page.evaluate(ROWS) <= MAX_ROWS
+    # Newest on top, in order; the oldest kept is the 1,000th newest.
+    drawn = _drawn(page)
+    assert drawn == list(range(1499, 1499 - len(drawn), -1))
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    expect(page.get_by_test_id("log-line").last.locator(".text")).to_have_text("live 500")
+    assert page.evaluate(ROWS) <= MAX_ROWS
