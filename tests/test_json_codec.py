@@ -14,7 +14,7 @@ from tidegate import json_codec
 from tidegate.alerts.matching import evaluate_batch
 from tidegate.clock import now_ms
 from tidegate.export.repository import LineRow
-from tidegate.export.service import _encode
+from tidegate.export.service import encode
 
 # (stored meta text, what every path reads)
 CASES: list[tuple[str, dict[str, Any]]] = [
@@ -74,7 +74,7 @@ def _matched_meta(meta_json: str) -> Any:
 
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_export_and_alert_matching_read_the_same_meta(text: str, expected: dict[str, Any]) -> None:
-    exported = json.loads(_encode([{"_meta": LineRow(1, 2, "h", *[None] * 7, text, "x").meta()}]))
+    exported = json.loads(encode([{"_meta": LineRow(1, 2, "h", *[None] * 7, text, "x").meta()}]))
     assert exported == [{"_meta": expected}]
     # The alert matched the line by the rest of its meta, and shows the same meta.
     assert _matched_meta(text) == expected

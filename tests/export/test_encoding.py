@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tidegate.export.repository import LineRow
-from tidegate.export.service import _encode
+from tidegate.export.service import encode
 
 
 def _row(meta_json: str | None) -> LineRow:
@@ -21,10 +21,10 @@ def test_meta_is_decoded_and_nan_reads_as_null() -> None:
 
 def test_a_page_is_valid_json_whatever_it_holds() -> None:
     body = {"lines": [{"_line": "é"}], "pagination_id": None}
-    assert json.loads(_encode(body)) == body
+    assert json.loads(encode(body)) == body
     # What JSON cannot hold is written as decided (docs/decisions.md, json_codec).
     odd = {"lines": [{"_line": "\ud800", "_meta": {"n": 2**70}}], "pagination_id": None}
-    assert json.loads(_encode(odd)) == {
+    assert json.loads(encode(odd)) == {
         "lines": [{"_line": "\ufffd", "_meta": {"n": float(2**70)}}],
         "pagination_id": None,
     }

@@ -10,7 +10,7 @@ from typing import Any
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, insert_lines
 from tests.factories import make_account, make_tenant
-from tests.users.factories import add_person, sign_in_person
+from tests.users.factories import person_in_group
 
 from tidegate.logs.store import NewLine
 
@@ -42,18 +42,14 @@ async def test_a_scoped_member_counts_only_their_scope(client: AppClient) -> Non
             ],
         ],
     )
-    group = await client.post(
-        "/v1/config/groups", json={"name": "web", "apps": ["web"]}, headers=account.headers
-    )
-    assert group.status_code == 200, group.text
-    person = await add_person(client.database_url, account_id=account.account_id)
-    placed = await client.put(
-        f"/v1/config/members/{person.email}",
-        json={"groups": [group.json()["id"]]},
-        headers=account.headers,
-    )
-    assert placed.status_code == 200, placed.text
-    scoped = (await sign_in_person(client, person)).headers
+    scoped = (
+        await person_in_group(
+            client,
+            account_id=account.account_id,
+            headers=account.headers,
+            group={"name": "web", "apps": ["web"]},
+        )
+    ).headers
 
     # The owner sees every app; the scoped member only theirs, as 100% of what they see.
     owner_apps = await _get(client, account.headers, "/v1/usage/apps")

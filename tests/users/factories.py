@@ -95,3 +95,20 @@ async def sign_in(client: httpx.AsyncClient, body: dict[str, str]) -> Browser:
 
 async def sign_in_person(client: httpx.AsyncClient, person: Person) -> Browser:
     return await sign_in(client, {"email": person.email, "password": person.password})
+
+
+async def person_in_group(
+    client: httpx.AsyncClient, *, account_id: str, headers: dict[str, str], group: dict[str, object]
+) -> Browser:
+    """A member of ``account_id`` placed in a new group ``group`` (the groups API's
+    body), signed in: a person who sees only that group's scope."""
+    made = await client.post("/v1/config/groups", json=group, headers=headers)
+    assert made.status_code == 200, made.text
+    person = await add_person(client.database_url, account_id=account_id)
+    placed = await client.put(
+        f"/v1/config/members/{person.email}",
+        json={"groups": [made.json()["id"]]},
+        headers=headers,
+    )
+    assert placed.status_code == 200, placed.text
+    return await sign_in_person(client, person)

@@ -254,6 +254,19 @@ def main() -> None:
                 page.get_by_test_id("search-input").press("Enter")
                 expect(page.get_by_test_id("query-error")).to_be_visible()
                 shoot(page, args.out, "search-error")
+                # A hit's context in place, and a meta field's top values in the facets.
+                page.goto(
+                    server.base_url + "/search?q=level%3Aerror&range=24h&field=request.status"
+                )
+                expect(page.get_by_test_id("facet-custom-value").first).to_be_visible()
+                hit = page.get_by_test_id("log-line").nth(2)
+                hit.locator(".summary").click()
+                hit.get_by_test_id("line-context").click()
+                expect(hit.get_by_test_id("context-older")).to_be_visible()
+                page.get_by_test_id("context-newer").locator(
+                    ".context-line"
+                ).first.scroll_into_view_if_needed()
+                shoot(page, args.out, "search-context")
                 page.get_by_test_id("search-input").fill("level:error")
                 page.get_by_test_id("search-input").press("Enter")
                 expect(page.get_by_test_id("log-line").first).to_be_visible()

@@ -187,20 +187,6 @@ def test_brushing_the_histogram_zooms_the_range(site: Site, page: Page) -> None:
     expect_lines(page, [f"tick {stamps.index(ts)}" for ts in inside])
 
 
-def test_scrolling_down_pages_back_through_older_lines(site: Site, page: Page) -> None:
-    account = site.account()
-    now = now_ms()
-    total = 730  # a first page of 100, then pages of 500
-    account.ingest([{"line": f"line {i:04d}", "timestamp": now - i * 1000} for i in range(total)])
-    sign_in_with_key(page, site.base_url, account.service_key)
-    expect(page.get_by_test_id("log-line")).to_have_count(100)
-    for expected in (600, total):
-        page.get_by_test_id("log-line").last.scroll_into_view_if_needed()
-        expect(page.get_by_test_id("log-line")).to_have_count(expected)
-    expect_lines(page, [f"line {i:04d}" for i in range(total)])
-    expect(page.locator(".sentinel")).to_have_text("No older lines in this range.")
-
-
 def test_live_tail_shows_lines_ingested_after_the_toggle(site: Site, page: Page) -> None:
     account = site.account()
     account.ingest([{"line": "from before", "app": "api"}])

@@ -25,7 +25,7 @@ from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.db.engine import Database
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.service import CandidateWalk, FilterPlan, plan_filter
+from tidegate.export.service import CandidateWalk, FilterPlan, plan_filter, row_matches
 from tidegate.logs.filtering import LineFilter
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
@@ -266,14 +266,7 @@ class _Scope:
                 if examined > MAX_CANDIDATES:
                     return row.ts + 1
                 meta = row.meta() if with_meta else None
-                if line_filter.matches(
-                    line=row.line,
-                    host=row.host,
-                    app=row.app,
-                    level=row.level,
-                    file=row.file,
-                    meta=meta,
-                ):
+                if row_matches(line_filter, row, meta):
                     found = _field_values(getters, row.line, meta) if getters else ()
                     pending.append((row.ts // self.width, row.host, row.app, row.level, found))
         tally.add_lines(pending)

@@ -17,8 +17,9 @@ from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.auth.scope import scoped_query
 from tidegate.clock import now_ms
 from tidegate.db.session import SessionDep
-from tidegate.errors import BadRequest
-from tidegate.export import schemas, service
+from tidegate.errors import BadRequest, NotFound
+from tidegate.export import context, schemas, service
+from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.views.service import apply_view
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
@@ -180,3 +181,39 @@ async def export_lines_v1(
     )
     media_type = "application/json" if parsed.as_json else "application/x-ndjson"
     return Response(content=body, media_type=media_type)
+
+
+@v1_router.get(
+    "/context",
+    summary="The lines just before and after a line, from the same host and app",
+    description="`line` is a line's `_id` (from an export or a search). Answers the line "
+    "and up to `before` lines before it and `after` lines after it (0 to 100, default "
+    "20) from the same host and app, in the export's (`_ts`, `_id`) order, oldest first "
+    "on both sides. Another account's line, or one outside the reader's groups' scope, "
+    "is not found. See docs/export-and-tail.md.",
+    response_model=schemas.LineContext,
+)
+async def line_context(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
+    line: Annotated[Text, Query(description="The line's `_id`")] = None,
+    before: Annotated[Text, Query(description="Lines before it, 0 to 100 (default 20)")] = None,
+    after: Annotated[Text, Query(description="Lines after it, 0 to 100 (default 20)")] = None,
+) -> Response:
+    # A person in groups sees only their scope (docs/people.md, "Groups").
+    parsed = context.parse_context_request(
+        line=line, before=before, after=after, scope_query=scoped_query(None, principal.scope)
+    )
+
+    def work(reader: PageReader) -> bytes | None:
+        found = context.context_of(reader=reader, account_id=account_id, request=parsed)
+        return None if found is None else service.encode(found)
+
+    body = await run_off_loop(
+        database=app_state(request).db, session=session, account_id=account_id, page=work
+    )
+    if body is None:
+        raise NotFound("No such line")
+    return Response(content=body, media_type="application/json")

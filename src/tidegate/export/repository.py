@@ -130,3 +130,57 @@ def scan_lines(
     conditions[0] = LogLine.account_id + "" == account_id
     keys = select(LogLine.id).where(drive, *conditions).order_by(*order).limit(limit)
     return select(*_COLUMNS).where(LogLine.id.in_(keys)).order_by(*order)
+
+
+def line_by_id(*, account_id: str, line_id: int) -> Select[*tuple[Any, ...]]:
+    """The account's line ``line_id`` (none for another account's: the primary key and
+    the account together)."""
+    return select(*_COLUMNS).where(LogLine.id == line_id, LogLine.account_id == account_id)
+
+
+def source_of(*, account_id: str, line_id: int) -> Select[*tuple[Any, ...]]:
+    """The folded host and app of the account's line ``line_id``: what ``neighbours``
+    seeks by."""
+    return select(LogLine.host_folded, LogLine.app_folded).where(
+        LogLine.id == line_id, LogLine.account_id == account_id
+    )
+
+
+def neighbours(
+    *,
+    account_id: str,
+    host: str,
+    host_folded: str,
+    app: str | None,
+    app_folded: str | None,
+    after: tuple[int, int],
+    newest_first: bool,
+    limit: int,
+    where: ColumnElement[bool] | None = None,
+) -> Select[*tuple[Any, ...]]:
+    """Up to ``limit`` lines of the account from the same host and app (exactly, case
+    included; a line without an app goes with lines without one), strictly past
+    ``after`` in (ts, id) order: before it newest first (``newest_first``), or after it
+    oldest first. A range of ``(account_id, host_folded, ts, id)`` walked in order from
+    ``after`` (or of the app's index), on both backends; ``where``: a condition of
+    tidegate.logs.sql_filter (a group's scope)."""
+    bound = tuple_(literal(after[0], LogLine.ts.type), literal(after[1], LogLine.id.type))
+    position = tuple_(LogLine.ts, LogLine.id)
+    conditions = [
+        LogLine.account_id == account_id,
+        LogLine.host_folded == host_folded,
+        LogLine.host == host,
+        position < bound if newest_first else position > bound,
+    ]
+    if app is None:
+        conditions.append(LogLine.app.is_(None))
+    else:
+        conditions += [LogLine.app_folded == app_folded, LogLine.app == app]
+    if where is not None:
+        conditions.append(where)
+    order = (
+        (LogLine.ts.desc(), LogLine.id.desc())
+        if newest_first
+        else (LogLine.ts.asc(), LogLine.id.asc())
+    )
+    return select(*_COLUMNS).where(*conditions).order_by(*order).limit(limit)

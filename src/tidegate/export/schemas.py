@@ -40,6 +40,18 @@ class ExportPage(BaseModel):
     )
 
 
+class LineContext(BaseModel):
+    line: dict[str, Any] = Field(description="The line asked for, a line record as in `lines`")
+    before: list[dict[str, Any]] = Field(
+        description="The lines just before it from the same host and app, oldest first"
+    )
+    after: list[dict[str, Any]] = Field(
+        description="The lines just after it from the same host and app, oldest first"
+    )
+    more_before: bool = Field(description="Whether there are older lines of that host and app")
+    more_after: bool = Field(description="Whether there are newer lines of that host and app")
+
+
 @dataclass(frozen=True, slots=True)
 class ExportRequest:
     from_ms: int

@@ -80,7 +80,7 @@ async def export_page(
     thread: tidegate.export.reading."""
 
     def page(reader: PageReader) -> bytes:
-        return _encode(
+        return encode(
             page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
         )
 
@@ -195,8 +195,8 @@ async def export_v1(
     def work(reader: PageReader) -> bytes:
         records = lines_v1(reader=reader, account_id=account_id, request=request)
         if request.as_json:
-            return _encode(records)
-        return b"".join(_encode(record) + b"\n" for record in records)
+            return encode(records)
+        return b"".join(encode(record) + b"\n" for record in records)
 
     return await run_off_loop(database=database, session=session, account_id=account_id, page=work)
 
@@ -241,7 +241,7 @@ def lines_v1(
     return records
 
 
-def _encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
+def encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     # What orjson refuses (a lone surrogate of an older row, an integer past 64 bits) is
     # normalised as on every other path (json_codec).
     return json_codec.dumps(body)
@@ -319,25 +319,29 @@ class _Scan:
         """Confirms a scanned row and adds its record; False when the page is full by
         its bytes (the next page starts with this row)."""
         meta = row.meta()
-        line_filter = self.request.line_filter
-        if not exact and not line_filter.matches(
-            line=row.line,
-            host=row.host,
-            app=row.app,
-            level=row.level,
-            file=row.file,
-            meta=meta,
-            tags=row.tags() if line_filter.tags else None,
-        ):
+        if not exact and not row_matches(self.request.line_filter, row, meta):
             self.after = (row.ts, row.id)
             return True
         weight = _weight(row)
         if self.records and self.used_bytes + weight > MAX_PAGE_BYTES:
             return False
         self.used_bytes += weight
-        self.records.append(_record(row, meta))
+        self.records.append(line_record(row, meta))
         self.after = (row.ts, row.id)
         return True
+
+
+def row_matches(line_filter: LineFilter, row: LineRow, meta: dict[str, Any] | None) -> bool:
+    """Whether a scanned row (its ``meta`` decoded) is one of ``line_filter``'s lines."""
+    return line_filter.matches(
+        line=row.line,
+        host=row.host,
+        app=row.app,
+        level=row.level,
+        file=row.file,
+        meta=meta,
+        tags=row.tags() if line_filter.tags else None,
+    )
 
 
 # PostgreSQL: the most rows one statement of a walk along candidates asks for.
@@ -397,7 +401,8 @@ class CandidateWalk:
                 return
 
 
-def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
+def line_record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """A scanned row as the export's line record."""
     return public_record(
         line=row.line,
         ts=row.ts,

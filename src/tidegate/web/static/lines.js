@@ -1,5 +1,6 @@
 // One log line as shown: a summary row that expands to its fields, tags and meta as a
-// tree. Clicking a value calls `onPick(term)` with a query term that selects it.
+// tree. Clicking a value calls `onPick(term)` with a query term that selects it; the
+// button beside it, with the term that leaves it out (`-name:==value`).
 import { formatTime, h } from "./dom.js";
 
 const BUILT_IN = [
@@ -24,11 +25,19 @@ export function termFor(name, value) {
   return `${name}:==${literal(value)}`;
 }
 
-function pickable(name, value, onPick) {
+// A value that adds `name:==value` to the query, and beside it a button that adds
+// `-name:==value` (leave it out).
+export function pickable(name, value, onPick) {
+  const term = termFor(name, value);
   return h(
-    "button",
-    { type: "button", class: "value", title: `Add ${name}:==… to the query`, onclick: () => onPick(termFor(name, value)) },
-    String(value),
+    "span",
+    { class: "pick" },
+    h("button", { type: "button", class: "value", testid: "value-include", title: `Add ${term} to the query`, onclick: () => onPick(term) }, String(value)),
+    h(
+      "button",
+      { type: "button", class: "exclude", testid: "value-exclude", title: `Add -${term} to the query`, "aria-label": `Exclude ${name} ${value}`, onclick: () => onPick(`-${term}`) },
+      "\u2212",
+    ),
   );
 }
 
@@ -52,7 +61,7 @@ function metaTree(value, path, onPick) {
   return h("span", {}, String(value));
 }
 
-function detail(record, onPick) {
+function detail(record, onPick, actions) {
   const fields = BUILT_IN.filter(([key]) => record[key] !== undefined && record[key] !== "").map(([key, name]) =>
     h("tr", {}, h("th", {}, name), h("td", {}, pickable(name, record[key], onPick))),
   );
@@ -60,6 +69,7 @@ function detail(record, onPick) {
   return h(
     "div",
     { class: "detail" },
+    actions && actions.length ? h("div", { class: "line-actions" }, actions) : null,
     h("table", { class: "fields" }, h("tbody", {}, fields)),
     tags.length ? h("div", { class: "tags" }, h("strong", {}, "Tags "), tags.map((tag) => h("span", { class: "tag" }, tag))) : null,
     record._meta && Object.keys(record._meta).length
@@ -68,22 +78,34 @@ function detail(record, onPick) {
   );
 }
 
-export function lineElement(record, onPick) {
+// The one-row form of a line: time, host, app, level, text.
+export function summaryRow(record, className, attrs = {}) {
   const level = String(record.level || "").toLowerCase();
-  const summary = h(
+  return h(
     "div",
-    { class: "summary" },
+    { class: className, ...attrs },
     h("time", {}, formatTime(record._ts)),
     h("span", { class: "host" }, record._host || ""),
     h("span", { class: "app" }, record._app || ""),
     h("span", { class: `level level-${level.replace(/[^a-z]/g, "")}` }, record.level || ""),
     h("span", { class: "text" }, record._line),
   );
-  const el = h("div", { class: "log-line", testid: "log-line" }, summary);
+}
+
+// `open`/`onToggle`: the expanded state kept by the caller (a virtualised list draws a
+// row again when it comes back into view); without `onToggle` the row keeps it itself.
+// `actions`: () => elements for the expanded part; `newer`/`older`: elements drawn
+// above and below the summary (the line's context).
+export function lineElement(record, { onPick = () => {}, open = false, onToggle = null, actions = null, newer = null, older = null } = {}) {
+  const summary = summaryRow(record, "summary");
+  const el = h("div", { class: open ? "log-line open" : "log-line", testid: "log-line" }, newer, summary, older);
   if (record._id) el.dataset.id = record._id;
+  const expand = () => el.append(detail(record, onPick, actions ? actions() : null));
+  if (open) expand();
   summary.addEventListener("click", () => {
-    const open = el.classList.toggle("open");
-    if (open && !el.querySelector(".detail")) el.append(detail(record, onPick));
+    if (onToggle) return onToggle();
+    const now = el.classList.toggle("open");
+    if (now && !el.querySelector(".detail")) expand();
   });
   return el;
 }

@@ -1,6 +1,8 @@
 // Live tail: the search's query and filters as a stream from GET /v1/tail (server-sent
 // events; an EventSource sends the session cookie). Newest line on top, at most `cap`
 // lines kept in the page, a pause that holds (at most `cap`) new lines, and a rate.
+// `show(records, cap)` draws a frame's new lines (newest first) and keeps the newest
+// `cap` of all (the search page's virtualised list).
 import { url } from "./api.js";
 import { formatCount, h } from "./dom.js";
 
@@ -8,9 +10,8 @@ export const DEFAULT_CAP = 1000;
 const RATE_WINDOW_MS = 5000;
 
 export class LiveTail {
-  constructor({ list, status, params, render, onDrawn = () => {}, cap = DEFAULT_CAP }) {
-    this.list = list; // the element holding the line elements
-    this.render = render; // record -> element
+  constructor({ status, params, show, onDrawn = () => {}, cap = DEFAULT_CAP }) {
+    this.show = show; // (records newest first, cap) -> void
     this.onDrawn = onDrawn; // after each frame's lines are drawn
     this.cap = cap;
     this.pending = []; // arrived, not yet drawn
@@ -76,10 +77,7 @@ export class LiveTail {
   flush() {
     this.frame = 0;
     const batch = this.pending.splice(0).slice(-this.cap);
-    const fragment = document.createDocumentFragment();
-    for (let i = batch.length - 1; i >= 0; i -= 1) fragment.append(this.render(batch[i]));
-    this.list.prepend(fragment);
-    while (this.list.childElementCount > this.cap) this.list.lastElementChild.remove();
+    this.show(batch.reverse(), this.cap);
     this.onDrawn();
   }
 

@@ -65,7 +65,7 @@ function ruleForm(rule, done) {
     const found = await preview(body());
     return [
       h("p", { testid: "rule-preview-count" }, `${found.counted ? "" : "At most "}${formatCount(found.total)} of the last hour's stored lines would have been excluded.`),
-      found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line, () => {}))) : null,
+      found.lines.length ? h("div", { class: "lines" }, found.lines.map((line) => lineElement(line))) : null,
     ];
   });
   const form = h(

@@ -4,10 +4,13 @@
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
+import { contextButton, contextParts } from "../context.js";
+import { fieldFacet } from "../field_facet.js";
 import { lineElement } from "../lines.js";
 import { LiveTail } from "../tail.js";
-import { PRESETS, rangeFromParams, rangeToParams, resolve } from "../timerange.js";
+import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
+import { VirtualList } from "../virtual.js";
 
 const FIRST_PAGE = 100; // small: the first lines show as soon as the database has them
 const NEXT_PAGE = 500;
@@ -59,6 +62,7 @@ export function stateFromUrl(query) {
     hosts: splitList(query.get("hosts")),
     apps: splitList(query.get("apps")),
     levels: splitList(query.get("levels")),
+    field: query.get("field") || "", // the field picker's field (its top values)
   };
 }
 
@@ -67,6 +71,7 @@ export function searchUrl(state) {
   if (state.q) params.set("q", state.q);
   rangeToParams(state.range, params);
   for (const [, list] of FACETS) if (state[list].length) params.set(list, state[list].join(","));
+  if (state.field) params.set("field", state.field);
   return `/search?${params}`;
 }
 
@@ -113,6 +118,16 @@ export async function render(main, { query }) {
   const fromInput = h("input", { type: "datetime-local", step: "1", "aria-label": "From", testid: "range-from" });
   const toInput = h("input", { type: "datetime-local", step: "1", "aria-label": "To", testid: "range-to" });
   const custom = h("span", { class: "custom-range" }, fromInput, "–", toInput);
+  // A range typed as a person types it (timerange.parseTyped), applied with the search.
+  const typedRange = h("input", {
+    type: "text",
+    class: "typed-range",
+    placeholder: "-15m, now-2h, 2026-11-27 01:00 .. now",
+    spellcheck: "false",
+    "aria-label": "Type a time range",
+    testid: "time-input",
+  });
+  const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
   const problem = h("div", { class: "problem" });
   const facets = h("aside", { class: "facets" });
@@ -120,6 +135,29 @@ export async function render(main, { query }) {
   const summary = h("div", { class: "summary-bar muted" });
   const tailStatus = h("div", { class: "tail-status", hidden: true });
   const list = h("div", { class: "lines", testid: "lines" });
+  // Every loaded line is kept, a window of them drawn (virtual.js).
+  const lines = new VirtualList(list, (entry, changed) => {
+    const { newer, older } = contextParts(entry);
+    return lineElement(entry.record, {
+      onPick,
+      open: entry.open,
+      onToggle: () => {
+        entry.open = !entry.open;
+        changed();
+      },
+      actions: () => [contextButton(entry, changed)],
+      newer,
+      older,
+    });
+  });
+  const picker = fieldFacet({
+    records: () => lines.entries.slice(0, 500).map((entry) => entry.record),
+    onField: (name) => {
+      state.field = name;
+      apply();
+    },
+    onPick: (term) => onPick(term),
+  });
   const sentinel = h("div", { class: "sentinel muted" });
 
   const form = h(
@@ -127,7 +165,9 @@ export async function render(main, { query }) {
     { class: "search-bar" },
     input,
     rangeSelect,
+    typedRange,
     custom,
+    zone,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
     await saveViewButton(() => state),
@@ -139,6 +179,16 @@ export async function render(main, { query }) {
 
   function showRange() {
     const { from, to } = resolve(state.range);
+    // A typed relative range that is not a preset gets an option of its own.
+    let typedOption = rangeSelect.querySelector("option[data-typed]");
+    if (state.range.preset && !PRESETS.some(([key]) => key === state.range.preset)) {
+      if (!typedOption) {
+        typedOption = h("option", { "data-typed": "" });
+        rangeSelect.prepend(typedOption);
+      }
+      typedOption.value = state.range.preset;
+      typedOption.textContent = presetLabel(state.range.preset);
+    } else if (typedOption) typedOption.remove();
     rangeSelect.value = state.range.preset || "custom";
     custom.hidden = Boolean(state.range.preset);
     fromInput.value = toLocalInput(from);
@@ -202,6 +252,8 @@ export async function render(main, { query }) {
         ),
       );
     }
+    // Any other field's top values (not while live: they come from the aggregation).
+    if (!tail) facets.append(picker.element);
   }
 
   function drawHistogram(answer) {
@@ -241,14 +293,12 @@ export async function render(main, { query }) {
           },
           signal,
         );
-        const fragment = document.createDocumentFragment();
-        for (const record of answer.lines) fragment.append(lineElement(record, onPick));
-        list.append(fragment);
+        lines.append(answer.lines);
         cursor.pagination_id = answer.pagination_id;
         cursor.done = !answer.pagination_id;
         if (answer.lines.length || cursor.done) break;
       }
-      sentinel.textContent = cursor.done ? (list.childElementCount ? "No older lines in this range." : "No lines match.") : "";
+      sentinel.textContent = cursor.done ? (lines.length ? "No older lines in this range." : "No lines match.") : "";
     } finally {
       loading = false;
     }
@@ -259,7 +309,7 @@ export async function render(main, { query }) {
     controller = new AbortController();
     const { signal } = controller;
     clear(problem);
-    clear(list);
+    lines.clear();
     sentinel.textContent = "Searching…";
     const bounds = resolve(state.range);
     cursor = { bounds, pagination_id: null, done: false };
@@ -291,6 +341,18 @@ export async function render(main, { query }) {
         })
         .catch(shown);
     }
+    if (!failed && !signal.aborted && state.field) {
+      // The picked field's top values: a request of their own, after the histogram (a
+      // field outside host/app/level is counted by walking the matching lines).
+      picker.loading(state.field);
+      await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 1, top: 10, fields: state.field }, signal)
+        .then((answer) => {
+          if (!signal.aborted) picker.show(state.field, answer.top.fields?.[state.field] || [], answer.exact);
+        })
+        .catch((error) => {
+          if (!signal.aborted) picker.failed(state.field, error);
+        });
+    }
     if (!signal.aborted) results.setAttribute("aria-busy", "false");
   }
 
@@ -320,7 +382,7 @@ export async function render(main, { query }) {
     if (tail) tail.close();
     if (controller) controller.abort();
     clear(problem);
-    clear(list);
+    lines.clear();
     sentinel.textContent = "";
     cursor = null;
     tailStatus.hidden = false;
@@ -348,12 +410,12 @@ export async function render(main, { query }) {
     };
     draw();
     tail = new LiveTail({
-      list,
       status: tailStatus,
       params: filterParams(state),
-      render: (record) => {
-        counts.add(record);
-        return lineElement(record, onPick);
+      show: (records, cap) => {
+        for (const record of records) counts.add(record);
+        lines.prepend(records);
+        lines.keep(cap);
       },
       onDrawn: redraw,
     });
@@ -378,7 +440,16 @@ export async function render(main, { query }) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     state.q = input.value.trim();
-    if (rangeSelect.value === "custom") {
+    if (typedRange.value.trim()) {
+      try {
+        state.range = parseTyped(typedRange.value);
+      } catch (error) {
+        clear(problem).append(errorBox(error));
+        return;
+      }
+      typedRange.value = "";
+      showRange();
+    } else if (rangeSelect.value === "custom") {
       const from = fromLocalInput(fromInput.value);
       const to = fromLocalInput(toInput.value);
       if (from !== null && to !== null) state.range = { from, to: to + 999 };
@@ -396,6 +467,7 @@ export async function render(main, { query }) {
     if (controller) controller.abort();
     stopTail();
     observer.disconnect();
+    lines.close();
     if (dropChart) dropChart();
   };
 }

@@ -1,0 +1,130 @@
+"""A line's context: the lines just before and after it from the same host and app, as
+a person reading a hit wants to see it (``GET /v1/export/context``, docs/export-and-tail.md).
+
+The line is found by its id within the account (another account's id is not found).
+Its neighbours are walked from it in (ts, id) order, the export's total order, along
+the ``(account_id, host_folded, ts, id)`` index, so each side is one bounded range
+read on both backends. A person in groups sees only their scope: the line must be in
+it (or it is not found), and the neighbours are only lines in it; when the scope's SQL
+form is not exact, candidates are confirmed by the matcher, at most
+``MAX_SCANNED_PER_SIDE`` per side. Runs in an export worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from contextlib import closing
+from dataclasses import dataclass
+from typing import Any
+
+from tidegate.errors import BadRequest
+from tidegate.export import repository
+from tidegate.export.reading import PageReader
+from tidegate.export.repository import LineRow
+from tidegate.export.schemas import bounded_int
+from tidegate.export.service import CandidateWalk, line_record, row_matches
+from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.sql_filter import translate
+
+DEFAULT_LINES = 20
+MAX_LINES = 100
+# A scope the database cannot decide alone: candidates confirmed per side at most.
+MAX_SCANNED_PER_SIDE = 10_000
+# Line ids are 64-bit signed integers on both backends.
+MAX_LINE_ID = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    line_id: int
+    before: int
+    after: int
+    # The lines the reader may see (a group's scope), or one that selects everything.
+    line_filter: LineFilter
+
+
+def parse_context_request(
+    *, line: str | None, before: str | None, after: str | None, scope_query: str | None
+) -> ContextRequest:
+    """The parameters, or a 400 naming the one that is wrong. ``scope_query``: the
+    reader's scope as a query (tidegate.auth.scope.scoped_query), None for none."""
+    text = (line or "").strip()
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_LINE_ID:
+        raise BadRequest("line: must be a line's id (the `_id` of an exported line)")
+    return ContextRequest(
+        line_id=int(text),
+        before=bounded_int(before, name="before", low=0, high=MAX_LINES, default=DEFAULT_LINES),
+        after=bounded_int(after, name="after", low=0, high=MAX_LINES, default=DEFAULT_LINES),
+        line_filter=parse_line_filter(hosts=None, apps=None, levels=None, query=scope_query),
+    )
+
+
+def context_of(
+    *, reader: PageReader, account_id: str, request: ContextRequest
+) -> dict[str, Any] | None:
+    """``{"line", "before", "after", "more_before", "more_after"}`` (both sides oldest
+    first), or None when the account has no such line the reader may see."""
+    line_filter = request.line_filter.bound_to(account_id)
+    rows = reader.all(repository.source_of(account_id=account_id, line_id=request.line_id))
+    if not rows:
+        return None
+    host_folded, app_folded = rows[0]
+    with closing(
+        reader.rows(repository.line_by_id(account_id=account_id, line_id=request.line_id))
+    ) as found:
+        anchor = next(found, None)
+    if anchor is None:
+        return None
+    meta = anchor.meta()
+    if not line_filter.selects_everything and not row_matches(line_filter, anchor, meta):
+        return None
+    sql = translate(line_filter, dialect=reader.dialect)
+
+    def side(count: int, *, newest_first: bool) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``count`` lines on one side, nearest first, and whether there are more."""
+        records: list[dict[str, Any]] = []
+        if count == 0:
+            return records, False
+        walk = CandidateWalk(
+            reader=reader,
+            scan=lambda after, limit: repository.neighbours(
+                account_id=account_id,
+                host=anchor.host,
+                host_folded=host_folded,
+                app=anchor.app,
+                app_folded=app_folded,
+                after=after or (anchor.ts, anchor.id),
+                newest_first=newest_first,
+                limit=limit,
+                where=sql.where,
+            ),
+            budget=count + 1 if sql.exact else MAX_SCANNED_PER_SIDE,
+            wanted=lambda: count + 1 - len(records),
+        )
+        for row, row_meta in _confirmed(walk.rows(None), line_filter, exact=sql.exact):
+            if len(records) == count:
+                return records, True
+            records.append(line_record(row, row_meta))
+        # Past the scan's budget without an answer: there may be more.
+        return records, not walk.exhausted
+
+    before, more_before = side(request.before, newest_first=True)
+    after, more_after = side(request.after, newest_first=False)
+    before.reverse()
+    return {
+        "line": line_record(anchor, meta),
+        "before": before,
+        "after": after,
+        "more_before": more_before,
+        "more_after": more_after,
+    }
+
+
+def _confirmed(
+    rows: Generator[LineRow, None, None], line_filter: LineFilter, *, exact: bool
+) -> Generator[tuple[LineRow, dict[str, Any] | None], None, None]:
+    """The rows of ``line_filter`` (each with its decoded meta)."""
+    with closing(rows):
+        for row in rows:
+            meta = row.meta()
+            if exact or row_matches(line_filter, row, meta):
+                yield row, meta
