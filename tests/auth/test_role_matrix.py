@@ -68,6 +68,7 @@ OWN, E = Permission.OWN, Permission.ENTERPRISE
 WRITE_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
+    "/v1/config/archiving": M,
     "/v1/config/ingestion/exclusions": M,
     "/v1/config/ingestion/suspend": OWN,
     "/v1/config/ingestion/resume": OWN,
@@ -84,6 +85,7 @@ WRITE_POLICY: dict[str, Permission] = {
 READ_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
+    "/v1/config/archiving": M,
     "/v1/auth/session": Permission.SIGNED_IN,
     "/v3/auth/account": Permission.SIGNED_IN,
     "/info": Permission.SIGNED_IN,

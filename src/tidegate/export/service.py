@@ -335,7 +335,7 @@ class _Scan:
         if self.records and self.used_bytes + weight > MAX_PAGE_BYTES:
             return False
         self.used_bytes += weight
-        self.records.append(_record(row, meta))
+        self.records.append(line_record(row, meta))
         self.after = (row.ts, row.id)
         return True
 
@@ -397,7 +397,8 @@ class CandidateWalk:
                 return
 
 
-def _record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
+def line_record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The line as export (and archiving) return it."""
     return public_record(
         line=row.line,
         ts=row.ts,

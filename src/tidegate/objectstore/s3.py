@@ -53,13 +53,15 @@ class S3Failed(Exception):
 @dataclass(frozen=True, slots=True)
 class S3Target:
     """Where objects go: ``endpoint`` (scheme and host, no path), the bucket, the
-    region signed for and the HMAC credentials."""
+    region signed for and the HMAC credentials; or, for IBM COS with an API key, the
+    IAM ``bearer`` token instead of a signature."""
 
     endpoint: str
     bucket: str
     region: str
     access_key_id: str
     secret_access_key: str
+    bearer: str | None = None
 
     def url(self, key: str) -> str:
         return f"{self.endpoint.rstrip('/')}/{quote(self.bucket, safe='')}/{quote(key, safe='/')}"
@@ -78,7 +80,10 @@ def signed_headers(
 ) -> tuple[tuple[str, str], ...]:
     """``headers`` with the SigV4 ones added (``Authorization``, ``X-Amz-Date``,
     ``X-Amz-Content-SHA256``: the payload's hash is always signed). ``Host`` is left to
-    the HTTP client, which sends the URL's."""
+    the HTTP client, which sends the URL's. A target with a ``bearer`` token is not
+    signed: the token is the credential."""
+    if target.bearer is not None:
+        return (*headers, ("Authorization", f"Bearer {target.bearer}"))
     request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
     request.context["payload_signing_enabled"] = True
     credentials = Credentials(target.access_key_id, target.secret_access_key)
