@@ -13,6 +13,7 @@ from tests.objectstore.moto_server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Moto
 from tidegate import json_codec
 from tidegate.app_state import AppState
 from tidegate.archive.runner import ArchiveRunner
+from tidegate.config import Settings
 from tidegate.logs.store import DAY_MS
 
 
@@ -31,9 +32,11 @@ def state_of(client: AppClient) -> AppState:
     return state
 
 
-def runner_for(client: AppClient, **options: Any) -> ArchiveRunner:
+def runner_for(
+    client: AppClient, *, settings: Settings | None = None, **options: Any
+) -> ArchiveRunner:
     state = state_of(client)
-    return ArchiveRunner(state.db, state.sealer, client.settings, **options)
+    return ArchiveRunner(state.db, state.sealer, settings or client.settings, **options)
 
 
 async def exported_day(

@@ -8,44 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from tests.archive.helpers import (
-    archive_overrides,
     exported_day,
     gunzip,
     ndjson,
     runner_for,
 )
-from tests.conftest import AppClient, make_settings, running_client
+from tests.conftest import AppClient
 from tests.ingest.factories import Ingestor, ingest, make_ingestor
 from tests.objectstore.moto_server import (
     ACCESS_KEY_ID,
     SECRET_ACCESS_KEY,
     MotoServer,
-    moto_server,  # noqa: F401  (the session's server)
 )
 
 from tidegate.archive.writer import day_name, object_key
 from tidegate.clock import now_ms
 from tidegate.logs.store import DAY_MS
-
-pytestmark = pytest.mark.usefixtures("moto_server")
-
-
-@pytest.fixture(scope="module")
-async def client(
-    database_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,  # noqa: F811
-) -> AsyncIterator[AppClient]:
-    settings = make_settings(
-        database_url, tmp_path_factory.mktemp("data"), **archive_overrides(moto_server)
-    )
-    async with running_client(settings) as http:
-        yield http
 
 
 def _past_day(days_ago: int) -> int:
@@ -88,7 +69,7 @@ async def _status(client: AppClient, who: Ingestor) -> dict[str, Any]:
 
 async def test_a_day_is_archived_byte_for_byte(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
@@ -127,7 +108,7 @@ async def test_a_day_is_archived_byte_for_byte(
 
 async def test_a_large_day_streams_in_many_parts(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     """Small chunks and parts (moto's part minimum lowered for the test server): the
     writer never holds more than a part, and the parts make the whole day."""
@@ -154,7 +135,7 @@ async def test_a_large_day_streams_in_many_parts(
 
 async def test_a_failed_upload_is_reported_and_retried(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     bucket = f"later-{uuid.uuid4().hex[:10]}"  # not made yet: the upload fails
     who = await make_ingestor(client)
@@ -190,7 +171,7 @@ async def test_a_failed_upload_is_reported_and_retried(
 
 async def test_several_runners_write_a_day_once(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
@@ -214,7 +195,7 @@ async def test_several_runners_write_a_day_once(
 
 async def test_the_daily_round_schedules_yesterday(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
@@ -237,7 +218,7 @@ async def test_the_daily_round_schedules_yesterday(
 
 async def test_a_day_without_lines_writes_no_object(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
@@ -258,7 +239,7 @@ async def test_a_day_without_lines_writes_no_object(
 
 async def test_digitalocean_spaces_through_the_s3_api(
     client: AppClient,
-    moto_server: MotoServer,  # noqa: F811
+    moto_server: MotoServer,
 ) -> None:
     """``dos``: the account's own endpoint and keys (loopback is allowed here)."""
     space = await asyncio.to_thread(moto_server.make_bucket, f"space-{uuid.uuid4().hex[:10]}")
