@@ -27,21 +27,17 @@ import sys
 import tempfile
 import time
 import tracemalloc
-import zlib
 from pathlib import Path
 
 import boto3
 import httpx
 
 from harness import free_port, wait_up
-from tidegate import json_codec
-from tidegate.archive.writer import write_day
+from tidegate.archive.writer import Encoder, day_rows, write_day
 from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
 from tidegate.enterprise.schemas import AccountCreate
 from tidegate.enterprise.service import create_account, create_enterprise
-from tidegate.export.repository import LineRow, newest_line_id, scan_lines
-from tidegate.export.service import line_record
 from tidegate.logs.store import DAY_MS, NewLine, store_lines
 from tidegate.objectstore.s3 import S3Client, S3Target
 from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
@@ -88,32 +84,11 @@ async def load(url: str, lines: int) -> str:
 
 async def floor(db: Database, account_id: str) -> bytes:
     """Read and encode the day, no upload (the object's bytes)."""
-    gzip = zlib.compressobj(6, zlib.DEFLATED, 31)
+    encoder = Encoder()
     out = bytearray()
-    after = None
-    async with db.read_sessions() as session:
-        max_id = await session.scalar(newest_line_id(account_id=account_id)) or 0
-    while True:
-        async with db.read_sessions() as session:
-            result = await session.execute(
-                scan_lines(
-                    account_id=account_id,
-                    from_ms=DAY * DAY_MS,
-                    to_ms=(DAY + 1) * DAY_MS - 1,
-                    max_id=max_id,
-                    after=after,
-                    newest_first=False,
-                    limit=1_000,
-                )
-            )
-            rows = [LineRow(*row) for row in result]
-        if not rows:
-            break
-        after = (rows[-1].ts, rows[-1].id)
-        text = b"".join(json_codec.dumps(line_record(r, r.meta())) + b"\n" for r in rows)
-        out += gzip.compress(text)
-    out += gzip.flush()
-    return bytes(out)
+    async for rows in day_rows(db=db, account_id=account_id, day=DAY):
+        out += encoder.encode(rows)
+    return bytes(out + encoder.finish())
 
 
 async def run(args: argparse.Namespace, work: Path) -> None:

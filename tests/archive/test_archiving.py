@@ -67,83 +67,89 @@ async def _status(client: AppClient, who: Ingestor) -> dict[str, Any]:
     return days
 
 
-async def test_a_day_is_archived_byte_for_byte(
-    client: AppClient,
-    moto_server: MotoServer,
-) -> None:
-    bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who = await make_ingestor(client)
-    day = _past_day(3)
-    await _lines_of_day(client, who, day, 300)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-
+async def _request_run(client: AppClient, who: Ingestor, day: int) -> dict[str, Any]:
     run = await client.post(
         "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
     )
     assert run.status_code == 200, run.text
-    assert run.json()["status"] == "pending"
-    runner = runner_for(client)
+    body: dict[str, Any] = run.json()
+    return body
+
+
+async def _archived_account(
+    client: AppClient,
+    moto_server: MotoServer,
+    *,
+    days_ago: int,
+    lines: int,
+    make_bucket: bool = True,
+) -> tuple[Ingestor, int, str]:
+    """An account with ``lines`` in a past day, archiving to a bucket (made, or not yet),
+    and that day asked for on demand."""
+    bucket = f"arch-{uuid.uuid4().hex[:10]}"
+    if make_bucket:
+        await asyncio.to_thread(moto_server.make_bucket, bucket)
+    who = await make_ingestor(client)
+    day = _past_day(days_ago)
+    if lines:
+        await _lines_of_day(client, who, day, lines)
+    await _configure(client, who, {"integration": "s3", "bucket": bucket})
+    assert (await _request_run(client, who, day))["status"] == "pending"
+    return who, day, bucket
+
+
+async def _write(client: AppClient, who: Ingestor, day: int, **options: Any) -> int:
+    runner = runner_for(client, **options)
     try:
-        assert await runner.write(who.account_id, day) == 1
+        return await runner.write(who.account_id, day)
     finally:
         await runner.close()
 
-    key = object_key(who.account_id, day)
-    assert (
-        key
-        == f"{who.account_id}/{day_name(day).replace('-', '/')}/{who.account_id}.{day_name(day)}.json.gz"
-    )
-    assert await asyncio.to_thread(moto_server.keys, bucket) == [key]
-    stored, _meta = await asyncio.to_thread(moto_server.read, bucket, key)
-    exported = await exported_day(client, who.account.headers, day)
-    assert len(exported) == 300
-    assert gunzip(stored) == ndjson(exported)
 
-    status = (await _status(client, who))[day_name(day)]
+async def _object_is_the_export(
+    client: AppClient, moto_server: MotoServer, bucket: str, who: Ingestor, day: int
+) -> dict[str, Any]:
+    """The day's object, gunzipped, is the NDJSON of the day's export, byte for byte."""
+    stored, meta = await asyncio.to_thread(
+        moto_server.read, bucket, object_key(who.account_id, day)
+    )
+    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
+    return {"size": len(stored), **meta}
+
+
+async def test_a_day_is_archived_byte_for_byte(client: AppClient, moto_server: MotoServer) -> None:
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=3, lines=300)
+    assert await _write(client, who, day) == 1
+    key = object_key(who.account_id, day)
+    name = day_name(day)
+    assert key == f"{who.account_id}/{name.replace('-', '/')}/{who.account_id}.{name}.json.gz"
+    assert await asyncio.to_thread(moto_server.keys, bucket) == [key]
+    stored = await _object_is_the_export(client, moto_server, bucket, who, day)
+    assert len(await exported_day(client, who.account.headers, day)) == 300
+    status = (await _status(client, who))[name]
     assert status["status"] == "done"
-    assert (status["object"], status["lines"], status["bytes"]) == (key, 300, len(stored))
+    assert (status["object"], status["lines"], status["bytes"]) == (key, 300, stored["size"])
     assert status["attempts"] == 1
     assert status["error"] is None
 
 
 async def test_a_large_day_streams_in_many_parts(
-    client: AppClient,
-    moto_server: MotoServer,
+    client: AppClient, moto_server: MotoServer
 ) -> None:
     """Small chunks and parts (moto's part minimum lowered for the test server): the
     writer never holds more than a part, and the parts make the whole day."""
-    bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who = await make_ingestor(client)
-    day = _past_day(4)
-    await _lines_of_day(client, who, day, 1_200)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-    runner = runner_for(client, chunk_lines=100, part_bytes=8 * 1024)
-    try:
-        await client.post(
-            "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
-        )
-        assert await runner.write(who.account_id, day) == 1
-    finally:
-        await runner.close()
-    stored, meta = await asyncio.to_thread(
-        moto_server.read, bucket, object_key(who.account_id, day)
-    )
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=4, lines=1_200)
+    assert await _write(client, who, day, chunk_lines=100, part_bytes=8 * 1024) == 1
+    meta = await _object_is_the_export(client, moto_server, bucket, who, day)
     # A multipart object's ETag ends in "-<number of parts>".
     assert int(meta["ETag"].strip('"').rsplit("-", 1)[1]) >= 3, meta["ETag"]
-    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
 
 
 async def test_a_failed_upload_is_reported_and_retried(
-    client: AppClient,
-    moto_server: MotoServer,
+    client: AppClient, moto_server: MotoServer
 ) -> None:
-    bucket = f"later-{uuid.uuid4().hex[:10]}"  # not made yet: the upload fails
-    who = await make_ingestor(client)
-    day = _past_day(5)
-    await _lines_of_day(client, who, day, 20)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-    await client.post(
-        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
+    who, day, bucket = await _archived_account(
+        client, moto_server, days_ago=5, lines=20, make_bucket=False
     )
     clock = [now_ms()]
     runner = runner_for(client, clock=lambda: clock[0])
@@ -165,22 +171,11 @@ async def test_a_failed_upload_is_reported_and_retried(
         await runner.close()
     status = (await _status(client, who))[day_name(day)]
     assert (status["status"], status["attempts"], status["error"]) == ("done", 2, None)
-    stored, _ = await asyncio.to_thread(moto_server.read, bucket, object_key(who.account_id, day))
-    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
+    await _object_is_the_export(client, moto_server, bucket, who, day)
 
 
-async def test_several_runners_write_a_day_once(
-    client: AppClient,
-    moto_server: MotoServer,
-) -> None:
-    bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who = await make_ingestor(client)
-    day = _past_day(6)
-    await _lines_of_day(client, who, day, 50)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-    await client.post(
-        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
-    )
+async def test_several_runners_write_a_day_once(client: AppClient, moto_server: MotoServer) -> None:
+    who, day, _bucket = await _archived_account(client, moto_server, days_ago=6, lines=50)
     runners = [runner_for(client) for _ in range(3)]
     try:
         written = await asyncio.gather(*(r.write(who.account_id, day) for r in runners))
@@ -194,8 +189,7 @@ async def test_several_runners_write_a_day_once(
 
 
 async def test_the_daily_round_schedules_yesterday(
-    client: AppClient,
-    moto_server: MotoServer,
+    client: AppClient, moto_server: MotoServer
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
@@ -217,29 +211,17 @@ async def test_the_daily_round_schedules_yesterday(
 
 
 async def test_a_day_without_lines_writes_no_object(
-    client: AppClient,
-    moto_server: MotoServer,
+    client: AppClient, moto_server: MotoServer
 ) -> None:
-    bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who = await make_ingestor(client)
-    day = _past_day(8)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-    await client.post(
-        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
-    )
-    runner = runner_for(client)
-    try:
-        assert await runner.write(who.account_id, day) == 1
-    finally:
-        await runner.close()
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=8, lines=0)
+    assert await _write(client, who, day) == 1
     status = (await _status(client, who))[day_name(day)]
     assert (status["status"], status["lines"], status["object"]) == ("done", 0, None)
     assert await asyncio.to_thread(moto_server.keys, bucket) == []
 
 
 async def test_digitalocean_spaces_through_the_s3_api(
-    client: AppClient,
-    moto_server: MotoServer,
+    client: AppClient, moto_server: MotoServer
 ) -> None:
     """``dos``: the account's own endpoint and keys (loopback is allowed here)."""
     space = await asyncio.to_thread(moto_server.make_bucket, f"space-{uuid.uuid4().hex[:10]}")
@@ -257,13 +239,6 @@ async def test_digitalocean_spaces_through_the_s3_api(
             "secretkey": SECRET_ACCESS_KEY,
         },
     )
-    await client.post(
-        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
-    )
-    runner = runner_for(client)
-    try:
-        assert await runner.write(who.account_id, day) == 1
-    finally:
-        await runner.close()
-    stored, _ = await asyncio.to_thread(moto_server.read, space, object_key(who.account_id, day))
-    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
+    await _request_run(client, who, day)
+    assert await _write(client, who, day) == 1
+    await _object_is_the_export(client, moto_server, space, who, day)

@@ -166,21 +166,16 @@ class ArchiveRunner:
         except _FAILURES as error:
             await self._failed(account_id, day, attempts, describe_failure(error))
             return 0
-        async with self.db.write_sessions() as session:
-            await repository.finish(
-                session=session,
-                account_id=account_id,
-                day=day,
-                owner=self.owner,
-                status="done",
-                error=None,
-                object_key=written.key,
-                lines=written.lines,
-                bytes=written.bytes,
-                completed_ms=self.clock(),
-                updated_ms=self.clock(),
-            )
-            await session.commit()
+        await self._finish(
+            account_id,
+            day,
+            status="done",
+            error=None,
+            object_key=written.key,
+            lines=written.lines,
+            bytes=written.bytes,
+            completed_ms=self.clock(),
+        )
         log.info(
             "archive: account %s, %s: %d lines, %d bytes to %s",
             account_id,
@@ -202,25 +197,32 @@ class ArchiveRunner:
             )
             await session.commit()
 
-    async def _failed(self, account_id: str, day: int, attempts: int, reason: str) -> None:
-        settings = self.settings
-        final = attempts >= settings.archive_attempts
-        delay_s = min(
-            settings.archive_backoff_max_s, settings.archive_backoff_s * 2 ** (attempts - 1)
-        )
-        now = self.clock()
+    async def _finish(self, account_id: str, day: int, **values: object) -> None:
+        """The attempt's outcome recorded, the lease given back."""
         async with self.db.write_sessions() as session:
             await repository.finish(
                 session=session,
                 account_id=account_id,
                 day=day,
                 owner=self.owner,
-                status="failed" if final else "retrying",
-                error=reason[:2000],
-                next_attempt_ms=now + int(delay_s * 1000),
-                updated_ms=now,
+                updated_ms=self.clock(),
+                **values,
             )
             await session.commit()
+
+    async def _failed(self, account_id: str, day: int, attempts: int, reason: str) -> None:
+        settings = self.settings
+        final = attempts >= settings.archive_attempts
+        delay_s = min(
+            settings.archive_backoff_max_s, settings.archive_backoff_s * 2 ** (attempts - 1)
+        )
+        await self._finish(
+            account_id,
+            day,
+            status="failed" if final else "retrying",
+            error=reason[:2000],
+            next_attempt_ms=self.clock() + int(delay_s * 1000),
+        )
         log.warning(
             "archive: account %s, %s: attempt %d failed%s: %s",
             account_id,

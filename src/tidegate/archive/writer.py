@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
@@ -27,7 +28,16 @@ from tidegate.export.service import line_record
 from tidegate.logs.store import DAY_MS
 from tidegate.objectstore.s3 import MIN_PART_BYTES, MultipartUpload, S3Client
 
-__all__ = ["CHUNK_LINES", "PART_BYTES", "DayWritten", "day_name", "object_key", "write_day"]
+__all__ = [
+    "CHUNK_LINES",
+    "PART_BYTES",
+    "DayWritten",
+    "Encoder",
+    "day_name",
+    "day_rows",
+    "object_key",
+    "write_day",
+]
 
 CHUNK_LINES: Final = 1_000
 PART_BYTES: Final = 2 * MIN_PART_BYTES
@@ -51,7 +61,7 @@ def object_key(account_id: str, day: int) -> str:
     return f"{account_id}/{name.replace('-', '/')}/{account_id}.{name}.json.gz"
 
 
-class _Encoder:
+class Encoder:
     """NDJSON records into one gzip stream (mtime 0: the bytes depend on the lines only)."""
 
     def __init__(self) -> None:
@@ -63,6 +73,35 @@ class _Encoder:
 
     def finish(self) -> bytes:
         return self._gzip.flush()
+
+
+async def day_rows(
+    *, db: Database, account_id: str, day: int, chunk_lines: int = CHUNK_LINES
+) -> AsyncGenerator[list[LineRow]]:
+    """The day's lines committed now, oldest first, ``chunk_lines`` at a time (keyset
+    pages of the export's scan, each in a short read transaction of its own)."""
+    async with db.read_sessions() as session:
+        max_id = await session.scalar(newest_line_id(account_id=account_id)) or 0
+    after: tuple[int, int] | None = None
+    while True:
+        async with db.read_sessions() as session:
+            result = await session.execute(
+                scan_lines(
+                    account_id=account_id,
+                    from_ms=day * DAY_MS,
+                    to_ms=(day + 1) * DAY_MS - 1,
+                    max_id=max_id,
+                    after=after,
+                    newest_first=False,
+                    limit=chunk_lines,
+                )
+            )
+            rows = [LineRow(*row) for row in result]
+        if rows:
+            yield rows
+        if len(rows) < chunk_lines:
+            return
+        after = (rows[-1].ts, rows[-1].id)
 
 
 async def write_day(
@@ -77,43 +116,24 @@ async def write_day(
 ) -> DayWritten:
     """The day written (or no object when it has no lines); ``S3Failed`` (after the
     writer's retries) or a transport error otherwise, the upload aborted."""
-    async with db.read_sessions() as session:
-        max_id = await session.scalar(newest_line_id(account_id=account_id)) or 0
-    encoder = _Encoder()
+    encoder = Encoder()
     upload = MultipartUpload(s3, object_key(account_id, day))
     buffer = bytearray()
-    after: tuple[int, int] | None = None
     lines = size = 0
+    chunks = day_rows(db=db, account_id=account_id, day=day, chunk_lines=chunk_lines)
     try:
-        while True:
-            async with db.read_sessions() as session:
-                result = await session.execute(
-                    scan_lines(
-                        account_id=account_id,
-                        from_ms=day * DAY_MS,
-                        to_ms=(day + 1) * DAY_MS - 1,
-                        max_id=max_id,
-                        after=after,
-                        newest_first=False,
-                        limit=chunk_lines,
-                    )
-                )
-                rows = [LineRow(*row) for row in result]
-            if not rows:
-                break
-            if upload.upload_id is None:
-                await upload.start(content_type=CONTENT_TYPE)
-            after = (rows[-1].ts, rows[-1].id)
-            lines += len(rows)
-            buffer += await asyncio.to_thread(encoder.encode, rows)
-            if len(buffer) >= part_bytes:
-                size += len(buffer)
-                await upload.part(bytes(buffer))
-                buffer.clear()
-                if on_part is not None:
-                    await on_part()
-            if len(rows) < chunk_lines:
-                break
+        async with aclosing(chunks):
+            async for rows in chunks:
+                if upload.upload_id is None:
+                    await upload.start(content_type=CONTENT_TYPE)
+                lines += len(rows)
+                buffer += await asyncio.to_thread(encoder.encode, rows)
+                if len(buffer) >= part_bytes:
+                    size += len(buffer)
+                    await upload.part(bytes(buffer))
+                    buffer.clear()
+                    if on_part is not None:
+                        await on_part()
         if upload.upload_id is None:
             return DayWritten(None, 0, 0)
         buffer += encoder.finish()
