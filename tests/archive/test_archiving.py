@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from typing import Any
 
+from prometheus_client import REGISTRY
 from tests.archive.helpers import (
     exported_day,
     gunzip,
@@ -65,6 +66,12 @@ async def _status(client: AppClient, who: Ingestor) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     days: dict[str, Any] = {item["day"]: item for item in response.json()["days"]}
     return days
+
+
+def _attempts(outcome: str) -> float:
+    """``tidegate_archive_attempts_total`` of this test process (docs/metrics.md)."""
+    value = REGISTRY.get_sample_value("tidegate_archive_attempts_total", {"outcome": outcome})
+    return value or 0.0
 
 
 async def _request_run(client: AppClient, who: Ingestor, day: int) -> dict[str, Any]:
@@ -153,8 +160,10 @@ async def test_a_failed_upload_is_reported_and_retried(
     )
     clock = [now_ms()]
     runner = runner_for(client, clock=lambda: clock[0])
+    before = {outcome: _attempts(outcome) for outcome in ("retried", "written")}
     try:
         assert await runner.write(who.account_id, day) == 0
+        assert _attempts("retried") == before["retried"] + 1
         status = (await _status(client, who))[day_name(day)]
         assert status["status"] == "retrying"
         assert "NoSuchBucket" in status["error"]
@@ -171,6 +180,7 @@ async def test_a_failed_upload_is_reported_and_retried(
         await runner.close()
     status = (await _status(client, who))[day_name(day)]
     assert (status["status"], status["attempts"], status["error"]) == ("done", 2, None)
+    assert _attempts("written") == before["written"] + 1
     await _object_is_the_export(client, moto_server, bucket, who, day)
 
 

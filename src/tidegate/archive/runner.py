@@ -24,6 +24,7 @@ from typing import Final
 import httpcore
 import httpx
 
+from tidegate import metrics
 from tidegate.archive import repository
 from tidegate.archive.service import open_config
 from tidegate.archive.targets import ArchiveUnavailable, describe_failure, target_for
@@ -176,6 +177,9 @@ class ArchiveRunner:
             bytes=written.bytes,
             completed_ms=self.clock(),
         )
+        metrics.ARCHIVE_ATTEMPTS.labels("written").inc()
+        metrics.ARCHIVE_LINES.inc(written.lines)
+        metrics.ARCHIVE_BYTES.inc(written.bytes)
         log.info(
             "archive: account %s, %s: %d lines, %d bytes to %s",
             account_id,
@@ -216,6 +220,7 @@ class ArchiveRunner:
         delay_s = min(
             settings.archive_backoff_max_s, settings.archive_backoff_s * 2 ** (attempts - 1)
         )
+        metrics.ARCHIVE_ATTEMPTS.labels("failed" if final else "retried").inc()
         await self._finish(
             account_id,
             day,
