@@ -167,6 +167,10 @@ class ArchiveRunner:
         except _FAILURES as error:
             await self._failed(account_id, day, attempts, describe_failure(error))
             return 0
+        except Exception as error:  # a bug must not leave the day silently pending
+            log.exception("archive: account %s, %s: unexpected failure", account_id, day)
+            await self._failed(account_id, day, attempts, describe_failure(error))
+            return 0
         await self._finish(
             account_id,
             day,
