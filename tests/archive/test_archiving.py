@@ -213,6 +213,9 @@ async def test_the_daily_round_schedules_yesterday(
         await runner.schedule()
         assert (await _status(client, who))[day_name(yesterday)]["status"] == "pending"
         assert await runner.write(who.account_id, yesterday) == 1
+        # The next rounds of the day find it scheduled: nothing is made again.
+        await runner.schedule()
+        assert (await _status(client, who))[day_name(yesterday)]["status"] == "done"
     finally:
         await runner.close()
     assert await asyncio.to_thread(moto_server.keys, bucket) == [

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.models import ArchiveConfig, ArchiveDay
 
 __all__ = [
+    "accounts_without_day",
     "attempts_of",
     "claim",
-    "configured_accounts",
     "days_of",
     "due_days",
     "ensure_day",
@@ -36,8 +36,13 @@ async def remove_config(*, session: AsyncSession, account_id: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
-async def configured_accounts(*, session: AsyncSession) -> Sequence[str]:
-    rows = await session.scalars(select(ArchiveConfig.account_id))
+async def accounts_without_day(*, session: AsyncSession, day: int) -> Sequence[str]:
+    """The accounts with archiving whose ``day`` has no row yet: a round writes only
+    when a day begins, not once per account on every tick."""
+    scheduled = select(ArchiveDay.account_id).where(
+        ArchiveDay.account_id == ArchiveConfig.account_id, ArchiveDay.day == day
+    )
+    rows = await session.scalars(select(ArchiveConfig.account_id).where(~scheduled.exists()))
     return list(rows)
 
 

@@ -125,7 +125,7 @@ class ArchiveRunner:
         now = self.clock()
         day = (now - int(self.settings.archive_delay_s * 1000)) // DAY_MS - 1
         async with self.db.read_sessions() as session:
-            accounts = await repository.configured_accounts(session=session)
+            accounts = await repository.accounts_without_day(session=session, day=day)
         for account_id in accounts:
             async with self.db.write_sessions() as session:
                 await repository.ensure_day(
