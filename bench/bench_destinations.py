@@ -27,6 +27,7 @@ from tidegate.components.destinations.elasticsearch import (
 )
 from tidegate.components.destinations.http import HttpDestinationConfig, http_requests
 from tidegate.components.destinations.loki import LokiConfig, loki_requests
+from tidegate.components.destinations.s3 import S3DestinationConfig, s3_requests
 from tidegate.components.destinations.splunk_hec_logs import (
     SplunkHecLogsConfig,
     splunk_hec_requests,
@@ -111,6 +112,20 @@ def main() -> None:
                 {"endpoints": ["http://x.test"], "index": "logs-{{ .app }}-%Y.%m.%d"}
             ),
             received_ms=NOW,
+        ),
+        "s3 ndjson gzip (signed PUT)": lambda: s3_requests(
+            events,
+            S3DestinationConfig.model_validate(
+                {
+                    "auth": {"access_key_id": "k", "secret_access_key": "s"},
+                    "region": "us-east-1",
+                    "bucket": "b",
+                    "encoding": "ndjson",
+                    "compression": "gzip",
+                }
+            ),
+            received_ms=NOW,
+            endpoint="",
         ),
         "splunk-hec-logs": lambda: splunk_hec_requests(
             events, SplunkHecLogsConfig.model_validate({"endpoint": "http://x.test", "token": "t"})

@@ -115,6 +115,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # every second, and hold it while a test's loop waits on a live server sharing
         # the database (tests/alerts drive evaluation themselves; live servers run it).
         alerts_enabled=False,
+        # No archive runner either: tests/archive drive rounds themselves.
+        archive_enabled=False,
     )
     return base.with_overrides(**overrides)
 

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 
@@ -59,7 +59,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.api.request_metrics import RequestMetrics
     from tidegate.api.router import include_routes
     from tidegate.app_state import AppState
+    from tidegate.archive.endpoints import router as archiving_router
+    from tidegate.archive.runner import ArchiveRunner
+    from tidegate.auth.dependencies import authenticate
     from tidegate.auth.passwords import use_profile
+    from tidegate.auth.roles import Permission, requires
     from tidegate.auth.secrets import Sealer, load_server_secret
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
@@ -149,6 +153,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         if alerts is not None:
             alerts.start()
+        # Archiving (docs/archiving.md): each account's days written to its bucket.
+        archive = (
+            ArchiveRunner(db, app.state.tidegate.sealer, settings)
+            if settings.archive_enabled
+            else None
+        )
+        if archive is not None:
+            archive.start()
         # Syslog (docs/syslog.md): a TCP listener in every worker, when a port is set.
         if settings.syslog_port is not None:
             app.state.tidegate.syslog = SyslogListener(state=app.state.tidegate, settings=settings)
@@ -164,6 +176,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await close_step("syslog listener", state.syslog.close, timeout_s=bound)
             if alerts is not None:
                 await close_step("alert runner", alerts.close, timeout_s=bound)
+            if archive is not None:
+                await close_step("archive runner", archive.close, timeout_s=bound)
             await close_step(
                 "pipeline runtime", partial(state.pipelines.aclose, db), timeout_s=bound
             )
@@ -200,6 +214,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost: it sees the answers of the body guard too (docs/metrics.md).
     app.add_middleware(RequestMetrics)
     include_routes(app)
+    # Archiving's configuration holds the bucket's keys: the admin's, reads too. Here
+    # rather than in api.router: the archive package would join the package cycle that
+    # the route tree's imports make (scripts/import_cycles.py).
+    app.include_router(
+        archiving_router, dependencies=[Depends(authenticate), requires(Permission.MANAGE)]
+    )
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_web_router())
     return app

@@ -94,6 +94,28 @@ class Settings(BaseSettings):
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
     # Parsed (and a mistyped one refused) when the app starts.
     destination_allow: str = ""
+    # Archiving (docs/archiving.md): whether this process runs the archive runner;
+    # seconds between its rounds; seconds after a UTC day ends before it is written
+    # (lines of its last moments may still be committing); attempts per day before it
+    # is reported failed; the first retry's delay (doubling, capped).
+    archive_enabled: bool = True
+    archive_tick_s: float = Field(default=60.0, gt=0)
+    archive_delay_s: float = Field(default=900.0, ge=0)
+    archive_attempts: int = Field(default=8, ge=1, le=50)
+    archive_backoff_s: float = Field(default=60.0, ge=0)
+    archive_backoff_max_s: float = Field(default=3600.0, ge=0)
+    # The S3 API for the ``s3`` archive integration and the pipeline ``s3`` destination:
+    # empty: AWS (``https://s3.<region>.amazonaws.com``); else an S3-compatible endpoint
+    # (scheme and host). The ``s3`` archive integration names only a bucket: tidegate
+    # writes with these credentials (the bucket's policy lets them write), in this region.
+    s3_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    archive_s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,64}$")
+    archive_s3_access_key_id: str = ""
+    archive_s3_secret_access_key: str = ""
+    # IBM Cloud Object Storage: the IAM endpoint that exchanges an API key for a token.
+    ibm_iam_token_url: str = Field(
+        default="https://iam.cloud.ibm.com/identity/token", pattern=r"^https?://\S{1,2048}$"
+    )
     # The server's edge (docs/decisions.md "The server's edge"): seconds without a body
     # byte before 408, bytes of request bodies one worker holds at once before 503,
     # the request line plus headers before 431, seconds to complete them before close.

@@ -33,6 +33,9 @@ __all__ = [
     "ALERT_EVALUATION_SECONDS",
     "ALERT_FIRINGS",
     "ALERT_LINES_EVALUATED",
+    "ARCHIVE_ATTEMPTS",
+    "ARCHIVE_BYTES",
+    "ARCHIVE_LINES",
     "CONTENT_TYPE",
     "DB_CONNECTIONS_IN_USE",
     "DB_POOL_CAPACITY",
@@ -203,6 +206,16 @@ GROUP_COMMIT_WAIT_SECONDS = Histogram(
     "delay, the group ahead of it, and its own transaction)",
     buckets=_LATENCY_BUCKETS,
 )
+
+# Archiving (tidegate.archive.runner).
+ARCHIVE_ATTEMPTS = Counter(
+    "tidegate_archive_attempts",
+    "Attempts at writing an account's day to its bucket, by outcome: written, retried "
+    "(failed, will be tried again after backoff), failed (given up)",
+    ["outcome"],
+)
+ARCHIVE_LINES = Counter("tidegate_archive_lines", "Lines written to archive objects")
+ARCHIVE_BYTES = Counter("tidegate_archive_bytes", "Bytes (compressed) written to archive objects")
 
 # Alerts (tidegate.alerts.runner and outbox).
 ALERT_EVALUATIONS = Counter(

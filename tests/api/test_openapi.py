@@ -150,7 +150,7 @@ EXCLUDED = "/v1/tail"
 OPERATION_GROUPS = {
     "enterprise_and_auth": r"^/(v3/enterprise|v3/auth|v1/auth|login|info|orgs|healthz)(/|$)",
     "boards_views_alerts": r"^/v1/config/(board|categories|view|presetalert|index-rate)(/|$)",
-    "keys_rules_members": r"^/v1/config/(groups|ingestion|keys|members|parsing)(/|$)",
+    "keys_rules_members": r"^/v1/config/(archiving|groups|ingestion|keys|members|parsing)(/|$)",
     "data_plane": r"^/(logs|v1/aggregate|v1/export|v2/export|v1/usage|v2/usage|gateway)(/|$)",
     "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
     "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/[a-z_-]+/",

@@ -68,6 +68,7 @@ OWN, E = Permission.OWN, Permission.ENTERPRISE
 WRITE_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
+    "/v1/config/archiving": M,
     "/v1/config/ingestion/exclusions": M,
     "/v1/config/parsing/templates": M,
     "/v1/config/ingestion/suspend": OWN,
@@ -85,6 +86,7 @@ WRITE_POLICY: dict[str, Permission] = {
 READ_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
+    "/v1/config/archiving": M,
     "/v1/auth/session": Permission.SIGNED_IN,
     "/v3/auth/account": Permission.SIGNED_IN,
     "/info": Permission.SIGNED_IN,

@@ -377,9 +377,61 @@ APPLIES: list[Resource] = [
         "throttle",
         {"threshold": 10, "window_ms": 1000, "key_field": ".app", "exclude": ERRORS},
     ),
+    # destinations/s3.go: S3DestinationFromModel with the schema's defaults (prefix "/",
+    # encoding "text", compression "none", batch_timeout_secs 300, ack_enabled true)...
+    Resource(
+        "s3_destination",
+        "sink",
+        "s3",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 300,
+            "auth": {"access_key_id": "AKIAEXAMPLE", "secret_access_key": "secret"},
+            "region": "us-east-1",
+            "bucket": "logs-bucket",
+            "prefix": "/",
+            "encoding": "text",
+            "compression": "none",
+        },
+    ),
+    # ...and pkg/resources/testdata/destinations/s3.json's user_config, with the
+    # file_consolidation block the converter adds when it is set.
+    Resource(
+        "s3_destination (testdata)",
+        "sink",
+        "s3",
+        {
+            "ack_enabled": False,
+            "batch_timeout_secs": 5000,
+            "auth": {"access_key_id": "access key", "secret_access_key": "secret"},
+            "region": "us-east-1",
+            "bucket": "user_logs",
+            "prefix": "error_",
+            "encoding": "json",
+            "compression": "gzip",
+            "file_consolidation": {
+                "enabled": False,
+                "process_every_seconds": 600,
+                "requested_size_bytes": 500000000,
+                "base_path": "merged",
+            },
+        },
+    ),
 ]
 
 REFUSED: list[Resource] = [
+    # Merging small objects into large ones is not built: enabled is refused.
+    Resource(
+        "s3_destination (file_consolidation enabled)",
+        "sink",
+        "s3",
+        {
+            "auth": {"access_key_id": "k", "secret_access_key": "s"},
+            "region": "us-east-1",
+            "bucket": "b",
+            "file_consolidation": {"enabled": True},
+        },
+    ),
     Resource(
         "parse_processor (grok_parser)",
         "transform",
@@ -412,7 +464,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("prometheus_remote_write_source", "source", "prometheus-remote-write"),
     ("open_telemetry_metrics_source", "source", "open-telemetry-metrics"),
     ("open_telemetry_traces_source", "source", "open-telemetry-traces"),
-    ("s3_destination", "sink", "s3"),
     ("azure_blob_storage_destination", "sink", "azure-blob-storage"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),

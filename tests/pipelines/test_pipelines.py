@@ -262,7 +262,7 @@ async def test_source_can_move_to_another_route(client: AppClient) -> None:
     [
         ("processor", {"type": "js-script"}, "enum", "/type"),
         ("processor", {"type": "no-such-processor"}, "enum", "/type"),
-        ("destination", {"type": "s3"}, "enum", "/type"),
+        ("destination", {"type": "no-such-destination"}, "enum", "/type"),
         ("source", {"type": "kafka", "gateway_route_id": "x"}, "enum", "/type"),
         ("processor", {"type": "filter", "user_config": []}, "type", "/user_config"),
         ("processor", {"type": "filter", "inputs": "abc"}, "type", "/inputs"),

@@ -147,6 +147,9 @@ class BuildContext:
     http_concurrency: int = 4
     backoff_base_ms: int = 100
     backoff_cap_ms: int = 5_000
+    s3_endpoint: str = ""
+    """The S3 API's endpoint for ``s3`` destinations (``TIDEGATE_S3_ENDPOINT``); empty:
+    AWS's of the node's region."""
     simulation: bool = False
 
 

@@ -9,6 +9,7 @@ from tidegate.components.destinations import (
     elasticsearch,
     loki,
     mezmo,
+    s3,
     splunk_hec_logs,
 )
 from tidegate.components.destinations import http as http_destination
@@ -77,5 +78,6 @@ REGISTRY: Final = Registry(
         loki.COMPONENT,
         elasticsearch.COMPONENT,
         splunk_hec_logs.COMPONENT,
+        s3.COMPONENT,
     ]
 )

@@ -402,7 +402,7 @@ class CandidateWalk:
 
 
 def line_record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:
-    """A scanned row as the export's line record."""
+    """The line as export (and archiving) return it."""
     return public_record(
         line=row.line,
         ts=row.ts,

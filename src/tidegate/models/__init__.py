@@ -7,6 +7,7 @@ from tidegate.models.alert_cursor import AlertCursor
 from tidegate.models.alert_delivery import AlertDelivery
 from tidegate.models.alert_state import AlertState
 from tidegate.models.api_key import ApiKey
+from tidegate.models.archive import ArchiveConfig, ArchiveDay
 from tidegate.models.auth_counter import AuthCounter, SignedNonce
 from tidegate.models.base import Base
 from tidegate.models.board import Board
@@ -36,6 +37,8 @@ __all__ = [
     "AlertDelivery",
     "AlertState",
     "ApiKey",
+    "ArchiveConfig",
+    "ArchiveDay",
     "AuthCounter",
     "Base",
     "Board",

@@ -74,6 +74,7 @@ class Runtime:
         destinations: DestinationPolicy | None = None,
         throttle_budget: ThrottleBudget | None = None,
         usage_flush_s: float = 5.0,
+        s3_endpoint: str = "",
     ) -> None:
         self.limits = limits
         self.taps = TapRegistry(redis, redis_prefix=redis_prefix)
@@ -89,6 +90,7 @@ class Runtime:
                 http_concurrency=limits.http_concurrency,
                 backoff_base_ms=limits.backoff_base_ms,
                 backoff_cap_ms=limits.backoff_cap_ms,
+                s3_endpoint=s3_endpoint,
             ),
             max_pipelines=limits.max_pipelines,
         )
@@ -232,6 +234,7 @@ def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
             listener=metrics.throttle_budget_changed,
         ),
         usage_flush_s=settings.pipeline_usage_flush_s,
+        s3_endpoint=settings.s3_endpoint,
     )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import partial
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, Protocol
 
 import httpx
 import orjson
@@ -57,7 +57,7 @@ __all__ = [
     "http_requests",
 ]
 
-_CONTENT_TYPES: Final = {
+CONTENT_TYPES: Final = {
     "json": "application/json",
     "ndjson": "application/x-ndjson",
     "text": "text/plain; charset=utf-8",
@@ -149,7 +149,23 @@ def _encode(event: Any, encoding: str) -> bytes:
     return _text(event) if encoding == "text" else orjson.dumps(event)
 
 
-def _body(parts: list[bytes], config: HttpDestinationConfig) -> bytes:
+class BatchEncoding(Protocol):
+    """How events become request (or object) bodies: the ``http`` destination's
+    configuration, and the ``s3`` destination's."""
+
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def payload_prefix(self) -> str: ...
+    @property
+    def payload_suffix(self) -> str: ...
+    @property
+    def batch_events(self) -> int: ...
+    @property
+    def batch_bytes(self) -> int: ...
+
+
+def _body(parts: list[bytes], config: BatchEncoding) -> bytes:
     if config.encoding == "json":
         payload = b"[" + b",".join(parts) + b"]"
     else:
@@ -157,7 +173,7 @@ def _body(parts: list[bytes], config: HttpDestinationConfig) -> bytes:
     return config.payload_prefix.encode() + payload + config.payload_suffix.encode()
 
 
-def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iterator[bytes]:
+def encode_batches(events: Sequence[Any], config: BatchEncoding) -> Iterator[bytes]:
     """The request bodies (before compression) for ``events``, split so each holds at
     most ``max_bytes`` of encoded events (and the alias ``batch.max_events``)."""
     max_events, max_bytes = config.batch_events, config.batch_bytes
@@ -176,7 +192,7 @@ def encode_batches(events: Sequence[Any], config: HttpDestinationConfig) -> Iter
 
 def http_requests(events: Sequence[Any], config: HttpDestinationConfig) -> list[WireRequest]:
     """Every request that carries ``events`` (CPU work: may run in a worker thread)."""
-    headers: list[tuple[str, str]] = [("Content-Type", _CONTENT_TYPES[config.encoding])]
+    headers: list[tuple[str, str]] = [("Content-Type", CONTENT_TYPES[config.encoding])]
     headers += auth_headers(config.auth)
     headers += header_pairs(config.headers)
     requests = []

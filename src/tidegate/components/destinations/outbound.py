@@ -92,8 +92,10 @@ def outbound_component(
     ack: Callable[[C], bool] = lambda config: bool(getattr(config, "ack_enabled", True)),
     accepted: Callable[[bytes], bool] | None = None,
     rotating: bool = False,
+    bind: Callable[[Encoder[C], BuildContext], Encoder[C]] | None = None,
 ) -> Component[C]:
-    """``rotating``: a retry re-encodes for attempt n (another endpoint)."""
+    """``rotating``: a retry re-encodes for attempt n (another endpoint). ``bind``: the
+    encoder of a node built in this context (the ``s3`` destination's endpoint)."""
 
     def build(config: C, context: BuildContext, node: NodeRef) -> OutboundRuntime[C]:
         if context.http_client is None:
@@ -109,7 +111,8 @@ def outbound_component(
             backoff_cap_ms=context.backoff_cap_ms,
             **options,
         )
-        return OutboundRuntime(config, sender, encode, ack(config), rotating)
+        encoder = encode if bind is None else bind(encode, context)
+        return OutboundRuntime(config, sender, encoder, ack(config), rotating)
 
     async def vet(config: C, policy: DestinationPolicy) -> None:
         await vet_urls(urls(config), policy)

@@ -1,0 +1,125 @@
+"""The archiving configuration as the platform's clients send and read it: one flat JSON
+object, ``integration`` and that integration's fields (the ``logdna/logdna`` Terraform
+provider's ``logdna_archive``: ``generateArchiveConfig`` sends it, ``archiveResponse``
+reads it back). Stored and answered as sent, so a client reads back no drift."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import BaseModel, Field
+
+from tidegate.errors import ErrorItem, ValidationFailed
+
+__all__ = [
+    "BUILT",
+    "INTEGRATIONS",
+    "ArchiveDayStatus",
+    "ArchiveRunRequest",
+    "ArchiveStatus",
+    "parse_config",
+]
+
+# The fields each integration requires (``expires``, swift's, is optional).
+INTEGRATIONS: Final[dict[str, tuple[str, ...]]] = {
+    "ibm": ("bucket", "endpoint", "apikey", "resourceinstanceid"),
+    "s3": ("bucket",),
+    "azblob": ("accountname", "accountkey"),
+    "gcs": ("bucket", "projectid"),
+    "dos": ("space", "endpoint", "accesskey", "secretkey"),
+    "swift": ("authurl", "username", "password", "tenantname"),
+}
+# The integrations tidegate writes to (through the S3 API); the others are refused.
+BUILT: Final = frozenset({"s3", "ibm", "dos"})
+_OPTIONAL: Final[dict[str, tuple[str, ...]]] = {"swift": ("expires",)}
+MAX_FIELD_CHARS: Final = 1024
+
+
+def _invalid(message: str, pointer: str, keyword: str, **params: Any) -> ValidationFailed:
+    return ValidationFailed(
+        message,
+        context="body",
+        errors=[
+            ErrorItem(
+                keyword=keyword,
+                message=message,
+                instance_path=pointer,
+                schema_path=f"#/properties{pointer}" if pointer else "#",
+                params=params,
+            )
+        ],
+    )
+
+
+def parse_config(body: Any) -> dict[str, Any]:
+    """The configuration to store, exactly as sent, or ``ValidationFailed`` naming the
+    field."""
+    if not isinstance(body, dict):
+        raise _invalid("the body must be a JSON object", "", "type", type="object")
+    integration = body.get("integration")
+    if integration not in INTEGRATIONS:
+        valid = " ".join(INTEGRATIONS)
+        raise _invalid(
+            f"integration must be one of [{valid}]",
+            "/integration",
+            "enum",
+            allowedValues=list(INTEGRATIONS),
+        )
+    if integration not in BUILT:
+        raise _invalid(
+            f"integration {integration} is not supported by this server "
+            f"(supported: {', '.join(sorted(BUILT))})",
+            "/integration",
+            "enum",
+            allowedValues=sorted(BUILT),
+        )
+    required = INTEGRATIONS[integration]
+    allowed = {"integration", *required, *_OPTIONAL.get(integration, ())}
+    for name in body:
+        if name not in allowed:
+            raise _invalid(
+                f"{name}: unknown field for integration {integration}",
+                "",
+                "additionalProperties",
+                additionalProperty=name,
+            )
+    for name in required:
+        value = body.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise _invalid(
+                f"{name} is required for integration {integration}",
+                "",
+                "required",
+                missingProperty=name,
+            )
+        if len(value) > MAX_FIELD_CHARS:
+            raise _invalid(
+                f"{name}: at most {MAX_FIELD_CHARS} characters",
+                f"/{name}",
+                "maxLength",
+                limit=MAX_FIELD_CHARS,
+            )
+    return dict(body)
+
+
+class ArchiveRunRequest(BaseModel):
+    """``POST /v1/config/archiving/run``: the UTC day to write now (default: yesterday)."""
+
+    day: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+class ArchiveDayStatus(BaseModel):
+    day: str
+    status: str
+    attempts: int
+    error: str | None
+    object: str | None
+    lines: int
+    bytes: int
+    completed: int | None
+    next_attempt: int | None
+
+
+class ArchiveStatus(BaseModel):
+    integration: str | None
+    days: list[ArchiveDayStatus]

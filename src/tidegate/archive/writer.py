@@ -1,0 +1,146 @@
+"""Writes one account's UTC day to its bucket: the lines whose time (``ts``, as search
+and export read it) falls in the day, oldest first, each as the JSON export returns
+(one object per line, ``\\n`` after each), gzip-compressed, as one object.
+
+Memory is bounded: lines are read ``chunk_lines`` at a time (keyset pages of the
+export's own scan, a new short read transaction each), compressed as they come, and the
+compressed bytes go up as parts of a multipart upload whenever ``part_bytes`` have
+gathered; the worker never holds more than one part and one chunk. Encoding and
+compression run in a worker thread, off the loop. The object's lines are those
+committed when the write began (the account's largest line id then): a line stored
+later for that day is not in it (docs/archiving.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
+
+from tidegate import json_codec
+from tidegate.db.engine import Database
+from tidegate.export.repository import LineRow, newest_line_id, scan_lines
+from tidegate.export.service import line_record
+from tidegate.logs.store import DAY_MS
+from tidegate.objectstore.s3 import MIN_PART_BYTES, MultipartUpload, S3Client
+
+__all__ = [
+    "CHUNK_LINES",
+    "PART_BYTES",
+    "DayWritten",
+    "Encoder",
+    "day_name",
+    "day_rows",
+    "object_key",
+    "write_day",
+]
+
+CHUNK_LINES: Final = 1_000
+PART_BYTES: Final = 2 * MIN_PART_BYTES
+CONTENT_TYPE: Final = "application/gzip"
+
+
+@dataclass(frozen=True, slots=True)
+class DayWritten:
+    key: str | None  # None: the day had no lines, and no object was written
+    lines: int
+    bytes: int
+
+
+def day_name(day: int) -> str:
+    return datetime.fromtimestamp(day * DAY_MS / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+def object_key(account_id: str, day: int) -> str:
+    """``<account>/<yyyy>/<mm>/<dd>/<account>.<yyyy-mm-dd>.json.gz``."""
+    name = day_name(day)
+    return f"{account_id}/{name.replace('-', '/')}/{account_id}.{name}.json.gz"
+
+
+class Encoder:
+    """NDJSON records into one gzip stream (mtime 0: the bytes depend on the lines only)."""
+
+    def __init__(self) -> None:
+        self._gzip = zlib.compressobj(6, zlib.DEFLATED, 31)
+
+    def encode(self, rows: list[LineRow]) -> bytes:
+        text = b"".join(json_codec.dumps(line_record(row, row.meta())) + b"\n" for row in rows)
+        return self._gzip.compress(text)
+
+    def finish(self) -> bytes:
+        return self._gzip.flush()
+
+
+async def day_rows(
+    *, db: Database, account_id: str, day: int, chunk_lines: int = CHUNK_LINES
+) -> AsyncGenerator[list[LineRow]]:
+    """The day's lines committed now, oldest first, ``chunk_lines`` at a time (keyset
+    pages of the export's scan, each in a short read transaction of its own)."""
+    async with db.read_sessions() as session:
+        max_id = await session.scalar(newest_line_id(account_id=account_id)) or 0
+    after: tuple[int, int] | None = None
+    while True:
+        async with db.read_sessions() as session:
+            result = await session.execute(
+                scan_lines(
+                    account_id=account_id,
+                    from_ms=day * DAY_MS,
+                    to_ms=(day + 1) * DAY_MS - 1,
+                    max_id=max_id,
+                    after=after,
+                    newest_first=False,
+                    limit=chunk_lines,
+                )
+            )
+            rows = [LineRow(*row) for row in result]
+        if rows:
+            yield rows
+        if len(rows) < chunk_lines:
+            return
+        after = (rows[-1].ts, rows[-1].id)
+
+
+async def write_day(
+    *,
+    db: Database,
+    s3: S3Client,
+    account_id: str,
+    day: int,
+    chunk_lines: int = CHUNK_LINES,
+    part_bytes: int = PART_BYTES,
+    on_part: Callable[[], Awaitable[None]] | None = None,
+) -> DayWritten:
+    """The day written (or no object when it has no lines); ``S3Failed`` (after the
+    writer's retries) or a transport error otherwise, the upload aborted."""
+    encoder = Encoder()
+    upload = MultipartUpload(s3, object_key(account_id, day))
+    buffer = bytearray()
+    lines = size = 0
+    chunks = day_rows(db=db, account_id=account_id, day=day, chunk_lines=chunk_lines)
+    try:
+        async with aclosing(chunks):
+            async for rows in chunks:
+                if upload.upload_id is None:
+                    await upload.start(content_type=CONTENT_TYPE)
+                lines += len(rows)
+                buffer += await asyncio.to_thread(encoder.encode, rows)
+                if len(buffer) >= part_bytes:
+                    size += len(buffer)
+                    await upload.part(bytes(buffer))
+                    buffer.clear()
+                    if on_part is not None:
+                        await on_part()
+        if upload.upload_id is None:
+            return DayWritten(None, 0, 0)
+        buffer += encoder.finish()
+        size += len(buffer)
+        await upload.part(bytes(buffer))
+        await upload.complete()
+    except BaseException:
+        await asyncio.shield(upload.abort())
+        raise
+    return DayWritten(upload.key, lines, size)

@@ -1,0 +1,256 @@
+"""The S3 API: requests signed with AWS Signature V4 (botocore's signer), sent through
+the caller's ``httpx.AsyncClient`` (the destination guard's: every connection is vetted,
+docs/runtime.md), with retries and backoff.
+
+One shape for AWS S3, IBM Cloud Object Storage and DigitalOcean Spaces: path-style
+URLs (``<endpoint>/<bucket>/<key>``) on the target's endpoint. ``put_object`` writes
+one object; ``MultipartUpload`` writes an object part by part (at least
+``MIN_PART_BYTES`` per part but the last), so a writer holds one part in memory, never
+the object. Answers are read up to ``MAX_ANSWER_BYTES``; an endless answer cannot hold
+the worker or its memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import quote
+
+import httpx
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "MIN_PART_BYTES",
+    "MultipartUpload",
+    "S3Failed",
+    "S3Target",
+    "aws_endpoint",
+    "put_object",
+    "signed_headers",
+]
+
+log = logging.getLogger("tidegate.objectstore")
+
+MIN_PART_BYTES: Final = 5 * 1024 * 1024  # S3's smallest part but the last
+MAX_ANSWER_BYTES: Final = 64 * 1024
+_RETRY_STATUSES: Final = frozenset({408, 425, 429})
+_UPLOAD_ID: Final = re.compile(r"<UploadId>([^<]{1,1024})</UploadId>")
+_ERROR_CODE: Final = re.compile(r"<Code>([^<]{1,128})</Code>")
+
+
+class S3Failed(Exception):
+    """A request the S3 API refused or that could not be sent (after the retries)."""
+
+
+@dataclass(frozen=True, slots=True)
+class S3Target:
+    """Where objects go: ``endpoint`` (scheme and host, no path), the bucket, the
+    region signed for and the HMAC credentials; or, for IBM COS with an API key, the
+    IAM ``bearer`` token instead of a signature."""
+
+    endpoint: str
+    bucket: str
+    region: str
+    access_key_id: str
+    secret_access_key: str
+    bearer: str | None = None
+
+    def url(self, key: str) -> str:
+        return f"{self.endpoint.rstrip('/')}/{quote(self.bucket, safe='')}/{quote(key, safe='/')}"
+
+
+def aws_endpoint(region: str) -> str:
+    return f"https://s3.{region}.amazonaws.com"
+
+
+def signed_headers(
+    target: S3Target,
+    method: str,
+    url: str,
+    body: bytes,
+    headers: Sequence[tuple[str, str]] = (),
+) -> tuple[tuple[str, str], ...]:
+    """``headers`` with the SigV4 ones added (``Authorization``, ``X-Amz-Date``,
+    ``X-Amz-Content-SHA256``: the payload's hash is always signed). ``Host`` is left to
+    the HTTP client, which sends the URL's. A target with a ``bearer`` token is not
+    signed: the token is the credential."""
+    if target.bearer is not None:
+        return (*headers, ("Authorization", f"Bearer {target.bearer}"))
+    request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
+    request.context["payload_signing_enabled"] = True
+    credentials = Credentials(target.access_key_id, target.secret_access_key)
+    S3SigV4Auth(credentials, "s3", target.region).add_auth(request)
+    return tuple(
+        (name, str(value)) for name, value in request.headers.items() if name.lower() != "host"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    head: bytes
+    etag: str | None
+
+
+class S3Client:
+    """Signed requests with retries: connection errors, timeouts, 408, 425, 429 and 5xx
+    are retried up to ``max_retries`` times with exponential backoff and jitter; each
+    attempt is signed anew (a fresh date), bounded by ``timeout_s``."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        target: S3Target,
+        *,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 30.0,
+    ) -> None:
+        self.client = client
+        self.target = target
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+
+    def backoff(self, attempt: int) -> float:
+        ceiling: float = min(self.backoff_cap_s, self.backoff_base_s * 2.0**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    async def send(
+        self,
+        method: str,
+        key: str,
+        *,
+        query: str = "",
+        body: bytes = b"",
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> Answer:
+        url = self.target.url(key) + (f"?{query}" if query else "")
+        attempt = 0
+        while True:
+            try:
+                answer = await self._exchange(method, url, body, headers)
+                if 200 <= answer.status < 300:
+                    return answer
+                reason = f"answered HTTP {answer.status}{_error_code(answer.head)}"
+                retryable = answer.status in _RETRY_STATUSES or answer.status >= 500
+            except httpx.TransportError as error:
+                reason, retryable = f"{type(error).__name__}: {error}".rstrip(": "), True
+            if not retryable or attempt >= self.max_retries:
+                raise S3Failed(f"{method} {_bucket_key(self.target, key)}: {reason}")
+            delay = self.backoff(attempt)
+            log.info("S3 %s %s: %s; retry in %.2fs", method, key, reason, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def _exchange(
+        self, method: str, url: str, body: bytes, headers: Sequence[tuple[str, str]]
+    ) -> Answer:
+        signed = signed_headers(self.target, method, url, body, headers)
+        request = self.client.build_request(
+            method, url, content=body, headers=list(signed), timeout=self.timeout_s
+        )
+        response = await self.client.send(request, stream=True)
+        head = bytearray()
+        try:
+            async for chunk in response.aiter_raw():
+                head += chunk
+                if len(head) > MAX_ANSWER_BYTES:
+                    break
+        finally:
+            await response.aclose()
+        return Answer(
+            response.status_code, bytes(head[:MAX_ANSWER_BYTES]), response.headers.get("etag")
+        )
+
+
+def _bucket_key(target: S3Target, key: str) -> str:
+    return f"s3://{target.bucket}/{key}"
+
+
+def _error_code(head: bytes) -> str:
+    found = _ERROR_CODE.search(head.decode("utf-8", "replace"))
+    return f" ({found.group(1)})" if found else ""
+
+
+async def put_object(
+    s3: S3Client, key: str, body: bytes, *, content_type: str, content_encoding: str | None
+) -> None:
+    headers = [("Content-Type", content_type)]
+    if content_encoding:
+        headers.append(("Content-Encoding", content_encoding))
+    await s3.send("PUT", key, body=body, headers=headers)
+
+
+class MultipartUpload:
+    """One object written part by part: ``start``, ``part`` (in order), ``complete``;
+    ``abort`` on failure (the parts already stored would otherwise be billed)."""
+
+    def __init__(self, s3: S3Client, key: str) -> None:
+        self.s3 = s3
+        self.key = key
+        self.upload_id: str | None = None
+        self.etags: list[str] = []
+
+    async def start(self, *, content_type: str, content_encoding: str | None = None) -> None:
+        headers = [("Content-Type", content_type)]
+        if content_encoding:
+            headers.append(("Content-Encoding", content_encoding))
+        answer = await self.s3.send("POST", self.key, query="uploads=", headers=headers)
+        found = _UPLOAD_ID.search(answer.head.decode("utf-8", "replace"))
+        if found is None:
+            raise S3Failed(f"POST {_bucket_key(self.s3.target, self.key)}: no UploadId")
+        self.upload_id = found.group(1)
+
+    def _query(self, part: int | None = None) -> str:
+        assert self.upload_id is not None
+        upload = quote(self.upload_id, safe="")
+        return f"partNumber={part}&uploadId={upload}" if part else f"uploadId={upload}"
+
+    async def part(self, data: bytes) -> None:
+        number = len(self.etags) + 1
+        answer = await self.s3.send("PUT", self.key, query=self._query(number), body=data)
+        if not answer.etag:
+            raise S3Failed(f"part {number} of {_bucket_key(self.s3.target, self.key)}: no ETag")
+        self.etags.append(answer.etag)
+
+    async def complete(self) -> None:
+        parts = "".join(
+            f"<Part><PartNumber>{number}</PartNumber><ETag>{_xml_text(etag)}</ETag></Part>"
+            for number, etag in enumerate(self.etags, start=1)
+        )
+        body = f"<CompleteMultipartUpload>{parts}</CompleteMultipartUpload>".encode()
+        answer = await self.s3.send(
+            "POST",
+            self.key,
+            query=self._query(),
+            body=body,
+            headers=[("Content-Type", "application/xml")],
+        )
+        # S3 may answer 200 and still fail the completion, in the body.
+        if b"<Error>" in answer.head:
+            raise S3Failed(
+                f"completing {_bucket_key(self.s3.target, self.key)}{_error_code(answer.head)}"
+            )
+
+    async def abort(self) -> None:
+        if self.upload_id is None:
+            return
+        try:
+            await self.s3.send("DELETE", self.key, query=self._query())
+        except (S3Failed, httpx.HTTPError) as error:
+            log.warning("could not abort %s: %s", _bucket_key(self.s3.target, self.key), error)
+
+
+def _xml_text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

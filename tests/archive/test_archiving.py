@@ -1,0 +1,257 @@
+"""Archiving end to end against moto in server mode (a real S3 API process): a day of
+stored lines written as one gzip NDJSON object, read back byte for byte against the
+export of the same day; streamed in many parts; a failed upload retried and reported;
+one writer across several runners; the SSRF guard on a tenant's endpoint. Both backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from prometheus_client import REGISTRY
+from tests.archive.helpers import (
+    exported_day,
+    gunzip,
+    ndjson,
+    runner_for,
+)
+from tests.conftest import AppClient
+from tests.ingest.factories import Ingestor, ingest, make_ingestor
+from tests.objectstore.moto_server import (
+    ACCESS_KEY_ID,
+    SECRET_ACCESS_KEY,
+    MotoServer,
+)
+
+from tidegate.archive.writer import day_name, object_key
+from tidegate.clock import now_ms
+from tidegate.logs.store import DAY_MS
+
+
+def _past_day(days_ago: int) -> int:
+    return now_ms() // DAY_MS - days_ago
+
+
+async def _lines_of_day(client: AppClient, who: Ingestor, day: int, count: int) -> None:
+    """``count`` lines spread over the day (and one on each side of it, not archived)."""
+    start = day * DAY_MS
+    lines: list[dict[str, Any]] = [
+        {
+            "line": f"{index} GET /api/{index} status={200 + index % 3} é ✓ {uuid.uuid4().hex}",
+            "app": f"app-{index % 4}",
+            "level": ("INFO", "WARN", "ERROR")[index % 3],
+            "timestamp": start + index * (DAY_MS // count),
+            "meta": {"n": index, "nested": {"ok": index % 2 == 0}},
+        }
+        for index in range(count)
+    ]
+    lines += [
+        {"line": "the day before", "timestamp": start - 1},
+        {"line": "the day after", "timestamp": start + DAY_MS},
+    ]
+    for offset in range(0, len(lines), 500):
+        response = await ingest(client, who, lines[offset : offset + 500])
+        assert response.status_code == 200, response.text
+
+
+async def _configure(client: AppClient, who: Ingestor, body: dict[str, Any]) -> None:
+    response = await client.post("/v1/config/archiving", json=body, headers=who.account.headers)
+    assert response.status_code == 200, response.text
+
+
+async def _status(client: AppClient, who: Ingestor) -> dict[str, Any]:
+    response = await client.get("/v1/config/archiving/status", headers=who.account.headers)
+    assert response.status_code == 200, response.text
+    days: dict[str, Any] = {item["day"]: item for item in response.json()["days"]}
+    return days
+
+
+def _attempts(outcome: str) -> float:
+    """``tidegate_archive_attempts_total`` of this test process (docs/metrics.md)."""
+    value = REGISTRY.get_sample_value("tidegate_archive_attempts_total", {"outcome": outcome})
+    return value or 0.0
+
+
+async def _request_run(client: AppClient, who: Ingestor, day: int) -> dict[str, Any]:
+    run = await client.post(
+        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
+    )
+    assert run.status_code == 200, run.text
+    body: dict[str, Any] = run.json()
+    return body
+
+
+async def _archived_account(
+    client: AppClient,
+    moto_server: MotoServer,
+    *,
+    days_ago: int,
+    lines: int,
+    make_bucket: bool = True,
+) -> tuple[Ingestor, int, str]:
+    """An account with ``lines`` in a past day, archiving to a bucket (made, or not yet),
+    and that day asked for on demand."""
+    bucket = f"arch-{uuid.uuid4().hex[:10]}"
+    if make_bucket:
+        await asyncio.to_thread(moto_server.make_bucket, bucket)
+    who = await make_ingestor(client)
+    day = _past_day(days_ago)
+    if lines:
+        await _lines_of_day(client, who, day, lines)
+    await _configure(client, who, {"integration": "s3", "bucket": bucket})
+    assert (await _request_run(client, who, day))["status"] == "pending"
+    return who, day, bucket
+
+
+async def _write(client: AppClient, who: Ingestor, day: int, **options: Any) -> int:
+    runner = runner_for(client, **options)
+    try:
+        return await runner.write(who.account_id, day)
+    finally:
+        await runner.close()
+
+
+async def _object_is_the_export(
+    client: AppClient, moto_server: MotoServer, bucket: str, who: Ingestor, day: int
+) -> dict[str, Any]:
+    """The day's object, gunzipped, is the NDJSON of the day's export, byte for byte."""
+    stored, meta = await asyncio.to_thread(
+        moto_server.read, bucket, object_key(who.account_id, day)
+    )
+    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
+    return {"size": len(stored), **meta}
+
+
+async def test_a_day_is_archived_byte_for_byte(client: AppClient, moto_server: MotoServer) -> None:
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=3, lines=300)
+    assert await _write(client, who, day) == 1
+    key = object_key(who.account_id, day)
+    name = day_name(day)
+    assert key == f"{who.account_id}/{name.replace('-', '/')}/{who.account_id}.{name}.json.gz"
+    assert await asyncio.to_thread(moto_server.keys, bucket) == [key]
+    stored = await _object_is_the_export(client, moto_server, bucket, who, day)
+    assert len(await exported_day(client, who.account.headers, day)) == 300
+    status = (await _status(client, who))[name]
+    assert status["status"] == "done"
+    assert (status["object"], status["lines"], status["bytes"]) == (key, 300, stored["size"])
+    assert status["attempts"] == 1
+    assert status["error"] is None
+
+
+async def test_a_large_day_streams_in_many_parts(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    """Small chunks and parts (moto's part minimum lowered for the test server): the
+    writer never holds more than a part, and the parts make the whole day."""
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=4, lines=1_200)
+    assert await _write(client, who, day, chunk_lines=100, part_bytes=8 * 1024) == 1
+    meta = await _object_is_the_export(client, moto_server, bucket, who, day)
+    # A multipart object's ETag ends in "-<number of parts>".
+    assert int(meta["ETag"].strip('"').rsplit("-", 1)[1]) >= 3, meta["ETag"]
+
+
+async def test_a_failed_upload_is_reported_and_retried(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    who, day, bucket = await _archived_account(
+        client, moto_server, days_ago=5, lines=20, make_bucket=False
+    )
+    clock = [now_ms()]
+    runner = runner_for(client, clock=lambda: clock[0])
+    before = {outcome: _attempts(outcome) for outcome in ("retried", "written")}
+    try:
+        assert await runner.write(who.account_id, day) == 0
+        assert _attempts("retried") == before["retried"] + 1
+        status = (await _status(client, who))[day_name(day)]
+        assert status["status"] == "retrying"
+        assert "NoSuchBucket" in status["error"]
+        assert status["attempts"] == 1
+        assert status["object"] is None
+        # Not due before its backoff: nothing happens.
+        assert await runner.write(who.account_id, day) == 0
+        assert (await _status(client, who))[day_name(day)]["attempts"] == 1
+
+        await asyncio.to_thread(moto_server.make_bucket, bucket)
+        clock[0] += 31_000  # past the first backoff (30 s in these settings)
+        assert await runner.write(who.account_id, day) == 1
+    finally:
+        await runner.close()
+    status = (await _status(client, who))[day_name(day)]
+    assert (status["status"], status["attempts"], status["error"]) == ("done", 2, None)
+    assert _attempts("written") == before["written"] + 1
+    await _object_is_the_export(client, moto_server, bucket, who, day)
+
+
+async def test_several_runners_write_a_day_once(client: AppClient, moto_server: MotoServer) -> None:
+    who, day, _bucket = await _archived_account(client, moto_server, days_ago=6, lines=50)
+    runners = [runner_for(client) for _ in range(3)]
+    try:
+        written = await asyncio.gather(*(r.write(who.account_id, day) for r in runners))
+        assert sorted(written) == [0, 0, 1]
+        # Done: no runner writes it again.
+        assert [await r.write(who.account_id, day) for r in runners] == [0, 0, 0]
+    finally:
+        for runner in runners:
+            await runner.close()
+    assert (await _status(client, who))[day_name(day)]["attempts"] == 1
+
+
+async def test_the_daily_round_schedules_yesterday(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
+    who = await make_ingestor(client)
+    yesterday = _past_day(1)
+    await _lines_of_day(client, who, yesterday, 30)
+    await _configure(client, who, {"integration": "s3", "bucket": bucket})
+    # Just after midnight plus the settle delay (15 min by default).
+    clock = (yesterday + 1) * DAY_MS + 16 * 60_000
+    runner = runner_for(client, clock=lambda: clock)
+    try:
+        await runner.schedule()
+        assert (await _status(client, who))[day_name(yesterday)]["status"] == "pending"
+        assert await runner.write(who.account_id, yesterday) == 1
+        # The next rounds of the day find it scheduled: nothing is made again.
+        await runner.schedule()
+        assert (await _status(client, who))[day_name(yesterday)]["status"] == "done"
+    finally:
+        await runner.close()
+    assert await asyncio.to_thread(moto_server.keys, bucket) == [
+        object_key(who.account_id, yesterday)
+    ]
+
+
+async def test_a_day_without_lines_writes_no_object(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=8, lines=0)
+    assert await _write(client, who, day) == 1
+    status = (await _status(client, who))[day_name(day)]
+    assert (status["status"], status["lines"], status["object"]) == ("done", 0, None)
+    assert await asyncio.to_thread(moto_server.keys, bucket) == []
+
+
+async def test_digitalocean_spaces_through_the_s3_api(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    """``dos``: the account's own endpoint and keys (loopback is allowed here)."""
+    space = await asyncio.to_thread(moto_server.make_bucket, f"space-{uuid.uuid4().hex[:10]}")
+    who = await make_ingestor(client)
+    day = _past_day(3)
+    await _lines_of_day(client, who, day, 40)
+    await _configure(
+        client,
+        who,
+        {
+            "integration": "dos",
+            "space": space,
+            "endpoint": moto_server.endpoint,
+            "accesskey": ACCESS_KEY_ID,
+            "secretkey": SECRET_ACCESS_KEY,
+        },
+    )
+    await _request_run(client, who, day)
+    assert await _write(client, who, day) == 1
+    await _object_is_the_export(client, moto_server, space, who, day)
