@@ -75,6 +75,7 @@ async def test_webhook_with_template_and_the_delivery_log(
             assert entry["integration"] == "webhook"
             assert entry["event"] == "trigger"
             assert entry["count"] == 1
+            assert [line["_line"] for line in entry["lines"]] == ["payment failed: card declined"]
             assert isinstance(entry["finished"], int)
             # Delivered rows are not sent again.
             assert (await harness.outbox().deliver_due()).delivered == 0

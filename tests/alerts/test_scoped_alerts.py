@@ -7,6 +7,7 @@ receivers: an SMTP server and an HTTP webhook receiver."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -158,5 +159,57 @@ async def test_a_preset_changed_by_a_scoped_member_sends_only_their_scope(
             await _round(harness, ("secret one", "secretapp"), ("secret web", "web"))
             await harness.outbox().deliver_due()
             assert _hooked_lines(receiver) == ["secret web"]
+        finally:
+            await harness.close()
+
+
+async def test_a_delivery_log_shows_its_reader_only_the_lines_of_their_scope(
+    own_database: str, tmp_path: Path
+) -> None:
+    """An owner's view fires on lines of two apps; the log of that firing shows both to
+    the owner and only the web line to a member whose group holds only web."""
+    async with HttpReceiver() as receiver:
+        harness = await open_harness(own_database, tmp_path)
+        try:
+            _, scoped = await _person(harness, ["web"])
+            owner = harness.who.account.headers
+            hook = {"integration": "webhook", "url": f"{receiver.base_url}/a"}
+            # Fires at the end of a window holding at least two lines: both are kept.
+            channel = _channel(**hook, immediate="false", triggerlimit=2)
+            view_id = await _view(harness, owner, query="card", channels=[channel])
+            evaluator = harness.main_evaluator()
+            await evaluator.evaluate()
+            # One request: both lines are in the batch the alert fires on.
+            sent = await harness.client.post(
+                "/logs/ingest",
+                params={"hostname": "web-1"},
+                json={
+                    "lines": [
+                        {"line": "card 4111 secret", "app": "secretapp"},
+                        {"line": "card ok", "app": "web"},
+                    ]
+                },
+                headers=harness.who.headers,
+            )
+            assert sent.status_code == 200, sent.text
+            harness.clock.move(31)  # past the window's end
+            assert (await evaluator.evaluate()).firings == 1
+            await harness.outbox().deliver_due()
+
+            async def log(headers: dict[str, str]) -> list[dict[str, Any]]:
+                response = await harness.client.get(f"{VIEWS}/{view_id}/alerts", headers=headers)
+                assert response.status_code == 200, response.text
+                return list(response.json())
+
+            [seen_by_owner] = await log(owner)
+            assert sorted(line["_line"] for line in seen_by_owner["lines"]) == [
+                "card 4111 secret",
+                "card ok",
+            ]
+            assert seen_by_owner["count"] == 2
+            [seen_by_member] = await log(scoped)
+            assert [line["_line"] for line in seen_by_member["lines"]] == ["card ok"]
+            assert seen_by_member["count"] == 1
+            assert "secret" not in json.dumps(seen_by_member)
         finally:
             await harness.close()

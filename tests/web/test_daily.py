@@ -149,9 +149,17 @@ def test_an_alert_channel_is_edited_fires_links_to_its_window_and_is_removed(
     expect(page.get_by_test_id("time-range")).to_have_value("custom")
     expect_lines(page, ["payment failed: card declined"])
 
-    # Removed: only the webhook goes.
+    # The delivery log shows the firing, and behind its count the line that fired it.
     page.get_by_test_id("nav-views").click()
     row.get_by_test_id("view-alerts").click()
+    delivery = page.get_by_test_id("delivery-row")
+    expect(delivery).to_have_count(1)
+    delivery.get_by_test_id("delivery-lines").locator("summary").click()
+    expect(delivery.get_by_test_id("delivery-line")).to_have_text(
+        ["web-1 / billing payment failed: card declined"]
+    )
+
+    # Removed: only the webhook goes.
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_test_id("alert-channel").filter(has_text="webhook").get_by_test_id(
         "alert-remove"

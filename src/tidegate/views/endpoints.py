@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
-from tidegate.auth.dependencies import AccountId, MadeBy, SealerDep
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy, SealerDep
 from tidegate.db.session import SessionDep
 from tidegate.views import schemas, service
 
@@ -89,9 +89,11 @@ async def delete_view(
     summary="The view's alert delivery log: when it fired, to which channel, the outcome",
 )
 async def view_deliveries(
-    view_id: ViewIdPath, session: SessionDep, account_id: AccountId
+    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> list[schemas.Delivery]:
-    return await service.delivery_log(session=session, account_id=account_id, view_id=view_id)
+    return await service.delivery_log(
+        session=session, account_id=account_id, view_id=view_id, scope=principal.scope
+    )
 
 
 @router.get("/presetalert", summary="List the account's preset alerts")

@@ -90,4 +90,17 @@ class Delivery(BaseModel):
     attempts: int
     last_error: str | None
     finished: Annotated[int | None, Field(description="Delivered or given up, epoch ms")]
-    count: Annotated[int, Field(description="Lines that made it fire")]
+    count: Annotated[
+        int,
+        Field(
+            description="Lines that made it fire; for a person in groups, those of the "
+            "lines below that their scope holds"
+        ),
+    ]
+    lines: Annotated[
+        list[dict[str, Any]],
+        Field(
+            description="Up to 10 of the lines that made it fire, as export gives them "
+            "(none for a resolve); a person in groups sees those of their scope only"
+        ),
+    ] = []

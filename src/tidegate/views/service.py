@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.integrations import checked_channels
 from tidegate.alerts.sealed import open_channels, seal_channels
+from tidegate.auth.scope import AccessScope
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest, NotFound
 from tidegate.logs.filtering import parse_line_filter
@@ -161,26 +164,65 @@ async def delete_view(
 
 
 async def delivery_log(
-    *, session: AsyncSession, account_id: str, view_id: str
+    *, session: AsyncSession, account_id: str, view_id: str, scope: AccessScope | None
 ) -> list[schemas.Delivery]:
+    """The view's notifications with the lines that fired them, each line checked
+    against the reader's scope: a view's alert kept what its maker could see, and the
+    reader of its log may see less (docs/isolation.md)."""
     await own_view(session=session, account_id=account_id, view_id=view_id)
-    return [
-        schemas.Delivery(
-            id=row.id,
-            fired=row.fired_ms,
-            event=row.event,
-            integration=row.integration,
-            channel=row.channel_key.split(":", 1)[0],
-            status=row.status,
-            attempts=row.attempts,
-            last_error=row.last_error,
-            finished=row.finished_ms,
-            count=int(row.payload.get("count", 0)),
+    visible = _scope_test(scope, account_id)
+    entries = []
+    for row in await repository.deliveries_of(
+        session=session, account_id=account_id, view_id=view_id
+    ):
+        kept = row.payload.get("matches")
+        lines = [line for line in kept if visible(line)] if isinstance(kept, list) else []
+        entries.append(
+            schemas.Delivery(
+                id=row.id,
+                fired=row.fired_ms,
+                event=row.event,
+                integration=row.integration,
+                channel=row.channel_key.split(":", 1)[0],
+                status=row.status,
+                attempts=row.attempts,
+                last_error=row.last_error,
+                finished=row.finished_ms,
+                count=int(row.payload.get("count", 0)) if scope is None else len(lines),
+                lines=lines,
+            )
         )
-        for row in await repository.deliveries_of(
-            session=session, account_id=account_id, view_id=view_id
+    return entries
+
+
+def _scope_test(scope: AccessScope | None, account_id: str) -> Callable[[Any], bool]:
+    """Whether a kept line (an export record) is within ``scope``."""
+    if scope is None:
+        return lambda _line: True
+    limit = parse_line_filter(
+        hosts=None, apps=None, levels=None, query=scope.as_query(), limit_work=False
+    ).bound_to(account_id)
+
+    def visible(line: Any) -> bool:
+        if not isinstance(line, dict):
+            return False
+        meta = line.get("_meta")
+        tags = line.get("_tag")
+        return limit.matches(
+            line=str(line.get("_line", "")),
+            host=_text_or_none(line.get("_host")),
+            app=_text_or_none(line.get("_app")),
+            level=_text_or_none(line.get("level")),
+            file=_text_or_none(line.get("_file")),
+            meta=meta if isinstance(meta, dict) else None,
+            tags=tags if isinstance(tags, list) else None,
         )
-    ]
+
+    return visible
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 # Preset alerts

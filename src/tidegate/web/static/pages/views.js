@@ -125,10 +125,23 @@ function showAlerts(row, view, reload) {
       ? listTable(
           ["Fired", "Event", "Channel", "Status", "Attempts", "Lines", "Error"],
           entries.map((entry) =>
-            h("tr", { testid: "delivery-row" }, h("td", {}, formatTime(entry.fired)), h("td", {}, entry.event), h("td", {}, `${entry.integration} #${entry.channel}`), h("td", {}, entry.status), h("td", {}, String(entry.attempts)), h("td", {}, String(entry.count)), h("td", {}, entry.last_error || "")),
+            h("tr", { testid: "delivery-row" }, h("td", {}, formatTime(entry.fired)), h("td", {}, entry.event), h("td", {}, `${entry.integration} #${entry.channel}`), h("td", {}, entry.status), h("td", {}, String(entry.attempts)), h("td", {}, firedLines(entry)), h("td", {}, entry.last_error || "")),
           ),
         )
       : h("p", { class: "muted" }, "Nothing delivered yet."),
+  );
+}
+
+// The count, and the lines that made it fire (the server keeps up to ten, and shows a
+// person in groups those of their scope) behind it.
+function firedLines(entry) {
+  const lines = entry.lines || [];
+  if (!lines.length) return String(entry.count);
+  return h(
+    "details",
+    { testid: "delivery-lines" },
+    h("summary", {}, String(entry.count)),
+    h("ul", { class: "fired-lines" }, lines.map((line) => h("li", { testid: "delivery-line" }, h("span", { class: "muted" }, [line._host, line._app].filter(Boolean).join(" / ")), " ", line._line || ""))),
   );
 }
 
