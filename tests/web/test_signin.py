@@ -74,6 +74,22 @@ def test_a_wrong_key_is_refused_and_a_good_one_opens_the_page_asked_for(
     expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fsearch")
 
 
+def test_a_sign_out_the_server_refuses_says_so_and_keeps_the_session(
+    site: Site, page: Page
+) -> None:
+    """Without its CSRF cookie the server refuses the sign-out (403): the page must not
+    show the sign-in form over a session that is still open."""
+    account = site.account()
+    sign_in_with_key(page, site.base_url, account.service_key)
+    live = {c["name"]: c["value"] for c in page.context.cookies()}["tidegate_session"]
+    page.context.clear_cookies(name="tidegate_csrf")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("sign-out-failed")).to_contain_text("still signed in")
+    expect(page.get_by_test_id("signin-key")).to_have_count(0)
+    with live_client(site.base_url, cookies={"tidegate_session": live}) as http:
+        assert http.get("/v1/auth/session").status_code == 200
+
+
 def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> None:
     first = site.account()
     second = site.account()

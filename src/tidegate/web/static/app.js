@@ -107,7 +107,13 @@ document.addEventListener("click", (event) => {
 window.addEventListener("popstate", route);
 
 document.getElementById("sign-out").addEventListener("click", async () => {
-  await session.signOut().catch(() => {});
+  try {
+    await session.signOut();
+  } catch (error) {
+    // Never a sign-in page over a session that is still open: say it failed.
+    main.prepend(h("p", { class: "error", role: "alert", testid: "sign-out-failed" }, `Sign out failed, you are still signed in: ${error.message || error}`));
+    return;
+  }
   navigate("/signin");
 });
 document.getElementById("account-switch").addEventListener("change", async (event) => {

@@ -37,12 +37,15 @@ export const session = {
     return this.load();
   },
 
+  // Signed out only once the server has ended the session (a 401: it had ended
+  // already); any other failure is thrown, the session and its cookies still live.
   async signOut() {
     try {
       await api("DELETE", "/v1/auth/session");
-    } finally {
-      this.current = null;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 401)) throw error;
     }
+    this.current = null;
   },
 };
 
