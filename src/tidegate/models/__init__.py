@@ -19,6 +19,7 @@ from tidegate.models.index_rate_alert import IndexRateAlert
 from tidegate.models.log_line import LogLine
 from tidegate.models.membership import Membership
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
+from tidegate.models.pipeline_alert import PipelineAlert
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
 from tidegate.models.user import User
@@ -48,6 +49,7 @@ __all__ = [
     "LogLine",
     "Membership",
     "Pipeline",
+    "PipelineAlert",
     "PipelineNode",
     "PipelineUsage",
     "PresetAlert",
