@@ -265,9 +265,23 @@ async def test_provider_alert_lifecycle(live_server_factory: Any, server_db: str
             f"/v3/pipeline/{pid}/transform/{processor}/alert", json=wrong_op, headers=h
         )
         assert response.status_code == 400, response.text
+        # Deleting a component deletes its alerts.
+        kept = await _call(
+            http,
+            h,
+            "POST",
+            f"/v3/pipeline/{pid}/transform/{processor}/alert",
+            change_body(pid, processor),
+        )
+        response = await http.delete(f"/v3/pipeline/{pid}/transform/{processor}", headers=h)
+        assert response.status_code == 200, response.text
+        assert_v3_error(await http.get(f"/v3/pipeline/{pid}/alert/{kept['id']}", headers=h), 404)
+        processor = source  # no processor left: the next one is refused
         # The component must be the pipeline's node of that kind.
         response = await http.post(
-            f"/v3/pipeline/{pid}/transform/{source}/alert", json=change_body(pid, source), headers=h
+            f"/v3/pipeline/{pid}/transform/{processor}/alert",
+            json=change_body(pid, processor),
+            headers=h,
         )
         assert response.status_code == 404, response.text
 
