@@ -27,11 +27,11 @@ from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
 from tidegate.alerts.notification import Notification
-from tidegate.alerts.sealed import seal_channel
+from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.models import AlertDelivery, PipelineAlert, PipelineUsage
+from tidegate.models import PipelineAlert, PipelineUsage
 
 BUCKET_MS: Final = 60_000
 SOURCE: Final = "pipeline"
@@ -270,22 +270,7 @@ def _deliver(
         url=settings.public_url,
     )
     session.add(
-        AlertDelivery(
-            account_id=alert.account_id,
-            view_id=None,
-            source=SOURCE,
-            channel_key=alert.id,
-            integration=channel.integration,
-            channel_sealed=seal_channel(sealer, channel),
-            event="trigger",
-            payload=notification.as_payload(),
-            status="pending",
-            attempts=0,
-            fired_ms=now_ms,
-            next_attempt_ms=now_ms,
-            claimed_by=None,
-            claimed_until_ms=0,
-        )
+        pending_delivery(notification, channel, channel_key=alert.id, now_ms=now_ms, sealer=sealer)
     )
     return 1
 
