@@ -153,7 +153,8 @@ OPERATION_GROUPS = {
     "keys_rules_members": r"^/v1/config/(archiving|groups|ingestion|keys|members|parsing)(/|$)",
     "data_plane": r"^/(logs|v1/aggregate|v1/export|v2/export|v1/usage|v2/usage|gateway)(/|$)",
     "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
-    "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/[a-z_-]+/",
+    "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/(?!alert/)[a-z_-]+/(?!\{component_id\}/alert)",
+    "pipeline_alerts": r"^/v3/pipeline/\{pipeline_id\}/([a-z_-]+/\{component_id\}/)?alert(/|$)",
     "gateway_routes": r"^/v3/pipeline/gateway-route(/|$)",
 }
 

@@ -232,3 +232,18 @@ async def test_readonly_reads_logs_and_configuration_but_changes_nothing(
     assert (
         await client.post("/v1/config/board", json={"title": "x"}, headers=readonly.headers)
     ).status_code == 403
+
+
+async def test_pipeline_alerts_are_managed_as_pipelines(client: AppClient) -> None:
+    """Pipeline alerts (docs/api-pipelines.md): read by every role, changed by admins
+    and owners only, as the pipelines they belong to; the matrix above tries each."""
+    found = {
+        (method, path): permission
+        for method, path, permission, _ in operations(client)
+        if path.startswith("/v3/pipeline/") and "/alert" in path and method != "HEAD"
+    }
+    # GET one by the provider's path; per kind segment (source, transform, sink and the
+    # aliases processor, destination): list, create, get, replace, delete.
+    assert len(found) == 1 + 5 * 5, sorted(found)
+    for (method, path), permission in found.items():
+        assert permission == (R if method == "GET" else M), (method, path)

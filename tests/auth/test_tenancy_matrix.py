@@ -23,6 +23,17 @@ FILTER = {
     "condition": {"expressions": [{"field": ".level", "str_operator": "equal", "value": "debug"}]}
 }
 
+# A pipeline alert as the Terraform provider sends it (no URL to vet).
+PIPELINE_ALERT = {
+    "inputs": ["x"],
+    "active": True,
+    "alert_config": {
+        "general": {"name": "pwned"},
+        "evaluation": {"alert_type": "absence", "event_type": "metric"},
+        "alert_payload": {"service": {"name": "log_analysis", "ingestion_key": "k"}},
+    },
+}
+
 BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/enterprise/account/{account_id}"): {"company": "pwned"},
     ("PUT", "/v1/config/keys/{id}"): {"name": "pwned"},
@@ -62,6 +73,13 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
+    **{
+        (method, f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{tail}"): (
+            PIPELINE_ALERT
+        )
+        for segment in ("source", "transform", "sink")
+        for method, tail in (("POST", ""), ("PUT", "/{alert_id}"))
+    },
     ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
     ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
     ("PUT", "/v1/config/view/{viewID}"): view_body(name="pwned"),
@@ -152,6 +170,10 @@ async def build_victim(client: AppClient) -> tuple[AccountCtx, dict[str, str]]:
         )
     )
     ids["destination"] = destination["data"]["id"]
+    alert = await _ok(
+        await client.post(f"{p}/transform/{ids['processor']}/alert", json=PIPELINE_ALERT, headers=h)
+    )
+    ids["alert_id"] = alert["data"]["id"]
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
     ids["groupId"] = group["id"]
     member = await _ok(
@@ -227,6 +249,7 @@ async def snapshot(client: AppClient, account: AccountCtx, ids: dict[str, str]) 
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/access-key", headers=h),
         client.get(f"/v3/pipeline/gateway-route/{ids['gateway_route_id']}/signing-key", headers=h),
         client.get(f"/v3/pipeline/{ids['pipeline_id']}", headers=h),
+        client.get(f"/v3/pipeline/{ids['pipeline_id']}/alert/{ids['alert_id']}", headers=h),
         client.get("/v1/config/members", headers=h),
         client.get("/v1/config/groups", headers=h),
     ]

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.notification import Notification
-from tidegate.alerts.sealed import seal_channel
+from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -171,19 +171,6 @@ def _delivery(
         detail=reason,
         url=settings.public_url,
     )
-    return AlertDelivery(
-        account_id=account_id,
-        view_id=None,
-        source="index-rate",
-        channel_key="index-rate",
-        integration=channel.integration,
-        channel_sealed=seal_channel(sealer, channel),
-        event="trigger",
-        payload=notification.as_payload(),
-        status="pending",
-        attempts=0,
-        fired_ms=now_ms,
-        next_attempt_ms=now_ms,
-        claimed_by=None,
-        claimed_until_ms=0,
+    return pending_delivery(
+        notification, channel, channel_key="index-rate", now_ms=now_ms, sealer=sealer
     )

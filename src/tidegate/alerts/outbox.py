@@ -21,9 +21,10 @@ import httpx
 from sqlalchemy import select, update
 
 from tidegate import metrics
+from tidegate.alerts.channels import Channel
 from tidegate.alerts.integrations import INTEGRATIONS, SendContext
 from tidegate.alerts.notification import Notification
-from tidegate.alerts.sealed import open_channel
+from tidegate.alerts.sealed import open_channel, seal_channel
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
@@ -40,6 +41,34 @@ def backoff_ms(settings: Settings, attempts: int) -> int:
     """The wait before attempt ``attempts + 1`` (``attempts`` >= 1 made so far)."""
     delay = settings.alert_delivery_backoff_s * (2 ** (attempts - 1))
     return int(min(delay, settings.alert_delivery_backoff_max_s) * 1000)
+
+
+def pending_delivery(
+    notification: Notification,
+    channel: Channel,
+    *,
+    channel_key: str,
+    now_ms: int,
+    sealer: Sealer,
+) -> AlertDelivery:
+    """The outbox row of a firing not tied to a view (index-rate and pipeline alerts),
+    due now; added by the caller to the transaction that records the firing."""
+    return AlertDelivery(
+        account_id=notification.account_id,
+        view_id=None,
+        source=notification.source,
+        channel_key=channel_key,
+        integration=channel.integration,
+        channel_sealed=seal_channel(sealer, channel),
+        event=notification.event,
+        payload=notification.as_payload(),
+        status="pending",
+        attempts=0,
+        fired_ms=now_ms,
+        next_attempt_ms=now_ms,
+        claimed_by=None,
+        claimed_until_ms=0,
+    )
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate import evaluate_index_rates
 from tidegate.alerts.matching import MatchingPool
 from tidegate.alerts.outbox import Outbox
+from tidegate.alerts.pipeline_alerts import evaluate_pipeline_alerts
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
 from tidegate.config import Settings
@@ -69,7 +70,7 @@ class AlertRunner:
         )
 
     async def round(self) -> None:
-        """One evaluation (lines and index rates) and one delivery pass."""
+        """One evaluation (lines, index rates, pipeline alerts) and one delivery pass."""
         started = time.perf_counter()
         try:
             result = await self.evaluator.evaluate()
@@ -80,6 +81,11 @@ class AlertRunner:
                     self.settings,
                     now_ms=self.clock(),
                     open_config=open_config,
+                )
+                metrics.ALERT_FIRINGS.inc(
+                    await evaluate_pipeline_alerts(
+                        self._db, self._sealer, self.settings, now_ms=self.clock()
+                    )
                 )
         except Exception:
             metrics.ALERT_EVALUATIONS.labels("failed").inc()

@@ -21,6 +21,7 @@ from tidegate.models.log_line import LogLine
 from tidegate.models.membership import Membership
 from tidegate.models.parsing_template import ParsingTemplate
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
+from tidegate.models.pipeline_alert import PipelineAlert
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
 from tidegate.models.user import User
@@ -53,6 +54,7 @@ __all__ = [
     "Membership",
     "ParsingTemplate",
     "Pipeline",
+    "PipelineAlert",
     "PipelineNode",
     "PipelineUsage",
     "PresetAlert",

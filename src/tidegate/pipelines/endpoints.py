@@ -8,31 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
-from tidegate.api.error_models import V3_ERRORS, V3Error, error_response
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.pipelines import node_service, schemas, service
+from tidegate.pipelines.alert_endpoints import router as alerts_router
+from tidegate.pipelines.paths import ERRORS, NodeIdPath, PipelineIdPath
 from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
 
-ERRORS: Final[dict[int | str, dict[str, Any]]] = {
-    **V3_ERRORS,
-    409: error_response(V3Error, "Conflict with the current state"),
-}
-
 router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)
-
-ID_PATTERN: Final = r"^[0-9A-Za-z_-]+$"
-PipelineIdPath = Annotated[
-    str,
-    Path(min_length=1, max_length=36, pattern=ID_PATTERN, description="The pipeline's id"),
-]
-NodeIdPath = Annotated[
-    str, Path(min_length=1, max_length=36, pattern=ID_PATTERN, description="The node's id")
-]
 
 PIPELINES = "/v3/pipeline"
 PIPELINE = PIPELINES + "/{pipeline_id}"
@@ -322,3 +309,7 @@ _add_node_routes(
     update_model=schemas.DestinationUpdate,
     create_summary="Add a destination",
 )
+
+
+# Pipeline alerts: served under the pipelines' prefix with the same permissions.
+router.include_router(alerts_router)

@@ -16,7 +16,7 @@ from tidegate.auth.dependencies import AccountId
 from tidegate.db.session import SessionDep
 from tidegate.pipelines import gateway_schemas as schemas
 from tidegate.pipelines import gateway_service as service
-from tidegate.pipelines.endpoints import ERRORS, ID_PATTERN
+from tidegate.pipelines.paths import ERRORS, ID_PATTERN
 
 router = APIRouter(prefix="/v3/pipeline/gateway-route", tags=["Gateway routes"], responses=ERRORS)
 

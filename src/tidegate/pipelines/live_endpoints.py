@@ -17,8 +17,8 @@ from tidegate.db.session import SessionDep
 from tidegate.export.schemas import epoch_ms
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import live_service as service
-from tidegate.pipelines.endpoints import ERRORS, NodeIdPath, PipelineIdPath
 from tidegate.pipelines.live_service import DEFAULT_SPAN_MS
+from tidegate.pipelines.paths import ERRORS, NodeIdPath, PipelineIdPath
 
 router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)
 

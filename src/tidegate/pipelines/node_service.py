@@ -11,13 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.components.catalogue import REGISTRY
 from tidegate.components.validation import node_outputs, validate_user_config, vet_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
-from tidegate.models import GatewayRoute, Pipeline, PipelineNode
+from tidegate.models import GatewayRoute, Pipeline, PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
@@ -353,7 +354,8 @@ async def delete_node(
     kind: schemas.NodeKind,
     node_id: str,
 ) -> schemas.Node:
-    """Refuses (409, naming them) while other nodes take this one as an input."""
+    """Refuses (409, naming them) while other nodes take this one as an input; the
+    node's alerts are deleted with it."""
     pipeline = await own_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
@@ -362,6 +364,12 @@ async def delete_node(
     refuse_if_depended_on(map(graph_node, nodes), node.id)
     gone = node_schema(node)
     await session.delete(node)
+    # Its alerts go with it (they would watch a component that no longer exists).
+    await session.execute(
+        delete(PipelineAlert).where(
+            PipelineAlert.pipeline_id == pipeline.id, PipelineAlert.component_id == node.id
+        )
+    )
     touch(pipeline)
     await session.flush()
     return gone

@@ -1,0 +1,288 @@
+"""Evaluating pipeline alerts (threshold, absence, change) on a component's usage.
+
+A component's events are the ``ingress_events`` (and ``ingress_bytes``) the runtime
+records per node and minute in ``pipeline_usage``. Each alert keeps, in its row, the
+window it is in and a running-total sample: at the end of a window the events
+counted since the sample are the window's, and make one aggregate event
+``{"event_count": N, "byte_count": B}`` that the alert's conditional is judged on.
+
+- threshold: fires when the conditional holds for the window's aggregate;
+- absence: fires when the window saw no event;
+- change: fires when the conditional (``value_change_*``/``percent_change_*``) holds
+  between the previous window's aggregate and this one's.
+
+Runs in the alert runner's round when it holds the evaluator's lease (once per
+cluster), and writes its firings into the same outbox as view alerts, in the
+transaction that moves the alert's window (so each window fires at most once).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any, Final
+
+from sqlalchemy import func, select
+
+from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
+from tidegate.alerts.notification import Notification
+from tidegate.alerts.outbox import pending_delivery
+from tidegate.auth.secrets import Sealer
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.models import PipelineAlert, PipelineUsage
+
+BUCKET_MS: Final = 60_000
+SOURCE: Final = "pipeline"
+_NUMERIC: Final = {
+    "greater": lambda a, b: a > b,
+    "greater_or_equal": lambda a, b: a >= b,
+    "less": lambda a, b: a < b,
+    "less_or_equal": lambda a, b: a <= b,
+}
+
+
+def service_channel(service: dict[str, Any]) -> ChannelIn | None:
+    """The view-alert channel a provider ``service`` delivers through; None for
+    ``log_analysis`` (not delivered, docs/api-pipelines.md)."""
+    name = service.get("name")
+    if name == "webhook":
+        headers = {
+            item["header_name"]: item["header_value"] for item in service.get("headers") or []
+        }
+        auth = service.get("auth") or {}
+        if auth.get("strategy") == "bearer" and auth.get("token"):
+            headers["Authorization"] = f"Bearer {auth['token']}"
+        elif auth.get("strategy") == "basic":
+            pair = f"{auth.get('user') or ''}:{auth.get('password') or ''}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        return ChannelIn(
+            integration="webhook",
+            triggerlimit=1,
+            url=service.get("uri"),
+            method=service.get("method"),
+            headers=headers or None,
+            bodyTemplate=message_body(service.get("message_text")),
+        )
+    if name == "slack":
+        return ChannelIn(integration="slack", triggerlimit=1, url=service.get("uri"))
+    if name == "pager_duty":
+        return ChannelIn(integration="pagerduty", triggerlimit=1, key=service.get("routing_key"))
+    return None
+
+
+def message_body(text: str | None) -> dict[str, Any] | None:
+    """A webhook's ``message_text``: sent as JSON when it is a JSON object, else as
+    ``{"message": text}``; placeholders as in view alerts' body templates."""
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"message": text}
+
+
+def channel_of(service: dict[str, Any]) -> Channel | None:
+    body = service_channel(service)
+    return None if body is None else canonical_channel(body, where="alert_payload.service")
+
+
+def _field(event: dict[str, Any], path: str) -> Any:
+    value: Any = event
+    for part in path.lstrip(".").split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _leaf(item: dict[str, Any], current: dict[str, Any], previous: dict[str, Any] | None) -> bool:
+    operator = str(item.get("str_operator", ""))
+    value = _field(current, str(item.get("field", "")))
+    wanted = item.get("value")
+    result = False
+    if operator in _NUMERIC:
+        a, b = _number(value), _number(wanted)
+        result = a is not None and b is not None and bool(_NUMERIC[operator](a, b))
+    elif operator == "equal":
+        result = value == wanted or (
+            _number(value) is not None and _number(value) == _number(wanted)
+        )
+    elif operator == "exists":
+        result = value is not None
+    elif operator == "is_number":
+        result = _number(value) is not None
+    elif operator == "is_null":
+        result = value is None
+    elif operator.startswith(("value_change_", "percent_change_")) and previous is not None:
+        before, now, limit = (
+            _number(_field(previous, str(item.get("field", "")))),
+            _number(value),
+            _number(wanted),
+        )
+        if before is not None and now is not None and limit is not None:
+            change = abs(now - before)
+            if operator.startswith("percent_change_"):
+                change = change * 100 / abs(before) if before else (math.inf if change else 0.0)
+            comparison = operator.removeprefix("value_change_").removeprefix("percent_change_")
+            result = bool(_NUMERIC[comparison](change, limit))
+    return result != bool(item.get("negate") is True)
+
+
+def holds(
+    conditional: dict[str, Any], current: dict[str, Any], previous: dict[str, Any] | None = None
+) -> bool:
+    """Whether ``conditional`` (the provider's nested ``expressions``) holds."""
+    results = [
+        holds(item, current, previous) if "expressions" in item else _leaf(item, current, previous)
+        for item in conditional.get("expressions") or []
+    ]
+    if not results:
+        return False
+    return any(results) if conditional.get("logical_operation") == "OR" else all(results)
+
+
+def window_ms(evaluation: dict[str, Any], scale: float) -> int:
+    return max(1, int(int(evaluation.get("window_duration_minutes", 5)) * 60_000 * scale))
+
+
+def fires(
+    evaluation: dict[str, Any], current: dict[str, Any], previous: dict[str, Any] | None
+) -> bool:
+    kind = evaluation.get("alert_type")
+    if kind == "absence":
+        return int(current["event_count"]) == 0
+    conditional = evaluation.get("conditional") or {}
+    if kind == "change":
+        return previous is not None and holds(conditional, current, previous)
+    return holds(conditional, current)
+
+
+async def _totals(session: Any, alert: PipelineAlert, since_bucket: int) -> tuple[int, int]:
+    row = (
+        await session.execute(
+            select(
+                func.coalesce(func.sum(PipelineUsage.ingress_events), 0),
+                func.coalesce(func.sum(PipelineUsage.ingress_bytes), 0),
+            ).where(
+                PipelineUsage.pipeline_id == alert.pipeline_id,
+                PipelineUsage.component_id == alert.component_id,
+                PipelineUsage.bucket_ms >= since_bucket,
+            )
+        )
+    ).one()
+    return int(row[0]), int(row[1])
+
+
+async def evaluate_pipeline_alerts(
+    db: Database, sealer: Sealer, settings: Settings, *, now_ms: int
+) -> int:
+    """One pass over the active alerts whose window ended; how many fired."""
+    fired = 0
+    settle = int(settings.alert_settle_s * 1000)
+    async with db.read_sessions() as session:
+        rows = list(
+            (
+                await session.execute(select(PipelineAlert).where(PipelineAlert.active.is_(True)))
+            ).scalars()
+        )
+    for row in rows:
+        state = row.state or {}
+        length = window_ms(row.evaluation, settings.alert_window_scale)
+        if state and now_ms < int(state["window_start"]) + length + settle:
+            continue  # the window is still open: no write transaction
+        async with db.write_sessions() as session:
+            # Locked and read again: a pass that already moved this window wins.
+            alert = await session.get(
+                PipelineAlert, row.id, with_for_update=True, populate_existing=True
+            )
+            if alert is None or not alert.active or (alert.state or {}) != state:
+                continue
+            bucket = now_ms - now_ms % BUCKET_MS
+            new_state: dict[str, Any] = dict(state)
+            if state:
+                events, data = await _totals(session, alert, int(state["base_bucket"]))
+                current = {
+                    "event_count": events - int(state["base_events"]),
+                    "byte_count": data - int(state["base_bytes"]),
+                }
+                previous = state.get("previous")
+                if fires(alert.evaluation, current, previous):
+                    payload = open_payload(sealer, alert.payload_sealed) or {}
+                    throttling = payload.get("throttling") or {}
+                    since = now_ms - int(throttling.get("window_secs", 60)) * 1000
+                    sent = [at for at in state.get("sent", []) if at > since]
+                    if len(sent) < int(throttling.get("threshold", 1)):
+                        fired += _deliver(
+                            session, alert, payload, current, now_ms, sealer, settings
+                        )
+                        sent.append(now_ms)
+                    else:
+                        new_state["throttled"] = int(state.get("throttled", 0)) + 1
+                    new_state["sent"] = sent
+                end = int(state["window_start"]) + length
+                new_state.update(
+                    window_start=end if now_ms < end + length else now_ms,
+                    previous=current,
+                )
+            else:
+                new_state["window_start"] = now_ms
+            events, data = await _totals(session, alert, bucket)
+            new_state.update(base_bucket=bucket, base_events=events, base_bytes=data)
+            alert.state = new_state
+            await session.commit()
+    return fired
+
+
+def _deliver(
+    session: Any,
+    alert: PipelineAlert,
+    payload: dict[str, Any],
+    current: dict[str, Any],
+    now_ms: int,
+    sealer: Sealer,
+    settings: Settings,
+) -> int:
+    channel = channel_of(payload["service"]) if "service" in payload else None
+    if channel is None:
+        return 0
+    kind = alert.evaluation.get("alert_type", "threshold")
+    notification = Notification(
+        event="trigger",
+        source=SOURCE,
+        account_id=alert.account_id,
+        name=str(alert.general.get("name", "")),
+        fired_ms=now_ms,
+        count=int(current["event_count"]),
+        operator=str(kind),
+        detail=(
+            f"{kind} alert on {alert.component_kind} {alert.component_id} of pipeline "
+            f"{alert.pipeline_id}: {current['event_count']} events in the window"
+        ),
+        url=settings.public_url,
+    )
+    session.add(
+        pending_delivery(notification, channel, channel_key=alert.id, now_ms=now_ms, sealer=sealer)
+    )
+    return 1
+
+
+def seal_payload(sealer: Sealer, payload: dict[str, Any]) -> str:
+    return sealer.seal(json.dumps(payload))
+
+
+def open_payload(sealer: Sealer, sealed: str) -> dict[str, Any] | None:
+    """The ``alert_payload``; None when the server secret changed."""
+    text = sealer.open(sealed)
+    if text is None:
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, dict) else None

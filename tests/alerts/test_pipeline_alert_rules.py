@@ -1,0 +1,90 @@
+"""The judgement of a pipeline alert's window (tidegate.alerts.pipeline_alerts): the
+provider's conditionals on the window's aggregate, absence, and change between
+windows; and the provider's services mapped onto view-alert channels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tidegate.alerts.pipeline_alerts import channel_of, fires, holds
+
+
+def _leaf(field: str, operator: str, value: Any, negate: bool = False) -> dict[str, Any]:
+    return {"field": field, "str_operator": operator, "value": value, "negate": negate}
+
+
+def test_threshold_conditionals_on_the_window() -> None:
+    window = {"event_count": 12, "byte_count": 480}
+    more = {"expressions": [_leaf(".event_count", "greater", 10)], "logical_operation": "AND"}
+    assert holds(more, window)
+    assert not holds(more, {"event_count": 10, "byte_count": 0})
+    both = {
+        "expressions": [
+            _leaf(".event_count", "greater_or_equal", 12),
+            _leaf(".byte_count", "less", 100),
+        ],
+        "logical_operation": "AND",
+    }
+    assert not holds(both, window)
+    assert holds({**both, "logical_operation": "OR"}, window)
+    nested = {
+        "expressions": [
+            {"expressions": [_leaf(".event_count", "equal", 12)], "logical_operation": "AND"},
+            _leaf(".byte_count", "less", 100, negate=True),
+        ],
+        "logical_operation": "AND",
+    }
+    assert holds(nested, window)
+    # A field the aggregate does not have: comparisons do not hold, exists is false.
+    assert not holds({"expressions": [_leaf(".status", "greater", 1)]}, window)
+    assert not holds({"expressions": [_leaf(".status", "exists", "")]}, window)
+    assert not holds({"expressions": []}, window)
+
+
+def test_absence_and_change() -> None:
+    absence = {"alert_type": "absence", "event_type": "log"}
+    assert fires(absence, {"event_count": 0, "byte_count": 0}, None)
+    assert not fires(absence, {"event_count": 1, "byte_count": 9}, None)
+    change = {
+        "alert_type": "change",
+        "conditional": {
+            "expressions": [_leaf(".event_count", "percent_change_greater", 50)],
+            "logical_operation": "AND",
+        },
+    }
+    assert not fires(change, {"event_count": 100, "byte_count": 0}, None)  # no previous
+    assert fires(change, {"event_count": 20, "byte_count": 0}, {"event_count": 100})
+    assert fires(change, {"event_count": 160, "byte_count": 0}, {"event_count": 100})
+    assert not fires(change, {"event_count": 140, "byte_count": 0}, {"event_count": 100})
+    assert fires(change, {"event_count": 1, "byte_count": 0}, {"event_count": 0})
+    by_value = {
+        "alert_type": "change",
+        "conditional": {"expressions": [_leaf(".event_count", "value_change_less_or_equal", 5)]},
+    }
+    assert fires(by_value, {"event_count": 12, "byte_count": 0}, {"event_count": 8})
+    assert not fires(by_value, {"event_count": 20, "byte_count": 0}, {"event_count": 8})
+
+
+def test_services_become_view_alert_channels() -> None:
+    webhook = channel_of(
+        {
+            "name": "webhook",
+            "uri": "https://hooks.example.com/x",
+            "method": "put",
+            "message_text": "plain text",
+            "auth": {"strategy": "basic", "user": "u", "password": "p"},
+            "headers": [{"header_name": "x-a", "header_value": "b"}],
+        }
+    )
+    assert webhook is not None
+    assert webhook.integration == "webhook"
+    assert webhook.http_method == "PUT"
+    assert webhook.headers == {"x-a": "b", "Authorization": "Basic dTpw"}
+    assert webhook.body_template == {"message": "plain text"}
+    slack = channel_of({"name": "slack", "uri": "https://hooks.slack.com/services/a"})
+    assert slack is not None
+    assert slack.url == "https://hooks.slack.com/services/a"
+    pagerduty = channel_of({"name": "pager_duty", "routing_key": "rk"})
+    assert pagerduty is not None
+    assert pagerduty.key == "rk"
+    assert channel_of({"name": "log_analysis", "ingestion_key": "k"}) is None
