@@ -106,12 +106,16 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("popstate", route);
 
+// Never a sign-in page over a session that is still open: a refused sign-out is said
+// under the header (outside the page, which may redraw meanwhile).
+const signOutFailed = document.getElementById("sign-out-failed");
 document.getElementById("sign-out").addEventListener("click", async () => {
+  signOutFailed.hidden = true;
   try {
     await session.signOut();
   } catch (error) {
-    // Never a sign-in page over a session that is still open: say it failed.
-    main.prepend(h("p", { class: "error", role: "alert", testid: "sign-out-failed" }, `Sign out failed, you are still signed in: ${error.message || error}`));
+    signOutFailed.textContent = `Sign out failed, you are still signed in: ${error.message || error}`;
+    signOutFailed.hidden = false;
     return;
   }
   navigate("/signin");
