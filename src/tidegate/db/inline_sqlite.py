@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from tidegate.db.sqlite_connect import READ_ON_LOOP_WAIT_S, open_reader
+from tidegate.db.sqlite_connect import READ_ENGINE_WAIT_S, open_reader
 
 
 class InlineCursor:
@@ -125,9 +125,10 @@ def inline_connector(path: str) -> Callable[[], Any]:
 
     async def connect() -> InlineConnection:
         # Not query_only: SQLAlchemy's session runs its own bookkeeping through it.
-        connection = open_reader(
-            path, wait_s=READ_ON_LOOP_WAIT_S, query_only=False, any_thread=True
-        )
+        # The wait is the one these connections have always had (the write engine's
+        # pragmas used to be applied to them too), not READ_ON_LOOP_WAIT_S: shortening
+        # it is a change of behaviour, to be tried under load on its own.
+        connection = open_reader(path, wait_s=READ_ENGINE_WAIT_S, query_only=False, any_thread=True)
         return InlineConnection(connection)
 
     return connect

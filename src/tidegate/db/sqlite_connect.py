@@ -8,10 +8,12 @@
 - **A reader**: autocommit (each statement its own snapshot; no read transaction stays
   open to hold back checkpoints), ``query_only`` where nothing may write through it,
   and a wait for a lock that fits where it runs. In WAL mode a read never waits for
-  the write lock; only a WAL reset or recovery can make it wait, briefly. A read on the
-  event loop waits at most ``READ_ON_LOOP_WAIT_S`` (it holds up every request of the
-  worker meanwhile); a read on a thread or in a process of its own (export pages, the
-  alert matcher) waits up to ``READ_OFF_LOOP_WAIT_S``.
+  the write lock; only a WAL reset or recovery can make it wait, briefly. The hot
+  reads on the event loop (``Database.fetch``) wait at most ``READ_ON_LOOP_WAIT_S``
+  (they hold up every request of the worker meanwhile); a read on a thread or in a
+  process of its own (export pages, the alert matcher) up to ``READ_OFF_LOOP_WAIT_S``;
+  the read engine's connections keep the 15 s they have always had
+  (``READ_ENGINE_WAIT_S``).
 
 Schema migrations open their own engine (``db.migrate``) with the writer's wait and
 without the writer's settings: alembic's batch operations rebuild tables, which must
@@ -28,6 +30,8 @@ SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 WRITE_WAIT_S = 15.0
 READ_ON_LOOP_WAIT_S = 1.0
 READ_OFF_LOOP_WAIT_S = 15.0
+# The read engine's own connections (inline on the loop): the 15 s they have always had.
+READ_ENGINE_WAIT_S = 15.0
 
 
 def apply_writer_settings(dbapi_connection: Any, synchronous: str) -> None:
