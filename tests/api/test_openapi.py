@@ -154,7 +154,7 @@ OPERATION_GROUPS = {
     "data_plane": r"^/(logs|v1/aggregate|v1/export|v2/export|v1/usage|v2/usage|gateway)(/|$)",
     "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
     "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/(?!alert/)[a-z_-]+/(?!\{component_id\}/alert)",
-    "pipeline_alerts": r"^/v3/pipeline/\{pipeline_id\}/([a-z_-]+/\{component_id\}/)?alert(/|$)",
+    "pipeline_alerts": r"^/v3/pipeline/\{pipeline_id\}/(\{kind\}/\{component_id\}/)?alert(/|$)",
     "gateway_routes": r"^/v3/pipeline/gateway-route(/|$)",
 }
 

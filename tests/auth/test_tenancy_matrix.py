@@ -73,13 +73,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
-    **{
-        (method, f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{tail}"): (
-            PIPELINE_ALERT
-        )
-        for segment in ("source", "transform", "sink")
-        for method, tail in (("POST", ""), ("PUT", "/{alert_id}"))
-    },
+    ("POST", "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert"): PIPELINE_ALERT,
+    ("PUT", "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert/{alert_id}"): PIPELINE_ALERT,
     ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
     ("PATCH", "/v1/config/groups/{groupId}"): {"name": "pwned", "apps": ["x"]},
     ("PUT", "/v1/config/view/{viewID}"): view_body(name="pwned"),
@@ -94,8 +89,9 @@ BODIES: dict[tuple[str, str], Any] = {
 
 # Templated paths whose parameters choose within the caller's own data, not a resource.
 SELECTOR_PATHS = ("/v1/usage/", "/v2/usage/")
-# Path parameters that name no resource of anyone's: a kind of usage field and its
-# value, a type of category (within the caller's own account, whatever the path says).
+# Path parameters that name no resource of anyone's: a kind of usage field and its value,
+# a kind of pipeline component, a type of category (within the caller's own account,
+# whatever the path says).
 NOT_IDS = {"kind", "name", "type"}
 
 
@@ -226,7 +222,7 @@ def fill(path: str, ids: dict[str, str]) -> str | None:
     values["component_id"] = ids["processor"]
     # Usage paths select within the caller's own account (tests/usage covers that one
     # account's lines never count for another): a kind and a name, no resource id.
-    values["kind"] = "hosts"
+    values["kind"] = "transform" if path.startswith("/v3/pipeline/") else "hosts"
     values["name"] = "web-1"
     try:
         return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)

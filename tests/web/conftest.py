@@ -29,6 +29,11 @@ def browser() -> Iterator[Browser]:
 class Site:
     base_url: str
     enterprise_token: str
+    log: Path
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The end of the server's log, for a failure's message."""
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def account(self) -> Account:
         return make_account(self.base_url, self.enterprise_token)
@@ -50,7 +55,7 @@ def serve_site(workdir: Path, env: dict[str, str]) -> Iterator[Site]:
     server.env["TIDEGATE_PUBLIC_URL"] = server.base_url
     server.start(timeout=120)  # a loaded CI machine can take a while to import and migrate
     try:
-        yield Site(server.base_url, enterprise_key(workdir / "var"))
+        yield Site(server.base_url, enterprise_key(workdir / "var"), server.log)
     finally:
         server.stop()
 

@@ -134,7 +134,13 @@ def test_an_alert_channel_is_edited_fires_links_to_its_window_and_is_removed(
         # It fires; its link opens the view over the window that fired.
         account.ingest([{"line": "payment failed: card declined", "app": "billing"}])
         posted = receiver.wait_for("/hook", timeout=120)
-        assert posted, "the alert was not delivered"
+        if not posted:
+            with account.http() as http:
+                log = http.get(f"/v1/config/view/{view_id}/alerts").text
+            raise AssertionError(
+                f"the alert was not delivered; its delivery log: {log}\n"
+                f"the server's log:\n{daily_site.log_tail()}"
+            )
         delivered = posted[0].json()
     link = urlparse(delivered["url"])
     assert f"{link.scheme}://{link.netloc}" == daily_site.base_url

@@ -22,9 +22,6 @@ from typing import Final
 from urllib.parse import quote
 
 import httpx
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -84,6 +81,12 @@ def signed_headers(
     signed: the token is the credential."""
     if target.bearer is not None:
         return (*headers, ("Authorization", f"Bearer {target.bearer}"))
+    # Imported here: botocore is a large package (about a tenth of a second) that only a
+    # server with an S3 archive or destination uses, and every server start would pay it.
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
     request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
     request.context["payload_signing_enabled"] = True
     credentials = Credentials(target.access_key_id, target.secret_access_key)

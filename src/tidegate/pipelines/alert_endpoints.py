@@ -6,15 +6,16 @@ platform's Terraform provider calls, the alert in the ``data`` envelope.
 - ``GET /v3/pipeline/{pipeline_id}/alert/{alert_id}`` (the provider's read)
 - ``GET /v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert`` (the component's alerts)
 
-``kind``: ``source``, ``transform``, ``sink`` (documented), ``processor`` and
-``destination`` (served, not documented twice). Included in the pipelines' router
+``kind``: ``source``, ``transform``, ``sink`` (one documented path each, the kind a
+path parameter), ``processor`` and ``destination`` (served, not documented). Included in the pipelines' router
 (``/v3/pipeline``), with the same permissions (reads: READ; changes: MANAGE)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from collections.abc import Callable
+from typing import Annotated, Any, Final, Literal
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Depends, Path
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
@@ -29,7 +30,10 @@ router = APIRouter(tags=["Pipeline alerts"], responses=ERRORS)
 AlertIdPath = Annotated[
     str, Path(min_length=1, max_length=36, pattern=ID_PATTERN, description="The alert's id")
 ]
-DOCUMENTED: Final = ("source", "transform", "sink")
+ComponentKindPath = Annotated[
+    Literal["source", "transform", "sink"],
+    Path(description="The component's kind: source, transform or sink"),
+]
 ALIASES: Final = ("processor", "destination")
 ONE: Final = "/v3/pipeline/{pipeline_id}/alert/{alert_id}"
 LINKS: Final = SelfLinks(detail=link("get", ONE))
@@ -59,7 +63,21 @@ async def get_pipeline_alert(
     return _one(data)
 
 
-def _add_routes(segment: str, *, documented: bool) -> None:
+def _documented_kind(kind: ComponentKindPath) -> str:
+    return kind
+
+
+def _fixed_kind(alias: str) -> Callable[[], str]:
+    def kind() -> str:
+        return alias
+
+    return kind
+
+
+def _add_routes(prefix: str, kind_of: Callable[..., str], *, documented: bool) -> None:
+    """The component's alert routes under ``prefix``; ``kind_of`` is the dependency that
+    gives the component's kind (the path parameter, or an alias's fixed segment)."""
+
     async def list_alerts(
         pipeline_id: PipelineIdPath,
         component_id: NodeIdPath,
@@ -84,6 +102,7 @@ def _add_routes(segment: str, *, documented: bool) -> None:
         account_id: AccountId,
         sealer: SealerDep,
         policy: DestinationPolicyDep,
+        segment: str = Depends(kind_of),
     ) -> Envelope[AlertOut]:
         data = await alert_service.create_alert(
             session=session,
@@ -155,28 +174,31 @@ def _add_routes(segment: str, *, documented: bool) -> None:
         )
         return _one(data)
 
-    collection = f"/{{pipeline_id}}/{segment}/{{component_id}}/alert"
+    collection = f"/{{pipeline_id}}/{prefix}/{{component_id}}/alert"
     item = collection + "/{alert_id}"
+    name = "component" if documented else prefix
     routes: tuple[tuple[str, Any, str, str, str, int], ...] = (
-        (collection, list_alerts, "GET", "list", f"List a {segment}'s alerts", 200),
-        (collection, create_alert, "POST", "create", f"Create an alert on a {segment}", 201),
-        (item, get_alert, "GET", "get", f"Get an alert of a {segment}", 200),
-        (item, replace_alert, "PUT", "replace", f"Replace an alert of a {segment}", 200),
-        (item, delete_alert, "DELETE", "delete", f"Delete an alert of a {segment}", 200),
+        (collection, list_alerts, "GET", "list", "List a component's alerts", 200),
+        (collection, create_alert, "POST", "create", "Create an alert on a component", 201),
+        (item, get_alert, "GET", "get", "Get an alert of a component", 200),
+        (item, replace_alert, "PUT", "replace", "Replace an alert of a component", 200),
+        (item, delete_alert, "DELETE", "delete", "Delete an alert of a component", 200),
     )
     for path, endpoint, method, verb, summary, status in routes:
         router.add_api_route(
             path,
             endpoint,
             methods=[method],
-            name=f"{verb}_{segment}_alert",
+            name=f"{verb}_{name}_alert",
             summary=summary,
             status_code=status,
             include_in_schema=documented,
+            dependencies=[Depends(kind_of)],
         )
 
 
-for _segment in DOCUMENTED:
-    _add_routes(_segment, documented=True)
-for _segment in ALIASES:
-    _add_routes(_segment, documented=False)
+# The aliases' fixed segments first: the documented path would take them as its kind
+# parameter and refuse them.
+for _alias in ALIASES:
+    _add_routes(_alias, _fixed_kind(_alias), documented=False)
+_add_routes("{kind}", _documented_kind, documented=True)
