@@ -242,8 +242,9 @@ async def test_pipeline_alerts_are_managed_as_pipelines(client: AppClient) -> No
         for method, path, permission, _ in operations(client)
         if path.startswith("/v3/pipeline/") and "/alert" in path and method != "HEAD"
     }
-    # GET one by the provider's path; per kind segment (source, transform, sink and the
-    # aliases processor, destination): list, create, get, replace, delete.
-    assert len(found) == 1 + 5 * 5, sorted(found)
+    # GET one by the provider's path; list, create, get, replace, delete under the
+    # component's kind (a path parameter: source, transform, sink) and under each of the
+    # aliases processor and destination.
+    assert len(found) == 1 + 5 * 3, sorted(found)
     for (method, path), permission in found.items():
         assert permission == (R if method == "GET" else M), (method, path)

@@ -60,10 +60,12 @@ def serve_site(workdir: Path, env: dict[str, str]) -> Iterator[Site]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    """One real server per test module (starting one takes seconds on a busy machine);
-    tests keep apart by tenancy: each makes its own account."""
+    """One real server per test process (starting one takes seconds on a busy machine);
+    tests keep apart by tenancy: each makes its own account. (The browser stays one per
+    module: Playwright's sync API marks its loop as the thread's running loop between
+    calls, which the async tests of other modules could not run beside.)"""
     with serve_site(
         tmp_path_factory.mktemp("web-server"), {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"}
     ) as found:

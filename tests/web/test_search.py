@@ -127,6 +127,11 @@ def test_a_json_line_expands_to_its_parsed_fields(site: Site, page: Page) -> Non
     page.get_by_test_id("search-input").press("Enter")
     expect(page.get_by_test_id("log-line")).to_have_count(1)
     line = page.get_by_test_id("log-line").first
+    # The lines come before the count and the histogram: those must not move a line a
+    # person is about to click (a click here once landed where the line had been).
+    before = line.bounding_box()
+    expect(page.locator("section.results")).to_have_attribute("aria-busy", "false")
+    assert line.bounding_box() == before
     line.locator(".summary").click()
     meta = line.locator(".detail .meta")
     expect(meta).to_contain_text("_status: 503")
