@@ -117,6 +117,9 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         alerts_enabled=False,
         # No archive runner either: tests/archive drive rounds themselves.
         archive_enabled=False,
+        # An open stream's credential re-checked every quarter second (3 s in service):
+        # the revocation tests wait for one re-check each.
+        tail_recheck_s=0.25,
     )
     return base.with_overrides(**overrides)
 
