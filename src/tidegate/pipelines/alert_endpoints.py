@@ -6,9 +6,10 @@ platform's Terraform provider calls, the alert in the ``data`` envelope.
 - ``GET /v3/pipeline/{pipeline_id}/alert/{alert_id}`` (the provider's read)
 - ``GET /v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert`` (the component's alerts)
 
-``kind``: ``source``, ``transform``, ``sink`` (one documented path each, the kind a
-path parameter), ``processor`` and ``destination`` (served, not documented). Included in the pipelines' router
-(``/v3/pipeline``), with the same permissions (reads: READ; changes: MANAGE)."""
+``kind``: ``source``, ``transform`` or ``sink``, documented as one path with the kind a
+path parameter; ``processor`` and ``destination`` are served too, not documented.
+Included in the pipelines' router (``/v3/pipeline``), with the same permissions (reads:
+READ; changes: MANAGE)."""
 
 from __future__ import annotations
 
