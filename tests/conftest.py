@@ -25,7 +25,8 @@ import asyncpg
 import httpx
 import pytest
 from tests import property_sizes  # noqa: F401  (loads the Hypothesis profile first)
-from tests.live import live_async_client, live_client, live_request, stop_process
+from tests.launcher import FD_PLACEHOLDER, Launcher
+from tests.live import ServerProcess, live_async_client, live_client, live_request, stop_process
 
 from tidegate.app import create_app
 from tidegate.config import Settings
@@ -232,6 +233,12 @@ def free_port() -> int:
         return port
 
 
+# One launcher per test process (tests/launcher.py); TIDEGATE_TEST_LAUNCHER=0 starts every
+# server as a process of its own instead.
+LAUNCHER = Launcher()
+USE_LAUNCHER = os.environ.get("TIDEGATE_TEST_LAUNCHER", "1") != "0"
+
+
 class LiveServer:
     """``tidegate serve`` in its own process, talking real HTTP on a loopback port.
 
@@ -242,7 +249,13 @@ class LiveServer:
     talked to a stranger's server, then to a closed port)."""
 
     def __init__(
-        self, *, env: dict[str, str], workers: int = 1, cwd: Path, args: tuple[str, ...] = ()
+        self,
+        *,
+        env: dict[str, str],
+        workers: int = 1,
+        cwd: Path,
+        args: tuple[str, ...] = (),
+        launched: bool = USE_LAUNCHER,
     ) -> None:
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
@@ -253,24 +266,37 @@ class LiveServer:
         self.workers = workers
         self.args = args
         self.cwd = cwd
-        self.process: subprocess.Popen[bytes] | None = None
+        # Forked by the test process's launcher (tests/launcher.py), or a process of its own.
+        self.launched = launched
+        self.process: ServerProcess | None = None
         self.log = cwd / "server.log"
 
     def start(self, *, timeout: float = 90.0) -> None:
-        command = [
-            sys.executable, "-m", "tidegate", "serve",
+        args = [
+            "serve",
             "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
-            "--fd", str(self.socket.fileno()), *self.args,
+            "--fd", FD_PLACEHOLDER, *self.args,
         ]  # fmt: skip
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                command,
-                env=self.env,
-                cwd=self.cwd,
-                stdout=log,
-                stderr=log,
-                pass_fds=(self.socket.fileno(),),
+        if self.launched:
+            self.process = LAUNCHER.spawn(
+                args, env=self.env, cwd=str(self.cwd), log=str(self.log), fd=self.socket.fileno()
             )
+        else:
+            fd = str(self.socket.fileno())
+            with self.log.open("ab") as log:
+                self.process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tidegate",
+                        *(fd if a == FD_PLACEHOLDER else a for a in args),
+                    ],
+                    env=self.env,
+                    cwd=self.cwd,
+                    stdout=log,
+                    stderr=log,
+                    pass_fds=(self.socket.fileno(),),
+                )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -494,3 +520,8 @@ def _live_tests_first(items: list[pytest.Item], workers: int) -> list[pytest.Ite
         ordered += live[share * len(live) // workers : (share + 1) * len(live) // workers]
         ordered += rest[share * len(rest) // workers : (share + 1) * len(rest) // workers]
     return ordered
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The launcher goes with the test process (and stops any server left running)."""
+    LAUNCHER.close()

@@ -8,7 +8,7 @@ these, with one generous timeout. pytest-timeout (300 s a test) still bounds a h
 from __future__ import annotations
 
 import subprocess
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -46,7 +46,20 @@ def live_patch(url: str, **kwargs: Any) -> httpx.Response:
     return live_request("PATCH", url, **kwargs)
 
 
-def stop_process(process: subprocess.Popen[Any] | None, *, grace_s: float = 15) -> None:
+class ServerProcess(Protocol):
+    """What the tests use of a server's process: ``subprocess.Popen`` or a process the
+    launcher forked (tests/launcher.py)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
+def stop_process(process: ServerProcess | None, *, grace_s: float = 15) -> None:
     """SIGTERM a server process and wait for it; SIGKILL it if it outlives ``grace_s``."""
     if process is None or process.poll() is not None:
         return
