@@ -6,6 +6,7 @@ import { histogram } from "../chart.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet } from "../field_facet.js";
+import { markHits } from "../highlight.js";
 import { lineElement } from "../lines.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
@@ -138,7 +139,7 @@ export async function render(main, { query }) {
   // Every loaded line is kept, a window of them drawn (virtual.js).
   const lines = new VirtualList(list, (entry, changed) => {
     const { newer, older } = contextParts(entry);
-    return lineElement(entry.record, {
+    const el = lineElement(entry.record, {
       onPick,
       open: entry.open,
       onToggle: () => {
@@ -149,6 +150,8 @@ export async function render(main, { query }) {
       newer,
       older,
     });
+    markHits(el.querySelector(".summary .text"), entry.record._line, state.q);
+    return el;
   });
   const picker = fieldFacet({
     records: () => lines.entries.slice(0, 500).map((entry) => entry.record),
