@@ -1,12 +1,111 @@
-"""The search page's help while reading (issue 22): the query's words marked in the lines."""
+"""The search page's help while typing and reading (issue 22): completion of field names
+and values in the search box, and the query's words marked in the lines."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from urllib.parse import parse_qs, urlparse
+
+from playwright.sync_api import Page, Request, expect
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 SECOND = 1000
+
+ITEMS = "[data-testid=completion-item] .completion-text"
+
+
+def _aggregations(page: Page) -> list[dict[str, list[str]]]:
+    """The query parameters of every /v1/aggregate request the page sends from now on."""
+    seen: list[dict[str, list[str]]] = []
+
+    def record(request: Request) -> None:
+        url = urlparse(request.url)
+        if url.path == "/v1/aggregate":
+            seen.append(parse_qs(url.query))
+
+    page.on("request", record)
+    return seen
+
+
+def test_completion_offers_field_names_then_their_top_values(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": "request served", "app": "api", "meta": {"region": "eu-west", "user": {"id": 7}}, "timestamp": now - 3 * SECOND},
+            {"line": "request served", "app": "api", "meta": {"region": "eu-west"}, "timestamp": now - 2 * SECOND},
+            {"line": "request failed", "app": "worker", "meta": {"region": "us-east"}, "timestamp": now - 1 * SECOND},
+        ]
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(3)
+    aggregations = _aggregations(page)
+    box = page.get_by_test_id("search-input")
+    completion = page.get_by_test_id("completion")
+    expect(completion).to_be_hidden()
+
+    # A field name from the loaded lines' meta, and the built-in ones.
+    box.click()
+    box.press_sequentially("re")
+    expect(completion.locator(ITEMS)).to_have_text(["region:"])
+    box.fill("")
+    box.press_sequentially("u")
+    expect(completion.locator(ITEMS)).to_have_text(["user.id:"])
+    box.fill("")
+    box.press_sequentially("a")
+    expect(completion.locator(ITEMS)).to_have_text(["app:"])
+    # Escape closes the list and keeps what was typed.
+    box.press("Escape")
+    expect(completion).to_be_hidden()
+    expect(box).to_have_value("a")
+
+    # Tab accepts; the field's top values follow, most frequent first, with counts.
+    box.fill("")
+    box.press_sequentially("request reg")
+    expect(completion.locator(ITEMS)).to_have_text(["region:"])
+    box.press("Tab")
+    expect(box).to_have_value("request region:")
+    expect(completion.locator(ITEMS)).to_have_text(["eu-west", "us-east"])
+    expect(completion.locator("[data-testid=completion-item] .count")).to_have_text(["2", "1"])
+    expect(completion).to_have_text("eu-west2us-east1")  # nothing else in the list
+    # Typing narrows them; arrows and Enter pick one (Enter does not search then).
+    box.press_sequentially("u")
+    expect(completion.locator(ITEMS)).to_have_text(["us-east"])
+    box.press("ArrowDown")
+    expect(completion.get_by_test_id("completion-item")).to_have_attribute("aria-selected", "true")
+    box.press("Enter")
+    expect(box).to_have_value("request region:us-east ")
+    expect(completion).to_be_hidden()
+    expect(page.get_by_test_id("log-line")).to_have_count(3)
+    # Enter with no item chosen runs the search.
+    box.press("Enter")
+    expect_lines(page, ["request failed"])
+
+    # The values of host, app and level; a click picks one, at the cursor.
+    box.fill("request  level:error")
+    box.evaluate("(el) => el.setSelectionRange(8, 8)")
+    box.press_sequentially("-ap")
+    expect(completion.locator(ITEMS)).to_have_text(["app:"])
+    completion.get_by_test_id("completion-item").click()
+    expect(box).to_have_value("request -app: level:error")
+    expect(completion.locator(ITEMS)).to_have_text(["api", "worker"])
+    completion.get_by_text("worker").click()
+    expect(box).to_have_value("request -app:worker level:error")
+    expect(completion).to_be_hidden()
+
+    # Each field's values were asked for once, over the search's range: the region's
+    # (after reg… was typed again) come from what the page kept.
+    box.fill("")
+    box.press_sequentially("region:e")
+    expect(completion.locator(ITEMS)).to_have_text(["eu-west"])
+    asked = [
+        params.get("fields", [""])[0] for params in aggregations if params.get("buckets") == ["1"]
+    ]
+    assert sorted(asked) == ["", "region"], aggregations
+    for params in aggregations:
+        if params.get("buckets") == ["1"]:
+            assert "query" not in params
+            assert params["top"] == ["20"]
 
 
 def test_the_querys_words_and_phrases_are_marked_in_the_lines(site: Site, page: Page) -> None:

@@ -3,9 +3,10 @@
 // export pages, and live tail of the same search. Query and range live in the URL.
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
+import { attachCompletion } from "../completion.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
-import { fieldFacet } from "../field_facet.js";
+import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
 import { lineElement } from "../lines.js";
 import { LiveTail } from "../tail.js";
@@ -175,6 +176,11 @@ export async function render(main, { query }) {
     liveToggle,
     await saveViewButton(() => state),
   );
+  attachCompletion(input, {
+    names: () => fieldPaths(lines.entries.slice(0, 500).map((entry) => entry.record)),
+    range: () => resolve(state.range),
+    rangeKey: () => JSON.stringify(state.range),
+  });
   const results = h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel);
   main.append(
     h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, results)),
