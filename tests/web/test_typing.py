@@ -1,15 +1,17 @@
 """The search page's help while typing and reading (issue 22): completion of field names
-and values in the search box, and the query's words marked in the lines."""
+and values in the search box, the query's words marked in the lines, and copying a line
+or a link to it (the link opened shows that line)."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import BrowserContext, Page, Request, expect
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 SECOND = 1000
+MINUTE = 60 * SECOND
 
 ITEMS = "[data-testid=completion-item] .completion-text"
 
@@ -151,3 +153,104 @@ def test_the_querys_words_and_phrases_are_marked_in_the_lines(site: Site, page: 
     box.press("Enter")
     expect_lines(page, ["disk error elsewhere"])
     expect(rows.first.get_by_test_id("hit")).to_have_count(0)
+
+
+def _clipboard(page: Page) -> str:
+    return str(page.evaluate("navigator.clipboard.readText()"))
+
+
+def test_a_line_and_a_link_to_it_are_copied_and_the_link_opens_that_line(
+    site: Site, context: BrowserContext, page: Page
+) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.base_url)
+    account = site.account()
+    now = now_ms()
+    # 600 lines a second apart: the linked one is 300 lines down its link's ten
+    # minutes, past the first export page of 100.
+    account.ingest(
+        [
+            {
+                "line": f"tick {i} from the clock",
+                "app": "clock",
+                "meta": {"n": i},
+                "timestamp": now - i * SECOND,
+            }
+            for i in range(600)
+        ]
+        + [{"line": "tock elsewhere", "app": "other", "timestamp": now - 300 * SECOND}]
+    )
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.goto(f"{site.base_url}/search?q=tick&range=1h")
+    target = page.locator("[data-testid=log-line]", has_text="tick 40 from")
+    target.locator(".summary").click()
+    target.get_by_test_id("copy-line").click()
+    expect(target.get_by_test_id("copy-line")).to_have_text("Copied")
+    assert _clipboard(page) == "tick 40 from the clock"
+
+    # The link: the same search over the minutes around the line, and the line's id.
+    line_id = target.get_attribute("data-id")
+    target.get_by_test_id("copy-link").click()
+    expect(target.get_by_test_id("copy-link")).to_have_text("Copied")
+    link = _clipboard(page)
+    parsed = urlparse(link)
+    query = parse_qs(parsed.query)
+    assert parsed.path == "/search"
+    assert query["q"] == ["tick"]
+    assert query["line"] == [line_id]
+    assert "range" not in query
+    start, end = int(query["from"][0]), int(query["to"][0])
+    assert end - start == 10 * MINUTE
+    assert start < now - 40 * SECOND < end
+
+    # Opened: the line expanded, marked and on screen.
+    opened = context.new_page()
+    opened.goto(link)
+    linked = opened.locator("[data-testid=log-line].linked")
+    expect(linked).to_have_count(1)
+    expect(linked.locator(".summary .text")).to_have_text("tick 40 from the clock")
+    expect(linked.locator(".detail")).to_contain_text("n: 40")
+    expect(linked).to_be_in_viewport()
+    opened.close()
+
+    # A line deeper than the first page: the page reads on until it has it.
+    with account.http() as http:
+        answer = http.get(
+            "/v2/export",
+            params={"from": now - 600 * SECOND, "to": now, "query": "tick 300 from", "size": 5},
+        )
+        assert answer.status_code == 200, answer.text
+        [record] = [
+            line for line in answer.json()["lines"] if line["_line"] == "tick 300 from the clock"
+        ]
+    ts = record["_ts"]
+    deep = f"{site.base_url}/search?q=tick&from={ts - 5 * MINUTE}&to={ts + 5 * MINUTE}&line={record['_id']}"
+    opened = context.new_page()
+    opened.goto(deep)
+    linked = opened.locator("[data-testid=log-line].linked")
+    expect(linked.locator(".summary .text")).to_have_text("tick 300 from the clock")
+    expect(linked.locator(".detail")).to_be_visible()
+    expect(linked).to_be_in_viewport()
+    assert int(opened.get_by_test_id("lines").get_attribute("data-count") or 0) > 100
+    opened.close()
+
+
+def test_copying_without_the_clipboard_api_falls_back_to_the_copy_command(
+    site: Site, context: BrowserContext, page: Page
+) -> None:
+    """Served over plain http to another machine, the page has no Clipboard API (not a
+    secure context): the copy command does it."""
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.base_url)
+    # The page sees no navigator.clipboard; the test keeps it to read the result.
+    page.add_init_script(
+        "window.testClipboard = navigator.clipboard;"
+        "Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined });"
+    )
+    account = site.account()
+    account.ingest([{"line": 'say "hi" & <b>bye</b>', "app": "api"}])
+    sign_in_with_key(page, site.base_url, account.service_key)
+    row = page.get_by_test_id("log-line")
+    expect(row).to_have_count(1)
+    row.locator(".summary").click()
+    row.get_by_test_id("copy-line").click()
+    expect(row.get_by_test_id("copy-line")).to_have_text("Copied")
+    assert page.evaluate("window.testClipboard.readText()") == 'say "hi" & <b>bye</b>'

@@ -9,6 +9,7 @@ import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
 import { lineElement } from "../lines.js";
+import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -102,6 +103,7 @@ export async function render(main, { query }) {
   let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
+  let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
 
   const input = h("input", {
     type: "search",
@@ -147,11 +149,12 @@ export async function render(main, { query }) {
         entry.open = !entry.open;
         changed();
       },
-      actions: () => [contextButton(entry, changed)],
+      actions: () => [contextButton(entry, changed), copyButtons(entry.record)],
       newer,
       older,
     });
     markHits(el.querySelector(".summary .text"), entry.record._line, state.q);
+    markLinked(el, entry);
     return el;
   });
   const picker = fieldFacet({
@@ -341,6 +344,11 @@ export async function render(main, { query }) {
       failed = true;
       shown(error);
     });
+    if (linkedLine && !failed && !signal.aborted) {
+      const id = linkedLine;
+      linkedLine = null;
+      await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
+    }
     if (!failed && !signal.aborted) {
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
