@@ -5,6 +5,7 @@ import { copyButton } from "./copy.js";
 
 export const AROUND_MS = 5 * 60_000; // the link's range: this long before and after the line
 const MAX_PAGES = 20; // export pages read looking for the line (newest first)
+const MAX_WAITS = 100; // 100 ms each, for a page another caller asked for
 
 export function lineLink(record, from = location.href) {
   const url = new URL(from);
@@ -38,16 +39,28 @@ export function markLinked(el, entry) {
 
 // Finds line `id` among the loaded lines, asking `more()` (resolves false when there is
 // nothing more) for further pages; expands, marks and scrolls to it. False if not found.
+// `more()` may come back without a page (one was already on its way, asked by the
+// scroll): then the page is waited for, not counted.
 export async function revealLine(lines, id, more) {
-  for (let pages = 0; ; pages += 1) {
-    const entry = lines.entries.find((candidate) => candidate.record._id === id);
-    if (entry) {
+  let pages = 0;
+  let searched = 0; // entries already looked through
+  for (let waits = 0; waits < MAX_WAITS; ) {
+    const at = lines.entries.slice(searched).findIndex((candidate) => candidate.record._id === id);
+    if (at >= 0) {
+      const entry = lines.entries[searched + at];
       entry.open = true;
       entry.linked = true;
       lines.redraw(entry);
       lines.scrollToEntry(entry);
       return true;
     }
+    searched = lines.length;
     if (pages >= MAX_PAGES || !(await more())) return false;
+    if (lines.length > searched) pages += 1;
+    else {
+      waits += 1;
+      await new Promise((done) => setTimeout(done, 100));
+    }
   }
+  return false;
 }
