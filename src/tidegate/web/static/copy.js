@@ -29,17 +29,18 @@ export async function copyText(text) {
   return copied;
 }
 
-// A button that copies `text()` and says whether it did.
+// A button that copies `text()` and says whether it did, for 2 s (`data-copied` keeps
+// the last outcome until the next click).
 export function copyButton(testid, label, text) {
   const button = h("button", { type: "button", testid }, label);
   button.addEventListener("click", async (event) => {
     event.stopPropagation();
+    delete button.dataset.copied;
     const copied = await copyText(text());
     button.textContent = copied ? "Copied" : "Copy failed: select and copy by hand";
     button.dataset.copied = String(copied);
     setTimeout(() => {
       button.textContent = label;
-      delete button.dataset.copied;
     }, 2000);
   });
   return button;
