@@ -201,6 +201,7 @@ export function attachCompletion(input, { names, range, rangeKey }) {
     timer = setTimeout(refresh, PAUSE_MS);
   });
   input.addEventListener("keydown", (event) => {
+    if (event.isComposing) return; // the keys belong to the input method
     const open = !list.hidden;
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
