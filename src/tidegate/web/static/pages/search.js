@@ -3,10 +3,13 @@
 // export pages, and live tail of the same search. Query and range live in the URL.
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
+import { attachCompletion } from "../completion.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
-import { fieldFacet } from "../field_facet.js";
+import { fieldFacet, fieldPaths } from "../field_facet.js";
+import { markHits } from "../highlight.js";
 import { lineElement } from "../lines.js";
+import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -100,6 +103,7 @@ export async function render(main, { query }) {
   let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
+  let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
 
   const input = h("input", {
     type: "search",
@@ -138,17 +142,20 @@ export async function render(main, { query }) {
   // Every loaded line is kept, a window of them drawn (virtual.js).
   const lines = new VirtualList(list, (entry, changed) => {
     const { newer, older } = contextParts(entry);
-    return lineElement(entry.record, {
+    const el = lineElement(entry.record, {
       onPick,
       open: entry.open,
       onToggle: () => {
         entry.open = !entry.open;
         changed();
       },
-      actions: () => [contextButton(entry, changed)],
+      actions: () => [contextButton(entry, changed), copyButtons(entry.record)],
       newer,
       older,
     });
+    markHits(el.querySelector(".summary .text"), entry.record._line, state.q);
+    markLinked(el, entry);
+    return el;
   });
   const picker = fieldFacet({
     records: () => lines.entries.slice(0, 500).map((entry) => entry.record),
@@ -172,6 +179,11 @@ export async function render(main, { query }) {
     liveToggle,
     await saveViewButton(() => state),
   );
+  attachCompletion(input, {
+    names: () => fieldPaths(lines.entries.slice(0, 500).map((entry) => entry.record)),
+    range: () => resolve(state.range),
+    rangeKey: () => JSON.stringify(state.range),
+  });
   const results = h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel);
   main.append(
     h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, results)),
@@ -332,6 +344,11 @@ export async function render(main, { query }) {
       failed = true;
       shown(error);
     });
+    if (linkedLine && !failed && !signal.aborted) {
+      const id = linkedLine;
+      linkedLine = null;
+      await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
+    }
     if (!failed && !signal.aborted) {
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
