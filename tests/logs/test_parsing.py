@@ -112,6 +112,11 @@ def test_a_long_list_counts_against_the_field_cap() -> None:
         lambda n: "2025/11/22 08:00:01 [error] 1#2: , client: " + ", server: " * n,
         lambda n: "Oct 11 22:14:15 h a: " + "x" * n,
         lambda n: "[" * n,
+        lambda n: "2025-11-22 08:00:01 UTC [1] " + "@" * n,
+        lambda n: "1:M 22 Nov 2025 08:00:01.123 * " + "x" * n,
+        lambda n: "22-Nov-2025 08:00:01.123 INFO [" + "]" * n,
+        lambda n: "I, [2025-11-22T08:00:01 #1]  INFO -- " + ":" * n,
+        lambda n: "2025/11/22 08:00:01 " + "a.go:1: " * n,
     ],
 )
 def test_parsing_is_linear(make: object) -> None:

@@ -2,7 +2,8 @@
 
 ``parse_text`` looks at a line's text and returns what it found (``Parsed``): its fields
 (a JSON object, logfmt pairs, an Apache or nginx access line, an nginx error line, a
-syslog line), the level those fields or the text give, and whether a ``level`` field
+syslog line, a klog line, a PostgreSQL, Redis, Tomcat, Ruby Logger or Go ``log`` line:
+``logs.server_formats``), the level those fields or the text give, and whether a ``level`` field
 overrides the line's own. ``parse_line`` applies that to a ``NewLine`` in the one writer
 (``logs.intake.judge_lines``), so every way in parses alike. docs/line-parsing.md has
 the rules and each decision.
@@ -31,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from tidegate.logs.server_formats import ServerFormat, from_digit, ruby_logger
 from tidegate.logs.store import NewLine
 from tidegate.search.compiler import PREFIXED_FIELDS
 
@@ -192,11 +194,15 @@ def _structured(text: str) -> Parsed | None:
         if parsed is not None:
             return parsed
     if first.isdigit():
-        parsed = _nginx_error(stripped)
+        parsed = _nginx_error(stripped) or _server_format(from_digit(stripped), stripped)
         if parsed is not None:
             return parsed
     elif first in _KLOG_LEVELS:
         parsed = _klog(stripped)
+        if parsed is not None:
+            return parsed
+    if stripped.startswith(", [", 1):
+        parsed = _server_format(ruby_logger(stripped), stripped)
         if parsed is not None:
             return parsed
     if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
@@ -206,6 +212,17 @@ def _structured(text: str) -> Parsed | None:
     if "=" in stripped:
         return _logfmt(stripped)
     return None
+
+
+def _server_format(found: ServerFormat | None, text: str) -> Parsed | None:
+    """A server's line (``logs.server_formats``): its fields, and the level its format
+    gives or else a level word the text or its message starts with."""
+    if found is None:
+        return None
+    fields, level = found
+    if level is None:
+        level = level_from_text(text) or level_from_text(fields.get("message", ""))
+    return Parsed(fields=fields, level=level)
 
 
 # -- JSON --------------------------------------------------------------------------------
