@@ -117,6 +117,8 @@ def test_a_long_list_counts_against_the_field_cap() -> None:
         lambda n: "22-Nov-2025 08:00:01.123 INFO [" + "]" * n,
         lambda n: "I, [2025-11-22T08:00:01 #1]  INFO -- " + ":" * n,
         lambda n: "2025/11/22 08:00:01 " + "a.go:1: " * n,
+        lambda n: 'http 2025-11-22T08:00:01.1Z a b c 1 1 1 200 200 1 1 "' + '\\"' * n,
+        lambda n: "1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c 1/1/1/1/1 200 1 " + '"' * n,
     ],
 )
 def test_parsing_is_linear(make: object) -> None:

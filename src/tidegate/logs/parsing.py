@@ -3,7 +3,8 @@
 ``parse_text`` looks at a line's text and returns what it found (``Parsed``): its fields
 (a JSON object, logfmt pairs, an Apache or nginx access line, an nginx error line, a
 syslog line, a klog line, a PostgreSQL, Redis, Tomcat, Ruby Logger or Go ``log`` line:
-``logs.server_formats``), the level those fields or the text give, and whether a ``level`` field
+``logs.server_formats``; an AWS load balancer's, S3's or HAProxy's access log line:
+``logs.access_formats``), the level those fields or the text give, and whether a ``level`` field
 overrides the line's own. ``parse_line`` applies that to a ``NewLine`` in the one writer
 (``logs.intake.judge_lines``), so every way in parses alike. docs/line-parsing.md has
 the rules and each decision.
@@ -32,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from tidegate.logs.access_formats import access_log
 from tidegate.logs.server_formats import ServerFormat, from_digit, ruby_logger
 from tidegate.logs.store import NewLine
 from tidegate.search.compiler import PREFIXED_FIELDS
@@ -209,6 +211,9 @@ def _structured(text: str) -> Parsed | None:
         parsed = _access_log(stripped)
         if parsed is not None:
             return parsed
+        fields = access_log(stripped)  # load balancers', S3's, HAProxy's
+        if fields is not None:
+            return Parsed(fields=fields)
     if "=" in stripped:
         return _logfmt(stripped)
     return None
