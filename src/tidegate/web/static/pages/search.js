@@ -7,6 +7,7 @@ import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList,
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet } from "../field_facet.js";
 import { lineElement } from "../lines.js";
+import { utcSwitch } from "../preferences.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -100,6 +101,7 @@ export async function render(main, { query }) {
   let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
+  let shownAnswer = null; // the histogram's aggregation, drawn again when the zone changes
 
   const input = h("input", {
     type: "search",
@@ -128,6 +130,7 @@ export async function render(main, { query }) {
     testid: "time-input",
   });
   const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
+  const utc = utcSwitch(redrawTimes);
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
   const problem = h("div", { class: "problem" });
   const facets = h("aside", { class: "facets" });
@@ -168,6 +171,7 @@ export async function render(main, { query }) {
     typedRange,
     custom,
     zone,
+    utc,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
     await saveViewButton(() => state),
@@ -193,6 +197,14 @@ export async function render(main, { query }) {
     custom.hidden = Boolean(state.range.preset);
     fromInput.value = toLocalInput(from);
     toInput.value = toLocalInput(to);
+  }
+
+  // The UTC switch: every time on the page drawn again in the zone now shown.
+  function redrawTimes() {
+    zone.textContent = zoneLabel();
+    showRange();
+    for (const entry of [...lines.drawn.keys()]) lines.redraw(entry);
+    if (dropChart && shownAnswer && !tail) drawHistogram(shownAnswer);
   }
 
   function onPick(term) {
@@ -257,6 +269,7 @@ export async function render(main, { query }) {
   }
 
   function drawHistogram(answer) {
+    shownAnswer = answer;
     if (dropChart) dropChart();
     clear(chartBox);
     dropChart = histogram(chartBox, {
