@@ -1,6 +1,6 @@
-"""A person's preferences in the browser (issue 22): the UTC switch, kept by the server
-for the person, so it holds after a reload and in another browser of the same person;
-a browser signed in with a key keeps it for the page only."""
+"""A person's preferences in the browser (issue 22): the UTC switch and query history,
+kept by the server for the person, so they hold after a reload and in another browser
+of the same person; a browser signed in with a key keeps them for the page only."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ ZONE = "Asia/Kolkata"  # UTC+05:30 all year: a half-hour offset catches a wrong 
 KOLKATA = re.compile(r"^Asia/(Kolkata|Calcutta) \(UTC\+05:30\)$")
 PASSWORD = "a long enough password"
 PREFERENCES = "/v1/auth/preferences"
+HISTORY = PREFERENCES + "/query-history"
 
 
 def make_person(account: Account) -> str:
@@ -165,3 +166,87 @@ def test_a_key_has_the_switch_for_the_page_only(site: Site, browser: Browser) ->
         expect(page.get_by_test_id("utc-switch")).to_have_attribute("aria-pressed", "false")
         # Nothing asked of the preferences, which a key does not have.
         assert asked == []
+
+
+def search(page: Page, query: str, lines: list[str]) -> None:
+    """Type a query and run it; wait for its lines and for it to be remembered."""
+    box = page.get_by_test_id("search-input")
+    box.fill(query)
+    with kept(page, "POST", HISTORY):
+        box.press("Enter")
+    expect_lines(page, lines)
+
+
+def history(page: Page) -> list[str]:
+    return [text.strip() for text in page.get_by_test_id("query-history-item").all_inner_texts()]
+
+
+def test_query_history_per_person(site: Site, browser: Browser) -> None:
+    account = site.account()
+    email = make_person(account)
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": "alpha one", "timestamp": now - 3 * MINUTE},
+            {"line": "beta two", "timestamp": now - 2 * MINUTE},
+            {"line": "gamma three", "timestamp": now - MINUTE},
+        ]
+    )
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, ["gamma three", "beta two", "alpha one"])
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history")).to_contain_text("No queries yet")
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history")).to_be_hidden()
+
+        search(page, "alpha", ["alpha one"])
+        search(page, "beta", ["beta two"])
+        search(page, "alpha", ["alpha one"])
+        # A query that does not parse is not remembered.
+        box = page.get_by_test_id("search-input")
+        box.fill("level:(")
+        box.press("Enter")
+        expect(page.get_by_test_id("query-error")).to_be_visible()
+
+        page.get_by_test_id("query-history-toggle").click()
+        items = page.get_by_test_id("query-history-item")
+        expect(items).to_have_text(["alpha", "beta"])
+        # Choosing one runs it (and it is the newest again).
+        with kept(page, "POST", HISTORY):
+            items.nth(1).click()
+        expect_lines(page, ["beta two"])
+        expect(page.get_by_test_id("query-history")).to_be_hidden()
+        expect(box).to_have_value("beta")
+        assert parse_qs(urlparse(page.url).query)["q"] == ["beta"]
+
+    # The same person in another browser: the history is theirs, newest first, and the
+    # keyboard reaches it from the search box.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, ["gamma three", "beta two", "alpha one"])
+        box = other.get_by_test_id("search-input")
+        box.press("Alt+ArrowDown")
+        items = other.get_by_test_id("query-history-item")
+        expect(items).to_have_text(["beta", "alpha"])
+        expect(items.first).to_be_focused()
+        other.keyboard.press("ArrowDown")
+        expect(items.nth(1)).to_be_focused()
+        with kept(other, "POST", HISTORY):
+            other.keyboard.press("Enter")
+        expect_lines(other, ["alpha one"])
+        assert parse_qs(urlparse(other.url).query)["q"] == ["alpha"]
+
+        with kept(other, "DELETE", HISTORY):
+            other.get_by_test_id("query-history-toggle").click()
+            other.get_by_test_id("query-history-clear").click()
+        expect(other.get_by_test_id("query-history")).to_contain_text("No queries yet")
+        # Cleared on the server: after a reload only the search the reload ran is there.
+        with kept(other, "POST", HISTORY):
+            other.reload()
+        expect_lines(other, ["alpha one"])
+        other.get_by_test_id("query-history-toggle").click()
+        expect(other.get_by_test_id("query-history-item")).to_have_text(["alpha"])
+
+    # Another person of the same account has a history of their own.
+    with browser_of(browser, site, make_person(account)) as stranger:
+        stranger.get_by_test_id("query-history-toggle").click()
+        expect(stranger.get_by_test_id("query-history")).to_contain_text("No queries yet")

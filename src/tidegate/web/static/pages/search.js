@@ -6,6 +6,7 @@ import { histogram } from "../chart.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet } from "../field_facet.js";
+import { queryHistory } from "../history.js";
 import { lineElement } from "../lines.js";
 import { utcSwitch } from "../preferences.js";
 import { LiveTail } from "../tail.js";
@@ -131,6 +132,13 @@ export async function render(main, { query }) {
   });
   const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
   const utc = utcSwitch(redrawTimes);
+  const recent = queryHistory({
+    input,
+    onChoose: (q) => {
+      input.value = q;
+      form.requestSubmit();
+    },
+  });
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
   const problem = h("div", { class: "problem" });
   const facets = h("aside", { class: "facets" });
@@ -167,6 +175,7 @@ export async function render(main, { query }) {
     "form",
     { class: "search-bar" },
     input,
+    recent.element,
     rangeSelect,
     typedRange,
     custom,
@@ -346,6 +355,7 @@ export async function render(main, { query }) {
       shown(error);
     });
     if (!failed && !signal.aborted) {
+      recent.remember(state.q);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
           if (signal.aborted) return;
