@@ -232,6 +232,56 @@ async def test_preview_on_given_lines(client: AppClient) -> None:
     assert_legacy_error(bad, 400)
 
 
+async def test_preview_leaves_the_lines_an_earlier_active_template_takes(
+    client: AppClient,
+) -> None:
+    account = await new_account(client)
+    timing = await create(client, account, name="timing", pattern=r"took (?P<ms>\d+)ms")
+    await create(client, account, name="idle", pattern=r"(?P<anything>.+)")  # a draft
+    words = await create(client, account, name="words", pattern=r"^(?P<first>\w+) ")
+    for template in (timing, words):
+        activated = await client.post(
+            f"{TEMPLATES}/{template['id']}/activate", headers=account.headers
+        )
+        assert activated.status_code == 200, activated.text
+    lines = ["GET /a took 3ms", "POST /b failed", "zzz"]
+
+    async def preview(**extra: Any) -> dict[str, Any]:
+        response = await client.post(
+            f"{TEMPLATES}/preview",
+            json={"pattern": r"^(?P<verb>[A-Z]+) (?P<path>\S+)", "lines": lines, **extra},
+            headers=account.headers,
+        )
+        assert response.status_code == 200, response.text
+        found: dict[str, Any] = response.json()
+        return found
+
+    # A new template goes last: both active ones are tried first (the draft is not).
+    new = await preview()
+    assert (new["total"], new["matched"], new["taken"]) == (3, 0, 2)
+    taken = [line["taken_by"] for line in new["lines"]]
+    assert taken == [
+        {"id": timing["id"], "name": "timing"},
+        {"id": words["id"], "name": "words"},
+        None,
+    ]
+    assert [line["fields"] for line in new["lines"]] == [None, None, None]
+    # Editing the second active template: only the first is tried before it.
+    second = await preview(id=words["id"])
+    assert (second["matched"], second["taken"]) == (1, 1)
+    assert second["lines"][1]["fields"] == {"verb": "POST", "path": "/b"}
+    assert second["lines"][1]["taken_by"] is None
+    # Editing the first: nothing comes before it.
+    first = await preview(id=timing["id"])
+    assert (first["matched"], first["taken"]) == (2, 0)
+    unknown = await client.post(
+        f"{TEMPLATES}/preview",
+        json={"pattern": r"(?P<x>.)", "lines": lines, "id": "0" * 24},
+        headers=account.headers,
+    )
+    assert_legacy_error(unknown, 404)
+
+
 async def test_preview_on_the_accounts_latest_lines_saves_nothing(client: AppClient) -> None:
     who = await make_ingestor(client)
     other = await make_ingestor(client)

@@ -267,6 +267,21 @@ def main() -> None:
                     ".context-line"
                 ).first.scroll_into_view_if_needed()
                 shoot(page, args.out, "search-context")
+                # The query's words marked, a line's copy buttons, a field's values
+                # offered as they are typed.
+                page.goto(
+                    server.base_url + "/search?q=timeout%20-payments%20OR%20request&range=24h"
+                )
+                expect(page.get_by_test_id("hit").first).to_be_visible()
+                page.get_by_test_id("log-line").nth(1).locator(".summary").click()
+                box = page.get_by_test_id("search-input")
+                box.click()
+                box.press("End")
+                box.press_sequentially(" region:")
+                expect(page.get_by_test_id("completion-item")).to_have_count(2)
+                box.press("ArrowDown")
+                shoot(page, args.out, "search-typing")
+                box.press("Escape")
                 page.get_by_test_id("search-input").fill("level:error")
                 page.get_by_test_id("search-input").press("Enter")
                 expect(page.get_by_test_id("log-line").first).to_be_visible()

@@ -159,6 +159,19 @@ def test_a_parsing_template_is_previewed_saved_activated_and_its_fields_found(
     expect(page.get_by_test_id("template-row-state")).to_have_text("active")
     account.ingest([{"line": "POST /cart/99 took 250ms user=zoe"}])
 
+    # A second template's preview: the lines the active one takes never reach it.
+    page.get_by_test_id("template-new").click()
+    page.get_by_test_id("template-name").fill("Verbs")
+    page.get_by_test_id("template-pattern").fill(r"^(?P<verb>[A-Z]+) ")
+    page.get_by_test_id("template-preview-button").click()
+    expect(page.get_by_test_id("template-preview-count")).to_have_text(
+        "0 of the latest 6 lines match; 5 taken first by earlier templates; fields: verb"
+    )
+    expect(page.get_by_test_id("template-preview-taken")).to_have_count(5)
+    expect(page.get_by_test_id("template-preview-taken").first).to_have_text(
+        "taken first by “Cart requests”"
+    )
+
     # Found with field:value on the search page, its fields shown when expanded.
     page.goto(f"{site.base_url}/search")
     page.get_by_test_id("search-input").fill("user:zoe took_ms:>200")

@@ -90,6 +90,20 @@ class ParsingTemplatePreview(BaseModel):
             description="Texts to try instead of the account's latest stored lines",
         ),
     ] = None
+    id: Annotated[
+        TemplateId | None,
+        Field(
+            description=(
+                "The saved template this pattern is for: the active templates before it are "
+                "tried first. Without it, every active template is (a new one goes last)"
+            ),
+        ),
+    ] = None
+
+
+class TemplateRef(BaseModel):
+    id: str
+    name: str
 
 
 class PreviewLine(BaseModel):
@@ -97,15 +111,22 @@ class PreviewLine(BaseModel):
     ts: int | None = None
     host: str | None = None
     app: str | None = None
-    matched: bool
+    matched: Annotated[bool, Field(description="The pattern would give the line its fields")]
     fields: Annotated[
         dict[str, Any] | None, Field(description="The fields as they would be stored")
     ] = None
     level: Annotated[str | None, Field(description="The level the template gives")] = None
+    taken_by: Annotated[
+        TemplateRef | None,
+        Field(description="The active template tried before it that takes the line first"),
+    ] = None
 
 
 class ParsingTemplatePreviewResult(BaseModel):
     fields: Annotated[list[str], Field(description="The fields the pattern captures")]
     total: int
     matched: int
+    taken: Annotated[
+        int, Field(description="Lines an active template tried before it takes first")
+    ] = 0
     lines: list[PreviewLine]

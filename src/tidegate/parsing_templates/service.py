@@ -200,31 +200,68 @@ async def reorder_templates(
     return [template_schema(by_id[template_id]) for template_id in body.ids]
 
 
-def _preview_line(templates: TemplateSet, record: dict[str, Any]) -> schemas.PreviewLine:
+# An active template tried before the previewed one: (id, name, its pattern).
+Earlier = tuple[str, str, TemplatePattern]
+
+
+def _preview_line(
+    templates: TemplateSet, earlier: list[Earlier], record: dict[str, Any]
+) -> schemas.PreviewLine:
     text = record["_line"]
-    parsed = templates.parse(text) if len(text) <= MAX_PARSED_CHARS else None
-    return schemas.PreviewLine(
+    parseable = len(text) <= MAX_PARSED_CHARS
+    line = schemas.PreviewLine(
         line=text,
         ts=record.get("_ts"),
         host=record.get("_host"),
         app=record.get("_app"),
-        matched=parsed is not None,
-        fields=parsed.fields if parsed is not None else None,
-        level=parsed.level if parsed is not None else None,
+        matched=False,
     )
+    if not parseable:
+        return line
+    for template_id, name, pattern in earlier:
+        if pattern.fields(text) is not None:
+            line.taken_by = schemas.TemplateRef(id=template_id, name=name)
+            return line
+    parsed = templates.parse(text)
+    if parsed is not None:
+        line.matched, line.fields, line.level = True, parsed.fields, parsed.level
+    return line
 
 
 def _preview(
-    pattern: TemplatePattern, records: list[dict[str, Any]]
+    pattern: TemplatePattern, earlier: list[Earlier], records: list[dict[str, Any]]
 ) -> schemas.ParsingTemplatePreviewResult:
     templates = TemplateSet([pattern])
-    lines = [_preview_line(templates, record) for record in records]
+    lines = [_preview_line(templates, earlier, record) for record in records]
     return schemas.ParsingTemplatePreviewResult(
         fields=pattern.field_names,
         total=len(lines),
         matched=sum(line.matched for line in lines),
+        taken=sum(line.taken_by is not None for line in lines),
         lines=lines,
     )
+
+
+async def _earlier(
+    *, session: AsyncSession, account_id: str, template_id: str | None
+) -> list[Earlier]:
+    """The account's active templates that ingestion tries before ``template_id`` (all of
+    them for a template not saved yet: a new one goes last), in their order."""
+    rows = await repository.templates_of(session=session, account_id=account_id)
+    if template_id is not None:
+        ids = [row.id for row in rows]
+        if template_id not in ids:
+            raise NotFound()
+        rows = rows[: ids.index(template_id)]
+    earlier = []
+    for row in rows:
+        if row.state != ACTIVE:
+            continue
+        try:
+            earlier.append((row.id, row.name, TemplatePattern(row.pattern)))
+        except TemplatePatternError:
+            continue  # left out of ingestion too (TemplateSet.from_rows)
+    return earlier
 
 
 async def preview_template(
@@ -238,11 +275,14 @@ async def preview_template(
 ) -> schemas.ParsingTemplatePreviewResult:
     """An unsaved pattern tried on ``body.lines``, or on the account's ``body.size``
     latest lines (those the caller may read: its group scope applies, as in export),
-    with the fields each would be stored with. Runs in an export worker thread."""
+    with the fields each would be stored with, after the active templates ingestion
+    tries before it (``_earlier``): a line one of them takes never reaches it. Runs in
+    an export worker thread."""
     pattern = compile_pattern(body.pattern)
+    earlier = await _earlier(session=session, account_id=account_id, template_id=body.id)
     if body.lines is not None:
         records = [{"_line": text} for text in body.lines]
-        return await asyncio.to_thread(_preview, pattern, records)
+        return await asyncio.to_thread(_preview, pattern, earlier, records)
     now = now_ms()
     request = export_schemas.parse_export_request(
         from_=str(now - PREVIEW_WINDOW_MS),
@@ -258,7 +298,7 @@ async def preview_template(
 
     def latest(reader: PageReader) -> schemas.ParsingTemplatePreviewResult:
         page = page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
-        return _preview(pattern, page["lines"])
+        return _preview(pattern, earlier, page["lines"])
 
     return await run_off_loop(
         database=database, session=session, account_id=account_id, page=latest

@@ -71,9 +71,12 @@ export function queryHistory({ input, onChoose }) {
   }
 
   toggle.addEventListener("click", () => (list.hidden ? open() : close()));
+  // Attached before the box's completion (completion.js), which would take the Down
+  // key as its own: Alt+Down is the history's alone.
   input.addEventListener("keydown", (event) => {
     if (event.altKey && event.key === "ArrowDown") {
       event.preventDefault();
+      event.stopImmediatePropagation();
       open({ focus: true });
     }
   });

@@ -93,6 +93,17 @@ export class VirtualList {
     this.resized.observe(fresh);
   }
 
+  // Scrolls the page to where `entry`'s row is (or will be) drawn, a third down the
+  // viewport; the rows drawn there are then measured and kept in place as usual.
+  scrollToEntry(entry) {
+    const at = this.entries.indexOf(entry);
+    if (at < 0) return;
+    this.update(); // the spacers then stand for every row: the page is as tall as the list
+    const listTop = this.above.getBoundingClientRect().top + window.scrollY;
+    window.scrollTo(0, Math.max(0, listTop + this.offsets[at] - window.innerHeight / 3));
+    this.schedule();
+  }
+
   undraw(entry) {
     const el = this.drawn.get(entry);
     if (!el) return;

@@ -3,11 +3,14 @@
 // export pages, and live tail of the same search. Query and range live in the URL.
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
+import { attachCompletion } from "../completion.js";
 import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
-import { fieldFacet } from "../field_facet.js";
+import { fieldFacet, fieldPaths } from "../field_facet.js";
+import { markHits } from "../highlight.js";
 import { queryHistory } from "../history.js";
 import { lineElement } from "../lines.js";
+import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { utcSwitch } from "../preferences.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
@@ -103,6 +106,7 @@ export async function render(main, { query }) {
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
   let shownAnswer = null; // the histogram's aggregation, drawn again when the zone changes
+  let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
 
   const input = h("input", {
     type: "search",
@@ -149,17 +153,20 @@ export async function render(main, { query }) {
   // Every loaded line is kept, a window of them drawn (virtual.js).
   const lines = new VirtualList(list, (entry, changed) => {
     const { newer, older } = contextParts(entry);
-    return lineElement(entry.record, {
+    const el = lineElement(entry.record, {
       onPick,
       open: entry.open,
       onToggle: () => {
         entry.open = !entry.open;
         changed();
       },
-      actions: () => [contextButton(entry, changed)],
+      actions: () => [contextButton(entry, changed), copyButtons(entry.record)],
       newer,
       older,
     });
+    markHits(el.querySelector(".summary .text"), entry.record._line, state.q);
+    markLinked(el, entry);
+    return el;
   });
   const picker = fieldFacet({
     records: () => lines.entries.slice(0, 500).map((entry) => entry.record),
@@ -185,6 +192,11 @@ export async function render(main, { query }) {
     liveToggle,
     await saveViewButton(() => state),
   );
+  attachCompletion(input, {
+    names: () => fieldPaths(lines.entries.slice(0, 500).map((entry) => entry.record)),
+    range: () => resolve(state.range),
+    rangeKey: () => JSON.stringify(state.range),
+  });
   const results = h("section", { class: "results" }, chartBox, summary, tailStatus, list, sentinel);
   main.append(
     h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, results)),
@@ -354,6 +366,11 @@ export async function render(main, { query }) {
       failed = true;
       shown(error);
     });
+    if (linkedLine && !failed && !signal.aborted) {
+      const id = linkedLine;
+      linkedLine = null;
+      await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
+    }
     if (!failed && !signal.aborted) {
       recent.remember(state.q);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)

@@ -9,6 +9,14 @@ const TEMPLATES = "/v1/config/parsing/templates";
 const SAMPLE = 20;
 const STATES = ["draft", "inactive", "active"];
 
+// A line's captured fields; or the active template tried before this one that takes it
+// (ingestion tries them in order, the first match wins); or "no match".
+function previewFields(line) {
+  if (line.matched) return h("code", {}, JSON.stringify(line.fields));
+  if (line.taken_by) return h("span", { class: "muted", testid: "template-preview-taken" }, `taken first by “${line.taken_by.name}”`);
+  return h("span", { class: "muted" }, "no match");
+}
+
 function previewTable(found) {
   return h(
     "table",
@@ -22,7 +30,7 @@ function previewTable(found) {
           "tr",
           { testid: "template-preview-line", class: line.matched ? "matched" : "unmatched" },
           h("td", {}, h("code", {}, line.line)),
-          h("td", { testid: "template-preview-fields" }, line.matched ? h("code", {}, JSON.stringify(line.fields)) : h("span", { class: "muted" }, "no match")),
+          h("td", { testid: "template-preview-fields" }, previewFields(line)),
         ),
       ),
     ),
@@ -36,9 +44,12 @@ function templateForm(template, done) {
   const result = h("div", { class: "preview", testid: "template-preview" });
   const problem = h("div", {});
   const previewPattern = previewButton("template-preview-button", result, "Trying the latest lines…", async () => {
-    const found = await post(`${TEMPLATES}/preview`, { pattern: pattern.value, size: SAMPLE });
+    // A saved template is tried after the active ones before it; a new one after them all.
+    const body = { pattern: pattern.value, size: SAMPLE, ...(template.id ? { id: template.id } : {}) };
+    const found = await post(`${TEMPLATES}/preview`, body);
+    const taken = found.taken ? `; ${found.taken} taken first by earlier templates` : "";
     return [
-      h("p", { testid: "template-preview-count" }, `${found.matched} of the latest ${found.total} lines match; fields: ${found.fields.join(", ")}`),
+      h("p", { testid: "template-preview-count" }, `${found.matched} of the latest ${found.total} lines match${taken}; fields: ${found.fields.join(", ")}`),
       found.lines.length ? previewTable(found) : null,
     ];
   });
