@@ -82,12 +82,15 @@ WRITE_POLICY: dict[str, Permission] = {
     "/v1/config/categories": C,
     "/v1/config/index-rate": C,
     "/v1/auth/session": Permission.SIGNED_IN,
+    # A person's own settings, whatever their role.
+    "/v1/auth/preferences": Permission.SIGNED_IN,
 }
 READ_POLICY: dict[str, Permission] = {
     "/v3/enterprise": E,
     "/v1/config/keys": M,
     "/v1/config/archiving": M,
     "/v1/auth/session": Permission.SIGNED_IN,
+    "/v1/auth/preferences": Permission.SIGNED_IN,
     "/v3/auth/account": Permission.SIGNED_IN,
     "/info": Permission.SIGNED_IN,
     "/orgs": Permission.SIGNED_IN,

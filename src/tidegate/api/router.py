@@ -32,6 +32,7 @@ from tidegate.parsing_templates.endpoints import router as parsing_templates_rou
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.pipelines.live_endpoints import router as pipeline_live_router
+from tidegate.preferences.endpoints import router as preferences_router
 from tidegate.runtime.simulation_endpoints import router as simulation_router
 from tidegate.sessions.endpoints import account_router as auth_account_router
 from tidegate.sessions.endpoints import router as sessions_router
@@ -70,6 +71,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     authenticated = Depends(authenticate)
     for router, permission in (
         (enterprise_router, requires(Permission.ENTERPRISE)),
+        # A person's own settings, whatever their role (keys are refused: no person).
+        (preferences_router, requires(Permission.SIGNED_IN)),
         # Keys are secrets that act as the account: reading them is the admin's too.
         (keys_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),

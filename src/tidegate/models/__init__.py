@@ -25,6 +25,7 @@ from tidegate.models.pipeline_alert import PipelineAlert
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
 from tidegate.models.user import User
+from tidegate.models.user_preference import UserPreference
 from tidegate.models.user_session import UserSession
 from tidegate.models.user_token import UserToken
 from tidegate.models.view import View
@@ -62,6 +63,7 @@ __all__ = [
     "SignedNonce",
     "SigningKey",
     "User",
+    "UserPreference",
     "UserSession",
     "UserToken",
     "View",

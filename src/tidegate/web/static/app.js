@@ -1,6 +1,7 @@
 // The shell: a client-side router over the pages, the header and the session.
 import { whenRateLimited, whenUnauthorized } from "./api.js";
 import { clear, errorBox, h } from "./dom.js";
+import { preferences } from "./preferences.js";
 import { accountLabel, session, signedInAs } from "./session.js";
 
 const ROUTES = [
@@ -82,7 +83,8 @@ async function route() {
   }
   renderHeader();
   try {
-    const page = await load();
+    // The person's preferences (the zone times are shown in) before the page draws.
+    const [page] = await Promise.all([load(), nav === "signin" ? null : preferences.load(session.current)]);
     if (mine !== generation) return;
     clear(main);
     const params = pattern.exec(path).groups || {};

@@ -1,9 +1,15 @@
 // Charts drawn with the vendored uPlot (window.uPlot, loaded by the shell).
 import { formatCount, formatTime } from "./dom.js";
+import { showsUtc } from "./zone.js";
 
 const PALETTE = ["#2f6fde", "#e0663a", "#2a9d6f", "#9b59b6", "#c9a227", "#d6457a", "#4aa3b5", "#7f8c8d"];
 
 export const color = (i) => PALETTE[i % PALETTE.length];
+
+// The time axis in the zone shown (zone.js): uPlot reads it from `tzDate`.
+function zoned() {
+  return showsUtc() ? { tzDate: (ts) => window.uPlot.tzDate(new Date(ts * 1e3), "UTC") } : {};
+}
 
 function sizeOf(el, height) {
   return { width: Math.max(200, el.clientWidth || 600), height };
@@ -25,6 +31,7 @@ export function histogram(el, { times, counts, bucketMs, height = 150, onSelect 
   const bars = window.uPlot.paths.bars({ size: [0.9, 100], align: 1 });
   const options = {
     ...sizeOf(el, height),
+    ...zoned(),
     legend: { show: false },
     cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
     select: { show: true },
@@ -67,6 +74,7 @@ export function timeSeries(el, { times, series, height = 200, axes, stepped = tr
   const paths = stepped ? window.uPlot.paths.stepped({ align: 1 }) : undefined;
   const options = {
     ...sizeOf(el, height),
+    ...zoned(),
     legend: { show: series.length > 1 },
     cursor: { drag: { x: false, y: false } },
     scales: { x: { time: true, range: (u, min, max) => [min, max + bucketMs / 1000] } },

@@ -1,4 +1,5 @@
 // Building elements without innerHTML: every value from the API lands as text.
+import { showsUtc } from "./zone.js";
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -35,26 +36,28 @@ export function clear(el) {
 
 const pad = (n, width = 2) => String(n).padStart(width, "0");
 
-// Local time, to the millisecond: what a person reading logs compares.
-export function formatTime(ms) {
+// A time's calendar fields in the zone shown (zone.js): the browser's, or UTC.
+function fields(ms) {
   const d = new Date(ms);
-  return (
-    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`
-  );
+  return showsUtc()
+    ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()]
+    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()];
 }
 
-// The value of an <input type="datetime-local"> for a time, and back.
+// In the zone shown, to the millisecond: what a person reading logs compares.
+export function formatTime(ms) {
+  const [y, mo, d, hh, mi, ss, milli] = fields(ms);
+  return `${y}-${pad(mo)}-${pad(d)} ${pad(hh)}:${pad(mi)}:${pad(ss)}.${pad(milli, 3)}`;
+}
+
+// The value of an <input type="datetime-local"> for a time, and back (in the zone shown).
 export function toLocalInput(ms) {
-  const d = new Date(ms);
-  return (
-    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
-  );
+  const [y, mo, d, hh, mi, ss] = fields(ms);
+  return `${y}-${pad(mo)}-${pad(d)}T${pad(hh)}:${pad(mi)}:${pad(ss)}`;
 }
 
 export function fromLocalInput(text) {
-  const ms = new Date(text).getTime();
+  const ms = showsUtc() && text ? Date.parse(`${text}Z`) : new Date(text).getTime();
   return Number.isFinite(ms) ? ms : null;
 }
 

@@ -1,4 +1,5 @@
 // Time ranges: a preset relative to now ("1h") or absolute bounds (ms), kept in the URL.
+import { showsUtc } from "./zone.js";
 
 export const PRESETS = [
   ["15m", "Last 15 minutes", 15 * 60e3],
@@ -65,8 +66,9 @@ function typedInstant(text, now, utc) {
 //   (relative ends are resolved when typed); an absolute end without seconds covers
 //   its whole minute (`.. 02:00` ends at 02:00:59.999), and without a time its whole day;
 // - an absolute time alone: from then until now.
+// Absolute times are read in the zone shown (zone.js) unless `utc` says otherwise.
 // Returns {preset} or {from, to}; throws an Error saying what it expects otherwise.
-export function parseTyped(text, { now = Date.now(), utc = false } = {}) {
+export function parseTyped(text, { now = Date.now(), utc = showsUtc() } = {}) {
   const t = String(text || "").trim();
   const span = /^(?:now)?\s*-?\s*(\d{1,6})\s*([smhdw])$/i.exec(t);
   if (span) {
@@ -89,8 +91,10 @@ export function parseTyped(text, { now = Date.now(), utc = false } = {}) {
   return { from, to };
 }
 
-// The browser's time zone, as shown beside the range: "Europe/Berlin (UTC+01:00)".
+// The zone shown beside the range: the browser's, "Europe/Berlin (UTC+01:00)", or
+// "UTC" when the person's UTC switch is on.
 export function zoneLabel(at = Date.now()) {
+  if (showsUtc()) return "UTC";
   const name = Intl.DateTimeFormat().resolvedOptions().timeZone || "local time";
   const minutes = -new Date(at).getTimezoneOffset();
   const sign = minutes < 0 ? "-" : "+";

@@ -8,8 +8,10 @@ import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList,
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
+import { queryHistory } from "../history.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
+import { utcSwitch } from "../preferences.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -103,6 +105,7 @@ export async function render(main, { query }) {
   let liveFacetTimer = 0; // a pending redraw of the stream's facets
   let cursor = null; // {bounds, pagination_id} of the search shown
   let loading = false;
+  let shownAnswer = null; // the histogram's aggregation, drawn again when the zone changes
   let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
 
   const input = h("input", {
@@ -132,6 +135,14 @@ export async function render(main, { query }) {
     testid: "time-input",
   });
   const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
+  const utc = utcSwitch(redrawTimes);
+  const recent = queryHistory({
+    input,
+    onChoose: (q) => {
+      input.value = q;
+      form.requestSubmit();
+    },
+  });
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
   const problem = h("div", { class: "problem" });
   const facets = h("aside", { class: "facets" });
@@ -171,10 +182,12 @@ export async function render(main, { query }) {
     "form",
     { class: "search-bar" },
     input,
+    recent.element,
     rangeSelect,
     typedRange,
     custom,
     zone,
+    utc,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
     await saveViewButton(() => state),
@@ -205,6 +218,14 @@ export async function render(main, { query }) {
     custom.hidden = Boolean(state.range.preset);
     fromInput.value = toLocalInput(from);
     toInput.value = toLocalInput(to);
+  }
+
+  // The UTC switch: every time on the page drawn again in the zone now shown.
+  function redrawTimes() {
+    zone.textContent = zoneLabel();
+    showRange();
+    for (const entry of [...lines.drawn.keys()]) lines.redraw(entry);
+    if (dropChart && shownAnswer && !tail) drawHistogram(shownAnswer);
   }
 
   function onPick(term) {
@@ -269,6 +290,7 @@ export async function render(main, { query }) {
   }
 
   function drawHistogram(answer) {
+    shownAnswer = answer;
     if (dropChart) dropChart();
     clear(chartBox);
     dropChart = histogram(chartBox, {
@@ -350,6 +372,7 @@ export async function render(main, { query }) {
       await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
     }
     if (!failed && !signal.aborted) {
+      recent.remember(state.q);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
           if (signal.aborted) return;

@@ -1,0 +1,43 @@
+"""HTTP for a person's preferences: ``/v1/auth/preferences`` (the web app's UTC switch
+and query history). The signed-in person's own; a key is refused (service)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.auth.dependencies import CurrentPrincipal
+from tidegate.db.session import SessionDep
+from tidegate.preferences import schemas, service
+
+router = APIRouter(prefix="/v1/auth/preferences", tags=["Sessions"], responses=LEGACY_ERRORS)
+
+
+@router.get("", summary="The signed-in person's preferences (defaults until changed)")
+async def get_preferences(principal: CurrentPrincipal, session: SessionDep) -> schemas.Preferences:
+    return await service.get(session=session, user_id=service.person_of(principal))
+
+
+@router.patch("", summary="Change the signed-in person's preferences (fields left out are kept)")
+async def change_preferences(
+    body: schemas.PreferencesChange, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.change(session=session, user_id=user_id, changes=body)
+
+
+@router.post(
+    "/query-history",
+    summary="Remember a query the person ran: first in their history, once, at most 50 kept",
+)
+async def remember_query(
+    body: schemas.RememberQuery, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.remember_query(session=session, user_id=user_id, query=body.query)
+
+
+@router.delete("/query-history", summary="Forget the signed-in person's query history")
+async def forget_queries(principal: CurrentPrincipal, session: SessionDep) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.forget_queries(session=session, user_id=user_id)

@@ -1,0 +1,106 @@
+// Query history: the person's latest distinct queries, newest first, kept by the server
+// with their preferences (preferences.js). The History button beside the search box
+// (or Alt+Down in the box) opens the list; choosing a query runs it.
+import { clear, h } from "./dom.js";
+import { preferences } from "./preferences.js";
+
+// `input`: the search box; `onChoose(query)`: run that query.
+export function queryHistory({ input, onChoose }) {
+  const list = h("div", { class: "query-history popover card", testid: "query-history", role: "listbox", "aria-label": "Recent queries", hidden: true });
+  const toggle = h(
+    "button",
+    { type: "button", class: "history-toggle", testid: "query-history-toggle", "aria-haspopup": "listbox", "aria-expanded": "false", title: "Recent queries (Alt+Down)" },
+    "History",
+  );
+  const element = h("span", { class: "history" }, toggle, list);
+
+  const items = () => [...list.querySelectorAll("[data-testid=query-history-item]")];
+
+  function draw() {
+    clear(list);
+    const history = preferences.current.query_history;
+    if (!history.length) list.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
+    for (const query of history) {
+      list.append(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "history-item",
+            role: "option",
+            testid: "query-history-item",
+            title: query,
+            onclick: () => {
+              close();
+              onChoose(query);
+            },
+          },
+          query,
+        ),
+      );
+    }
+    const forget = h("button", { type: "button", testid: "query-history-clear", disabled: !history.length }, "Clear history");
+    forget.addEventListener("click", async () => {
+      try {
+        await preferences.forgetQueries();
+      } catch (error) {
+        forget.replaceWith(h("span", { class: "error" }, error.message || String(error)));
+        return;
+      }
+      draw();
+    });
+    list.append(h("div", { class: "history-foot muted" }, preferences.kept ? "Your latest 50 queries, newest first" : "This page's queries (a key has no person to keep them for)", forget));
+  }
+
+  const outside = (event) => {
+    if (!element.contains(event.target)) close();
+  };
+
+  function open({ focus = false } = {}) {
+    draw();
+    list.hidden = false;
+    toggle.setAttribute("aria-expanded", "true");
+    document.addEventListener("pointerdown", outside);
+    if (focus) (items()[0] || toggle).focus();
+  }
+
+  function close() {
+    list.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    document.removeEventListener("pointerdown", outside);
+  }
+
+  toggle.addEventListener("click", () => (list.hidden ? open() : close()));
+  // Attached before the box's completion (completion.js), which would take the Down
+  // key as its own: Alt+Down is the history's alone.
+  input.addEventListener("keydown", (event) => {
+    if (event.altKey && event.key === "ArrowDown") {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      open({ focus: true });
+    }
+  });
+  // Up and Down move between the queries, Escape goes back to the box.
+  list.addEventListener("keydown", (event) => {
+    const all = items();
+    const at = all.indexOf(document.activeElement);
+    if (event.key === "Escape") {
+      close();
+      input.focus();
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const next = at + (event.key === "ArrowDown" ? 1 : -1);
+      if (next < 0) {
+        close();
+        input.focus();
+      } else if (all[Math.min(next, all.length - 1)]) all[Math.min(next, all.length - 1)].focus();
+    }
+  });
+
+  return {
+    element,
+    // A search that ran (its query parsed): remembered, never in the search's way.
+    remember: (query) => preferences.rememberQuery(query).catch(() => {}),
+    close,
+  };
+}

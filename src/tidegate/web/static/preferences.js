@@ -1,0 +1,95 @@
+// The signed-in person's preferences, kept by the server with the person (GET and
+// PATCH /v1/auth/preferences, POST/DELETE .../query-history; docs/web.md,
+// "Preferences"): the UTC switch and the query history. Nothing is written to the
+// browser's storage. A browser signed in with a key has no person to keep them for
+// (the server answers 403): the page then keeps them while it is open, and says so.
+import { api, get } from "./api.js";
+import { h } from "./dom.js";
+import { showUtc, showsUtc } from "./zone.js";
+
+const PATH = "/v1/auth/preferences";
+const MAX_QUERY_HISTORY = 50; // as the server keeps
+
+const defaults = () => ({ utc: false, query_history: [] });
+
+export const preferences = {
+  current: defaults(),
+  kept: false, // kept by the server (a person), or by this page only (a key)
+  owner: undefined, // whose these are: the session they were loaded for
+  loading: null,
+  sent: 0, // history writes sent; only the latest one's answer is used
+
+  // Loaded once for each session signed in (the router asks before drawing a page).
+  load(session) {
+    const owner = session ? `${session.kind}:${session.email || ""}` : null;
+    if (owner !== this.owner || !this.loading) {
+      this.owner = owner;
+      this.loading = this.fetch(session);
+    }
+    return this.loading;
+  },
+
+  async fetch(session) {
+    this.kept = Boolean(session) && session.kind === "user";
+    this.use(defaults());
+    if (!this.kept) return;
+    try {
+      this.use(await get(PATH));
+    } catch {
+      // The defaults: a page is never kept from drawing by its settings.
+    }
+  },
+
+  use(answer) {
+    this.current = { ...defaults(), ...answer };
+    showUtc(this.current.utc);
+  },
+
+  async setUtc(on) {
+    this.current.utc = Boolean(on);
+    showUtc(on);
+    if (this.kept) await api("PATCH", PATH, { body: { utc: Boolean(on) } });
+  },
+
+  // A search that ran: first in the history, once (the server keeps the same order).
+  async rememberQuery(query) {
+    const text = String(query || "").trim();
+    const history = this.current.query_history;
+    if (!text || history[0] === text) return;
+    this.current.query_history = [text, ...history.filter((item) => item !== text)].slice(0, MAX_QUERY_HISTORY);
+    if (!this.kept) return;
+    const mine = ++this.sent;
+    const answer = await api("POST", `${PATH}/query-history`, { body: { query: text } });
+    // The server's list also has what the person ran in other browsers meanwhile.
+    if (mine === this.sent) this.current.query_history = answer.query_history;
+  },
+
+  async forgetQueries() {
+    this.current.query_history = [];
+    this.sent += 1;
+    if (this.kept) await api("DELETE", `${PATH}/query-history`);
+  },
+};
+
+// The UTC switch, beside the zone shown: `onChange()` redraws the page's times.
+export function utcSwitch(onChange) {
+  const where = () => (preferences.kept ? "remembered for you" : "for this page only: a key has no person to remember it for");
+  const button = h(
+    "button",
+    { type: "button", class: "utc-switch", testid: "utc-switch", "aria-pressed": String(showsUtc()), title: `Show and read times in UTC (${where()})` },
+    "UTC",
+  );
+  button.addEventListener("click", async () => {
+    const on = !showsUtc();
+    button.setAttribute("aria-pressed", String(on));
+    const saved = preferences.setUtc(on);
+    onChange(on);
+    try {
+      await saved;
+      button.title = `Show and read times in UTC (${where()})`;
+    } catch (error) {
+      button.title = `Not remembered: ${error.message || error}`;
+    }
+  });
+  return button;
+}

@@ -1,0 +1,181 @@
+"""A person's preferences (/v1/auth/preferences): kept per person across sessions and
+accounts, the query history newest first and bounded, refused to keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from tests.conftest import AppClient
+from tests.factories import make_account, make_tenant
+from tests.keys.factories import create_key, with_service_key
+from tests.users.factories import Browser, Person, add_person, sign_in, sign_in_person
+
+from tidegate.preferences.schemas import MAX_QUERY_HISTORY
+from tidegate.search import MAX_QUERY_LENGTH
+
+PATH = "/v1/auth/preferences"
+HISTORY = PATH + "/query-history"
+
+
+async def _person(client: AppClient) -> tuple[Person, Browser]:
+    account = await make_account(client, await make_tenant(client.database_url))
+    person = await add_person(client.database_url, account_id=account.account_id, role="readonly")
+    return person, await sign_in_person(client, person)
+
+
+async def _remember(client: AppClient, browser: Browser, query: str) -> list[str]:
+    response = await client.post(HISTORY, json={"query": query}, headers=browser.headers)
+    assert response.status_code == 200, response.text
+    history: list[str] = response.json()["query_history"]
+    return history
+
+
+async def test_defaults_until_changed_then_kept_for_the_person_in_another_browser(
+    client: AppClient,
+) -> None:
+    person, browser = await _person(client)
+    first = await client.get(PATH, headers=browser.cookies_only)
+    assert first.status_code == 200, first.text
+    assert first.json() == {"utc": False, "query_history": []}
+
+    changed = await client.patch(PATH, json={"utc": True}, headers=browser.headers)
+    assert changed.status_code == 200, changed.text
+    assert changed.json() == {"utc": True, "query_history": []}
+    # A field left out keeps its value.
+    assert (await client.patch(PATH, json={}, headers=browser.headers)).json()["utc"] is True
+
+    elsewhere = await sign_in_person(client, person)
+    assert (await client.get(PATH, headers=elsewhere.cookies_only)).json()["utc"] is True
+    back = await client.patch(PATH, json={"utc": False}, headers=elsewhere.headers)
+    assert back.json()["utc"] is False
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["utc"] is False
+
+    # Another person (of the same account) has their own.
+    _other, stranger = await _person(client)
+    assert (await client.get(PATH, headers=stranger.cookies_only)).json()["utc"] is False
+    await _remember(client, browser, "mine only")
+    assert (await client.get(PATH, headers=stranger.cookies_only)).json()["query_history"] == []
+
+
+async def test_the_same_preferences_in_every_account_of_the_person(client: AppClient) -> None:
+    tenant = await make_tenant(client.database_url)
+    first = await make_account(client, tenant)
+    second = await make_account(client, tenant)
+    person = await add_person(client.database_url, account_id=first.account_id)
+    await add_person(
+        client.database_url, account_id=second.account_id, role="readonly", email=person.email
+    )
+    browser = await sign_in_person(client, person)
+    await client.patch(PATH, json={"utc": True}, headers=browser.headers)
+    await _remember(client, browser, "level:error")
+    switched = await client.put(
+        "/v1/auth/session/account", json={"account_id": second.account_id}, headers=browser.headers
+    )
+    assert switched.status_code == 200, switched.text
+    answer = (await client.get(PATH, headers=browser.cookies_only)).json()
+    assert answer == {"utc": True, "query_history": ["level:error"]}
+
+
+async def test_query_history_is_distinct_newest_first_and_bounded(client: AppClient) -> None:
+    _, browser = await _person(client)
+    assert await _remember(client, browser, "error") == ["error"]
+    assert await _remember(client, browser, "  app:web  ") == ["app:web", "error"]
+    # Run again: moved to the front, not kept twice.
+    assert await _remember(client, browser, "error") == ["error", "app:web"]
+    assert await _remember(client, browser, "error") == ["error", "app:web"]
+    # A blank query is not remembered.
+    assert await _remember(client, browser, "   ") == ["error", "app:web"]
+    for n in range(MAX_QUERY_HISTORY + 5):
+        await _remember(client, browser, f"q{n}")
+    history = (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"]
+    assert history == [f"q{n}" for n in range(MAX_QUERY_HISTORY + 4, 4, -1)]
+    assert len(history) == MAX_QUERY_HISTORY
+
+    forgotten = await client.delete(HISTORY, headers=browser.headers)
+    assert forgotten.status_code == 200, forgotten.text
+    assert forgotten.json()["query_history"] == []
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == []
+
+
+async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
+    # Two tabs of one person searching at the same moment: neither query is lost.
+    _, browser = await _person(client)
+    queries = [f"tab{n}" for n in range(8)]
+    answers = await asyncio.gather(
+        *(client.post(HISTORY, json={"query": q}, headers=browser.headers) for q in queries)
+    )
+    assert [a.status_code for a in answers] == [200] * len(queries)
+    history = (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"]
+    assert sorted(history) == queries
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("PATCH", PATH, {"utc": "yes"}),
+        ("PATCH", PATH, {"utc": 1}),
+        ("PATCH", PATH, {"theme": "dark"}),
+        ("PATCH", PATH, {"query_history": ["a"]}),
+        ("POST", HISTORY, {}),
+        ("POST", HISTORY, {"query": ""}),
+        ("POST", HISTORY, {"query": "x" * (MAX_QUERY_LENGTH + 1)}),
+        ("POST", HISTORY, {"query": 5}),
+    ],
+)
+async def test_bad_bodies_are_400_and_change_nothing(
+    client: AppClient, method: str, path: str, body: object
+) -> None:
+    _, browser = await _person(client)
+    response = await client.request(method, path, json=body, headers=browser.headers)
+    assert response.status_code == 400, response.text
+    assert response.json()["status"] == "error"
+    after = (await client.get(PATH, headers=browser.cookies_only)).json()
+    assert after == {"utc": False, "query_history": []}
+
+
+async def test_a_query_as_long_as_a_search_takes_is_kept(client: AppClient) -> None:
+    _, browser = await _person(client)
+    longest = "x" * MAX_QUERY_LENGTH
+    assert await _remember(client, browser, longest) == [longest]
+
+
+async def test_writes_need_the_csrf_token(client: AppClient) -> None:
+    _, browser = await _person(client)
+    forged = await client.patch(PATH, json={"utc": True}, headers=browser.cookies_only)
+    assert forged.status_code == 403
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["utc"] is False
+
+
+async def test_keys_have_no_preferences(client: AppClient) -> None:
+    """Preferences belong to a person: a key, or a browser signed in with one, gets 403
+    in the v1 error shape, and nothing is stored."""
+    tenant = await make_tenant(client.database_url)
+    account = await with_service_key(client, await make_account(client, tenant))
+    key = await create_key(client, account, type_="service")
+    key_browser = await sign_in(client, {"key": key["key"]})
+    credentials = {
+        "service key": account.headers,
+        "enterprise key": tenant.headers,
+        "enterprise key for its account": tenant.as_account(account.account_id),
+        "browser signed in with a key": key_browser.headers,
+    }
+    for name, headers in credentials.items():
+        for method, path, body in (
+            ("GET", PATH, None),
+            ("PATCH", PATH, {"utc": True}),
+            ("POST", HISTORY, {"query": "error"}),
+            ("DELETE", HISTORY, None),
+        ):
+            response = await client.request(method, path, json=body, headers=headers)
+            where = f"{method} {path} as {name}: {response.text}"
+            assert response.status_code == 403, where
+            answer = response.json()
+            assert answer["code"] == "Forbidden", where
+            assert answer["status"] == "error", where
+            assert "person" in answer["error"], where
+
+
+async def test_without_credentials_401(client: AppClient) -> None:
+    assert (await client.get(PATH)).status_code == 401
+    assert (await client.post(HISTORY, json={"query": "x"})).status_code == 401

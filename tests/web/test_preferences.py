@@ -1,0 +1,252 @@
+"""A person's preferences in the browser (issue 22): the UTC switch and query history,
+kept by the server for the person, so they hold after a reload and in another browser
+of the same person; a browser signed in with a key keeps them for the page only."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from urllib.parse import parse_qs, urlparse
+from zoneinfo import ZoneInfo
+
+from playwright.sync_api import Browser, Locator, Page, expect
+from tests.web.conftest import Site
+from tests.web.harness import Account, expect_lines, now_ms, sign_in_with_key
+
+MINUTE = 60_000
+ZONE = "Asia/Kolkata"  # UTC+05:30 all year: a half-hour offset catches a wrong zone
+KOLKATA = re.compile(r"^Asia/(Kolkata|Calcutta) \(UTC\+05:30\)$")
+PASSWORD = "a long enough password"
+PREFERENCES = "/v1/auth/preferences"
+HISTORY = PREFERENCES + "/query-history"
+
+
+def make_person(account: Account) -> str:
+    """A readonly member of the account with a password (invited, invitation accepted
+    through the API); their e-mail."""
+    email = f"person-{uuid.uuid4().hex[:8]}@example.com"
+    with account.http() as http:
+        invited = http.post(
+            "/v1/config/members", json={"email": email, "role": "readonly", "groups": []}
+        )
+        assert invited.status_code == 200, invited.text
+        token = parse_qs(urlparse(invited.json()["invitation"]["link"]).query)["token"][0]
+        accepted = http.post(
+            "/v1/auth/invitation/accept", json={"token": token, "password": PASSWORD}
+        )
+        assert accepted.status_code == 200, accepted.text
+    return email
+
+
+@contextmanager
+def browser_of(browser: Browser, site: Site, email: str | None, key: str = "") -> Iterator[Page]:
+    """A browser of its own (a context in the Kolkata zone), signed in on the search page
+    as the person, or with ``key``; its page must not throw."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, timezone_id=ZONE)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        if email is None:
+            sign_in_with_key(page, site.base_url, key, next_path="/search")
+        else:
+            page.goto(f"{site.base_url}/signin?next=/search")
+            page.get_by_test_id("signin-email").fill(email)
+            page.get_by_test_id("signin-password").fill(PASSWORD)
+            page.get_by_test_id("signin-submit").click()
+            expect(page.get_by_test_id("nav-boards")).to_be_visible()
+        yield page
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def shown(ms: int, zone: str = "UTC") -> str:
+    """A time as the page writes it, in ``zone``."""
+    return in_zone(ms, zone) + f".{ms % 1000:03d}"
+
+
+def in_zone(ms: int, zone: str) -> str:
+    return datetime.fromtimestamp(ms / 1000, ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@contextmanager
+def kept(page: Page, method: str, path: str = PREFERENCES) -> Iterator[None]:
+    """What the block does, then the server's 200 to the page's ``method`` of ``path``
+    (what it changed is kept)."""
+    with page.expect_response(lambda r: r.url.endswith(path) and r.request.method == method) as got:
+        yield
+    assert got.value.status == 200, got.value.text()
+
+
+def click_and_save(page: Page, testid: str) -> None:
+    with kept(page, "PATCH"):
+        page.get_by_test_id(testid).click()
+
+
+def first_time(page: Page) -> Locator:
+    return page.get_by_test_id("log-line").first.locator("time")
+
+
+def test_the_utc_switch_is_remembered_for_the_person(site: Site, browser: Browser) -> None:
+    account = site.account()
+    email = make_person(account)
+    now = now_ms()
+    first = now - 15 * MINUTE - 123  # the newest line; t1 to t3 every 30 minutes back
+    account.ingest([{"line": f"t{k}", "timestamp": first - 30 * k * MINUTE} for k in range(4)])
+
+    with browser_of(browser, site, email) as page:
+        zone, switch = page.get_by_test_id("time-zone"), page.get_by_test_id("utc-switch")
+        expect(zone).to_have_text(KOLKATA)
+        expect(switch).to_have_attribute("aria-pressed", "false")
+        expect_lines(page, ["t0", "t1", "t2", "t3"])
+        expect(first_time(page)).to_have_text(shown(first, ZONE))
+
+        click_and_save(page, "utc-switch")
+        expect(zone).to_have_text("UTC")
+        expect(switch).to_have_attribute("aria-pressed", "true")
+        # The lines already drawn are drawn again in UTC, without a new search.
+        expect(first_time(page)).to_have_text(shown(first))
+        expect(page.get_by_test_id("histogram").locator("canvas")).to_have_count(1)
+
+        # Typed absolute times are read in UTC now (the same wall time as Kolkata's
+        # would be 5:30 later).
+        start, end = first - 70 * MINUTE, first - 20 * MINUTE
+        typed = page.get_by_test_id("time-input")
+        typed.fill(f"{in_zone(start, 'UTC')} .. {in_zone(end, 'UTC')}")
+        typed.press("Enter")
+        expect_lines(page, ["t1", "t2"])
+        query = parse_qs(urlparse(page.url).query)
+        assert int(query["from"][0]) == start // 1000 * 1000
+        assert int(query["to"][0]) == end // 1000 * 1000 + 999
+        # The range is shown in UTC too.
+        expect(page.get_by_test_id("range-from")).to_have_value(
+            in_zone(start, "UTC").replace(" ", "T")
+        )
+
+        page.reload()
+        expect(page.get_by_test_id("utc-switch")).to_have_attribute("aria-pressed", "true")
+        expect(page.get_by_test_id("time-zone")).to_have_text("UTC")
+        expect_lines(page, ["t1", "t2"])
+        expect(first_time(page)).to_have_text(shown(first - 30 * MINUTE))
+        expect(page.get_by_test_id("range-from")).to_have_value(
+            in_zone(start, "UTC").replace(" ", "T")
+        )
+
+    # Another browser of the same person: UTC too; switched off there, off after a reload.
+    with browser_of(browser, site, email) as other:
+        expect(other.get_by_test_id("time-zone")).to_have_text("UTC")
+        expect(other.get_by_test_id("utc-switch")).to_have_attribute("aria-pressed", "true")
+        expect_lines(other, ["t0", "t1", "t2", "t3"])
+        expect(first_time(other)).to_have_text(shown(first))
+        click_and_save(other, "utc-switch")
+        expect(other.get_by_test_id("time-zone")).to_have_text(KOLKATA)
+        expect(first_time(other)).to_have_text(shown(first, ZONE))
+        other.reload()
+        expect(other.get_by_test_id("time-zone")).to_have_text(KOLKATA)
+        expect(other.get_by_test_id("utc-switch")).to_have_attribute("aria-pressed", "false")
+
+
+def test_a_key_has_the_switch_for_the_page_only(site: Site, browser: Browser) -> None:
+    account = site.account()
+    account.ingest([{"line": "k0", "timestamp": now_ms() - 5 * MINUTE}])
+    with browser_of(browser, site, None, key=account.service_key) as page:
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if PREFERENCES in r.url else None)
+        expect_lines(page, ["k0"])
+        page.get_by_test_id("utc-switch").click()
+        expect(page.get_by_test_id("time-zone")).to_have_text("UTC")
+        page.reload()
+        expect_lines(page, ["k0"])
+        expect(page.get_by_test_id("time-zone")).to_have_text(KOLKATA)
+        expect(page.get_by_test_id("utc-switch")).to_have_attribute("aria-pressed", "false")
+        # Nothing asked of the preferences, which a key does not have.
+        assert asked == []
+
+
+def search(page: Page, query: str, lines: list[str]) -> None:
+    """Type a query and run it; wait for its lines and for it to be remembered."""
+    box = page.get_by_test_id("search-input")
+    box.fill(query)
+    with kept(page, "POST", HISTORY):
+        box.press("Enter")
+    expect_lines(page, lines)
+
+
+def history(page: Page) -> list[str]:
+    return [text.strip() for text in page.get_by_test_id("query-history-item").all_inner_texts()]
+
+
+def test_query_history_per_person(site: Site, browser: Browser) -> None:
+    account = site.account()
+    email = make_person(account)
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": "alpha one", "timestamp": now - 3 * MINUTE},
+            {"line": "beta two", "timestamp": now - 2 * MINUTE},
+            {"line": "gamma three", "timestamp": now - MINUTE},
+        ]
+    )
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, ["gamma three", "beta two", "alpha one"])
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history")).to_contain_text("No queries yet")
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history")).to_be_hidden()
+
+        search(page, "alpha", ["alpha one"])
+        search(page, "beta", ["beta two"])
+        search(page, "alpha", ["alpha one"])
+        # A query that does not parse is not remembered.
+        box = page.get_by_test_id("search-input")
+        box.fill("level:(")
+        box.press("Enter")
+        expect(page.get_by_test_id("query-error")).to_be_visible()
+
+        page.get_by_test_id("query-history-toggle").click()
+        items = page.get_by_test_id("query-history-item")
+        expect(items).to_have_text(["alpha", "beta"])
+        # Choosing one runs it (and it is the newest again).
+        with kept(page, "POST", HISTORY):
+            items.nth(1).click()
+        expect_lines(page, ["beta two"])
+        expect(page.get_by_test_id("query-history")).to_be_hidden()
+        expect(box).to_have_value("beta")
+        assert parse_qs(urlparse(page.url).query)["q"] == ["beta"]
+
+    # The same person in another browser: the history is theirs, newest first, and the
+    # keyboard reaches it from the search box.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, ["gamma three", "beta two", "alpha one"])
+        box = other.get_by_test_id("search-input")
+        box.press("Alt+ArrowDown")
+        items = other.get_by_test_id("query-history-item")
+        expect(items).to_have_text(["beta", "alpha"])
+        expect(items.first).to_be_focused()
+        other.keyboard.press("ArrowDown")
+        expect(items.nth(1)).to_be_focused()
+        with kept(other, "POST", HISTORY):
+            other.keyboard.press("Enter")
+        expect_lines(other, ["alpha one"])
+        assert parse_qs(urlparse(other.url).query)["q"] == ["alpha"]
+
+        with kept(other, "DELETE", HISTORY):
+            other.get_by_test_id("query-history-toggle").click()
+            other.get_by_test_id("query-history-clear").click()
+        expect(other.get_by_test_id("query-history")).to_contain_text("No queries yet")
+        # Cleared on the server: after a reload only the search the reload ran is there.
+        with kept(other, "POST", HISTORY):
+            other.reload()
+        expect_lines(other, ["alpha one"])
+        other.get_by_test_id("query-history-toggle").click()
+        expect(other.get_by_test_id("query-history-item")).to_have_text(["alpha"])
+
+    # Another person of the same account has a history of their own.
+    with browser_of(browser, site, make_person(account)) as stranger:
+        stranger.get_by_test_id("query-history-toggle").click()
+        expect(stranger.get_by_test_id("query-history")).to_contain_text("No queries yet")
