@@ -196,6 +196,16 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     ),
     "klog, caller never closed": lambda n: "E1122 08:00:01.123456 1 " + "a" * n,
     "level window, spaces": lambda n: " " * n + "ERROR",
+    "postgresql, user@ never ending": lambda n: "2025-11-22 08:00:01 UTC [1] " + "@" * (n - 28),
+    "ruby logger, progname never closed": lambda n: (
+        "I, [2025-11-22T08:00:01 #1]  INFO -- " + "a" * (n - 38)
+    ),
+    "load balancer, open quote": lambda n: (
+        'http 2025-11-22T08:00:01.1Z a b c 1 1 1 200 200 1 1 "' + '\\"' * (n // 2 - 28)
+    ),
+    "haproxy, quotes": lambda n: (
+        "1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c 1/1/1/1/1 200 1 " + '"' * (n - 60)
+    ),
 }
 
 
