@@ -182,6 +182,29 @@ async def _totals(session: Any, alert: PipelineAlert, since_bucket: int) -> tupl
     return int(row[0]), int(row[1])
 
 
+def _base_bucket(now_ms: int) -> int:
+    """The first usage bucket a window's sample counts from: the minute before the
+    current one. The runtime flushes a minute's counts into that minute's bucket a flush
+    interval later (longer on a loaded worker), so a flush can land in the bucket before
+    the one a window closed in; counted from there, it goes to the next window instead
+    of to none."""
+    return now_ms - now_ms % BUCKET_MS - BUCKET_MS
+
+
+async def first_window(session: Any, alert: PipelineAlert, *, now_ms: int) -> dict[str, Any]:
+    """The state of an alert's first window, opened at ``now_ms`` (its creation or its
+    change): the component's running totals sampled now, so that the events counted
+    from now on are its window's, whenever the evaluator first sees the alert."""
+    bucket = _base_bucket(now_ms)
+    events, data = await _totals(session, alert, bucket)
+    return {
+        "window_start": now_ms,
+        "base_bucket": bucket,
+        "base_events": events,
+        "base_bytes": data,
+    }
+
+
 async def evaluate_pipeline_alerts(
     db: Database, sealer: Sealer, settings: Settings, *, now_ms: int
 ) -> int:
@@ -206,7 +229,7 @@ async def evaluate_pipeline_alerts(
             )
             if alert is None or not alert.active or (alert.state or {}) != state:
                 continue
-            bucket = now_ms - now_ms % BUCKET_MS
+            bucket = _base_bucket(now_ms)
             new_state: dict[str, Any] = dict(state)
             if state:
                 events, data = await _totals(session, alert, int(state["base_bucket"]))
@@ -233,7 +256,7 @@ async def evaluate_pipeline_alerts(
                     window_start=end if now_ms < end + length else now_ms,
                     previous=current,
                 )
-            else:
+            else:  # a row from before alerts were given their first window when made
                 new_state["window_start"] = now_ms
             events, data = await _totals(session, alert, bucket)
             new_state.update(base_bucket=bucket, base_events=events, base_bytes=data)

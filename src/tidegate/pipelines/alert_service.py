@@ -14,8 +14,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.integrations import checked_channels
-from tidegate.alerts.pipeline_alerts import open_payload, seal_payload, service_channel
+from tidegate.alerts.pipeline_alerts import (
+    first_window,
+    open_payload,
+    seal_payload,
+    service_channel,
+)
 from tidegate.auth.secrets import Sealer
+from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest, Conflict, NotFound
 from tidegate.models import PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
@@ -131,6 +137,9 @@ async def create_alert(
         created_at=now,
         updated_at=now,
     )
+    # Its first window opens now: events counted before the evaluator first sees the
+    # alert are in it.
+    alert.state = await first_window(session, alert, now_ms=epoch_ms_of(now))
     session.add(alert)
     await session.commit()
     return _out(alert, payload)
@@ -224,8 +233,9 @@ async def replace_alert(
     alert.payload_sealed = seal_payload(sealer, payload)
     alert.inputs = inputs
     alert.active = body.active
-    alert.state = None  # a changed alert starts a new window
     alert.updated_at = utcnow()
+    # A changed alert starts a new window, now.
+    alert.state = await first_window(session, alert, now_ms=epoch_ms_of(alert.updated_at))
     await session.commit()
     return _out(alert, payload)
 

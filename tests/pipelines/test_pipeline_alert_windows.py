@@ -1,0 +1,85 @@
+"""A pipeline alert's windows count every event of its component exactly once, whenever
+the runtime's usage flush lands and whenever the evaluator first sees the alert
+(alerts/pipeline_alerts.py). In process, on a database of its own per backend, the
+evaluator called with the clock set past each window's end."""
+
+from __future__ import annotations
+
+from sqlalchemy import insert
+from tests.conftest import AppClient
+from tests.gateway.factories import new_account
+from tests.keys.factories import with_service_key
+from tests.pipelines.factories import make_pipeline, source_with_route
+from tests.pipelines.test_pipeline_alerts import threshold_body
+
+from tidegate.alerts.pipeline_alerts import BUCKET_MS, evaluate_pipeline_alerts
+from tidegate.app_state import AppState
+from tidegate.clock import now_ms
+from tidegate.models import PipelineUsage
+
+WINDOW_MS = 60_000  # window_duration_minutes 1, at the default scale
+
+
+async def _alert_on_a_source(client: AppClient) -> tuple[AppState, str, str, str]:
+    """A threshold alert (more than 9 events in a 1-minute window) on a pipeline's
+    source, its webhook unreachable (nothing here delivers): (state, account, pid, cid)."""
+    account = await with_service_key(client, await new_account(client))
+    pid = await make_pipeline(client, account)
+    _, source = await source_with_route(client, account, pid)
+    body = threshold_body(pid, source, "https://alerts.example.com/hook")
+    evaluation = body["alert_config"]["evaluation"]
+    evaluation["window_duration_minutes"] = 1
+    evaluation["conditional"]["expressions"][0]["value"] = 9
+    response = await client.post(
+        f"/v3/pipeline/{pid}/source/{source}/alert", json=body, headers=account.headers
+    )
+    assert response.status_code == 201, response.text
+    state: AppState = client._transport.app.state.tidegate  # type: ignore[attr-defined]
+    return state, account.account_id, pid, source
+
+
+async def _flush(state: AppState, account: str, pid: str, cid: str, bucket: int, n: int) -> None:
+    """What the runtime's usage flush writes: ``n`` events into the minute ``bucket``."""
+    async with state.db.write_sessions() as session:
+        await session.execute(
+            insert(PipelineUsage).values(
+                pipeline_id=pid,
+                component_id=cid,
+                bucket_ms=bucket,
+                account_id=account,
+                ingress_events=n,
+                ingress_bytes=100 * n,
+            )
+        )
+        await session.commit()
+
+
+async def _evaluate(state: AppState, at_ms: int) -> int:
+    return await evaluate_pipeline_alerts(state.db, state.sealer, state.settings, now_ms=at_ms)
+
+
+def _past_window(opened_ms: int, state: AppState) -> int:
+    return opened_ms + WINDOW_MS + int(state.settings.alert_settle_s * 1000) + 1
+
+
+async def test_events_counted_before_the_evaluator_first_sees_the_alert_are_in_its_window(
+    isolated_client: AppClient,
+) -> None:
+    opened = now_ms()
+    state, account, pid, cid = await _alert_on_a_source(isolated_client)
+    # Thirty events flushed before any evaluation pass (a loaded evaluator, a fast flush).
+    await _flush(state, account, pid, cid, opened - opened % BUCKET_MS, 30)
+    assert await _evaluate(state, _past_window(opened, state) + 2_000) == 1
+
+
+async def test_a_flush_that_lands_in_the_minute_before_a_window_closed_counts_in_the_next(
+    isolated_client: AppClient,
+) -> None:
+    opened = now_ms()
+    state, account, pid, cid = await _alert_on_a_source(isolated_client)
+    first_close = _past_window(opened, state) + 2_000
+    assert await _evaluate(state, first_close) == 0  # a quiet first window
+    # Events of the minute before that pass, flushed only after it (a late flush).
+    late_bucket = first_close - first_close % BUCKET_MS - BUCKET_MS
+    await _flush(state, account, pid, cid, late_bucket, 30)
+    assert await _evaluate(state, _past_window(first_close, state)) == 1
