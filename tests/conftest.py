@@ -522,6 +522,21 @@ def _live_tests_first(items: list[pytest.Item], workers: int) -> list[pytest.Ite
     return ordered
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test that started servers shows the end of each server's log in its
+    report: the test's temporary directory, where the log is, is gone by the time a CI
+    failure is read (pytest keeps the last three runs')."""
+    report = yield
+    if report.when == "call" and report.failed:
+        servers = getattr(item, "funcargs", {}).get("live_servers")
+        for server in servers.servers if isinstance(servers, LiveServers) else ():
+            if server.log.exists():
+                lines = server.log.read_text(errors="replace").splitlines()[-80:]
+                report.sections.append((f"end of {server.log}", "\n".join(lines)))
+    return report
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The launcher goes with the test process (and stops any server left running)."""
     LAUNCHER.close()
