@@ -377,6 +377,41 @@ APPLIES: list[Resource] = [
         "throttle",
         {"threshold": 10, "window_ms": 1000, "key_field": ".app", "exclude": ERRORS},
     ),
+    # processors/metrics_tag_cardinality_limit.go: ...FromModel with the schema's defaults
+    # (action "drop_event", mode "exact"), as its test's "Create with defaults"...
+    Resource(
+        "metrics_tag_cardinality_limit_processor",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {"action": "drop_event", "value_limit": 50, "mode": "exact"},
+    ),
+    # ...its "Update fields" step...
+    Resource(
+        "metrics_tag_cardinality_limit_processor (drop_tag)",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {
+            "tags": ["include_me"],
+            "exclude_tags": ["exclude_me"],
+            "action": "drop_tag",
+            "value_limit": 150,
+            "mode": "probabilistic",
+        },
+    ),
+    # ...and pkg/resources/testdata/processors/metrics_tag_cardinality_limit.json's
+    # user_config (its mode spelt "probabalistic").
+    Resource(
+        "metrics_tag_cardinality_limit_processor (testdata)",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {
+            "tags": ["include_tag"],
+            "exclude_tags": ["exclude_tag"],
+            "action": "drop_event",
+            "mode": "probabalistic",
+            "value_limit": 50,
+        },
+    ),
     # destinations/s3.go: S3DestinationFromModel with the schema's defaults (prefix "/",
     # encoding "text", compression "none", batch_timeout_secs 300, ack_enabled true)...
     Resource(
@@ -477,7 +512,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
     ("data_profiler_processor", "transform", "data-profiler"),
     ("script_execution_processor", "transform", "js-script"),
-    ("metrics_tag_cardinality_limit_processor", "transform", "metrics-tag-cardinality-limit"),
     ("trace_sampling_processor", "transform", "trace-sampling"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
