@@ -12,7 +12,7 @@ either direction shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -24,6 +24,9 @@ class Resource:
     """``source``, ``transform`` or ``sink``: where the provider sends it."""
     type: str
     user_config: dict[str, Any]
+    computed: dict[str, Any] = field(default_factory=dict)
+    """What the server adds that the provider reads back as computed attributes (a
+    default it left unknown and did not send): read back beside ``user_config``."""
 
 
 BASIC = {"strategy": "basic", "user": "u", "password": "p"}
@@ -412,6 +415,88 @@ APPLIES: list[Resource] = [
             "value_limit": 50,
         },
     ),
+    # processors/trace_sampling.go: TraceSamplingProcessorFromModel. trace_id_field and
+    # rate are optional and computed: left unset, they are not sent, and the provider
+    # reads back the platform's defaults (its test: rate "10", trace_id_field ".trace_id").
+    Resource(
+        "trace_sampling_processor (head, defaults)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head"},
+        computed={"trace_id_field": ".trace_id", "rate": 10},
+    ),
+    Resource(
+        "trace_sampling_processor (head)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head", "trace_id_field": ".trace_id_y", "rate": 15},
+    ),
+    # Tail: each conditional as UnwindConditionalFromModel builds it (value_number as a
+    # float), rate, and _output_name (sent empty when unset; read back).
+    Resource(
+        "trace_sampling_processor (tail)",
+        "transform",
+        "trace-sampling",
+        {
+            "sample_type": "tail",
+            "conditionals": [
+                {
+                    "conditional": {
+                        "logical_operation": "AND",
+                        "expressions": [
+                            {
+                                "field": ".status",
+                                "str_operator": "equal",
+                                "value": 200.0,
+                                "negate": False,
+                            }
+                        ],
+                    },
+                    "rate": 15,
+                    "_output_name": "ab1869cd",
+                },
+                {"conditional": ERRORS, "rate": 1, "_output_name": ""},
+            ],
+        },
+        computed={"trace_id_field": ".trace_id", "parent_span_id_field": ".parent_span_id"},
+    ),
+    # pkg/resources/testdata/processors/trace_sampling.json's user_config.
+    Resource(
+        "trace_sampling_processor (testdata)",
+        "transform",
+        "trace-sampling",
+        {
+            "sample_type": "tail",
+            "trace_id_field": ".trace_id",
+            "parent_span_id_field": ".parent_span_id",
+            "conditionals": [
+                {
+                    "rate": 1,
+                    "conditional": {
+                        "expressions": [
+                            {"field": ".status", "value": "500", "str_operator": "greater_or_equal"}
+                        ]
+                    },
+                    "_output_name": "abc",
+                },
+                {
+                    "rate": 10,
+                    "conditional": {
+                        "expressions": [
+                            {
+                                "field": ".status",
+                                "value": "400",
+                                "str_operator": "greater_or_equal",
+                            },
+                            {"field": ".status", "value": "500", "str_operator": "less"},
+                        ],
+                        "logical_operation": "AND",
+                    },
+                    "_output_name": "def",
+                },
+            ],
+        },
+    ),
     # destinations/s3.go: S3DestinationFromModel with the schema's defaults (prefix "/",
     # encoding "text", compression "none", batch_timeout_secs 300, ack_enabled true)...
     Resource(
@@ -455,6 +540,19 @@ APPLIES: list[Resource] = [
 ]
 
 REFUSED: list[Resource] = [
+    # processors/trace_sampling.go refuses these before sending; the server does too.
+    Resource(
+        "trace_sampling_processor (head with conditionals)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head", "rate": 10, "conditionals": [{"conditional": ERRORS, "rate": 1}]},
+    ),
+    Resource(
+        "trace_sampling_processor (tail without conditionals)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "tail"},
+    ),
     # Merging small objects into large ones is not built: enabled is refused.
     Resource(
         "s3_destination (file_consolidation enabled)",
@@ -512,6 +610,5 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
     ("data_profiler_processor", "transform", "data-profiler"),
     ("script_execution_processor", "transform", "js-script"),
-    ("trace_sampling_processor", "transform", "trace-sampling"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]

@@ -31,6 +31,7 @@ from tidegate.components.processors import (
     set_timestamp,
     stringify,
     throttle,
+    trace_sampling,
     unroll,
 )
 from tidegate.components.processors import filter as filter_processor
@@ -74,6 +75,7 @@ REGISTRY: Final = Registry(
         crypto_fields.ENCRYPT,
         crypto_fields.DECRYPT,
         metrics_tag_cardinality_limit.COMPONENT,
+        trace_sampling.COMPONENT,
         mezmo.COMPONENT,
         http_destination.COMPONENT,
         blackhole.COMPONENT,
