@@ -497,6 +497,32 @@ APPLIES: list[Resource] = [
             ],
         },
     ),
+    # processors/data_profiler.go: DataProfilerProcessorFromModel, its test's "Success"
+    # step (no label_fields: not sent)...
+    Resource(
+        "data_profiler_processor",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": [".app"],
+            "host_fields": [".host", ".hostname"],
+            "level_fields": [".level", ".log_level"],
+            "line_fields": [".line", ".message"],
+        },
+    ),
+    # ...and pkg/resources/testdata/processors/data_profiler.json's user_config.
+    Resource(
+        "data_profiler_processor (testdata)",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": [".app", ".container"],
+            "host_fields": [".host", ".hostname"],
+            "level_fields": [".level", ".log_level"],
+            "line_fields": [".line", ".message"],
+            "label_fields": [".labels"],
+        },
+    ),
     # destinations/s3.go: S3DestinationFromModel with the schema's defaults (prefix "/",
     # encoding "text", compression "none", batch_timeout_secs 300, ack_enabled true)...
     Resource(
@@ -553,6 +579,18 @@ REFUSED: list[Resource] = [
         "trace-sampling",
         {"sample_type": "tail"},
     ),
+    # data_profiler_test.go: "Must be a valid data access syntax".
+    Resource(
+        "data_profiler_processor (not a field path)",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": ["not-valid-field-reference"],
+            "host_fields": [".host"],
+            "level_fields": [".level"],
+            "line_fields": [".line"],
+        },
+    ),
     # Merging small objects into large ones is not built: enabled is refused.
     Resource(
         "s3_destination (file_consolidation enabled)",
@@ -608,7 +646,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("honeycomb_logs_destination", "sink", "honeycomb-logs"),
     ("kafka_destination", "sink", "kafka"),
     ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
-    ("data_profiler_processor", "transform", "data-profiler"),
     ("script_execution_processor", "transform", "js-script"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
