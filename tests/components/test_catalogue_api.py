@@ -31,6 +31,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "aggregate": {"group_by": [".app"]},
     "encrypt-fields": {"field": ".secret", "key": "0123456789abcdef", "algorithm": "AES-128-GCM", "iv_field": ".iv"},
     "decrypt-fields": {"field": ".secret", "key": "0123456789abcdef", "algorithm": "AES-128-GCM", "iv_field": ".iv"},
+    "metrics-tag-cardinality-limit": {"value_limit": 1, "action": "drop_tag"},
+    "trace-sampling": {"sample_type": "head", "trace_id_field": ".app", "rate": 3},
+    "data-profiler": {"app_fields": [".app"], "host_fields": [".host"], "level_fields": [".level"], "line_fields": [".message"]},
 }  # fmt: skip
 
 EVENT = {
@@ -98,6 +101,9 @@ async def test_every_processor_type_is_accepted_and_simulated(client: AppClient)
     assert nodes["reduce"]["output"][0]["message"] == "a=1 b=2 a=1 b=2"
     assert nodes["aggregate"]["output"][0]["value"] == {"type": "counter", "value": 2}
     assert nodes["encrypt-fields"]["output"][0]["secret"] != "s"
+    assert nodes["metrics-tag-cardinality-limit"]["output"] == [EVENT, EVENT]  # no tags
+    assert nodes["trace-sampling"]["output"] == []  # trace "web": not one in 3
+    assert nodes["data-profiler"]["output"] == [EVENT, EVENT]
     assert nodes["out"]["output"] == [EVENT, EVENT]
 
 

@@ -9,14 +9,13 @@ The receivers listen on 127.0.0.1, which tidegate refuses by default: this modul
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
 from tests.components.factories import wire_source
 from tests.components.receiver import Receiver
-from tests.conftest import AppClient, make_settings, open_client
+from tests.conftest import AppClient
 from tests.gateway.factories import new_account
 from tests.ingest.factories import make_ingestor
 from tests.waiting import eventually
@@ -25,18 +24,8 @@ from tidegate.components.destinations.splunk_hec_logs import SplunkHecLogsConfig
 
 
 @pytest.fixture(scope="module")
-async def client(
-    database_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[AppClient]:
-    settings = make_settings(
-        database_url, tmp_path_factory.mktemp("data"), destination_allow="127.0.0.1/32"
-    )
-    http, lifespan = await open_client(settings)
-    try:
-        yield http
-    finally:
-        await http.aclose()
-        await lifespan.__aexit__(None, None, None)
+def client(loopback_client: AppClient) -> AppClient:
+    return loopback_client
 
 
 def _to(

@@ -12,7 +12,7 @@ either direction shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -24,6 +24,9 @@ class Resource:
     """``source``, ``transform`` or ``sink``: where the provider sends it."""
     type: str
     user_config: dict[str, Any]
+    computed: dict[str, Any] = field(default_factory=dict)
+    """What the server adds that the provider reads back as computed attributes (a
+    default it left unknown and did not send): read back beside ``user_config``."""
 
 
 BASIC = {"strategy": "basic", "user": "u", "password": "p"}
@@ -377,6 +380,149 @@ APPLIES: list[Resource] = [
         "throttle",
         {"threshold": 10, "window_ms": 1000, "key_field": ".app", "exclude": ERRORS},
     ),
+    # processors/metrics_tag_cardinality_limit.go: ...FromModel with the schema's defaults
+    # (action "drop_event", mode "exact"), as its test's "Create with defaults"...
+    Resource(
+        "metrics_tag_cardinality_limit_processor",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {"action": "drop_event", "value_limit": 50, "mode": "exact"},
+    ),
+    # ...its "Update fields" step...
+    Resource(
+        "metrics_tag_cardinality_limit_processor (drop_tag)",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {
+            "tags": ["include_me"],
+            "exclude_tags": ["exclude_me"],
+            "action": "drop_tag",
+            "value_limit": 150,
+            "mode": "probabilistic",
+        },
+    ),
+    # ...and pkg/resources/testdata/processors/metrics_tag_cardinality_limit.json's
+    # user_config (its mode spelt "probabalistic").
+    Resource(
+        "metrics_tag_cardinality_limit_processor (testdata)",
+        "transform",
+        "metrics-tag-cardinality-limit",
+        {
+            "tags": ["include_tag"],
+            "exclude_tags": ["exclude_tag"],
+            "action": "drop_event",
+            "mode": "probabalistic",
+            "value_limit": 50,
+        },
+    ),
+    # processors/trace_sampling.go: TraceSamplingProcessorFromModel. trace_id_field and
+    # rate are optional and computed: left unset, they are not sent, and the provider
+    # reads back the platform's defaults (its test: rate "10", trace_id_field ".trace_id").
+    Resource(
+        "trace_sampling_processor (head, defaults)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head"},
+        computed={"trace_id_field": ".trace_id", "rate": 10},
+    ),
+    Resource(
+        "trace_sampling_processor (head)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head", "trace_id_field": ".trace_id_y", "rate": 15},
+    ),
+    # Tail: each conditional as UnwindConditionalFromModel builds it (value_number as a
+    # float), rate, and _output_name (sent empty when unset; read back).
+    Resource(
+        "trace_sampling_processor (tail)",
+        "transform",
+        "trace-sampling",
+        {
+            "sample_type": "tail",
+            "conditionals": [
+                {
+                    "conditional": {
+                        "logical_operation": "AND",
+                        "expressions": [
+                            {
+                                "field": ".status",
+                                "str_operator": "equal",
+                                "value": 200.0,
+                                "negate": False,
+                            }
+                        ],
+                    },
+                    "rate": 15,
+                    "_output_name": "ab1869cd",
+                },
+                {"conditional": ERRORS, "rate": 1, "_output_name": ""},
+            ],
+        },
+        computed={"trace_id_field": ".trace_id", "parent_span_id_field": ".parent_span_id"},
+    ),
+    # pkg/resources/testdata/processors/trace_sampling.json's user_config.
+    Resource(
+        "trace_sampling_processor (testdata)",
+        "transform",
+        "trace-sampling",
+        {
+            "sample_type": "tail",
+            "trace_id_field": ".trace_id",
+            "parent_span_id_field": ".parent_span_id",
+            "conditionals": [
+                {
+                    "rate": 1,
+                    "conditional": {
+                        "expressions": [
+                            {"field": ".status", "value": "500", "str_operator": "greater_or_equal"}
+                        ]
+                    },
+                    "_output_name": "abc",
+                },
+                {
+                    "rate": 10,
+                    "conditional": {
+                        "expressions": [
+                            {
+                                "field": ".status",
+                                "value": "400",
+                                "str_operator": "greater_or_equal",
+                            },
+                            {"field": ".status", "value": "500", "str_operator": "less"},
+                        ],
+                        "logical_operation": "AND",
+                    },
+                    "_output_name": "def",
+                },
+            ],
+        },
+    ),
+    # processors/data_profiler.go: DataProfilerProcessorFromModel, its test's "Success"
+    # step (no label_fields: not sent)...
+    Resource(
+        "data_profiler_processor",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": [".app"],
+            "host_fields": [".host", ".hostname"],
+            "level_fields": [".level", ".log_level"],
+            "line_fields": [".line", ".message"],
+        },
+    ),
+    # ...and pkg/resources/testdata/processors/data_profiler.json's user_config.
+    Resource(
+        "data_profiler_processor (testdata)",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": [".app", ".container"],
+            "host_fields": [".host", ".hostname"],
+            "level_fields": [".level", ".log_level"],
+            "line_fields": [".line", ".message"],
+            "label_fields": [".labels"],
+        },
+    ),
     # destinations/s3.go: S3DestinationFromModel with the schema's defaults (prefix "/",
     # encoding "text", compression "none", batch_timeout_secs 300, ack_enabled true)...
     Resource(
@@ -420,6 +566,31 @@ APPLIES: list[Resource] = [
 ]
 
 REFUSED: list[Resource] = [
+    # processors/trace_sampling.go refuses these before sending; the server does too.
+    Resource(
+        "trace_sampling_processor (head with conditionals)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "head", "rate": 10, "conditionals": [{"conditional": ERRORS, "rate": 1}]},
+    ),
+    Resource(
+        "trace_sampling_processor (tail without conditionals)",
+        "transform",
+        "trace-sampling",
+        {"sample_type": "tail"},
+    ),
+    # data_profiler_test.go: "Must be a valid data access syntax".
+    Resource(
+        "data_profiler_processor (not a field path)",
+        "transform",
+        "data-profiler",
+        {
+            "app_fields": ["not-valid-field-reference"],
+            "host_fields": [".host"],
+            "level_fields": [".level"],
+            "line_fields": [".line"],
+        },
+    ),
     # Merging small objects into large ones is not built: enabled is refused.
     Resource(
         "s3_destination (file_consolidation enabled)",
@@ -475,9 +646,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("honeycomb_logs_destination", "sink", "honeycomb-logs"),
     ("kafka_destination", "sink", "kafka"),
     ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
-    ("data_profiler_processor", "transform", "data-profiler"),
     ("script_execution_processor", "transform", "js-script"),
-    ("metrics_tag_cardinality_limit_processor", "transform", "metrics-tag-cardinality-limit"),
-    ("trace_sampling_processor", "transform", "trace-sampling"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
