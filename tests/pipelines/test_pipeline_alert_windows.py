@@ -59,25 +59,26 @@ async def _evaluate(state: AppState, at_ms: int) -> int:
 
 
 def _past_window(opened_ms: int, state: AppState) -> int:
+    """A moment when a window opened at or before ``opened_ms`` has closed and settled
+    (the clock here is the test's: how long the set-up took does not matter)."""
     return opened_ms + WINDOW_MS + int(state.settings.alert_settle_s * 1000) + 1
 
 
 async def test_events_counted_before_the_evaluator_first_sees_the_alert_are_in_its_window(
     isolated_client: AppClient,
 ) -> None:
-    opened = now_ms()
     state, account, pid, cid = await _alert_on_a_source(isolated_client)
+    made = now_ms()  # the alert's window opened before this
     # Thirty events flushed before any evaluation pass (a loaded evaluator, a fast flush).
-    await _flush(state, account, pid, cid, opened - opened % BUCKET_MS, 30)
-    assert await _evaluate(state, _past_window(opened, state) + 2_000) == 1
+    await _flush(state, account, pid, cid, made - made % BUCKET_MS, 30)
+    assert await _evaluate(state, _past_window(made, state)) == 1
 
 
 async def test_a_flush_that_lands_in_the_minute_before_a_window_closed_counts_in_the_next(
     isolated_client: AppClient,
 ) -> None:
-    opened = now_ms()
     state, account, pid, cid = await _alert_on_a_source(isolated_client)
-    first_close = _past_window(opened, state) + 2_000
+    first_close = _past_window(now_ms(), state)  # the alert's window opened before now
     assert await _evaluate(state, first_close) == 0  # a quiet first window
     # Events of the minute before that pass, flushed only after it (a late flush).
     late_bucket = first_close - first_close % BUCKET_MS - BUCKET_MS
