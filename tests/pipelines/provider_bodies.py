@@ -193,6 +193,8 @@ APPLIES: list[Resource] = [
     Resource("splunk_hec_source", "source", "splunk-hec", {}),
     Resource("log_analysis_ingestion_source", "source", "log-analysis-ingestion", {}),
     Resource("open_telemetry_logs_source", "source", "open-telemetry-logs", {}),
+    # sources/prometheus_remote_write.go: an empty user_config.
+    Resource("prometheus_remote_write_source", "source", "prometheus-remote-write", {}),
     # destinations/blackhole.go.
     Resource("blackhole_destination", "sink", "blackhole", {"ack_enabled": True}),
     # destinations/http.go: HttpDestinationFromModel; advanced_options is always sent.
@@ -565,6 +567,38 @@ APPLIES: list[Resource] = [
     ),
 ]
 
+APPLIES += [
+    # destinations/prometheus_remote_write.go: PrometheusRemoteWriteDestinationFromModel,
+    # every auth attribute sent (defaults ""), {"strategy": "none"} without auth...
+    Resource(
+        "prometheus_remote_write_destination",
+        "sink",
+        "prometheus-remote-write",
+        {
+            "endpoint": "https://prometheus.example.com/api/v1/write",
+            "ack_enabled": True,
+            "auth": {"strategy": "bearer", "user": "", "password": "", "token": "a-token"},
+        },
+    ),
+    Resource(
+        "prometheus_remote_write_destination (no auth)",
+        "sink",
+        "prometheus-remote-write",
+        {"endpoint": "https://prometheus.example.com/api/v1/write", "auth": {"strategy": "none"}},
+    ),
+    # ...and pkg/resources/testdata/destinations/prometheus_remote_write.json.
+    Resource(
+        "prometheus_remote_write_destination (testdata)",
+        "sink",
+        "prometheus-remote-write",
+        {
+            "ack_enabled": False,
+            "endpoint": "http://prometheus-remote-write.dev",
+            "auth": {"strategy": "basic", "user": "user", "password": "password"},
+        },
+    ),
+]
+
 REFUSED: list[Resource] = [
     # processors/trace_sampling.go refuses these before sending; the server does too.
     Resource(
@@ -632,7 +666,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),
-    ("prometheus_remote_write_source", "source", "prometheus-remote-write"),
     ("open_telemetry_metrics_source", "source", "open-telemetry-metrics"),
     ("open_telemetry_traces_source", "source", "open-telemetry-traces"),
     ("azure_blob_storage_destination", "sink", "azure-blob-storage"),
@@ -645,7 +678,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("new_relic_destination", "sink", "new-relic"),
     ("honeycomb_logs_destination", "sink", "honeycomb-logs"),
     ("kafka_destination", "sink", "kafka"),
-    ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
     ("script_execution_processor", "transform", "js-script"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]

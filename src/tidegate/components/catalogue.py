@@ -13,6 +13,7 @@ from tidegate.components.destinations import (
     splunk_hec_logs,
 )
 from tidegate.components.destinations import http as http_destination
+from tidegate.components.destinations import prometheus_remote_write as prometheus_destination
 from tidegate.components.processors import (
     aggregate,
     compact_fields,
@@ -45,6 +46,7 @@ from tidegate.components.sources import (
     webhook,
 )
 from tidegate.components.sources import http as http_source
+from tidegate.components.sources import prometheus_remote_write as prometheus_source
 
 __all__ = ["REGISTRY"]
 
@@ -56,6 +58,7 @@ REGISTRY: Final = Registry(
         log_analysis_ingestion.COMPONENT,
         open_telemetry_logs.COMPONENT,
         splunk_hec.COMPONENT,
+        prometheus_source.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -85,5 +88,6 @@ REGISTRY: Final = Registry(
         elasticsearch.COMPONENT,
         splunk_hec_logs.COMPONENT,
         s3.COMPONENT,
+        prometheus_destination.COMPONENT,
     ]
 )
