@@ -193,6 +193,9 @@ APPLIES: list[Resource] = [
     Resource("splunk_hec_source", "source", "splunk-hec", {}),
     Resource("log_analysis_ingestion_source", "source", "log-analysis-ingestion", {}),
     Resource("open_telemetry_logs_source", "source", "open-telemetry-logs", {}),
+    # sources/open_telemetry_metrics.go, open_telemetry_traces.go: empty user_configs.
+    Resource("open_telemetry_metrics_source", "source", "open-telemetry-metrics", {}),
+    Resource("open_telemetry_traces_source", "source", "open-telemetry-traces", {}),
     # sources/prometheus_remote_write.go: an empty user_config.
     Resource("prometheus_remote_write_source", "source", "prometheus-remote-write", {}),
     # destinations/blackhole.go.
@@ -666,8 +669,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),
-    ("open_telemetry_metrics_source", "source", "open-telemetry-metrics"),
-    ("open_telemetry_traces_source", "source", "open-telemetry-traces"),
     ("azure_blob_storage_destination", "sink", "azure-blob-storage"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),

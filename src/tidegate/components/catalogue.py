@@ -42,6 +42,8 @@ from tidegate.components.sources import (
     demo_logs,
     log_analysis_ingestion,
     open_telemetry_logs,
+    open_telemetry_metrics,
+    open_telemetry_traces,
     splunk_hec,
     webhook,
 )
@@ -57,6 +59,8 @@ REGISTRY: Final = Registry(
         demo_logs.COMPONENT,
         log_analysis_ingestion.COMPONENT,
         open_telemetry_logs.COMPONENT,
+        open_telemetry_metrics.COMPONENT,
+        open_telemetry_traces.COMPONENT,
         splunk_hec.COMPONENT,
         prometheus_source.COMPONENT,
         filter_processor.COMPONENT,

@@ -7,7 +7,8 @@ A metric event is the shape ``event-to-metric`` and ``aggregate`` emit:
 "tags": {...}, "timestamp": <epoch ms>}``; ``type`` ``counter``, ``gauge`` or ``sum``
 with a number, ``histogram`` with ``{"count", "sum", "buckets": [{"upper_limit",
 "count"}]}`` (cumulative counts, Prometheus's ``le``), ``summary`` with ``{"count",
-"sum", "quantiles": [{"quantile", "value"}]}``.
+"sum", "quantiles": [{"quantile", "value"}]}``; ``exponential_histogram`` (the
+OTLP metrics source's) is written as its ``_sum`` and ``_count`` only.
 
 The wire (https://prometheus.io/docs/specs/remote_write_spec/): a ``POST`` whose body
 is the snappy block of a ``WriteRequest``, ``Content-Type: application/x-protobuf``,
@@ -209,7 +210,9 @@ def metric_series(event: Any) -> Iterator[tuple[str, dict[str, str], float]]:
         if number is not None:
             yield name, labels, number
         return
-    if type_ not in ("histogram", "summary") or not isinstance(inner, Mapping):
+    if type_ not in ("histogram", "summary", "exponential_histogram"):
+        return
+    if not isinstance(inner, Mapping):
         return
     for part in ("sum", "count"):
         number = _number(inner.get(part))
@@ -226,6 +229,8 @@ def metric_series(event: Any) -> Iterator[tuple[str, dict[str, str], float]]:
         if count is not None:
             yield f"{name}_bucket", {**labels, "le": "+Inf"}, count
         return
+    if type_ == "exponential_histogram":
+        return  # its buckets have no classic ``le`` form: sum and count only
     for quantile in inner.get("quantiles") or ():
         if not isinstance(quantile, Mapping):
             continue
