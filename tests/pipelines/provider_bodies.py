@@ -602,6 +602,50 @@ APPLIES += [
     ),
 ]
 
+AZURE = (
+    "DefaultEndpointsProtocol=https;AccountName=tidegateexample;"
+    "AccountKey=c2VjcmV0LWtleS1mb3ItdGVzdHM=;EndpointSuffix=core.windows.net"
+)
+APPLIES += [
+    # destinations/azure_blob_storage.go: AzureBlobStorageFromModel with the schema's
+    # defaults (encoding "text", compression "none", ack_enabled true, batch 300 s);
+    # prefix only when set...
+    Resource(
+        "azure_blob_storage_destination",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 300,
+            "encoding": "text",
+            "compression": "none",
+            "container_name": "logs",
+            "connection_string": AZURE,
+        },
+    ),
+    # ...with prefix and the file_consolidation block (file_consolidation.go defaults).
+    Resource(
+        "azure_blob_storage_destination (prefix, file_consolidation)",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": False,
+            "batch_timeout_secs": 4000,
+            "encoding": "json",
+            "compression": "gzip",
+            "container_name": "logs",
+            "connection_string": AZURE,
+            "prefix": "error_",
+            "file_consolidation": {
+                "enabled": False,
+                "process_every_seconds": 600,
+                "requested_size_bytes": 500000000,
+                "base_path": "",
+            },
+        },
+    ),
+]
+
 REFUSED: list[Resource] = [
     # processors/trace_sampling.go refuses these before sending; the server does too.
     Resource(
@@ -655,6 +699,25 @@ REFUSED: list[Resource] = [
     ),
 ]
 
+# pkg/resources/testdata/destinations/azure_blob_storage.json: its connection string is a
+# loopback URL, which the destination guard refuses unless the operator allowed it.
+REFUSED.append(
+    Resource(
+        "azure_blob_storage_destination (testdata: loopback)",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 4000,
+            "encoding": "json",
+            "compression": "gzip",
+            "container_name": "logs",
+            "connection_string": "http://localhost:3000",
+            "prefix": "error_",
+        },
+    )
+)
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
@@ -669,7 +732,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),
-    ("azure_blob_storage_destination", "sink", "azure-blob-storage"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
     ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),

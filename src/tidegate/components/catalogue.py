@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tidegate.components.destinations import (
+    azure_blob_storage,
     blackhole,
     elasticsearch,
     loki,
@@ -93,5 +94,6 @@ REGISTRY: Final = Registry(
         splunk_hec_logs.COMPONENT,
         s3.COMPONENT,
         prometheus_destination.COMPONENT,
+        azure_blob_storage.COMPONENT,
     ]
 )
