@@ -109,6 +109,13 @@ class Settings(BaseSettings):
     # (scheme and host). The ``s3`` archive integration names only a bucket: tidegate
     # writes with these credentials (the bucket's policy lets them write), in this region.
     s3_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    # Where destinations with a vendor's fixed API send instead (a regional or proxy
+    # endpoint, a compatible receiver): ``<destination type>=<scheme://host[:port]>``,
+    # comma-separated (``datadog-logs=https://dd-proxy:8443``); the API's paths are kept.
+    destination_endpoints: str = Field(
+        default="",
+        pattern=r"^([a-z0-9-]{1,64}=https?://[^/?#\s,]{1,255}(,[a-z0-9-]{1,64}=https?://[^/?#\s,]{1,255})*)?$",
+    )
     archive_s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,64}$")
     archive_s3_access_key_id: str = ""
     archive_s3_secret_access_key: str = ""

@@ -646,6 +646,37 @@ APPLIES += [
     ),
 ]
 
+APPLIES += [
+    # destinations/datadog_logs.go: DatadogLogsFromModel (every attribute sent).
+    Resource(
+        "datadog_logs_destination",
+        "sink",
+        "datadog-logs",
+        {"api_key": "my secret key", "site": "eu1", "compression": "gzip", "ack_enabled": True},
+    ),
+    # destinations/new_relic.go: NewRelicDestinationFromModel (api default "logs"), and
+    # new_relic_test.go's metrics case.
+    Resource(
+        "new_relic_destination",
+        "sink",
+        "new-relic",
+        {"ack_enabled": True, "api": "logs", "account_id": "acc1", "license_key": "key1"},
+    ),
+    Resource(
+        "new_relic_destination (metrics)",
+        "sink",
+        "new-relic",
+        {"ack_enabled": False, "api": "metrics", "account_id": "acc2", "license_key": "key2"},
+    ),
+    # destinations/honeycomb_logs.go, and pkg/resources/testdata/destinations/honeycomb_logs.json.
+    Resource(
+        "honeycomb_logs_destination",
+        "sink",
+        "honeycomb-logs",
+        {"ack_enabled": True, "api_key": "my api key", "dataset": "dataset name"},
+    ),
+]
+
 REFUSED: list[Resource] = [
     # processors/trace_sampling.go refuses these before sending; the server does too.
     Resource(
@@ -718,6 +749,28 @@ REFUSED.append(
     )
 )
 
+# pkg/resources/testdata: values the provider's own schema refuses (site OneOf us1, us3,
+# us5, eu1; api OneOf logs, metrics), so no plan sends them: refused here too.
+REFUSED += [
+    Resource(
+        "datadog_logs_destination (testdata: site datadog)",
+        "sink",
+        "datadog-logs",
+        {"api_key": "my secret key", "site": "datadog", "compression": "gzip", "ack_enabled": True},
+    ),
+    Resource(
+        "new_relic_destination (testdata: api is a URL)",
+        "sink",
+        "new-relic",
+        {
+            "ack_enabled": True,
+            "api": "http://new-relic.dev",
+            "account_id": "111_222",
+            "license_key": "secret license key",
+        },
+    ),
+]
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
@@ -736,10 +789,7 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
     ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),
     ("gcp_cloud_operations_destination", "sink", "gcp-cloud-operations"),
-    ("datadog_logs_destination", "sink", "datadog-logs"),
     ("datadog_metrics_destination", "sink", "datadog-metrics"),
-    ("new_relic_destination", "sink", "new-relic"),
-    ("honeycomb_logs_destination", "sink", "honeycomb-logs"),
     ("kafka_destination", "sink", "kafka"),
     ("script_execution_processor", "transform", "js-script"),
 ]

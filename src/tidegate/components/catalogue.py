@@ -7,9 +7,12 @@ from typing import Final
 from tidegate.components.destinations import (
     azure_blob_storage,
     blackhole,
+    datadog_logs,
     elasticsearch,
+    honeycomb_logs,
     loki,
     mezmo,
+    new_relic,
     s3,
     splunk_hec_logs,
 )
@@ -95,5 +98,8 @@ REGISTRY: Final = Registry(
         s3.COMPONENT,
         prometheus_destination.COMPONENT,
         azure_blob_storage.COMPONENT,
+        datadog_logs.COMPONENT,
+        new_relic.COMPONENT,
+        honeycomb_logs.COMPONENT,
     ]
 )
