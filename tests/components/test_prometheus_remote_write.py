@@ -13,6 +13,7 @@ against a recording receiver."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from typing import Any
 import cramjam
 import orjson
 import pytest
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from tests.components.factories import wire_source
 from tests.components.prometheus_process import prometheus
 from tests.conftest import free_port
@@ -266,3 +270,48 @@ async def test_the_source_refuses_what_is_not_remote_write(live: tuple[Any, str]
         "tags": {},
         "timestamp": 1_735_787_045_678,
     }
+
+
+async def test_otlp_metrics_reach_prometheus_through_a_pipeline(
+    live: tuple[Any, str], tmp_path: Path
+) -> None:
+    """The OpenTelemetry SDK's metric exporter -> the open-telemetry-metrics source ->
+    this destination -> Prometheus: a monotonic sum is a counter series, a histogram
+    its classic ``_bucket``/``_sum``/``_count`` series."""
+    server, database_url = live
+    async with (
+        prometheus(tmp_path / "receiver", RECEIVER_CONFIG, receiver=True) as receiver,
+        server.async_client() as http,
+    ):
+        account = await new_account_on(http, database_url, throttle=False)
+        forward = {"endpoint": f"{receiver.base}/api/v1/write", "auth": NO_AUTH}
+        wired = await wire_source(
+            http,
+            account,
+            "open-telemetry-metrics",
+            {},
+            [("prom", "destination", "prometheus-remote-write", forward, ["source"])],
+        )
+        exporter = OTLPMetricExporter(
+            endpoint=f"{server.base_url}/gateway/{wired.route_id}/v1/metrics",
+            headers={"Authorization": f"Token {wired.key}"},
+            timeout=30,
+        )
+
+        def record() -> None:
+            reader = PeriodicExportingMetricReader(exporter, export_interval_millis=3_600_000)
+            provider = MeterProvider(metric_readers=[reader])
+            meter = provider.get_meter("shop")
+            meter.create_counter("orders").add(5, {"route": "/pay"})
+            meter.create_histogram("latency").record(7, {"route": "/pay"})
+            assert provider.force_flush(30_000)
+            provider.shutdown()
+
+        await asyncio.to_thread(record)
+        orders = await _one(receiver, "orders")
+        assert orders["metric"] == {"__name__": "orders", "route": "/pay"}
+        assert orders["value"][1] == "5"
+        assert (await _one(receiver, 'latency_bucket{le="5.0"}'))["value"][1] == "0"
+        assert (await _one(receiver, 'latency_bucket{le="10.0"}'))["value"][1] == "1"
+        assert (await _one(receiver, 'latency_bucket{le="+Inf"}'))["value"][1] == "1"
+        assert (await _one(receiver, "latency_sum"))["value"][1] == "7"
