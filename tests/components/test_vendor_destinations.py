@@ -32,6 +32,7 @@ from tidegate.components.destinations.datadog_logs import (
     DatadogLogsConfig,
     datadog_requests,
 )
+from tidegate.runtime.runtime import endpoints_from_setting
 
 DD_KEY = "dd-api-key-0123"
 HC_KEY = "hc-team-key"
@@ -270,3 +271,15 @@ def test_the_sites_are_datadogs_intake_hosts() -> None:
         [{"message": "x"}], config, base="https://http-intake.logs.datadoghq.eu"
     )
     assert request.url == "https://http-intake.logs.datadoghq.eu/api/v2/logs"
+
+
+def test_the_endpoints_setting_is_checked_at_start(tmp_path: Any) -> None:
+    for wrong in ("datadog-logs", "datadog-logs=ftp://x", "datadog-logs=https://x/path"):
+        with pytest.raises(ValueError, match="destination_endpoints"):
+            make_settings("sqlite+aiosqlite://", tmp_path, destination_endpoints=wrong)
+    good = "datadog-logs=https://dd.proxy:8443,new-relic=https://log-api.eu.newrelic.com"
+    settings = make_settings("sqlite+aiosqlite://", tmp_path, destination_endpoints=good)
+    assert endpoints_from_setting(settings.destination_endpoints) == {
+        "datadog-logs": "https://dd.proxy:8443",
+        "new-relic": "https://log-api.eu.newrelic.com",
+    }
