@@ -36,6 +36,7 @@ import orjson
 from tidegate.logs.access_formats import access_log
 from tidegate.logs.server_formats import ServerFormat, from_digit, ruby_logger
 from tidegate.logs.store import NewLine
+from tidegate.logs.timestamps import text_time
 from tidegate.search.compiler import PREFIXED_FIELDS
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,10 @@ MAX_DEPTH = 8
 MAX_JSON_STARTS = 4
 # A level word must sit within this many characters of the start (after a timestamp).
 _LEVEL_WINDOW = 128
-# Where the level is stored (the column is 64 characters).
+# Where the level, app and host are stored (their columns' sizes).
 _MAX_LEVEL = 64
+_MAX_APP = 512
+_MAX_HOST = 256
 
 # The platform's level words and their usual spellings, folded, to what is stored.
 _LEVELS: dict[str, str] = {
@@ -145,6 +148,11 @@ class Parsed:
     fields: dict[str, Any] | None = None
     level: str | None = None
     overrides: bool = False
+    # The line's own app, host and time a parsing template captured (``_app``,
+    # ``_host``, ``_ts``: logs.templates), which replace the sender's.
+    app: str | None = None
+    host: str | None = None
+    time: str | None = None
 
 
 # An account's own parsing (its templates): the fields of a text, None when it declines.
@@ -178,6 +186,14 @@ def parse_line(line: NewLine, templates: CustomParser | None = None) -> NewLine:
     level = parsed.level
     if level is not None and (parsed.overrides or line.level is None):
         line.level = level[:_MAX_LEVEL]
+    if parsed.app:
+        line.app = parsed.app[:_MAX_APP]
+    if parsed.host:
+        line.host = parsed.host[:_MAX_HOST]
+    if parsed.time is not None:
+        moment = text_time(parsed.time, near_ms=line.ts)
+        if moment is not None:
+            line.ts = moment
     return line
 
 
