@@ -37,7 +37,7 @@ DEFAULT_FLUSH_S: Final = 10.0
 # at most 10 active per account, so this is thousands of busy accounts.
 MAX_TEMPLATES: Final = 50_000
 
-_table = ParsingTemplate.__table__
+_table: Any = ParsingTemplate.__table__
 _last = _table.c.last_matched_ms
 _ADD: Final = (
     update(_table)
