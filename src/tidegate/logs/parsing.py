@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-from tidegate.logs.access_formats import access_log
+from tidegate.logs.access_formats import access_log, haproxy_log
+from tidegate.logs.cloud_formats import cloud_log
 from tidegate.logs.server_formats import ServerFormat, from_digit, ruby_logger
 from tidegate.logs.store import NewLine
 from tidegate.logs.timestamps import text_time
@@ -223,6 +224,10 @@ def _structured(text: str) -> Parsed | None:
         parsed = _server_format(ruby_logger(stripped), stripped)
         if parsed is not None:
             return parsed
+    if first in _CLOUD_FIRST or first.isdigit():  # AWS Lambda in CloudWatch
+        parsed = _server_format(cloud_log(stripped), stripped)
+        if parsed is not None:
+            return parsed
     if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
         parsed = _access_log(stripped)
         if parsed is not None:
@@ -233,6 +238,10 @@ def _structured(text: str) -> Parsed | None:
     if "=" in stripped:
         return _logfmt(stripped)
     return None
+
+
+# The first characters of Lambda's own lines (START, END, REPORT, Python's "[INFO]").
+_CLOUD_FIRST = frozenset("SER[")
 
 
 def _server_format(found: ServerFormat | None, text: str) -> Parsed | None:
@@ -483,7 +492,10 @@ _SD_PARAM = re.compile(r' (?P<name>[^\s=\]"]{1,32})="(?P<value>(?:[^"\\]|\\.)*)"
 # (the lines of /var/log/syslog).
 _RFC3164 = re.compile(
     r"(?:" + _PRIORITY + r")?(?P<timestamp>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) "
-    r"(?P<hostname>[^\s:\[]{1,255}) (?P<appname>[^\s:\[]{1,48})(?:\[(?P<procid>[^\]\s]{1,128})\])?: "
+    r"(?:(?P<hostname>[^\s:\[]{1,255}) (?P<appname>[^\s:\[]{1,48})(?:\[(?P<procid>[^\]\s]{1,128})\])?"
+    # Without a host name (HAProxy and other daemons sending straight to a listener)
+    # only as TAG[PID], so that "Nov 22 08:00:01 word: text" stays what it was.
+    r"|(?P<tag>[^\s:\[]{1,48})\[(?P<tagpid>[^\]\s]{1,128})\]): "
 )
 
 
@@ -539,7 +551,7 @@ def parse_syslog(text: str) -> Parsed | None:
             fields["structured_data"] = data
             rest = rest[position:]
         fields["message"] = rest.removeprefix(" ").removeprefix("\ufeff")
-        return Parsed(fields=fields, level=level)
+        return _inside(fields, level)
     bsd = _RFC3164.match(text)
     if bsd is None:
         return None
@@ -547,10 +559,29 @@ def parse_syslog(text: str) -> Parsed | None:
     level = _priority(fields, bsd.group("priority"))
     if bsd.group("priority") is not None and "priority" not in fields:
         return None
-    for name in ("timestamp", "hostname", "appname", "procid"):
-        value = bsd.group(name)
+    for name, group in (
+        ("timestamp", "timestamp"),
+        ("hostname", "hostname"),
+        ("appname", "appname"),
+        ("appname", "tag"),
+        ("procid", "procid"),
+        ("procid", "tagpid"),
+    ):
+        value = bsd.group(group)
         if value is not None:
             fields[name] = value
     message = text[bsd.end() :]
     fields["message"] = message
-    return Parsed(fields=fields, level=level or level_from_text(message))
+    return _inside(fields, level or level_from_text(message))
+
+
+def _inside(fields: dict[str, Any], level: str | None) -> Parsed:
+    """A syslog line's fields, with those of an HAProxy log line its message is (HAProxy
+    logs through syslog: its fields join the envelope's, whose ``message`` stays)."""
+    message = fields["message"]
+    first = message[:1]
+    if first.isalnum() or first == ":":
+        inner = haproxy_log(message)
+        if inner is not None:
+            fields.update((name, value) for name, value in inner.items() if name not in fields)
+    return Parsed(fields=fields, level=level)
