@@ -17,15 +17,14 @@ closing loses up to ``flush_s`` seconds of counts; a clean stop flushes them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import random
 from collections.abc import Mapping
 from typing import Any, Final
 
 from sqlalchemy import bindparam, case, update
 
 from tidegate.db.engine import Database
+from tidegate.db.periodic import PeriodicFlush
 from tidegate.models import ParsingTemplate
 
 log = logging.getLogger(__name__)
@@ -63,7 +62,7 @@ class TemplateCounts:
         self.flush_s = flush_s
         self._counts: dict[str, list[int]] = {}
         self.lost = 0  # lines not counted because MAX_TEMPLATES were waiting for a flush
-        self._task: asyncio.Task[None] | None = None
+        self._timer = PeriodicFlush(self.flush, interval_s=flush_s, name="parsing template counts")
         self._lock = asyncio.Lock()
 
     def __len__(self) -> int:
@@ -104,21 +103,8 @@ class TemplateCounts:
             return len(rows)
 
     def start(self, db: Database) -> None:
-        if self._task is None and self.flush_s > 0:
-            self._task = asyncio.create_task(self._run(db), name="parsing template counts")
+        self._timer.start(db)
 
     async def close(self, db: Database) -> None:
         """Stop flushing on a timer and flush what is left."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush(db)
-
-    async def _run(self, db: Database) -> None:
-        while True:
-            # Jittered, so that the workers of one server do not all write at once.
-            await asyncio.sleep(self.flush_s * random.uniform(0.8, 1.2))
-            await self.flush(db)
+        await self._timer.close(db)
