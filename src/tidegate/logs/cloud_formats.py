@@ -84,28 +84,34 @@ def _report(text: str, head: re.Match[str]) -> dict[str, Any]:
 
 
 def _lambda(text: str) -> ServerFormat | None:
-    first = text[:1]
-    if first == "S":
+    # Plain string tests first: most lines that start with these characters are not
+    # Lambda's, and a test of a few characters costs less than a call into ``re``.
+    if text.startswith("START R"):
         found = _START.fullmatch(text)
         if found is not None:
             return {"type": "START", **found.groupdict()}, None
-    elif first == "E":
+    elif text.startswith("END R"):
         found = _END.fullmatch(text)
         if found is not None:
             return {"type": "END", "request_id": found.group("request_id")}, None
-    elif first == "R":
+    elif text.startswith("REPORT R"):
         found = _REPORT.match(text)
         if found is not None:
             return _report(text, found), None
-    elif first == "[":
+    elif text.startswith("[") and "]\t" in text[:12]:
         found = _PYTHON.match(text)
         if found is not None:
             return _runtime(text, found)
-    elif first.isdigit():
+    elif _iso_z_at_start(text) and text[24:25] == "\t":
         found = _NODE.match(text)
         if found is not None:
             return _runtime(text, found)
     return None
+
+
+def _iso_z_at_start(text: str) -> bool:
+    """Whether ``text`` may start with CloudWatch's time (``2025-11-22T08:00:01.123Z``)."""
+    return text[10:11] == "T" and text[23:24] == "Z" and text[:1].isdigit()
 
 
 def _runtime(text: str, head: re.Match[str]) -> ServerFormat | None:
@@ -124,7 +130,7 @@ def cloud_log(text: str) -> ServerFormat | None:
     """The fields and level of a Lambda line in CloudWatch, or of one exported to S3
     with its time in front (that time is its ``timestamp`` when the line has none)."""
     found = _lambda(text)
-    if found is not None or not text[:1].isdigit():
+    if found is not None or not _iso_z_at_start(text) or text[24:25] != " ":
         return found
     exported = _EXPORTED.match(text)
     if exported is None:

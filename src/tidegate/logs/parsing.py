@@ -224,7 +224,9 @@ def _structured(text: str) -> Parsed | None:
         parsed = _server_format(ruby_logger(stripped), stripped)
         if parsed is not None:
             return parsed
-    if first in _CLOUD_FIRST or first.isdigit():  # AWS Lambda in CloudWatch
+    if stripped.startswith(_CLOUD_STARTS) or (
+        stripped[10:11] == "T" and stripped[23:24] == "Z"  # CloudWatch's time in front
+    ):  # AWS Lambda in CloudWatch: a gate of C calls, so other lines pay no call
         parsed = _server_format(cloud_log(stripped), stripped)
         if parsed is not None:
             return parsed
@@ -240,8 +242,8 @@ def _structured(text: str) -> Parsed | None:
     return None
 
 
-# The first characters of Lambda's own lines (START, END, REPORT, Python's "[INFO]").
-_CLOUD_FIRST = frozenset("SER[")
+# How Lambda's own lines start (START, END, REPORT, the Python runtime's "[INFO]").
+_CLOUD_STARTS = ("START R", "END R", "REPORT R", "[")
 
 
 def _server_format(found: ServerFormat | None, text: str) -> Parsed | None:
@@ -550,8 +552,10 @@ def parse_syslog(text: str) -> Parsed | None:
                 return None
             fields["structured_data"] = data
             rest = rest[position:]
-        fields["message"] = rest.removeprefix(" ").removeprefix("\ufeff")
-        return _inside(fields, level)
+        message = fields["message"] = rest.removeprefix(" ").removeprefix("\ufeff")
+        if message.find(" [", 0, _HAPROXY_BRACKET) > 0:
+            _haproxy_inside(fields, message)
+        return Parsed(fields=fields, level=level)
     bsd = _RFC3164.match(text)
     if bsd is None:
         return None
@@ -559,29 +563,31 @@ def parse_syslog(text: str) -> Parsed | None:
     level = _priority(fields, bsd.group("priority"))
     if bsd.group("priority") is not None and "priority" not in fields:
         return None
-    for name, group in (
-        ("timestamp", "timestamp"),
-        ("hostname", "hostname"),
-        ("appname", "appname"),
-        ("appname", "tag"),
-        ("procid", "procid"),
-        ("procid", "tagpid"),
-    ):
-        value = bsd.group(group)
-        if value is not None:
-            fields[name] = value
-    message = text[bsd.end() :]
-    fields["message"] = message
-    return _inside(fields, level or level_from_text(message))
+    timestamp, hostname, appname, procid, tag, tagpid = bsd.group(
+        "timestamp", "hostname", "appname", "procid", "tag", "tagpid"
+    )
+    fields["timestamp"] = timestamp
+    if hostname is not None:
+        fields["hostname"] = hostname
+    fields["appname"] = appname if appname is not None else tag
+    if procid is not None or tagpid is not None:
+        fields["procid"] = procid if procid is not None else tagpid
+    message = fields["message"] = text[bsd.end() :]
+    if message.find(" [", 0, _HAPROXY_BRACKET) > 0:
+        _haproxy_inside(fields, message)
+    return Parsed(fields=fields, level=level or level_from_text(message))
 
 
-def _inside(fields: dict[str, Any], level: str | None) -> Parsed:
-    """A syslog line's fields, with those of an HAProxy log line its message is (HAProxy
-    logs through syslog: its fields join the envelope's, whose ``message`` stays)."""
-    message = fields["message"]
+# HAProxy's message starts "address:port [date] ": its " [" comes within this many
+# characters (an IPv6 address and a port), so other syslog messages skip the pattern.
+_HAPROXY_BRACKET = 72
+
+
+def _haproxy_inside(fields: dict[str, Any], message: str) -> None:
+    """Adds the fields of the HAProxy log line a syslog message is (HAProxy logs through
+    syslog) to the envelope's, whose names (``message`` among them) win."""
     first = message[:1]
     if first.isalnum() or first == ":":
         inner = haproxy_log(message)
         if inner is not None:
             fields.update((name, value) for name, value in inner.items() if name not in fields)
-    return Parsed(fields=fields, level=level)
