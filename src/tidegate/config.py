@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     # after this many milliseconds, or as soon as this many lines wait.
     ingest_group_commit_ms: float = Field(default=2.0, ge=0)
     ingest_group_commit_lines: int = Field(default=5_000, ge=1)
+    # Parsing templates' match counts (docs/line-parsing.md): each worker adds what it
+    # counted to the database this often (seconds); 0: only when it stops.
+    template_counts_flush_s: float = Field(default=10.0, ge=0)
     # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
     # Parsed (and a mistyped one refused) when the app starts.

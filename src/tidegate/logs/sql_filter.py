@@ -17,6 +17,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     Select,
@@ -245,8 +246,15 @@ class _Translator:
     def line(self, node: LineNode) -> Translated:
         if isinstance(node, Term | Phrase):
             # A word start (Term) or a substring (Phrase) of the case-folded line is a
-            # substring of the search text, which starts with the case-folded line.
-            return self.contains(node.text.casefold()), False
+            # substring of the search text, which starts with the case-folded line. A
+            # JSON line's message (what the matcher searches, ``searched_text``) is in the
+            # search text as its JSON spells it: a literal with a character JSON escapes
+            # (a quote, a backslash, a control character) is looked for both ways.
+            folded = node.text.casefold()
+            escaped = orjson.dumps(folded).decode()[1:-1]
+            if escaped == folded:
+                return self.contains(folded), False
+            return _any([self.contains(folded), self.contains(escaped)]), False
         if isinstance(node, Field):
             return self.field(node)
         if isinstance(node, Not):
