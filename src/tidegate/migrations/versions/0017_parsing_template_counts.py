@@ -1,11 +1,8 @@
 """parsing templates count the lines they parse (how many, and when last)
 
-Revision ID: 0018
+Revision ID: 0017
 Revises: 0016
 Create Date: 2026-11-27 11:45:00.000000
-
-Written on 0016: 0017 comes from another branch, and this one is re-chained on it when
-both are merged (it only adds two columns to ``parsing_templates``).
 """
 
 from collections.abc import Sequence
@@ -13,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0018"
+revision: str = "0017"
 down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
