@@ -492,13 +492,7 @@ class _LiveTestsLast:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """Coverage does not trace live tests (``no_cover``): the code they test runs in
-        the server's process, which is not traced anyway, while tracing their own side
-        (HTTP clients, schemathesis, the browser driver) made them take 60-80% more CPU.
-        Then the order in which the workers get the tests."""
-        for item in items:
-            if item.get_closest_marker("live"):
-                item.add_marker(pytest.mark.no_cover)
+        """The order in which the workers get the tests."""
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
         items[:] = _live_tests_first(items, workers)
 

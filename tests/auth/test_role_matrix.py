@@ -51,6 +51,9 @@ PUBLIC = {
     ("POST", "/gateway/{gateway_route_id}/services/collector/raw"),
     ("POST", "/gateway/{gateway_route_id}/services/collector/raw/1.0"),
     ("POST", "/gateway/{gateway_route_id}/v1/logs"),
+    ("POST", "/gateway/{gateway_route_id}/v1/metrics"),
+    ("POST", "/gateway/{gateway_route_id}/v1/traces"),
+    ("POST", "/gateway/{gateway_route_id}/api/v1/write"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
 # tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.
