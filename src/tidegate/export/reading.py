@@ -28,6 +28,7 @@ import contextlib
 import sqlite3
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, text
@@ -80,6 +81,8 @@ class PageReader(Protocol):
     """Runs one statement of tidegate.export.repository; called in the worker thread."""
 
     dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
+    # Where the log store's segments are (None: reads leave them out).
+    segment_dir: Path | None
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
@@ -96,6 +99,7 @@ class SqliteReader:
     """The stdlib driver on a connection of the worker thread's own."""
 
     dialect = "sqlite"
+    segment_dir: Path | None = None
 
     def __init__(self, path: str, budget: ReadBudget | None = None) -> None:
         self._path = path
@@ -182,6 +186,7 @@ class LoopReader:
     """Asks the event loop to run each statement on the request's (asyncpg) session."""
 
     dialect = "postgresql"
+    segment_dir: Path | None = None
 
     def __init__(
         self,
@@ -283,6 +288,7 @@ async def run_off_loop(
         reader = SqliteReader(url.database or "", database.read_budget)
     else:
         reader = LoopReader(session, loop, database.read_budget)
+    reader.segment_dir = database.segment_dir
 
     def work() -> T:
         try:
