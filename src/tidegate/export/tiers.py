@@ -16,6 +16,8 @@ now (paging stays exactly-once across the boundary and while lines move).
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +43,8 @@ T = TypeVar("T")
 
 # Reads that found a move committed meanwhile start over; a compactor moves one segment
 # per transaction, seconds apart, so a second attempt is the most one usually needs.
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 6
+RETRY_S = 0.02
 # The most rows one DuckDB statement of a walk asks for (then the next continues).
 MAX_CHUNK = 20_000
 
@@ -51,12 +54,13 @@ def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegme
     root = reader.segment_dir
     if root is None:
         return read(AccountSegments(root=_NOWHERE, account_id=account_id, segments=()))
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
         rows = reader.all(account_segments(account_id=account_id))
         segments = AccountSegments.of(root, account_id, rows)
         result = read(segments)
         if int(reader.scalar(segment_count(account_id=account_id))) == len(segments.segments):
             return result
+        time.sleep(RETRY_S * 2**attempt)  # the worker thread's, not the loop's
     raise ServiceUnavailable("the log store is being compacted; try again")
 
 
