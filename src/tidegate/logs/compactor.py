@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ READ_BATCH = 2_000
 _lines = LogLine.__table__.c
 
 
-def _columns(dialect: str) -> tuple[Any, ...]:
+def compactor_columns(dialect: str) -> tuple[Any, ...]:
     searched = (_lines.search,) if dialect == "postgresql" else ()
     return (
         _lines.id,
@@ -176,8 +176,10 @@ async def compact_round(
     owner: str,
     clock: Callable[[], int] = now_ms,
     limit: int = MAX_SEGMENTS_PER_ROUND,
+    accounts: Sequence[str] | None = None,
 ) -> RoundResult:
-    """One round: the lease, orphans, then up to ``limit`` moves."""
+    """One round: the lease, orphans, then up to ``limit`` moves (of ``accounts`` only,
+    when given; every account's otherwise)."""
     result = RoundResult()
     async with db.write_sessions() as session:
         result.claimed = await claim(session, owner=owner, now=clock(), lease_ms=config.lease_ms)
@@ -185,8 +187,11 @@ async def compact_round(
     if not result.claimed:
         return result
     result.orphans_removed = await remove_orphans(db, config.root)
-    async with db.read_sessions() as session:
-        accounts = list((await session.execute(select(Account.id).order_by(Account.id))).scalars())
+    if accounts is None:
+        async with db.read_sessions() as session:
+            accounts = list(
+                (await session.execute(select(Account.id).order_by(Account.id))).scalars()
+            )
     for account_id in accounts:
         if result.segments + result.dropped >= limit:
             break
@@ -234,7 +239,7 @@ async def _move_one(
         window = oldest.received_ms // config.window_ms * config.window_ms
         window_end = min(window + config.window_ms, boundary)
         statement = (
-            select(*_columns(dialect))
+            select(*compactor_columns(dialect))
             .where(_lines.account_id == account_id, _lines.id >= oldest.id)
             .order_by(_lines.id)
             .limit(config.max_lines)
@@ -252,7 +257,7 @@ async def _move_one(
         return None
     first_id, last_id = rows[0][0], rows[-1][0]
     name = segment_name(account_id, window, first_id)
-    size, bounds = await asyncio.to_thread(_write, config.root, name, rows, dialect)
+    size, bounds = await asyncio.to_thread(write_rows, config.root, name, rows, dialect)
     min_ts, max_ts = bounds
     async with db.write_sessions() as session:
         if not await _renew(session, owner=owner, now=clock(), lease_ms=config.lease_ms):
@@ -325,7 +330,7 @@ async def _discard(root: Path, name: str) -> None:
         await asyncio.to_thread((root / name).unlink)
 
 
-def _write(
+def write_rows(
     root: Path, name: str, rows: list[tuple[Any, ...]], dialect: str
 ) -> tuple[int, tuple[int, int]]:
     """Sorts the rows by (ts, id), writes the file; its size and (min ts, max ts)."""
