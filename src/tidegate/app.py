@@ -53,7 +53,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from redis.asyncio import Redis
 
     from tidegate.alerts.runner import AlertRunner
-    from tidegate.logs.compactor import SegmentRunner
     from tidegate.api import error_handlers
     from tidegate.api.body_guard import BodyGuard
     from tidegate.api.docs import build_docs_router
@@ -72,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
     from tidegate.db.read_budget import ReadBudget
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.compactor import SegmentRunner
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import create_tail_broker
     from tidegate.ratelimit import limiter_redis

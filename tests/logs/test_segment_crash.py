@@ -112,11 +112,15 @@ async def test_a_killed_compactor_loses_no_line_and_moves_none_twice(
         async with running_client(settings) as client:
             account = await make_account(client, await make_tenant(url))
             await insert_lines(
-                url, account.account_id, generated_lines(LINES, seed=3), received_ms=now_ms() - 10 * DAY_MS
+                url,
+                account.account_id,
+                generated_lines(LINES, seed=3),
+                received_ms=now_ms() - 10 * DAY_MS,
             )
             hot, cold = await tiers(url, root, account.account_id)
             everything = sorted(hot)
-            assert len(everything) == LINES and not cold
+            assert len(everything) == LINES
+            assert not cold
 
             seen: list[str] = []
             first = await page(client, account.headers, None)
@@ -205,4 +209,5 @@ async def test_files_no_segment_names_are_removed(
         await database_templates.drop(url)
     assert result.claimed
     assert result.orphans_removed == 2
-    assert not stray.exists() and not half.exists()
+    assert not stray.exists()
+    assert not half.exists()

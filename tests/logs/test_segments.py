@@ -105,9 +105,7 @@ async def tier_counts(url: str, account_id: str) -> tuple[int, int]:
     try:
         async with db.read_sessions() as session:
             hot = (
-                await session.execute(
-                    select(func.count()).where(LogLine.account_id == account_id)
-                )
+                await session.execute(select(func.count()).where(LogLine.account_id == account_id))
             ).scalar_one()
             cold = (
                 await session.execute(
@@ -335,15 +333,23 @@ async def test_an_account_never_opens_another_accounts_segments(
     try:
         async with db.write_sessions() as session:
             path = (
-                await session.execute(
-                    select(LogSegment.path).where(LogSegment.account_id == first.account_id)
+                (
+                    await session.execute(
+                        select(LogSegment.path).where(LogSegment.account_id == first.account_id)
+                    )
                 )
-            ).scalars().first()
+                .scalars()
+                .first()
+            )
             victim = (
-                await session.execute(
-                    select(LogSegment.id).where(LogSegment.account_id == second.account_id)
+                (
+                    await session.execute(
+                        select(LogSegment.id).where(LogSegment.account_id == second.account_id)
+                    )
                 )
-            ).scalars().first()
+                .scalars()
+                .first()
+            )
             await session.execute(
                 update(LogSegment)
                 .where(LogSegment.id == victim)

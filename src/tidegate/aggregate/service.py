@@ -36,9 +36,9 @@ from tidegate.export.service import (
     segment_filter,
 )
 from tidegate.export.tiers import consistent, segment_query
+from tidegate.logs.filtering import LineFilter
 from tidegate.logs.segments import AccountSegments
 from tidegate.logs.sql_filter import SqlFilter
-from tidegate.logs.filtering import LineFilter
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.values import as_text
@@ -169,9 +169,7 @@ def _aggregation(
                 for bucket, lines in cold.bucket_counts():
                     histogram[bucket - first_bucket] += lines
             if request.top:
-                top = {
-                    name: scope.top_values(reader, plan, name, cold=cold) for name in TOP_FIELDS
-                }
+                top = {name: scope.top_values(reader, plan, name, cold=cold) for name in TOP_FIELDS}
         else:
             wanted = request.fields if request.top else ()
             tally = _Tally(first_bucket=first_bucket, histogram=histogram, fields=wanted)
@@ -341,7 +339,14 @@ class _Cold:
             return None
         return cls(files, segment_filter(request.line_filter), request, max_id, width)
 
-    def _rows(self, columns: str, *, from_ms: int | None = None, tail: str = "", extra: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    def _rows(
+        self,
+        columns: str,
+        *,
+        from_ms: int | None = None,
+        tail: str = "",
+        extra: tuple[Any, ...] = (),
+    ) -> Iterator[tuple[Any, ...]]:
         return segment_query(
             self.files,
             columns=columns,

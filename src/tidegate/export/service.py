@@ -32,12 +32,12 @@ from tidegate.db.engine import Database
 from tidegate.export import repository
 from tidegate.export.cursor import ExportCursor
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.tiers import MergedWalk, consistent, segment_walk
 from tidegate.export.repository import LineRow
 from tidegate.export.schemas import MAX_SIZE, ExportRequest, ExportV1Request
+from tidegate.export.tiers import MergedWalk, consistent, segment_walk
 from tidegate.logs.filtering import LineFilter
-from tidegate.logs.segments import AccountSegments
 from tidegate.logs.record import public_record
+from tidegate.logs.segments import AccountSegments
 from tidegate.logs.sql_filter import (
     Condition,
     FoldedPrefix,

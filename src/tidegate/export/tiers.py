@@ -17,7 +17,6 @@ now (paging stays exactly-once across the boundary and while lines move).
 from __future__ import annotations
 
 import time
-
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,9 +99,7 @@ class SegmentWalk:
                 op = "<" if self.newest_first else ">"
                 sql += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
                 parameters += [after[0], after[0], after[1]]
-            sql += (
-                f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
-            )
+            sql += f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
             parameters += [*self.condition.parameters, limit]
             result = connection.execute(sql, parameters)
             chunk = 0

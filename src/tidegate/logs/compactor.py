@@ -248,9 +248,7 @@ async def _move_one(
         stream = await session.stream(statement)
         try:
             while batch := await stream.fetchmany(READ_BATCH):
-                rows.extend(
-                    tuple(row) for row in batch if window <= row[2] < window_end
-                )
+                rows.extend(tuple(row) for row in batch if window <= row[2] < window_end)
         finally:
             await stream.close()
     if not rows:
@@ -318,7 +316,9 @@ async def _delete_moved(
     if dialect != "sqlite":
         return int((await session.execute(statement)).rowcount or 0)  # type: ignore[attr-defined]
     gone = (
-        await session.execute(statement.returning(LogLine.id, LogLine.line, cast(LogLine.meta, Text)))
+        await session.execute(
+            statement.returning(LogLine.id, LogLine.line, cast(LogLine.meta, Text))
+        )
     ).all()
     if gone:
         await session.execute(search_index.DELETE_ENTRY, search_index.deleted_entries(gone))

@@ -120,7 +120,14 @@ def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
             compression=COMPRESSION,
             row_group_size=ROW_GROUP_LINES,
             use_dictionary=["host", "app", "level", "env", "file", "ip", "mac", "tags"],
-            write_statistics=["id", "ts", "received_ms", "host_folded", "app_folded", "level_folded"],
+            write_statistics=[
+                "id",
+                "ts",
+                "received_ms",
+                "host_folded",
+                "app_folded",
+                "level_folded",
+            ],
         )
         handle.flush()
         os.fsync(handle.fileno())
@@ -161,7 +168,7 @@ class Segment:
     max_id: int
 
 
-def account_segments(*, account_id: str) -> Select[Any]:
+def account_segments(*, account_id: str) -> Select[int, str, int, int, int, int, int]:
     """The registry rows of the account's segments."""
     return select(
         LogSegment.id,
@@ -190,7 +197,18 @@ class AccountSegments:
 
     @classmethod
     def of(cls, root: Path, account_id: str, rows: Sequence[Sequence[Any]]) -> AccountSegments:
-        segments = tuple(Segment(*(int(v) if i != 1 else str(v) for i, v in enumerate(row))) for row in rows)
+        segments = tuple(
+            Segment(
+                id=int(row[0]),
+                path=str(row[1]),
+                lines=int(row[2]),
+                min_ts=int(row[3]),
+                max_ts=int(row[4]),
+                min_id=int(row[5]),
+                max_id=int(row[6]),
+            )
+            for row in rows
+        )
         return cls(root=root, account_id=account_id, segments=segments)
 
     @property
@@ -250,9 +268,7 @@ def duck_condition(where: ColumnElement[bool] | None) -> DuckCondition:
         return DuckCondition("FALSE", (), nothing=True)
     compiled = where.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
     bound = compiled.params
-    return DuckCondition(
-        f"({compiled})", tuple(bound[name] for name in compiled.positiontup or ())
-    )
+    return DuckCondition(f"({compiled})", tuple(bound[name] for name in compiled.positiontup or ()))
 
 
 def relation(files: Sequence[str]) -> str:
