@@ -394,9 +394,8 @@ class _Scan:
 
 
 def segment_filter(line_filter: LineFilter) -> SqlFilter:
-    """The filter's form for the segments (DuckDB): the ``postgresql`` translation (LIKE
-    on the search text; the same exactness), which DuckDB runs as it is."""
-    return translate(line_filter, dialect="postgresql")
+    """The filter's form for the segments (DuckDB, tidegate.logs.segments)."""
+    return translate(line_filter, dialect="duckdb")
 
 
 def row_matches(line_filter: LineFilter, row: LineRow, meta: dict[str, Any] | None) -> bool:

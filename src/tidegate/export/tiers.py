@@ -31,6 +31,7 @@ from tidegate.logs.segments import (
     LINE_COLUMNS,
     AccountSegments,
     DuckCondition,
+    SegmentFile,
     account_segments,
     duck_condition,
     duckdb_connection,
@@ -71,7 +72,7 @@ class SegmentWalk:
     """The candidates of a scan in the segments, in (ts, id) order (descending when
     ``newest_first``), read in chunks like ``export.service.CandidateWalk``."""
 
-    files: list[str]
+    files: list[SegmentFile]
     condition: DuckCondition
     from_ms: int
     to_ms: int
@@ -90,8 +91,12 @@ class SegmentWalk:
         scanned = 0
         while True:
             limit = min(self.budget - scanned, max(self.wanted(), min(scanned, MAX_CHUNK)))
+            files = self._files_past(after)
+            if not files:
+                self.exhausted = True
+                return
             sql = (
-                f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(self.files)} "
+                f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(files)} "
                 "WHERE ts >= ? AND ts <= ? AND id <= ?"
             )
             parameters: list[Any] = [self.from_ms, self.to_ms, self.max_id]
@@ -114,6 +119,15 @@ class SegmentWalk:
                 return
             if scanned >= self.budget:
                 return
+
+    def _files_past(self, after: tuple[int, int] | None) -> list[str]:
+        """The files that may hold lines past ``after`` in the walk's order: each
+        statement of a long walk opens only the files still ahead of it."""
+        if after is None:
+            return [file.path for file in self.files]
+        if self.newest_first:
+            return [file.path for file in self.files if file.min_ts <= after[0]]
+        return [file.path for file in self.files if file.max_ts >= after[0]]
 
 
 @dataclass(slots=True)
@@ -165,7 +179,7 @@ def segment_walk(
     wanted: Callable[[], int],
 ) -> SegmentWalk:
     return SegmentWalk(
-        files=segments.files(from_ms=from_ms, to_ms=to_ms, max_id=max_id),
+        files=segments.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id),
         condition=duck_condition(where),
         from_ms=from_ms,
         to_ms=to_ms,

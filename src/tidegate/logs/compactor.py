@@ -44,7 +44,6 @@ from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.logs import search_index
 from tidegate.logs.segments import NAMES, TEMP_SUFFIX, segment_name, stored_files, write_segment
-from tidegate.logs.store import search_text
 from tidegate.models import Account, LogLine, LogSegment, SegmentLease
 from tidegate.shutdown import stop_task
 
@@ -338,12 +337,21 @@ def write_rows(
     columns: dict[str, list[Any]] = {name: [] for name in NAMES}
     lists = [columns[column] for column in NAMES]
     searched = dialect == "postgresql"
+    line_folded, meta_folded = lists[17], lists[18]
     for row in rows:
         for index in range(17):
             lists[index].append(row[index])
-        # SQLite keeps no copy of the search text (a contentless index): it is a pure
-        # function of the stored line and meta JSON text.
-        lists[17].append(row[17] if searched else search_text(row[12], row[11]))
+        line = row[12].casefold()
+        line_folded.append(line)
+        if searched:
+            # PostgreSQL keeps the search text; its meta part is the store's own JSON
+            # spelling (not jsonb's), which the search text starts after the line.
+            search: str = row[17]
+            meta_folded.append(search[len(line) + 1 :] if len(search) > len(line) else None)
+        else:
+            # SQLite keeps no copy of it (a contentless index): the stored meta JSON
+            # text is the store's own spelling.
+            meta_folded.append(None if row[11] is None else row[11].casefold())
     size = write_segment(root, name, columns)
     return size, (rows[0][1], rows[-1][1])
 

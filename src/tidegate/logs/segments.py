@@ -4,8 +4,8 @@
 A segment holds lines of one account received in one window (``segment_window_s`` of
 ``received_ms``), at most ``segment_max_lines`` of them, sorted by (ts, id), in the
 columns of ``log_lines`` that reads use, named as there (so the search translation of
-``tidegate.logs.sql_filter`` applies to a segment as it is): the case-folded search text
-(``search``), host, app, level and their folded copies, file, env, ip, mac, tags, meta
+``tidegate.logs.sql_filter`` applies to a segment, in its ``duckdb`` dialect): the
+case-folded line and meta JSON text (the search text's two parts), host, app, level and their folded copies, file, env, ip, mac, tags, meta
 and unindexed meta (JSON text), the line, ts, received_ms and the id (the export's
 ordering key with ts). The compactor (``tidegate.logs.compactor``) writes them; reads
 (export pages, aggregations) open them with DuckDB, read-only, in the export threads.
@@ -54,7 +54,11 @@ SCHEMA = pa.schema(
         ("host_folded", pa.string()),
         ("app_folded", pa.string()),
         ("level_folded", pa.string()),
-        ("search", pa.string()),
+        # The search text in its two parts: the case-folded line, and the case-folded
+        # meta JSON text (``store.search_text``), so a line's terms are looked for in
+        # its text only, and a phrase is exactly a substring of it.
+        ("line_folded", pa.string()),
+        ("meta_folded", pa.string()),
     ]
 )
 NAMES = tuple(SCHEMA.names)
@@ -218,6 +222,12 @@ class AccountSegments:
     def files(self, *, from_ms: int, to_ms: int, max_id: int) -> list[str]:
         """The files that may hold lines of the range up to ``max_id``: each checked to
         be this account's."""
+        return [file.path for file in self.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id)]
+
+    def spans(self, *, from_ms: int, to_ms: int, max_id: int) -> list[SegmentFile]:
+        """``files``, each with the time span of its lines."""
+        if not self.segments:
+            return []
         directory = account_directory(self.root, self.account_id).resolve()
         files = []
         for segment in self.segments:
@@ -226,8 +236,15 @@ class AccountSegments:
             path = (self.root / segment.path).resolve()
             if path.parent != directory:
                 raise SegmentError(f"segment {segment.path!r} is not the account's")
-            files.append(str(path))
+            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts))
         return files
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFile:
+    path: str
+    min_ts: int
+    max_ts: int
 
 
 # -- reading with DuckDB -------------------------------------------------------------
@@ -258,8 +275,8 @@ class DuckCondition:
 
 
 def duck_condition(where: ColumnElement[bool] | None) -> DuckCondition:
-    """The translated filter (the ``postgresql`` translation: LIKE on the search text,
-    the same exactness) as DuckDB SQL over a relation named ``log_lines``. SQLite's
+    """The translated filter (``sql_filter.translate(..., dialect="duckdb")``) as DuckDB
+    SQL over a relation named ``log_lines``. SQLite's
     rendering (``?`` parameters, plain types, ``coalesce(x, 0) = 0`` for NOT) is
     DuckDB's SQL too."""
     if where is None or isinstance(where, True_):

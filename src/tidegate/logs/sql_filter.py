@@ -54,7 +54,9 @@ from tidegate.search.nodes import (
 )
 from tidegate.search.values import parse_number
 
-DIALECTS = ("sqlite", "postgresql")
+# ``duckdb``: the segments of the columnar tier (tidegate.logs.segments), whose search
+# text is split in two columns, the case-folded line and the case-folded meta JSON text.
+DIALECTS = ("sqlite", "postgresql", "duckdb")
 
 # The shortest literal the SQLite trigram index can look up.
 MIN_FTS_CHARS = 3
@@ -66,6 +68,10 @@ MAX_FTS_TRIGRAMS = 24
 Condition = ColumnElement[bool]
 
 _LOG_SEARCH = table("log_search", column("rowid"))
+# A segment's folded line and folded meta JSON text (DuckDB reads it as ``log_lines``).
+_SEGMENT = table("log_lines", column("line_folded"), column("meta_folded"))
+_SEGMENT_LINE: ColumnElement[str] = _SEGMENT.c.line_folded
+_SEGMENT_META: ColumnElement[str] = _SEGMENT.c.meta_folded
 # The built-in fields with a case-folded copy (``<name>_folded``, indexed).
 _FOLDED = frozenset({"host", "app", "level"})
 
@@ -246,7 +252,11 @@ class _Translator:
         if isinstance(node, Term | Phrase):
             # A word start (Term) or a substring (Phrase) of the case-folded line is a
             # substring of the search text, which starts with the case-folded line.
-            return self.contains(node.text.casefold()), False
+            # DuckDB holds the folded line on its own: a phrase is exactly a substring
+            # of it (the matcher's own test); a term must also start a word.
+            folded = node.text.casefold()
+            exact = self.dialect == "duckdb" and isinstance(node, Phrase)
+            return self.contains(folded, part="line"), exact
         if isinstance(node, Field):
             return self.field(node)
         if isinstance(node, Not):
@@ -292,7 +302,7 @@ class _Translator:
         if isinstance(node, Exists):
             return true(), True  # every line has a text
         if isinstance(node, Match):
-            return self.contains(node.value.casefold()), False
+            return self.contains(node.value.casefold(), part="line"), False
         if isinstance(node, ValueAnd | ValueOr):
             conditions = [self.line_text(operand)[0] for operand in node.operands]
             return (_all(conditions) if isinstance(node, ValueAnd) else _any(conditions)), False
@@ -367,7 +377,7 @@ class _Translator:
         key, tried first by the matcher): either way the JSON text holds ``key"``."""
         if _ESCAPED_IN_JSON.search(key):
             return true()  # spelled with escapes in the JSON text
-        return self.contains(key.casefold() + '"')
+        return self.contains(key.casefold() + '"', part="meta")
 
     def meta_value(self, node: ValueNode) -> Condition:
         if isinstance(node, Match):
@@ -395,12 +405,16 @@ class _Translator:
             return true()
         if _SMALL_FLOAT_PREFIX.match(literal):
             return true()
-        return self.contains(literal)
+        return self.contains(literal, part="meta")
 
     # -- the search text -------------------------------------------------------------
 
-    def contains(self, literal: str) -> Condition:
+    def contains(self, literal: str, *, part: str) -> Condition:
         """The search text contains ``literal`` (already case-folded), or a superset."""
+        if self.dialect == "duckdb":
+            # ``part``: where the literal must be, the line's text or its meta.
+            folded = _SEGMENT_LINE if part == "line" else _SEGMENT_META
+            return folded.like("%" + _escape_like(literal) + "%", escape="\\")
         if self.dialect == "postgresql":
             return _search_column().like("%" + _escape_like(literal) + "%", escape="\\")
         if len(literal) < MIN_FTS_CHARS:
