@@ -245,22 +245,6 @@ class _Scope:
     def top_values(
         self, reader: PageReader, plan: FilterPlan, name: str, *, cold: _Cold | None = None
     ) -> list[tuple[str, int]]:
-        if cold is not None:
-            # Both tiers' full counts, added: the top of the sum is not the sum of tops.
-            counts: Counter[str] = Counter(cold.value_counts(name))
-            statement = repository.top_values(
-                field=name,
-                account_id=self.account_id,
-                from_ms=self.request.from_ms,
-                to_ms=self.request.to_ms,
-                max_id=self.max_id,
-                where=plan.sql.where,
-                limit=None,
-            )
-            for value, lines in reader.all(statement):
-                counts[str(value)] += int(lines)
-            ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-            return ranked[: self.request.top]
         statement = repository.top_values(
             field=name,
             account_id=self.account_id,
@@ -268,9 +252,17 @@ class _Scope:
             to_ms=self.request.to_ms,
             max_id=self.max_id,
             where=plan.sql.where,
-            limit=self.request.top,
+            # With segments, every value's count: the top of a sum is not the sum of tops.
+            limit=self.request.top if cold is None else None,
         )
-        return [(str(value), int(lines)) for value, lines in reader.all(statement)]
+        found = [(str(value), int(lines)) for value, lines in reader.all(statement)]
+        if cold is None:
+            return found
+        counts: Counter[str] = Counter(cold.value_counts(name))
+        for value, lines in found:
+            counts[value] += lines
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return ranked[: self.request.top]
 
     def confirm(self, reader: PageReader, plan: FilterPlan, tally: _Tally) -> int:
         """Counts the candidates the matcher confirms, newest first, into ``tally``;

@@ -312,16 +312,7 @@ async def _delete_moved(
         LogLine.received_ms >= window,
         LogLine.received_ms < window_end,
     )
-    if dialect != "sqlite":
-        return int((await session.execute(statement)).rowcount or 0)  # type: ignore[attr-defined]
-    gone = (
-        await session.execute(
-            statement.returning(LogLine.id, LogLine.line, cast(LogLine.meta, Text))
-        )
-    ).all()
-    if gone:
-        await session.execute(search_index.DELETE_ENTRY, search_index.deleted_entries(gone))
-    return len(gone)
+    return await search_index.delete_lines(session, statement)
 
 
 async def _discard(root: Path, name: str) -> None:

@@ -71,21 +71,7 @@ TEMP_SUFFIX = ".tmp"
 _SAFE_ACCOUNT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # The columns a read of lines returns, in ``export.repository.LineRow`` order.
-LINE_COLUMNS = (
-    "id",
-    "ts",
-    "host",
-    "app",
-    "level",
-    "env",
-    "file",
-    "ip",
-    "mac",
-    "tags",
-    "meta",
-    "line",
-    "meta_unindexed",
-)
+LINE_COLUMNS = ("id", "ts", *NAMES[3:13], "meta_unindexed")
 # DuckDB threads per connection: the export threads (two per process) bound the reads,
 # and each read uses one core, as a database read does.
 DUCKDB_THREADS = 1
