@@ -23,45 +23,43 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import False_, True_
 
 from tidegate.models import LogSegment
 
-# The columns of a segment, in the order the compactor writes them.
-SCHEMA = pa.schema(
-    [
-        ("id", pa.int64()),
-        ("ts", pa.int64()),
-        ("received_ms", pa.int64()),
-        ("host", pa.string()),
-        ("app", pa.string()),
-        ("level", pa.string()),
-        ("env", pa.string()),
-        ("file", pa.string()),
-        ("ip", pa.string()),
-        ("mac", pa.string()),
-        ("tags", pa.string()),
-        ("meta", pa.string()),
-        ("line", pa.string()),
-        ("meta_unindexed", pa.string()),
-        ("host_folded", pa.string()),
-        ("app_folded", pa.string()),
-        ("level_folded", pa.string()),
-        # The search text in its two parts: the case-folded line, and the case-folded
-        # meta JSON text (``store.search_text``), so a line's terms are looked for in
-        # its text only, and a phrase is exactly a substring of it.
-        ("line_folded", pa.string()),
-        ("meta_folded", pa.string()),
-    ]
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
+# The columns of a segment, in the order the compactor writes them: all text but the
+# first three (64-bit integers). The search text is in its two parts, the case-folded
+# line and the case-folded meta JSON text (``store.search_text``), so that a line's
+# terms are looked for in its text only, and a phrase is exactly a substring of it.
+NAMES = (
+    "id",
+    "ts",
+    "received_ms",
+    "host",
+    "app",
+    "level",
+    "env",
+    "file",
+    "ip",
+    "mac",
+    "tags",
+    "meta",
+    "line",
+    "meta_unindexed",
+    "host_folded",
+    "app_folded",
+    "level_folded",
+    "line_folded",
+    "meta_folded",
 )
-NAMES = tuple(SCHEMA.names)
+_INTEGERS = 3
 # A row group per this many lines: DuckDB skips the groups whose (ts, id) statistics
 # fall outside a page's range.
 ROW_GROUP_LINES = 16_384
@@ -99,10 +97,17 @@ def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
     """Writes the rows (``columns`` by ``NAMES``, already sorted by (ts, id)) as the
     segment ``name``: to a temporary file, fsynced, renamed into place, the directory
     fsynced. Returns the file's size. Plain CPU and disk: call it off the event loop."""
+    # Imported here: only the compactor writes (start-up imports stay small).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + TEMP_SUFFIX)
-    table = pa.Table.from_pydict(columns, schema=SCHEMA)
+    schema = pa.schema(
+        [(column, pa.int64() if i < _INTEGERS else pa.string()) for i, column in enumerate(NAMES)]
+    )
+    table = pa.Table.from_pydict(columns, schema=schema)
     with open(temporary, "wb") as handle:
         pq.write_table(
             table,
@@ -239,10 +244,13 @@ _local = threading.local()
 _SQLITE = sqlite.dialect()
 
 
-def duckdb_connection() -> duckdb.DuckDBPyConnection:
+def duckdb_connection() -> DuckDBPyConnection:
     """The calling thread's DuckDB connection (in memory, over the files it is given)."""
-    connection: duckdb.DuckDBPyConnection | None = getattr(_local, "connection", None)
+    connection: DuckDBPyConnection | None = getattr(_local, "connection", None)
     if connection is None:
+        # Imported on a read's first segment: a store without segments never loads it.
+        import duckdb
+
         connection = duckdb.connect(
             ":memory:",
             config={"threads": DUCKDB_THREADS, "memory_limit": DUCKDB_MEMORY},
