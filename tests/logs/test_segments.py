@@ -199,7 +199,25 @@ async def answers(client: AppClient, account: AccountCtx) -> dict[str, Any]:
             headers=account.headers,
         )
         assert response.status_code == 200, response.text
+        v1 = await client.get(
+            "/v1/export",
+            params={
+                k: v
+                for k, v in {
+                    "from": HOUR_START,
+                    "to": HOUR_START + HOUR_MS - 1,
+                    "q": query,
+                    "prefer": "tail",
+                    "size": 100,
+                    "json": "true",
+                }.items()
+                if v is not None
+            },
+            headers=account.headers,
+        )
+        assert v1.status_code == 200, v1.text
         found[str(query)] = {
+            "v1": [line["_id"] for line in v1.json()],
             "head": [line["_id"] for line in head],
             "tail": [line["_id"] for line in tail],
             "records": sorted(head, key=lambda line: line["_id"]),

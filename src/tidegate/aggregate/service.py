@@ -321,6 +321,7 @@ class _Cold:
     request: AggregateRequest
     max_id: int
     width: int
+    cache: list[tuple[dict[int, int], dict[str, dict[str, int]]]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -336,8 +337,7 @@ class _Cold:
         columns: str,
         *,
         from_ms: int | None = None,
-        tail: str = "",
-        extra: tuple[Any, ...] = (),
+        wrap: str = "{}",
     ) -> Iterator[tuple[Any, ...]]:
         return segment_query(
             self.files,
@@ -346,18 +346,38 @@ class _Cold:
             from_ms=self.request.from_ms if from_ms is None else from_ms,
             to_ms=self.request.to_ms,
             max_id=self.max_id,
-            tail=tail,
-            extra=extra,
+            wrap=wrap,
         )
 
     def bucket_counts(self) -> Iterator[tuple[int, int]]:
-        for bucket, lines in self._rows(f"ts // {int(self.width)}, count(*)", tail="GROUP BY 1"):
-            yield int(bucket), int(lines)
+        yield from self._counts()[0].items()
 
     def value_counts(self, name: str) -> dict[str, int]:
-        column = f"{name}_folded"
-        rows = self._rows(f"{column}, count(*)", tail=f"AND {column} IS NOT NULL GROUP BY 1")
-        return {str(value): int(lines) for value, lines in rows}
+        return self._counts()[1][name]
+
+    def _counts(self) -> tuple[dict[int, int], dict[str, dict[str, int]]]:
+        """The histogram and every value's count of host, app and level, in one pass
+        over the segments (GROUPING SETS): the scan, not the counting, is the cost."""
+        if self.cache:
+            return self.cache[0]
+        sets = "(b), (host), (app), (level)" if self.request.top else "(b)"
+        rows = self._rows(
+            f"ts // {int(self.width)} AS b, host_folded AS host, app_folded AS app, "
+            "level_folded AS level",
+            wrap="SELECT GROUPING(b), b, host, app, level, count(*) FROM ({}) "
+            f"GROUP BY GROUPING SETS ({sets})",
+        )
+        buckets: dict[int, int] = {}
+        values: dict[str, dict[str, int]] = {name: {} for name in TOP_FIELDS}
+        for is_value, bucket, host, app, level, lines in rows:
+            if not is_value:
+                buckets[int(bucket)] = int(lines)
+                continue
+            for name, value in (("host", host), ("app", app), ("level", level)):
+                if value is not None:
+                    values[name][str(value)] = int(lines)
+        self.cache.append((buckets, values))
+        return buckets, values
 
     def confirm(self, tally: _Tally, *, from_ms: int) -> None:
         """Counts every line of the segments the matcher confirms, from ``from_ms``."""

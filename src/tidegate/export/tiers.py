@@ -198,19 +198,19 @@ def segment_query(
     from_ms: int,
     to_ms: int,
     max_id: int,
-    tail: str = "",
-    extra: tuple[Any, ...] = (),
+    wrap: str = "{}",
 ) -> Iterator[tuple[Any, ...]]:
-    """Rows of ``SELECT columns FROM <the files> WHERE <range, where> tail``."""
+    """Rows of ``SELECT columns FROM <the files> WHERE <range, where>``, placed in
+    ``wrap`` at ``{}`` (an outer query of it)."""
     condition = duck_condition(where)
     if not files or condition.nothing:
         return
-    sql = (
+    inner = (
         f"SELECT {columns} FROM {relation(files)} WHERE ts >= ? AND ts <= ? AND id <= ? "
-        f"AND {condition.sql} {tail}"
+        f"AND {condition.sql}"
     )
     result = duckdb_connection().execute(
-        sql, [from_ms, to_ms, max_id, *condition.parameters, *extra]
+        wrap.replace("{}", inner, 1), [from_ms, to_ms, max_id, *condition.parameters]
     )
     while batch := result.fetchmany(4_096):
         yield from batch
