@@ -83,51 +83,75 @@ class SegmentWalk:
     exhausted: bool = False
 
     def rows(self, after: tuple[int, int] | None) -> Generator[LineRow, None, None]:
+        """The walk goes through the range in time slices, each statement within one:
+        a statement sorts only its slice's candidates (the files are sorted by ts, so
+        DuckDB reads only the row groups the slice spans), never everything still
+        ahead, which made a long walk cost the square of its length. A slice is sized
+        to hold about the rows wanted (from the segments' line counts), doubled after a
+        slice that held fewer, halved after one that held more."""
         if not self.files or self.condition.nothing:
             self.exhausted = True
             return
         connection = duckdb_connection()
         direction = "DESC" if self.newest_first else "ASC"
         scanned = 0
+        # The slice's near end: where the walk is (inclusive).
+        edge = (
+            (after[0] if after is not None else self.to_ms)
+            if self.newest_first
+            else (after[0] if after is not None else self.from_ms)
+        )
+        width = self._width(max(1, self.wanted()))
         while True:
-            limit = min(self.budget - scanned, max(self.wanted(), min(scanned, MAX_CHUNK)))
-            files = self._files_past(after)
-            if not files:
+            if (edge < self.from_ms) if self.newest_first else (edge > self.to_ms):
                 self.exhausted = True
                 return
-            sql = (
-                f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(files)} "
-                "WHERE ts >= ? AND ts <= ? AND id <= ?"
-            )
-            parameters: list[Any] = [self.from_ms, self.to_ms, self.max_id]
-            if after is not None:
-                op = "<" if self.newest_first else ">"
-                sql += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
-                parameters += [after[0], after[0], after[1]]
-            sql += f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
-            parameters += [*self.condition.parameters, limit]
-            result = connection.execute(sql, parameters)
+            limit = max(1, min(self.budget - scanned, max(self.wanted(), min(scanned, MAX_CHUNK))))
+            if self.newest_first:
+                low, high = max(self.from_ms, edge - width + 1), edge
+            else:
+                low, high = edge, min(self.to_ms, edge + width - 1)
+            files = [file.path for file in self.files if file.max_ts >= low and file.min_ts <= high]
             chunk = 0
-            while batch := result.fetchmany(FETCH_BATCH):
-                for row in batch:
-                    chunk += 1
-                    after = (row[1], row[0])
-                    yield LineRow(*row)
+            if files:
+                sql = (
+                    f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(files)} "
+                    "WHERE ts >= ? AND ts <= ? AND id <= ?"
+                )
+                parameters: list[Any] = [low, high, self.max_id]
+                if after is not None:
+                    op = "<" if self.newest_first else ">"
+                    sql += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
+                    parameters += [after[0], after[0], after[1]]
+                sql += f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
+                parameters += [*self.condition.parameters, limit]
+                result = connection.execute(sql, parameters)
+                while batch := result.fetchmany(FETCH_BATCH):
+                    for row in batch:
+                        chunk += 1
+                        after = (row[1], row[0])
+                        yield LineRow(*row)
             scanned += chunk
             if chunk < limit:
-                self.exhausted = True
-                return
+                # The slice is done: the next one starts past it.
+                edge = low - 1 if self.newest_first else high + 1
+                width = width * 2 if chunk < limit // 2 else width
+            else:
+                # A full slice: more may wait in it, from where the walk is now.
+                assert after is not None
+                edge = after[0]
+                width = max(1, width // 2)
             if scanned >= self.budget:
                 return
 
-    def _files_past(self, after: tuple[int, int] | None) -> list[str]:
-        """The files that may hold lines past ``after`` in the walk's order: each
-        statement of a long walk opens only the files still ahead of it."""
-        if after is None:
-            return [file.path for file in self.files]
-        if self.newest_first:
-            return [file.path for file in self.files if file.min_ts <= after[0]]
-        return [file.path for file in self.files if file.max_ts >= after[0]]
+    def _width(self, wanted: int) -> int:
+        """A slice's length in ms expected to hold about ``wanted`` lines, at the
+        segments' average density."""
+        lines = sum(file.lines for file in self.files)
+        low = min(file.min_ts for file in self.files)
+        high = max(file.max_ts for file in self.files)
+        density = lines / max(1, high - low + 1)
+        return max(1, int(wanted / max(density, 1e-9)))
 
 
 @dataclass(slots=True)

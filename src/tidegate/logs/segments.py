@@ -227,7 +227,7 @@ class AccountSegments:
             path = (self.root / segment.path).resolve()
             if path.parent != directory:
                 raise SegmentError(f"segment {segment.path!r} is not the account's")
-            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts))
+            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts, segment.lines))
         return files
 
 
@@ -236,6 +236,7 @@ class SegmentFile:
     path: str
     min_ts: int
     max_ts: int
+    lines: int
 
 
 # -- reading with DuckDB -------------------------------------------------------------
