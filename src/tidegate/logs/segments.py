@@ -29,6 +29,7 @@ from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import False_, True_
 
+from tidegate.logs.store import COLUMNS as STORE_COLUMNS
 from tidegate.models import LogSegment
 
 if TYPE_CHECKING:
@@ -40,22 +41,9 @@ if TYPE_CHECKING:
 # terms are looked for in its text only, and a phrase is exactly a substring of it.
 NAMES = (
     "id",
-    "ts",
-    "received_ms",
-    "host",
-    "app",
-    "level",
-    "env",
-    "file",
-    "ip",
-    "mac",
-    "tags",
-    "meta",
-    "line",
+    *STORE_COLUMNS[1:13],  # ts, received_ms, host ... line, as the store writes them
     "meta_unindexed",
-    "host_folded",
-    "app_folded",
-    "level_folded",
+    *STORE_COLUMNS[14:17],  # host_folded, app_folded, level_folded
     "line_folded",
     "meta_folded",
 )
