@@ -174,9 +174,12 @@ def _aggregation(
             wanted = request.fields if request.top else ()
             tally = _Tally(first_bucket=first_bucket, histogram=histogram, fields=wanted)
             counted_from = scope.confirm(reader, plan, tally)
-            if cold is not None:
-                # The segments are counted whole (no cap), from where the row store's
-                # count is complete.
+            if cold is not None and cold.sql.exact and not wanted:
+                # The segments' condition is exact: DuckDB counts them, from where the
+                # row store's count is complete.
+                cold.add_counts(tally, from_ms=counted_from)
+            elif cold is not None:
+                # The segments are confirmed whole (no cap), from the same time.
                 cold.confirm(tally, from_ms=counted_from)
             top = {name: tally.top(name, request.top) for name in TOP_FIELDS}
             extra.update({name: tally.top(name, request.top) for name in wanted})
@@ -321,7 +324,7 @@ class _Cold:
     request: AggregateRequest
     max_id: int
     width: int
-    cache: list[tuple[dict[int, int], dict[str, dict[str, int]]]] = field(default_factory=list)
+    cache: dict[int, tuple[dict[int, int], dict[str, dict[str, int]]]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -350,20 +353,30 @@ class _Cold:
         )
 
     def bucket_counts(self) -> Iterator[tuple[int, int]]:
-        yield from self._counts()[0].items()
+        yield from self._counts(self.request.from_ms)[0].items()
 
     def value_counts(self, name: str) -> dict[str, int]:
-        return self._counts()[1][name]
+        return self._counts(self.request.from_ms)[1][name]
 
-    def _counts(self) -> tuple[dict[int, int], dict[str, dict[str, int]]]:
+    def add_counts(self, tally: _Tally, *, from_ms: int) -> None:
+        """Adds the segments' counts from ``from_ms`` on to ``tally`` (an exact
+        condition: DuckDB counts, nothing is confirmed)."""
+        buckets, values = self._counts(from_ms)
+        for bucket, lines in buckets.items():
+            tally.histogram[bucket - tally.first_bucket] += lines
+        for name, counts in values.items():
+            tally.values[name].update(counts)
+
+    def _counts(self, from_ms: int) -> tuple[dict[int, int], dict[str, dict[str, int]]]:
         """The histogram and every value's count of host, app and level, in one pass
         over the segments (GROUPING SETS): the scan, not the counting, is the cost."""
-        if self.cache:
-            return self.cache[0]
+        if from_ms in self.cache:
+            return self.cache[from_ms]
         sets = "(b), (host), (app), (level)" if self.request.top else "(b)"
         rows = self._rows(
             f"ts // {int(self.width)} AS b, host_folded AS host, app_folded AS app, "
             "level_folded AS level",
+            from_ms=from_ms,
             wrap="SELECT GROUPING(b), b, host, app, level, count(*) FROM ({}) "
             f"GROUP BY GROUPING SETS ({sets})",
         )
@@ -376,7 +389,7 @@ class _Cold:
             for name, value in (("host", host), ("app", app), ("level", level)):
                 if value is not None:
                     values[name][str(value)] = int(lines)
-        self.cache.append((buckets, values))
+        self.cache[from_ms] = (buckets, values)
         return buckets, values
 
     def confirm(self, tally: _Tally, *, from_ms: int) -> None:
