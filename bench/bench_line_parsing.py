@@ -206,6 +206,22 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "haproxy, quotes": lambda n: (
         "1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c 1/1/1/1/1 200 1 " + '"' * (n - 60)
     ),
+    "haproxy in syslog, timers never end": lambda n: (
+        "<134>Nov 22 08:00:01 haproxy[1]: 1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c "
+        + "1/" * (n // 2)
+    ),
+    "syslog 3164, tag never closed": lambda n: "<134>Nov 22 08:00:01 " + "a" * n,
+    "syslog 3164, brackets": lambda n: "Nov 22 08:00:01 " + "[" * n,
+    "lambda report, many metrics": lambda n: (
+        "REPORT RequestId: 8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\t" + "Duration: 1 ms\t" * (n // 15)
+    ),
+    "lambda report, names never end": lambda n: (
+        "REPORT RequestId: 8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\t" + "a " * (n // 2)
+    ),
+    "lambda runtime, tabs": lambda n: (
+        "2025-11-22T08:00:01.123Z\t8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\tERROR\t" + "\t" * n
+    ),
+    "cloudwatch export, times": lambda n: "2025-11-22T08:00:01.123Z " * (n // 25),
 }
 
 

@@ -132,7 +132,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             tail=tail,
             ingest=ingest,
             pipelines=build_runtime(settings, redis=redis),
-            intake=LineIntake(db=db, writer=ingest.writer, tail=tail, rules=ingest.rules),
+            intake=LineIntake(
+                db=db,
+                writer=ingest.writer,
+                tail=tail,
+                rules=ingest.rules,
+                template_counts=ingest.template_counts,
+            ),
             replay=ReplayGuard(redis, redis_prefix=settings.redis_prefix, shared=shared),
             signin_failures=FailureCounter(
                 max_failures=settings.signin_max_failures,

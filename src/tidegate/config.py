@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     # after this many milliseconds, or as soon as this many lines wait.
     ingest_group_commit_ms: float = Field(default=2.0, ge=0)
     ingest_group_commit_lines: int = Field(default=5_000, ge=1)
+    # Parsing templates' match counts (docs/line-parsing.md): each worker adds what it
+    # counted to the database this often (seconds); 0: only when it stops.
+    template_counts_flush_s: float = Field(default=10.0, ge=0)
     # Pipeline http destinations (docs/runtime.md): non-public addresses a destination
     # may reach anyway, comma-separated CIDRs and host names; empty: public ones only.
     # Parsed (and a mistyped one refused) when the app starts.
@@ -109,6 +112,13 @@ class Settings(BaseSettings):
     # (scheme and host). The ``s3`` archive integration names only a bucket: tidegate
     # writes with these credentials (the bucket's policy lets them write), in this region.
     s3_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    # Where destinations with a vendor's fixed API send instead (a regional or proxy
+    # endpoint, a compatible receiver): ``<destination type>=<scheme://host[:port]>``,
+    # comma-separated (``datadog-logs=https://dd-proxy:8443``); the API's paths are kept.
+    destination_endpoints: str = Field(
+        default="",
+        pattern=r"^([a-z0-9-]{1,64}=https?://[^/?#\s,]{1,255}(,[a-z0-9-]{1,64}=https?://[^/?#\s,]{1,255})*)?$",
+    )
     archive_s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,64}$")
     archive_s3_access_key_id: str = ""
     archive_s3_secret_access_key: str = ""

@@ -5,6 +5,7 @@ order and case, body), answering from a script of statuses."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -22,11 +23,19 @@ class Request:
 
 class Receiver:
     """``script``: the status of each successive request (the last one repeats);
-    ``answer``: the body of every answer."""
+    ``answer``: the body of every answer; ``respond``: instead of both, the status and
+    body of the answer to each request (a protocol-exact receiver's checks)."""
 
-    def __init__(self, *, script: list[int] | None = None, answer: bytes = b"ok") -> None:
+    def __init__(
+        self,
+        *,
+        script: list[int] | None = None,
+        answer: bytes = b"ok",
+        respond: Callable[[Request], tuple[int, bytes]] | None = None,
+    ) -> None:
         self.script = script or [200]
         self.answer = answer
+        self.respond = respond
         self.requests: list[Request] = []
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -65,11 +74,15 @@ class Receiver:
                 )
                 body = await reader.readexactly(length)
                 status = self.script[min(len(self.requests), len(self.script) - 1)]
-                self.requests.append(Request(method, target, headers, body))
+                request = Request(method, target, headers, body)
+                answer = self.answer
+                if self.respond is not None:
+                    status, answer = self.respond(request)
+                self.requests.append(request)
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\nContent-Length: {len(self.answer)}\r\n"
+                    f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n"
                     "Content-Type: application/json\r\n\r\n".encode()
-                    + self.answer
+                    + answer
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):

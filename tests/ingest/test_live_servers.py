@@ -1,4 +1,5 @@
 """Ingestion against real servers: rule changes seen by every server on one database,
+parsing template counts summed over every worker of every server,
 the platform's official Python logging handler, and a SIGKILL during steady ingestion
 that loses no acknowledged line (SQLite and PostgreSQL)."""
 
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.live import live_patch, live_post
+from tests.waiting import until
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -157,6 +159,47 @@ def test_rule_changes_reach_every_server_at_once(
     assert sorted(line for line in stored if line.startswith("kept")) == sorted(
         [f"kept {n}" for n in range(6)] + [f"kept on second {n}" for n in range(6)]
     )
+
+
+def test_template_counts_from_every_worker_of_every_server_add_up(
+    live_server_factory: Any, server_db: str, tmp_path: Path
+) -> None:
+    """Three workers in two servers count a template's lines in memory and add them to
+    the database on their timers: the template's read sums them exactly."""
+    env = {**_env(server_db), "TIDEGATE_TEMPLATE_COUNTS_FLUSH_S": "0.2"}
+    first = live_server_factory(env=env)
+    second = live_server_factory(env=env, workers=2)
+    who = _account(first.base_url, server_db, tmp_path)
+    headers = {k: v for k, v in who.items() if k not in ("account_id", "key")}
+    templates = f"{first.base_url}/v1/config/parsing/templates"
+    made = live_post(
+        templates,
+        json={"name": "jobs", "pattern": r"^job=(?P<job>\w+)", "state": "active"},
+        headers=headers,
+    )
+    assert made.status_code == 200, made.text
+    sent = 0
+    for n in range(12):  # separate connections: the kernel spreads them over the workers
+        server = second if n % 3 else first
+        lines = [{"line": f"job=j{n}x{i}"} for i in range(n + 1)] + [{"line": "other"}]
+        response = live_post(
+            f"{server.base_url}/logs/ingest",
+            params={"hostname": "h"},
+            json={"lines": lines},
+            headers={"apikey": who["key"]},
+        )
+        assert response.status_code == 200, response.text
+        sent += n + 1
+
+    def counted() -> int | None:
+        found = httpx.get(f"{templates}/{made.json()['id']}", headers=headers, timeout=60).json()[
+            "matched_lines"
+        ]
+        return found if found >= sent else None
+
+    assert until(counted, timeout=120, what="every worker's counts") == sent
+    stored = [row[0] for row in _lines(server_db, who["account_id"])]
+    assert len([line for line in stored if line.startswith("job=")]) == sent
 
 
 def test_official_python_logging_handler(

@@ -119,6 +119,19 @@ def test_a_long_list_counts_against_the_field_cap() -> None:
         lambda n: "2025/11/22 08:00:01 " + "a.go:1: " * n,
         lambda n: 'http 2025-11-22T08:00:01.1Z a b c 1 1 1 200 200 1 1 "' + '\\"' * n,
         lambda n: "1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c 1/1/1/1/1 200 1 " + '"' * n,
+        lambda n: (
+            "<134>Nov 22 08:00:01 haproxy[1]: 1.2.3.4:5 [22/Nov/2025:08:00:01.655] a b/c "
+            + "1/" * n
+        ),
+        lambda n: "<134>Nov 22 08:00:01 " + "a" * n + "[1]: x",
+        lambda n: "Nov 22 08:00:01 " + "[" * n,
+        lambda n: "REPORT RequestId: 8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\t" + "Duration: " * n,
+        lambda n: "REPORT RequestId: 8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\t" + "a: 1 ms\t" * n,
+        lambda n: "START RequestId: 8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f Version: " + "x" * n,
+        lambda n: (
+            "2025-11-22T08:00:01.123Z\t8f507cfc-0a1b-4c2d-9e3f-4a5b6c7d8e9f\tERROR\t" + "\t" * n
+        ),
+        lambda n: "2025-11-22T08:00:01.123Z " + "2025-11-22T08:00:01.123Z " * (n // 25),
     ],
 )
 def test_parsing_is_linear(make: object) -> None:

@@ -22,6 +22,8 @@ FIELDS = {
     "position",
     "fields",
     "activated_at",
+    "matched_lines",
+    "last_matched_at",
     "created_at",
     "updated_at",
 }

@@ -193,6 +193,11 @@ APPLIES: list[Resource] = [
     Resource("splunk_hec_source", "source", "splunk-hec", {}),
     Resource("log_analysis_ingestion_source", "source", "log-analysis-ingestion", {}),
     Resource("open_telemetry_logs_source", "source", "open-telemetry-logs", {}),
+    # sources/open_telemetry_metrics.go, open_telemetry_traces.go: empty user_configs.
+    Resource("open_telemetry_metrics_source", "source", "open-telemetry-metrics", {}),
+    Resource("open_telemetry_traces_source", "source", "open-telemetry-traces", {}),
+    # sources/prometheus_remote_write.go: an empty user_config.
+    Resource("prometheus_remote_write_source", "source", "prometheus-remote-write", {}),
     # destinations/blackhole.go.
     Resource("blackhole_destination", "sink", "blackhole", {"ack_enabled": True}),
     # destinations/http.go: HttpDestinationFromModel; advanced_options is always sent.
@@ -565,6 +570,113 @@ APPLIES: list[Resource] = [
     ),
 ]
 
+APPLIES += [
+    # destinations/prometheus_remote_write.go: PrometheusRemoteWriteDestinationFromModel,
+    # every auth attribute sent (defaults ""), {"strategy": "none"} without auth...
+    Resource(
+        "prometheus_remote_write_destination",
+        "sink",
+        "prometheus-remote-write",
+        {
+            "endpoint": "https://prometheus.example.com/api/v1/write",
+            "ack_enabled": True,
+            "auth": {"strategy": "bearer", "user": "", "password": "", "token": "a-token"},
+        },
+    ),
+    Resource(
+        "prometheus_remote_write_destination (no auth)",
+        "sink",
+        "prometheus-remote-write",
+        {"endpoint": "https://prometheus.example.com/api/v1/write", "auth": {"strategy": "none"}},
+    ),
+    # ...and pkg/resources/testdata/destinations/prometheus_remote_write.json.
+    Resource(
+        "prometheus_remote_write_destination (testdata)",
+        "sink",
+        "prometheus-remote-write",
+        {
+            "ack_enabled": False,
+            "endpoint": "http://prometheus-remote-write.dev",
+            "auth": {"strategy": "basic", "user": "user", "password": "password"},
+        },
+    ),
+]
+
+AZURE = (
+    "DefaultEndpointsProtocol=https;AccountName=tidegateexample;"
+    "AccountKey=c2VjcmV0LWtleS1mb3ItdGVzdHM=;EndpointSuffix=core.windows.net"
+)
+APPLIES += [
+    # destinations/azure_blob_storage.go: AzureBlobStorageFromModel with the schema's
+    # defaults (encoding "text", compression "none", ack_enabled true, batch 300 s);
+    # prefix only when set...
+    Resource(
+        "azure_blob_storage_destination",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 300,
+            "encoding": "text",
+            "compression": "none",
+            "container_name": "logs",
+            "connection_string": AZURE,
+        },
+    ),
+    # ...with prefix and the file_consolidation block (file_consolidation.go defaults).
+    Resource(
+        "azure_blob_storage_destination (prefix, file_consolidation)",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": False,
+            "batch_timeout_secs": 4000,
+            "encoding": "json",
+            "compression": "gzip",
+            "container_name": "logs",
+            "connection_string": AZURE,
+            "prefix": "error_",
+            "file_consolidation": {
+                "enabled": False,
+                "process_every_seconds": 600,
+                "requested_size_bytes": 500000000,
+                "base_path": "",
+            },
+        },
+    ),
+]
+
+APPLIES += [
+    # destinations/datadog_logs.go: DatadogLogsFromModel (every attribute sent).
+    Resource(
+        "datadog_logs_destination",
+        "sink",
+        "datadog-logs",
+        {"api_key": "my secret key", "site": "eu1", "compression": "gzip", "ack_enabled": True},
+    ),
+    # destinations/new_relic.go: NewRelicDestinationFromModel (api default "logs"), and
+    # new_relic_test.go's metrics case.
+    Resource(
+        "new_relic_destination",
+        "sink",
+        "new-relic",
+        {"ack_enabled": True, "api": "logs", "account_id": "acc1", "license_key": "key1"},
+    ),
+    Resource(
+        "new_relic_destination (metrics)",
+        "sink",
+        "new-relic",
+        {"ack_enabled": False, "api": "metrics", "account_id": "acc2", "license_key": "key2"},
+    ),
+    # destinations/honeycomb_logs.go, and pkg/resources/testdata/destinations/honeycomb_logs.json.
+    Resource(
+        "honeycomb_logs_destination",
+        "sink",
+        "honeycomb-logs",
+        {"ack_enabled": True, "api_key": "my api key", "dataset": "dataset name"},
+    ),
+]
+
 REFUSED: list[Resource] = [
     # processors/trace_sampling.go refuses these before sending; the server does too.
     Resource(
@@ -618,6 +730,47 @@ REFUSED: list[Resource] = [
     ),
 ]
 
+# pkg/resources/testdata/destinations/azure_blob_storage.json: its connection string is a
+# loopback URL, which the destination guard refuses unless the operator allowed it.
+REFUSED.append(
+    Resource(
+        "azure_blob_storage_destination (testdata: loopback)",
+        "sink",
+        "azure-blob-storage",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 4000,
+            "encoding": "json",
+            "compression": "gzip",
+            "container_name": "logs",
+            "connection_string": "http://localhost:3000",
+            "prefix": "error_",
+        },
+    )
+)
+
+# pkg/resources/testdata: values the provider's own schema refuses (site OneOf us1, us3,
+# us5, eu1; api OneOf logs, metrics), so no plan sends them: refused here too.
+REFUSED += [
+    Resource(
+        "datadog_logs_destination (testdata: site datadog)",
+        "sink",
+        "datadog-logs",
+        {"api_key": "my secret key", "site": "datadog", "compression": "gzip", "ack_enabled": True},
+    ),
+    Resource(
+        "new_relic_destination (testdata: api is a URL)",
+        "sink",
+        "new-relic",
+        {
+            "ack_enabled": True,
+            "api": "http://new-relic.dev",
+            "account_id": "111_222",
+            "license_key": "secret license key",
+        },
+    ),
+]
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
@@ -632,20 +785,12 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),
-    ("prometheus_remote_write_source", "source", "prometheus-remote-write"),
-    ("open_telemetry_metrics_source", "source", "open-telemetry-metrics"),
-    ("open_telemetry_traces_source", "source", "open-telemetry-traces"),
-    ("azure_blob_storage_destination", "sink", "azure-blob-storage"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
     ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),
     ("gcp_cloud_operations_destination", "sink", "gcp-cloud-operations"),
-    ("datadog_logs_destination", "sink", "datadog-logs"),
     ("datadog_metrics_destination", "sink", "datadog-metrics"),
-    ("new_relic_destination", "sink", "new-relic"),
-    ("honeycomb_logs_destination", "sink", "honeycomb-logs"),
     ("kafka_destination", "sink", "kafka"),
-    ("prometheus_remote_write_destination", "sink", "prometheus-remote-write"),
     ("script_execution_processor", "transform", "js-script"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]

@@ -173,3 +173,29 @@ async def test_a_hostile_connection_costs_neither_its_good_lines_nor_other_conne
     assert len(texts[2]) < 4096
     rows = await usage_rows(syslog_client.database_url, who.account_id)
     assert sum(row.lines_fallback for row in rows) == 2  # the two cut lines
+
+
+async def test_haproxy_lines_without_a_host_name_are_taken_and_parsed(
+    syslog_client: AppClient,
+) -> None:
+    """HAProxy sends RFC 3164 without a host name (``<134>Nov 22 08:00:01
+    haproxy[1234]: ...``): the frame is syslog, the host is the peer's, and the
+    HAProxy line is parsed into its fields."""
+    who = await make_ingestor(syslog_client, enable_syslog=True)
+    request = (
+        "10.0.1.2:33317 [22/Nov/2025:08:00:01.655] http-in api/srv2 10/0/30/69/409 504 120 "
+        '- - sH-- 1/1/1/1/0 0/0 "POST /pay HTTP/1.1"'
+    )
+    frame = f"<134>Nov 22 08:00:01 haproxy[1234]: {element(who.key)} {request}\n"
+    await send(syslog_port(syslog_client), frame.encode())
+    lines = await wait_for_lines(syslog_client, who.account.headers, 1)
+    [line] = lines
+    assert (line["_line"], line["_app"], line["_host"]) == (request, "haproxy", "127.0.0.1")
+    assert line["level"] == "INFO"
+    meta = line["_meta"]
+    assert (meta["procid"], meta["facility"]) == ("1234", "local0")
+    assert (meta["backend"], meta["status_code"], meta["time_total"]) == ("api", 504, 409)
+    found = await wait_for_lines(
+        syslog_client, who.account.headers, 1, query="status_code:>=500 app:haproxy"
+    )
+    assert found[0]["_line"] == request

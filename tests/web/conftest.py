@@ -67,7 +67,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     module: Playwright's sync API marks its loop as the thread's running loop between
     calls, which the async tests of other modules could not run beside.)"""
     with serve_site(
-        tmp_path_factory.mktemp("web-server"), {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0"}
+        tmp_path_factory.mktemp("web-server"),
+        # Template match counts written within a quarter second (10 s in service).
+        {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0", "TIDEGATE_TEMPLATE_COUNTS_FLUSH_S": "0.25"},
     ) as found:
         yield found
 

@@ -4,6 +4,7 @@ against the public API the page uses."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from playwright.sync_api import Page, expect
 from tests.live import live_client
@@ -189,6 +190,50 @@ def test_a_parsing_template_is_previewed_saved_activated_and_its_fields_found(
     assert [(line["_line"], line.get("_meta")) for line in found] == [
         ("POST /cart/99 took 250ms user=zoe", {"method": "POST", "path": "/cart/99", "took_ms": 250, "user": "zoe"})
     ]  # fmt: skip
+
+
+def test_the_parsing_page_shows_each_templates_lines_parsed_and_what_it_sets(
+    site: Site, page: Page
+) -> None:
+    account = site.account()
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-parsing").click()
+    page.get_by_test_id("template-new").click()
+    page.get_by_test_id("template-name").fill("Jobs")
+    page.get_by_test_id("template-pattern").fill(
+        r"^%{TIMESTAMP_ISO8601:_ts} %{NOTSPACE:_host} job=%{WORD:job}"
+    )
+    page.get_by_test_id("template-state").select_option("active")
+    page.get_by_test_id("template-save").click()
+    expect(page.get_by_test_id("template-row-matched")).to_have_text("0")
+    expect(page.get_by_test_id("template-row-last-match")).to_have_count(0)
+
+    written = [
+        datetime.fromtimestamp(now_ms() / 1000 - 60 - i, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for i in range(3)
+    ]
+    account.ingest(
+        [{"line": f"{written[i]} batch-{i} job=j{i}"} for i in range(3)] + [{"line": "not a job"}]
+    )
+    with account.http() as http:  # the worker's count reaches the database
+        until(
+            lambda: http.get("/v1/config/parsing/templates").json()[0]["matched_lines"] == 3,
+            what="the template's count",
+        )
+    page.reload()
+    expect(page.get_by_test_id("template-row-matched")).to_contain_text("3")
+    expect(page.get_by_test_id("template-row-last-match")).to_contain_text("last ")
+
+    # The preview says what the template would set of the line itself.
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_test_id("template-preview-button").click()
+    expect(page.get_by_test_id("template-preview-count")).to_have_text(
+        "3 of the latest 4 lines match; fields: _ts, _host, job"
+    )
+    sets = page.get_by_test_id("template-preview-sets")
+    expect(sets).to_have_count(3)
+    expect(sets.filter(has_text="host batch-1")).to_have_count(1)
+    expect(sets.first).to_contain_text(f"time {written[0][:10]}")
 
 
 def test_keys_are_created_shown_and_deleted(site: Site, page: Page) -> None:

@@ -150,6 +150,9 @@ class BuildContext:
     s3_endpoint: str = ""
     """The S3 API's endpoint for ``s3`` destinations (``TIDEGATE_S3_ENDPOINT``); empty:
     AWS's of the node's region."""
+    endpoints: Mapping[str, str] = field(default_factory=dict)
+    """Destination type -> the operator's ``scheme://host[:port]`` for a vendor's fixed
+    API (``TIDEGATE_DESTINATION_ENDPOINTS``); absent: the vendor's."""
     simulation: bool = False
 
 

@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Final
 
 from tidegate.components.destinations import (
+    azure_blob_storage,
     blackhole,
+    datadog_logs,
     elasticsearch,
+    honeycomb_logs,
     loki,
     mezmo,
+    new_relic,
     s3,
     splunk_hec_logs,
 )
 from tidegate.components.destinations import http as http_destination
+from tidegate.components.destinations import prometheus_remote_write as prometheus_destination
 from tidegate.components.processors import (
     aggregate,
     compact_fields,
@@ -41,10 +46,13 @@ from tidegate.components.sources import (
     demo_logs,
     log_analysis_ingestion,
     open_telemetry_logs,
+    open_telemetry_metrics,
+    open_telemetry_traces,
     splunk_hec,
     webhook,
 )
 from tidegate.components.sources import http as http_source
+from tidegate.components.sources import prometheus_remote_write as prometheus_source
 
 __all__ = ["REGISTRY"]
 
@@ -55,7 +63,10 @@ REGISTRY: Final = Registry(
         demo_logs.COMPONENT,
         log_analysis_ingestion.COMPONENT,
         open_telemetry_logs.COMPONENT,
+        open_telemetry_metrics.COMPONENT,
+        open_telemetry_traces.COMPONENT,
         splunk_hec.COMPONENT,
+        prometheus_source.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -85,5 +96,10 @@ REGISTRY: Final = Registry(
         elasticsearch.COMPONENT,
         splunk_hec_logs.COMPONENT,
         s3.COMPONENT,
+        prometheus_destination.COMPONENT,
+        azure_blob_storage.COMPONENT,
+        datadog_logs.COMPONENT,
+        new_relic.COMPONENT,
+        honeycomb_logs.COMPONENT,
     ]
 )

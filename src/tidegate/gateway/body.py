@@ -4,8 +4,10 @@ or newline-delimited JSON (one object per line, blank lines skipped). A body wit
 is read as NDJSON only; otherwise the form is recognised from the text.
 
 ``Content-Encoding: gzip`` bodies are inflated member by member (``cat a.gz b.gz`` is
-one valid gzip stream), ``deflate`` bodies with or without the zlib header, all to at
-most 10 MiB in total; a truncated stream is a 400, not a silently shorter batch.
+one valid gzip stream), ``deflate`` bodies with or without the zlib header, ``snappy``
+bodies (the block format, as Prometheus remote write sends them; the length in their
+header is checked before anything is inflated), all to at most 10 MiB in total; a
+truncated stream is a 400, not a silently shorter batch.
 
 At most ``MAX_EVENTS`` events per request (413 beyond). An array is parsed one element
 at a time, so a body of a million tiny elements is refused at element ``MAX_EVENTS + 1``
@@ -31,6 +33,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, Final
 
+import cramjam
 import orjson
 
 from tidegate.api.body_guard import INGEST_MAX_BYTES
@@ -92,12 +95,29 @@ def _inflate(body: bytes, encoding: str) -> bytes:
             return bytes(out)
 
 
+def _unsnappy(body: bytes) -> bytes:
+    """A snappy block (no framing), at most 10 MiB inflated: the length its header
+    declares is checked first, so a small body cannot claim a huge allocation."""
+    try:
+        size = cramjam.snappy.decompress_raw_len(body)
+    except cramjam.DecompressionError as error:
+        raise BadRequest(f"Body is not valid snappy: {error}") from None
+    if size > INGEST_MAX_BYTES:
+        raise PayloadTooLarge(f"Inflated body exceeds {INGEST_MAX_BYTES} bytes")
+    try:
+        return bytes(cramjam.snappy.decompress_raw(body))
+    except cramjam.DecompressionError as error:
+        raise BadRequest(f"Body is not valid snappy: {error}") from None
+
+
 def decoded_body(body: bytes, content_encoding: str | None) -> bytes:
     """``body`` with its ``Content-Encoding`` undone (at most 10 MiB); 415 for an
-    encoding other than gzip, deflate or identity."""
+    encoding other than gzip, deflate, snappy or identity."""
     encoding = (content_encoding or "").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _inflate(body, "deflate" if encoding == "deflate" else "gzip")
+    if encoding == "snappy":
+        return _unsnappy(body)
     if encoding not in ("", "identity"):
         raise UnsupportedMediaType(f"Content-Encoding {encoding!r} is not supported")
     return body

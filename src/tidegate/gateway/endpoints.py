@@ -14,10 +14,8 @@ from starlette.requests import ClientDisconnect
 from tidegate.api.body_guard import INGEST_MAX_BYTES
 from tidegate.api.error_models import LegacyError, error_response
 from tidegate.app_state import app_state
-from tidegate.components.sources.open_telemetry_logs import LOGS_PATH
+from tidegate.components.catalogue import REGISTRY
 from tidegate.components.sources.push import ROUTE_ITSELF
-from tidegate.components.sources.splunk_hec import EVENT_PATHS as HEC_EVENT_PATHS
-from tidegate.components.sources.splunk_hec import RAW_PATHS as HEC_RAW_PATHS
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
 from tidegate.gateway.body import MAX_EVENTS
@@ -165,18 +163,22 @@ def _protocol_endpoint(path: str) -> Callable[..., Awaitable[Response]]:
     return receive
 
 
+def _protocols() -> list[tuple[str, str]]:
+    """The paths below a route that push sources serve (``Component.paths``), each with
+    the types serving it: the registry says, the gateway names no type."""
+    served: dict[str, list[str]] = {}
+    for component in REGISTRY.of_kind("source"):
+        for path in component.paths:
+            if path != ROUTE_ITSELF:
+                served.setdefault(path, []).append(f"{component.type} source")
+    return [
+        (path, "Push source protocol: " + ", ".join(names))
+        for path, names in sorted(served.items())
+    ]
+
+
 # The protocols of push sources, below their route (docs/components.md).
-_PROTOCOLS: Final = (
-    (LOGS_PATH, "OTLP/HTTP logs (open-telemetry-logs source): protobuf or JSON"),
-    *(
-        (path, "Splunk HEC events (splunk-hec source): a stream of JSON objects")
-        for path in sorted(HEC_EVENT_PATHS)
-    ),
-    *(
-        (path, "Splunk HEC raw text (splunk-hec source): one event per line")
-        for path in sorted(HEC_RAW_PATHS)
-    ),
-)
+_PROTOCOLS: Final = _protocols()
 for _path, _summary in _PROTOCOLS:
     router.add_api_route(
         f"/gateway/{{gateway_route_id}}/{_path}",

@@ -1,6 +1,6 @@
 """What ingestion keeps per worker process: compiled exclusion rules, the bound on work
 in flight, the writer of lines (group commit, shared with the pipeline's log store),
-and the retention job."""
+the parsing templates' match counts, and the retention job."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 import anyio
@@ -18,6 +19,7 @@ from tidegate.db.engine import Database
 from tidegate.errors import ServiceUnavailable
 from tidegate.ingest.retention import run_retention
 from tidegate.logs.exclusion import RuleCache
+from tidegate.logs.template_counts import TemplateCounts
 from tidegate.logs.writer import DEFAULT_DELAY_S, DEFAULT_MAX_LINES, LineWriter
 from tidegate.shutdown import close_step, stop_task
 
@@ -58,12 +60,14 @@ class InFlightLimit:
 class IngestRuntime:
     limit: InFlightLimit = field(default_factory=lambda: InFlightLimit(DEFAULT_MAX_IN_FLIGHT))
     rules: RuleCache = field(default_factory=RuleCache)
+    template_counts: TemplateCounts = field(default_factory=TemplateCounts)
     retention_interval_s: float = 3600.0
     parse_threads: int = DEFAULT_PARSE_THREADS
     group_commit_s: float = DEFAULT_DELAY_S
     group_commit_lines: int = DEFAULT_MAX_LINES
     _writer: LineWriter | None = None
     _retention: asyncio.Task[None] | None = None
+    _db: Database | None = None
     _parse_limiter: anyio.CapacityLimiter | None = None
 
     @classmethod
@@ -74,6 +78,7 @@ class IngestRuntime:
             parse_threads=max(1, settings.ingest_parse_threads),
             group_commit_s=settings.ingest_group_commit_ms / 1000,
             group_commit_lines=settings.ingest_group_commit_lines,
+            template_counts=TemplateCounts(flush_s=settings.template_counts_flush_s),
         )
 
     @property
@@ -93,6 +98,8 @@ class IngestRuntime:
         return await anyio.to_thread.run_sync(work, limiter=self._parse_limiter)
 
     def start(self, db: Database) -> None:
+        self._db = db
+        self.template_counts.start(db)
         if self._writer is None:
             self._writer = LineWriter(
                 db, delay_s=self.group_commit_s, max_lines=self.group_commit_lines
@@ -104,10 +111,16 @@ class IngestRuntime:
             )
 
     async def close(self) -> None:
-        """Commit the pending lines and stop the retention job."""
+        """Commit the pending lines, flush the template counts and stop the retention
+        job."""
         if self._writer is not None:
             await close_step("line writer (pending lines)", self._writer.close)
             self._writer = None
+        if self._db is not None:
+            await close_step(
+                "parsing template counts", partial(self.template_counts.close, self._db)
+            )
+            self._db = None
         if self._retention is not None:
             await stop_task(self._retention, "retention job")
             self._retention = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["access_log"]
+__all__ = ["access_log", "haproxy_log"]
 
 # A double-quoted value with backslash escapes, and a number that may be -1 or "-".
 _QUOTED = r'"(?P<{}>(?:[^"\\]|\\.){{0,8192}})"'
@@ -105,7 +105,8 @@ def _balancer(found: re.Match[str]) -> dict[str, Any]:
     return fields
 
 
-def _haproxy(text: str) -> dict[str, Any] | None:
+def haproxy_log(text: str) -> dict[str, Any] | None:
+    """An HAProxy HTTP log line's fields (also the message of a syslog line), or None."""
     found = _HAPROXY.match(text)
     if found is None:
         return None
@@ -137,5 +138,5 @@ def access_log(text: str) -> dict[str, Any] | None:
         if found is not None:
             return _balancer(found)
     if first.isalnum() or first == ":":
-        return _haproxy(text)
+        return haproxy_log(text)
     return None

@@ -17,6 +17,7 @@ flight; the time read by ``logs.timestamps``, the one timestamp rule), then:
    usage to write (``StoreBatch``);
 3. ``LineIntake.commit`` hands every account's batch to the worker's group-commit
    ``LineWriter`` (one transaction, usage in the same one) and returns once it committed;
+   and then counts the lines each parsing template took (``logs.template_counts``);
 4. ``LineIntake.publish`` gives live tail the stored lines and the indexonly ones, after
    the commit; it never blocks and never raises.
 
@@ -35,6 +36,7 @@ from tidegate.logs.exclusion import Fingerprint, RuleCache, RuleSet, Verdict
 from tidegate.logs.parsing import parse_line
 from tidegate.logs.store import NewLine, StoreBatch
 from tidegate.logs.tail import TailBroker, TailLine
+from tidegate.logs.template_counts import TemplateCounts
 from tidegate.logs.templates import TemplateSet
 from tidegate.logs.writer import LineWriter
 
@@ -54,6 +56,8 @@ class JudgedLines:
     excluded_bytes: int = 0
     excluded_repaired: int = 0
     batch: StoreBatch | None = None
+    # Lines each parsing template took (template id: count), counted once committed.
+    template_hits: dict[str, int] = field(default_factory=dict)
 
     def keep(self, line: NewLine, rules: RuleSet) -> None:
         verdict = (
@@ -110,7 +114,10 @@ def judge_lines(
     through the account's exclusion rules, with the rows to write built."""
     judged = JudgedLines(account_id=account_id, received_ms=received_ms)
     if parse:
-        templates = rules.templates.parse if rules.templates else None
+        run = rules.templates.counting() if rules.templates else None
+        if run is not None:
+            judged.template_hits = run.hits  # filled as the lines below are parsed
+        templates = run.parse if run is not None else None
         lines = (parse_line(line, templates) for line in lines)
     if not rules:  # the usual case: every line is kept
         judged.stored = list(lines)
@@ -124,12 +131,19 @@ class LineIntake:
     """The worker's one door into the log store (see the module's docstring)."""
 
     def __init__(
-        self, *, db: Database, writer: LineWriter, tail: TailBroker, rules: RuleCache
+        self,
+        *,
+        db: Database,
+        writer: LineWriter,
+        tail: TailBroker,
+        rules: RuleCache,
+        template_counts: TemplateCounts | None = None,
     ) -> None:
         self.db = db
         self.writer = writer
         self.tail = tail
         self.rules = rules
+        self.template_counts = template_counts
 
     async def rules_for(self, account_id: str, fingerprint: Fingerprint | None = None) -> RuleSet:
         """The account's active exclusion rules and parsing templates. ``fingerprint``
@@ -154,6 +168,10 @@ class LineIntake:
         batches = [item.batch for item in judged if item.batch is not None]
         if batches:
             await self.writer.write(batches)
+        if self.template_counts is not None:
+            for item in judged:
+                if item.template_hits:
+                    self.template_counts.add(item.template_hits, at_ms=item.received_ms)
 
     def wants_tail(self, account_id: str) -> bool:
         """Whether anyone can be listening (a subscriber here, or other processes)."""

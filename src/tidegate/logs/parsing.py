@@ -33,9 +33,11 @@ from typing import Any
 
 import orjson
 
-from tidegate.logs.access_formats import access_log
+from tidegate.logs.access_formats import access_log, haproxy_log
+from tidegate.logs.cloud_formats import cloud_log
 from tidegate.logs.server_formats import ServerFormat, from_digit, ruby_logger
 from tidegate.logs.store import NewLine
+from tidegate.logs.timestamps import text_time
 from tidegate.search.compiler import PREFIXED_FIELDS
 
 log = logging.getLogger(__name__)
@@ -59,8 +61,10 @@ MAX_DEPTH = 8
 MAX_JSON_STARTS = 4
 # A level word must sit within this many characters of the start (after a timestamp).
 _LEVEL_WINDOW = 128
-# Where the level is stored (the column is 64 characters).
+# Where the level, app and host are stored (their columns' sizes).
 _MAX_LEVEL = 64
+_MAX_APP = 512
+_MAX_HOST = 256
 
 # The platform's level words and their usual spellings, folded, to what is stored.
 _LEVELS: dict[str, str] = {
@@ -145,6 +149,11 @@ class Parsed:
     fields: dict[str, Any] | None = None
     level: str | None = None
     overrides: bool = False
+    # The line's own app, host and time a parsing template captured (``_app``,
+    # ``_host``, ``_ts``: logs.templates), which replace the sender's.
+    app: str | None = None
+    host: str | None = None
+    time: str | None = None
 
 
 # An account's own parsing (its templates): the fields of a text, None when it declines.
@@ -178,6 +187,14 @@ def parse_line(line: NewLine, templates: CustomParser | None = None) -> NewLine:
     level = parsed.level
     if level is not None and (parsed.overrides or line.level is None):
         line.level = level[:_MAX_LEVEL]
+    if parsed.app:
+        line.app = parsed.app[:_MAX_APP]
+    if parsed.host:
+        line.host = parsed.host[:_MAX_HOST]
+    if parsed.time is not None:
+        moment = text_time(parsed.time, near_ms=line.ts)
+        if moment is not None:
+            line.ts = moment
     return line
 
 
@@ -207,6 +224,12 @@ def _structured(text: str) -> Parsed | None:
         parsed = _server_format(ruby_logger(stripped), stripped)
         if parsed is not None:
             return parsed
+    if stripped.startswith(_CLOUD_STARTS) or (
+        stripped[10:11] == "T" and stripped[23:24] == "Z"  # CloudWatch's time in front
+    ):  # AWS Lambda in CloudWatch: a gate of C calls, so other lines pay no call
+        parsed = _server_format(cloud_log(stripped), stripped)
+        if parsed is not None:
+            return parsed
     if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
         parsed = _access_log(stripped)
         if parsed is not None:
@@ -217,6 +240,10 @@ def _structured(text: str) -> Parsed | None:
     if "=" in stripped:
         return _logfmt(stripped)
     return None
+
+
+# How Lambda's own lines start (START, END, REPORT, the Python runtime's "[INFO]").
+_CLOUD_STARTS = ("START R", "END R", "REPORT R", "[")
 
 
 def _server_format(found: ServerFormat | None, text: str) -> Parsed | None:
@@ -467,7 +494,10 @@ _SD_PARAM = re.compile(r' (?P<name>[^\s=\]"]{1,32})="(?P<value>(?:[^"\\]|\\.)*)"
 # (the lines of /var/log/syslog).
 _RFC3164 = re.compile(
     r"(?:" + _PRIORITY + r")?(?P<timestamp>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) "
-    r"(?P<hostname>[^\s:\[]{1,255}) (?P<appname>[^\s:\[]{1,48})(?:\[(?P<procid>[^\]\s]{1,128})\])?: "
+    r"(?:(?P<hostname>[^\s:\[]{1,255}) (?P<appname>[^\s:\[]{1,48})(?:\[(?P<procid>[^\]\s]{1,128})\])?"
+    # Without a host name (HAProxy and other daemons sending straight to a listener)
+    # only as TAG[PID], so that "Nov 22 08:00:01 word: text" stays what it was.
+    r"|(?P<tag>[^\s:\[]{1,48})\[(?P<tagpid>[^\]\s]{1,128})\]): "
 )
 
 
@@ -522,7 +552,9 @@ def parse_syslog(text: str) -> Parsed | None:
                 return None
             fields["structured_data"] = data
             rest = rest[position:]
-        fields["message"] = rest.removeprefix(" ").removeprefix("\ufeff")
+        message = fields["message"] = rest.removeprefix(" ").removeprefix("\ufeff")
+        if message.find(" [", 0, _HAPROXY_BRACKET) > 0:
+            _haproxy_inside(fields, message)
         return Parsed(fields=fields, level=level)
     bsd = _RFC3164.match(text)
     if bsd is None:
@@ -531,10 +563,31 @@ def parse_syslog(text: str) -> Parsed | None:
     level = _priority(fields, bsd.group("priority"))
     if bsd.group("priority") is not None and "priority" not in fields:
         return None
-    for name in ("timestamp", "hostname", "appname", "procid"):
-        value = bsd.group(name)
-        if value is not None:
-            fields[name] = value
-    message = text[bsd.end() :]
-    fields["message"] = message
+    timestamp, hostname, appname, procid, tag, tagpid = bsd.group(
+        "timestamp", "hostname", "appname", "procid", "tag", "tagpid"
+    )
+    fields["timestamp"] = timestamp
+    if hostname is not None:
+        fields["hostname"] = hostname
+    fields["appname"] = appname if appname is not None else tag
+    if procid is not None or tagpid is not None:
+        fields["procid"] = procid if procid is not None else tagpid
+    message = fields["message"] = text[bsd.end() :]
+    if message.find(" [", 0, _HAPROXY_BRACKET) > 0:
+        _haproxy_inside(fields, message)
     return Parsed(fields=fields, level=level or level_from_text(message))
+
+
+# HAProxy's message starts "address:port [date] ": its " [" comes within this many
+# characters (an IPv6 address and a port), so other syslog messages skip the pattern.
+_HAPROXY_BRACKET = 72
+
+
+def _haproxy_inside(fields: dict[str, Any], message: str) -> None:
+    """Adds the fields of the HAProxy log line a syslog message is (HAProxy logs through
+    syslog) to the envelope's, whose names (``message`` among them) win."""
+    first = message[:1]
+    if first.isalnum() or first == ":":
+        inner = haproxy_log(message)
+        if inner is not None:
+            fields.update((name, value) for name, value in inner.items() if name not in fields)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     Select,
@@ -251,12 +252,16 @@ class _Translator:
     def line(self, node: LineNode) -> Translated:
         if isinstance(node, Term | Phrase):
             # A word start (Term) or a substring (Phrase) of the case-folded line is a
-            # substring of the search text, which starts with the case-folded line.
-            # DuckDB holds the folded line on its own: a phrase is exactly a substring
-            # of it (the matcher's own test); a term must also start a word.
+            # substring of the search text, which starts with the case-folded line (DuckDB
+            # holds the folded line as a column of its own). A JSON line's message (what
+            # the matcher searches, ``searched_text``) is in the line as its JSON spells
+            # it: a literal with a character JSON escapes (a quote, a backslash, a control
+            # character) is looked for both ways. Never exact: the matcher searches only
+            # the message of a JSON line, so text elsewhere in it is a candidate only.
             folded = node.text.casefold()
-            exact = self.dialect == "duckdb" and isinstance(node, Phrase)
-            return self.contains(folded, part="line"), exact
+            escaped = orjson.dumps(folded).decode()[1:-1]
+            found = [self.contains(text, part="line") for text in dict.fromkeys((folded, escaped))]
+            return (found[0] if len(found) == 1 else _any(found)), False
         if isinstance(node, Field):
             return self.field(node)
         if isinstance(node, Not):

@@ -41,6 +41,7 @@ __all__ = [
     "in_range",
     "iso_ms",
     "line_time",
+    "text_time",
     "time_from",
 ]
 
@@ -123,6 +124,98 @@ def iso_ms(text: str) -> int | None:
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS: Final = datetime.resolution * 1000
+
+
+# The times a line's text holds, as the line parser knows them (``logs.parsing``,
+# ``logs.server_formats``, ``logs.access_formats``), each a fixed shape tried whole on
+# at most ``_MAX_ISO_CHARS`` characters: year first (ISO 8601 / RFC 3339 with ``T`` or a
+# space, ``-`` or ``/`` between the date's parts, a ``,`` or ``.`` fraction, ``Z``, an
+# offset or ``UTC``), day first (``22/Nov/2025:08:00:01 +0000``, ``22 Nov 2025
+# 08:00:01.123``, ``22-Nov-2025 ...``) and syslog's year-less ``Nov 22 08:00:01``.
+_YEAR_FIRST: Final = re.compile(
+    r"(?P<y>[0-9]{4})[-/](?P<mo>[0-9]{2})[-/](?P<d>[0-9]{2})"
+    r"(?:[T ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2})(?:[.,](?P<f>[0-9]{1,9}))?)?)?"
+    r" ?(?P<z>Z|[+-][0-9]{2}(?::?[0-9]{2})?|UTC|GMT)?",
+    re.ASCII | re.IGNORECASE,
+)
+_DAY_FIRST: Final = re.compile(
+    r"(?P<d>[0-9]{1,2})[-/ ](?P<mon>[A-Za-z]{3})[-/ ](?P<y>[0-9]{4})[: ]"
+    r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:[.,](?P<f>[0-9]{1,9}))?"
+    r"(?: ?(?P<z>Z|[+-][0-9]{2}:?[0-9]{2}|UTC|GMT))?",
+    re.ASCII,
+)
+_SYSLOG: Final = re.compile(
+    r"(?P<mon>[A-Za-z]{3}) {1,2}(?P<d>[0-9]{1,2}) "
+    r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:[.,](?P<f>[0-9]{1,9}))?",
+    re.ASCII,
+)
+_MONTHS: Final = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
+_DAY_MS: Final = 86_400_000
+
+
+def _offset_ms(zone: str | None) -> int:
+    """Milliseconds east of UTC of ``Z``, ``UTC``, ``+02``, ``+0200``, ``+02:00``; none: UTC."""
+    if zone is None or zone.upper() in ("Z", "UTC", "GMT"):
+        return 0
+    digits = zone[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + (int(digits[2:4]) if len(digits) > 2 else 0)
+    return (-1 if zone[0] == "-" else 1) * minutes * 60_000
+
+
+def _moment_ms(year: int, month: int, found: re.Match[str]) -> int | None:
+    """The time of ``found``'s day, clock, fraction and zone in ``year`` and ``month``."""
+    try:
+        moment = datetime(
+            year,
+            month,
+            int(found.group("d")),
+            int(found.group("h") or 0),
+            int(found.group("mi") or 0),
+            int(found.group("s") or 0),
+            tzinfo=UTC,
+        )
+    except ValueError:  # 31 November, 29 February of another year, hour 25, ...
+        return None
+    fraction = found.group("f")
+    millis = (moment - _EPOCH) // _ONE_MS + (int(fraction[:3].ljust(3, "0")) if fraction else 0)
+    groups = found.re.groupindex
+    return in_range(millis - (_offset_ms(found.group("z")) if "z" in groups else 0))
+
+
+def text_time(text: str, *, near_ms: int) -> int | None:
+    """The time ``text`` (a time written in a line, captured by a parsing template) is,
+    as epoch milliseconds, None when it is none of the forms the line parser knows
+    (``_YEAR_FIRST``, ``_DAY_FIRST``, ``_SYSLOG``, or epoch digits read as ``epoch_ms``
+    reads them). A time without an offset is UTC. Syslog's time has no year: it is given
+    the year that puts it nearest ``near_ms`` (the line's time otherwise)."""
+    text = text.strip()
+    if not text or len(text) > _MAX_ISO_CHARS:
+        return None
+    if _DIGITS.fullmatch(text):
+        return epoch_ms(text)
+    found = _YEAR_FIRST.fullmatch(text)
+    if found is not None:
+        return _moment_ms(int(found.group("y")), int(found.group("mo")), found)
+    found = _DAY_FIRST.fullmatch(text) or _SYSLOG.fullmatch(text)
+    if found is None:
+        return None
+    month = _MONTHS.get(found.group("mon").lower())
+    if month is None:
+        return None
+    if "y" in found.re.groupindex:
+        return _moment_ms(int(found.group("y")), month, found)
+    year = datetime.fromtimestamp(near_ms / 1000, UTC).year if in_range(near_ms) else 1970
+    candidates = [
+        millis
+        for millis in (_moment_ms(year + step, month, found) for step in (-1, 0, 1))
+        if millis is not None
+    ]
+    return min(candidates, key=lambda millis: abs(millis - near_ms), default=None)
 
 
 def line_time(value: object, *, default: int) -> tuple[int, bool]:

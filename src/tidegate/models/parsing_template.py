@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tidegate.models.base import Base, UTCDateTime, new_hex_id, utcnow
@@ -26,3 +26,7 @@ class ParsingTemplate(Base):
     activated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
+    # How many lines it parsed and when it last did (epoch ms of the line's ingestion):
+    # counted in memory per worker and added in batches (``logs.template_counts``).
+    match_count: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    last_matched_ms: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -64,6 +64,17 @@ class ParsingTemplate(BaseModel):
             "ingested from then on, never to lines stored before"
         ),
     ]
+    matched_lines: Annotated[
+        int,
+        Field(
+            description="How many lines it parsed since it was created or its pattern last "
+            "changed (each worker adds its count every few seconds)"
+        ),
+    ] = 0
+    last_matched_at: Annotated[
+        int | None,
+        Field(description="When the latest of those lines was ingested (epoch ms)"),
+    ] = None
     created_at: int
     updated_at: int
 
@@ -106,6 +117,14 @@ class TemplateRef(BaseModel):
     name: str
 
 
+class LineSets(BaseModel):
+    app: str | None = None
+    host: str | None = None
+    ts: Annotated[
+        int | None, Field(description="The time read from the `_ts` capture (epoch ms)")
+    ] = None
+
+
 class PreviewLine(BaseModel):
     line: str
     ts: int | None = None
@@ -116,6 +135,10 @@ class PreviewLine(BaseModel):
         dict[str, Any] | None, Field(description="The fields as they would be stored")
     ] = None
     level: Annotated[str | None, Field(description="The level the template gives")] = None
+    sets: Annotated[
+        LineSets | None,
+        Field(description="The line's own app, host and time the pattern would set"),
+    ] = None
     taken_by: Annotated[
         TemplateRef | None,
         Field(description="The active template tried before it that takes the line first"),

@@ -23,6 +23,7 @@ from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.service import page_of_lines
 from tidegate.logs.parsing import MAX_PARSED_CHARS
 from tidegate.logs.templates import TemplateSet
+from tidegate.logs.timestamps import text_time
 from tidegate.models import ParsingTemplate
 from tidegate.models.base import utcnow
 from tidegate.parsing_templates import repository, schemas
@@ -64,6 +65,8 @@ def template_schema(template: ParsingTemplate) -> schemas.ParsingTemplate:
         activated_at=(
             epoch_ms_of(template.activated_at) if template.activated_at is not None else None
         ),
+        matched_lines=template.match_count or 0,
+        last_matched_at=template.last_matched_ms,
         created_at=epoch_ms_of(template.created_at),
         updated_at=epoch_ms_of(template.updated_at),
     )
@@ -144,6 +147,8 @@ async def update_template(
     )
     if body.pattern is not None:
         compile_pattern(body.pattern)
+        if body.pattern != template.pattern:  # the counts are the pattern's
+            template.match_count, template.last_matched_ms = 0, None
         template.pattern = body.pattern
     if body.name is not None:
         template.name = body.name
@@ -225,6 +230,17 @@ def _preview_line(
     parsed = templates.parse(text)
     if parsed is not None:
         line.matched, line.fields, line.level = True, parsed.fields, parsed.level
+        if parsed.app or parsed.host or parsed.time is not None:
+            near = record.get("_ts")
+            line.sets = schemas.LineSets(
+                app=parsed.app,
+                host=parsed.host,
+                ts=(
+                    text_time(parsed.time, near_ms=near if near is not None else now_ms())
+                    if parsed.time is not None
+                    else None
+                ),
+            )
     return line
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -75,6 +75,7 @@ class Runtime:
         throttle_budget: ThrottleBudget | None = None,
         usage_flush_s: float = 5.0,
         s3_endpoint: str = "",
+        endpoints: Mapping[str, str] | None = None,
     ) -> None:
         self.limits = limits
         self.taps = TapRegistry(redis, redis_prefix=redis_prefix)
@@ -91,6 +92,7 @@ class Runtime:
                 backoff_base_ms=limits.backoff_base_ms,
                 backoff_cap_ms=limits.backoff_cap_ms,
                 s3_endpoint=s3_endpoint,
+                endpoints=dict(endpoints or {}),
             ),
             max_pipelines=limits.max_pipelines,
         )
@@ -235,7 +237,14 @@ def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
         ),
         usage_flush_s=settings.pipeline_usage_flush_s,
         s3_endpoint=settings.s3_endpoint,
+        endpoints=endpoints_from_setting(settings.destination_endpoints),
     )
+
+
+def endpoints_from_setting(text: str) -> dict[str, str]:
+    """``TIDEGATE_DESTINATION_ENDPOINTS`` (``type=url,type=url``) as a mapping."""
+    pairs = (item.split("=", 1) for item in text.split(",") if item)
+    return {name: url.rstrip("/") for name, url in pairs}
 
 
 def runtime_of(app: FastAPI) -> Runtime:

@@ -11,9 +11,7 @@ most processors).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import random
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
@@ -21,6 +19,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from tidegate.db.engine import Database
+from tidegate.db.periodic import PeriodicFlush
 from tidegate.models import PipelineUsage
 from tidegate.runtime.compiler import NodeOutput, RunningNode
 
@@ -39,7 +38,7 @@ class UsageCounter:
         self.flush_s = flush_s
         self._counts: dict[_Key, list[int]] = {}
         self.lost = 0  # counts not kept because MAX_ROWS rows were waiting for a flush
-        self._task: asyncio.Task[None] | None = None
+        self._timer = PeriodicFlush(self.flush, interval_s=flush_s, name="pipeline usage flush")
         self._lock = asyncio.Lock()
 
     def __len__(self) -> int:
@@ -125,23 +124,10 @@ class UsageCounter:
             return len(rows)
 
     def start(self, db: Database) -> None:
-        if self._task is None and self.flush_s > 0:
-            self._task = asyncio.create_task(self._run(db), name="pipeline usage flush")
+        self._timer.start(db)
 
     async def close(self, db: Database) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        with contextlib.suppress(Exception):
-            await self.flush(db)
-
-    async def _run(self, db: Database) -> None:
-        while True:
-            # Jittered, so that the workers of one server do not all write at once.
-            await asyncio.sleep(self.flush_s * random.uniform(0.8, 1.2))
-            await self.flush(db)
+        await self._timer.close(db)
 
 
 _COUNTERS: Final = ("ingress_events", "ingress_bytes", "egress_events", "egress_bytes")

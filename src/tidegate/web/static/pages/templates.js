@@ -1,8 +1,8 @@
-// Custom parsing templates: list (in the order they are tried), create, edit, reorder,
-// activate, delete; before saving, a preview of the fields the pattern would capture
+// Custom parsing templates: list (in the order they are tried, with how many lines each
+// parsed and when last), create, edit, reorder, activate, delete; before saving, a preview of the fields the pattern would capture
 // from the account's latest lines (POST /v1/config/parsing/templates/preview).
 import { del, get, patch, post, put } from "../api.js";
-import { clear, errorBox, field, fillFrom, formButtons, h, listTable, onSubmit, previewButton } from "../dom.js";
+import { clear, errorBox, field, fillFrom, formatCount, formatTime, formButtons, h, listTable, onSubmit, previewButton } from "../dom.js";
 import { session } from "../session.js";
 
 const TEMPLATES = "/v1/config/parsing/templates";
@@ -11,8 +11,17 @@ const STATES = ["draft", "inactive", "active"];
 
 // A line's captured fields; or the active template tried before this one that takes it
 // (ingestion tries them in order, the first match wins); or "no match".
+// What a template sets of the line itself (its _app, _host and _ts captures).
+function previewSets(sets) {
+  const parts = [];
+  if (sets.app) parts.push(`app ${sets.app}`);
+  if (sets.host) parts.push(`host ${sets.host}`);
+  if (sets.ts !== null && sets.ts !== undefined) parts.push(`time ${formatTime(sets.ts)}`);
+  return h("div", { class: "muted", testid: "template-preview-sets" }, `sets ${parts.join(", ") || "nothing (the _ts capture is not a time)"}`);
+}
+
 function previewFields(line) {
-  if (line.matched) return h("code", {}, JSON.stringify(line.fields));
+  if (line.matched) return [h("code", {}, JSON.stringify(line.fields || {})), line.sets ? previewSets(line.sets) : null];
   if (line.taken_by) return h("span", { class: "muted", testid: "template-preview-taken" }, `taken first by “${line.taken_by.name}”`);
   return h("span", { class: "muted" }, "no match");
 }
@@ -58,7 +67,7 @@ function templateForm(template, done) {
     { class: "card rule-form" },
     h("h2", {}, template.id ? `Edit “${template.name}”` : "New parsing template"),
     field("Name", name),
-    field("Pattern", pattern, "RE2 with named groups (?P<field>…) and %{NAME:field} tokens (WORD, INT, NUMBER, IP, URIPATH, LOGLEVEL, GREEDYDATA, …); %{INT:field:int} stores a number"),
+    field("Pattern", pattern, "RE2 with named groups (?P<field>…) and %{NAME:field} tokens (WORD, INT, NUMBER, IP, URIPATH, LOGLEVEL, GREEDYDATA, …); %{INT:field:int} stores a number; captures named _app, _host and _ts set the line's app, host and time, level its level"),
     field("State", state, "only active templates apply, to lines ingested from then on"),
     formButtons(previewPattern, "template-save", "Save template", () => done(false)),
     problem,
@@ -126,7 +135,7 @@ export async function render(main) {
     return fillFrom(table, () => get(TEMPLATES), (templates) =>
       templates.length
         ? listTable(
-            ["#", "Name", "Pattern", "Fields", "State", ""],
+            ["#", "Name", "Pattern", "Fields", "State", "Lines parsed", ""],
             templates.map((template, index) =>
               h(
                 "tr",
@@ -136,6 +145,12 @@ export async function render(main) {
                 h("td", {}, h("code", {}, template.pattern)),
                 h("td", {}, template.fields.join(", ")),
                 h("td", { testid: "template-row-state" }, template.state),
+                h(
+                  "td",
+                  { testid: "template-row-matched", title: "Counted by each server worker and saved every few seconds" },
+                  formatCount(template.matched_lines),
+                  template.last_matched_at ? h("div", { class: "muted", testid: "template-row-last-match" }, `last ${formatTime(template.last_matched_at)}`) : null,
+                ),
                 h("td", {}, actions(templates, template, index)),
               ),
             ),

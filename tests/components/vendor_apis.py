@@ -1,0 +1,131 @@
+"""Protocol-exact receivers for the vendors' HTTP APIs, as their documentation states
+them: each checks the path, the credential header, the content type, the encoding and
+the batch's shape and limits, and answers as the API does (or refuses as it does).
+``faults`` injects the API's transient failures (the statuses of the next answers)."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from tests.components.receiver import Request
+
+Check = Callable[[Request, Any], tuple[int, Any]]
+
+
+@dataclass
+class Api:
+    """One API: its path prefix, credential header and key, body limits, and what it
+    answers to a valid batch. ``accepted`` collects the decoded batches taken."""
+
+    path: str
+    key_header: str
+    key: str
+    max_items: int
+    max_bytes: int
+    ok: Callable[[Any], tuple[int, Any]]
+    gzip_required: bool = False
+    shape: Callable[[Any], str | None] = lambda _body: None
+    faults: list[int] = field(default_factory=list)
+    accepted: list[Any] = field(default_factory=list)
+
+    def respond(self, request: Request) -> tuple[int, bytes]:
+        status, answer = self._check(request)
+        return status, orjson.dumps(answer)
+
+    def _check(self, request: Request) -> tuple[int, Any]:
+        if request.method != "POST" or not request.target.startswith(self.path):
+            return 404, {"error": f"no such endpoint {request.method} {request.target}"}
+        if request.header(self.key_header) != self.key:
+            return 403, {"errors": ["Forbidden"]}
+        if (request.header("content-type") or "").split(";")[0] != "application/json":
+            return 415, {"errors": ["Unsupported media type"]}
+        body = request.body
+        encoding = request.header("content-encoding")
+        if encoding == "gzip":
+            body = gzip.decompress(body)
+        elif encoding is not None or self.gzip_required:
+            return 415, {"errors": [f"encoding {encoding!r}"]}
+        if len(body) > self.max_bytes:
+            return 413, {"errors": ["Payload too large"]}
+        document = orjson.loads(body)
+        problem = self.shape(document)
+        if problem is not None:
+            return 400, {"errors": [problem]}
+        items = _items(document)
+        if len(items) > self.max_items:
+            return 413, {"errors": ["Too many items"]}
+        if self.faults:
+            return self.faults.pop(0), {"errors": ["try again"]}
+        self.accepted.append(document)
+        return self.ok(document)
+
+
+def _items(document: Any) -> list[Any]:
+    if isinstance(document, list) and document and isinstance(document[0], dict):
+        for wrapper in ("logs", "metrics"):
+            if wrapper in document[0]:
+                return list(document[0][wrapper])
+    return document if isinstance(document, list) else [document]
+
+
+def _array_of_objects(document: Any) -> str | None:
+    if not isinstance(document, list) or not all(isinstance(item, dict) for item in document):
+        return "the body must be a JSON array of objects"
+    return None
+
+
+def datadog(key: str) -> Api:
+    """POST /api/v2/logs, DD-API-KEY; an array of at most 1,000 logs, 5 MB
+    uncompressed; 202 {}."""
+    return Api(
+        "/api/v2/logs", "DD-API-KEY", key, 1_000, 5 * 1024 * 1024,
+        lambda _document: (202, {}), shape=_array_of_objects,
+    )  # fmt: skip
+
+
+def _honeycomb_shape(document: Any) -> str | None:
+    problem = _array_of_objects(document)
+    if problem is None and not all(isinstance(item.get("data"), dict) for item in document):
+        return "each event needs an object data"
+    return problem
+
+
+def honeycomb(key: str, dataset: str) -> Api:
+    """POST /1/batch/<dataset>, X-Honeycomb-Team; an array of {data, time?}; 200 with
+    one {status: 202} per event."""
+    return Api(
+        f"/1/batch/{dataset}", "X-Honeycomb-Team", key, 1_000, 5 * 1024 * 1024,
+        lambda document: (200, [{"status": 202} for _ in document]), shape=_honeycomb_shape,
+    )  # fmt: skip
+
+
+def _new_relic_shape(wrapper: str) -> Callable[[Any], str | None]:
+    def shape(document: Any) -> str | None:
+        if not isinstance(document, list) or not all(
+            isinstance(block, dict) and isinstance(block.get(wrapper), list) for block in document
+        ):
+            return f"the body must be [{{{wrapper}: [...]}}]"
+        return None
+
+    return shape
+
+
+def new_relic_logs(key: str) -> Api:
+    """POST /log/v1, X-License-Key; [{logs: [{message, timestamp, attributes}]}];
+    1 MB; 202 {requestId}."""
+    return Api(
+        "/log/v1", "X-License-Key", key, 10_000, 1_000_000,
+        lambda _document: (202, {"requestId": "0f3b"}), shape=_new_relic_shape("logs"),
+    )  # fmt: skip
+
+
+def new_relic_metrics(key: str) -> Api:
+    """POST /metric/v1, Api-Key; [{metrics: [{name, type, value, timestamp}]}]."""
+    return Api(
+        "/metric/v1", "Api-Key", key, 10_000, 1_000_000,
+        lambda _document: (202, {"requestId": "7c1e"}), shape=_new_relic_shape("metrics"),
+    )  # fmt: skip

@@ -1,0 +1,132 @@
+"""Azurite (Microsoft's Azure Storage emulator, from npm) as a real Blob service process
+on 127.0.0.1 for the azure-blob-storage tests. It is pinned in
+``tests/tools/azurite/package-lock.json`` and installed there with ``npm ci`` (by
+``.ci/run``, or by this fixture when it is missing); no node or npm fails the tests,
+it never skips them.
+
+Containers are made public (``x-ms-blob-public-access: container``, signed with the
+emulator's well-known account key), so blobs are listed and read back anonymously:
+reading back uses no tidegate code."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import shutil
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.utils import formatdate
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.conftest import free_port
+from tests.live import live_get, stop_process
+from tests.waiting import until
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools" / "azurite"
+BINARY = TOOLS / "node_modules" / ".bin" / "azurite-blob"
+ACCOUNT = "devstoreaccount1"
+# Azurite's documented development key (public).
+KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+@dataclass(frozen=True)
+class Azurite:
+    endpoint: str
+    """``http://127.0.0.1:<port>/devstoreaccount1``"""
+
+    @property
+    def connection_string(self) -> str:
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};"
+            f"BlobEndpoint={self.endpoint};"
+        )
+
+    def make_container(self, name: str) -> str:
+        """A container whose blobs anyone may list and read (signed by hand here,
+        from Azure's documented Shared Key rules)."""
+        date = formatdate(usegmt=True)
+        headers = {
+            "x-ms-blob-public-access": "container",
+            "x-ms-date": date,
+            "x-ms-version": "2021-08-06",
+        }
+        canonical = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+        resource = f"/{ACCOUNT}/{ACCOUNT}/{name}\nrestype:container"
+        to_sign = "PUT\n" + "\n" * 11 + canonical + resource
+        digest = hmac.new(base64.b64decode(KEY), to_sign.encode(), hashlib.sha256).digest()
+        headers["Authorization"] = f"SharedKey {ACCOUNT}:{base64.b64encode(digest).decode()}"
+        made = httpx.put(f"{self.endpoint}/{name}?restype=container", headers=headers)
+        assert made.status_code == 201, made.text
+        return name
+
+    def names(self, container: str) -> list[str]:
+        listed = httpx.get(f"{self.endpoint}/{container}?restype=container&comp=list")
+        listed.raise_for_status()
+        root = ElementTree.fromstring(listed.content)
+        return sorted(element.text or "" for element in root.iter("Name"))
+
+    def read(self, container: str, name: str) -> tuple[bytes, httpx.Headers]:
+        """The blob as stored (never inflated on the way) and its headers."""
+        with httpx.stream("GET", f"{self.endpoint}/{container}/{name}") as got:
+            got.raise_for_status()
+            return b"".join(got.iter_raw()), got.headers
+
+
+def _install() -> None:
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is missing: Azurite is needed (apt-get install npm; .ci/run)"
+    subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(TOOLS)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _reachable(endpoint: str) -> bool:
+    try:
+        live_get(endpoint + "?comp=list")
+    except httpx.HTTPError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
+    if not BINARY.exists():
+        _install()
+    assert BINARY.exists(), f"{BINARY} is missing after npm ci"
+    port = free_port()
+    data = tmp_path_factory.mktemp("azurite")
+    process = subprocess.Popen(
+        [
+            str(BINARY),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(port),
+            "--location",
+            str(data),
+            "--skipApiVersionCheck",
+            "--disableTelemetry",
+            "--silent",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
+    try:
+        until(
+            lambda: process.poll() is not None or _reachable(endpoint),
+            timeout=120,
+            what="Azurite answering",
+        )
+        assert process.poll() is None, "Azurite exited"
+        yield Azurite(endpoint)
+    finally:
+        stop_process(process)
