@@ -77,6 +77,10 @@ def test_create_app_still_builds_the_whole_app(tmp_path: Path) -> None:
     # The S3 signer's library is imported when a request is signed, not by the catalogue
     # that names the S3 destination (about a tenth of a second of every start).
     assert "botocore" not in modules
+    # The segments' engine and Parquet writer load with the first segment read or write:
+    # a store without segments never pays for them.
+    assert "duckdb" not in modules
+    assert "pyarrow" not in modules
 
 
 def test_enterprise_create_does_not_import_the_web_app(tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
     from tidegate.db.read_budget import ReadBudget
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.logs.compactor import SegmentRunner
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import create_tail_broker
     from tidegate.ratelimit import limiter_redis
@@ -104,6 +105,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 timeout_ms=int(settings.read_budget_pg_timeout_s * 1000),
             ),
         )
+        db.segment_dir = settings.segment_directory
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         limiter_client = (
             limiter_redis(settings.redis_url, timeout_s=settings.rate_limit_redis_timeout_s)
@@ -167,6 +169,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         if archive is not None:
             archive.start()
+        # The log store's compactor (docs/log-store.md, "Segments"): one at a time, by lease.
+        compactor = SegmentRunner(db, settings) if settings.segments_enabled else None
+        if compactor is not None:
+            compactor.start()
         # Syslog (docs/syslog.md): a TCP listener in every worker, when a port is set.
         if settings.syslog_port is not None:
             app.state.tidegate.syslog = SyslogListener(state=app.state.tidegate, settings=settings)
@@ -184,6 +190,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await close_step("alert runner", alerts.close, timeout_s=bound)
             if archive is not None:
                 await close_step("archive runner", archive.close, timeout_s=bound)
+            if compactor is not None:
+                await close_step("compactor", compactor.close, timeout_s=bound)
             await close_step(
                 "pipeline runtime", partial(state.pipelines.aclose, db), timeout_s=bound
             )

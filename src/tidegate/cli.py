@@ -122,6 +122,41 @@ def _db_reindex(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _segments_compact(args: argparse.Namespace) -> int:
+    """One compactor round (with the lease), for operators and the crash tests."""
+    import uuid
+
+    from tidegate.db.engine import Database
+    from tidegate.logs.compactor import CompactorConfig, compact_round
+
+    settings = Settings.from_env()
+    config = CompactorConfig.of(settings)
+    if args.lease_s is not None:
+        config = CompactorConfig(
+            root=config.root,
+            after_ms=config.after_ms,
+            window_ms=config.window_ms,
+            max_lines=config.max_lines,
+            lease_ms=int(args.lease_s * 1000),
+        )
+
+    async def run() -> dict[str, int | bool]:
+        db = Database.connect(settings.database_url)
+        try:
+            result = await compact_round(db, config, owner=uuid.uuid4().hex)
+        finally:
+            await db.dispose()
+        return {
+            "claimed": result.claimed,
+            "segments": result.segments,
+            "lines": result.lines,
+            "orphans_removed": result.orphans_removed,
+        }
+
+    sys.stdout.write(json.dumps(asyncio.run(run())) + "\n")
+    return 0
+
+
 def _enterprise_create(args: argparse.Namespace) -> int:
     from tidegate.db.engine import Database
     from tidegate.db.migrate import upgrade_database
@@ -179,6 +214,14 @@ def _parser() -> argparse.ArgumentParser:
         "reindex", help="rebuild the search index of every stored line (docs/log-store.md)"
     )
     reindex.set_defaults(func=_db_reindex)
+
+    segments = commands.add_parser("segments", help="the log store's segments")
+    segment_commands = segments.add_subparsers(dest="segments_command", required=True)
+    compact = segment_commands.add_parser(
+        "compact", help="one compactor round: move old lines into segments (docs/log-store.md)"
+    )
+    compact.add_argument("--lease-s", type=float, default=None, help="the lease's length")
+    compact.set_defaults(func=_segments_compact)
 
     enterprise = commands.add_parser("enterprise", help="enterprises")
     ent_commands = enterprise.add_subparsers(dest="enterprise_command", required=True)

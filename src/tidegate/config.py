@@ -185,6 +185,19 @@ class Settings(BaseSettings):
     slack_base_url: str = "https://hooks.slack.com"
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"
 
+    # The log store's columnar tier (docs/log-store.md, "Segments"): whether this process
+    # runs the compactor (one at a time across workers and hosts, by a lease); lines are
+    # moved per account and window of ``segment_window_s`` of their received time, once
+    # the whole window is older than ``segment_after_s``; at most ``segment_max_lines``
+    # lines a file; the directory of the files (empty: ``<data_dir>/segments``); seconds
+    # between the compactor's rounds. Reads always include the segments there are.
+    segments_enabled: bool = False
+    segment_after_s: float = Field(default=86_400.0, ge=0)
+    segment_window_s: float = Field(default=86_400.0, ge=1, le=7 * 86_400)
+    segment_max_lines: int = Field(default=100_000, ge=1, le=5_000_000)
+    segment_dir: Path | None = None
+    segment_tick_s: float = Field(default=60.0, gt=0)
+
     # p10-views
     # Alerts (docs/alerts.md): whether this process runs the alert evaluator and the
     # delivery outbox; seconds between their rounds.
@@ -255,7 +268,13 @@ class Settings(BaseSettings):
         return value.upper() if isinstance(value, str) else value
 
     @field_validator(
-        "redis_url", "secret_key", "smtp_host", "syslog_tls_cert", "syslog_tls_key", mode="before"
+        "redis_url",
+        "secret_key",
+        "smtp_host",
+        "syslog_tls_cert",
+        "syslog_tls_key",
+        "segment_dir",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
@@ -284,6 +303,11 @@ class Settings(BaseSettings):
         if (self.syslog_tls_cert is None) != (self.syslog_tls_key is None):
             raise ValueError("TIDEGATE_SYSLOG_TLS_CERT and TIDEGATE_SYSLOG_TLS_KEY go together")
         return self
+
+    @property
+    def segment_directory(self) -> Path:
+        """Where the log store's segments live."""
+        return self.segment_dir if self.segment_dir is not None else self.data_dir / "segments"
 
     @classmethod
     def from_env(cls) -> Settings:

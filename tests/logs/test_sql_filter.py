@@ -10,14 +10,18 @@ path (SQL, then the matcher on the candidates when inexact) selects exactly them
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, export_all, now_ms
 from tests.factories import AccountCtx, make_account, make_tenant
@@ -27,9 +31,14 @@ from tidegate.db.engine import Database
 from tidegate.errors import BadRequest
 from tidegate.export import repository, service
 from tidegate.export.repository import LineRow
+from tidegate.export.service import segment_filter
+from tidegate.export.tiers import segment_query
+from tidegate.logs.compactor import CompactorConfig, compact_round, compactor_columns, write_rows
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.segments import LINE_COLUMNS
 from tidegate.logs.sql_filter import SqlFilter, translate
 from tidegate.logs.store import NewLine, store_lines
+from tidegate.models import LogLine as LogLineModel
 
 # -- lines ------------------------------------------------------------------------------
 
@@ -296,10 +305,44 @@ def _matches(line_filter: LineFilter, row: LineRow) -> bool:
     )
 
 
-async def check(store: Store, lines: list[NewLine], filters: list[Filter]) -> None:
+def segment_rows(files: list[str], sql: SqlFilter) -> list[LineRow]:
+    """The candidates DuckDB selects from the segment files."""
+    return [
+        LineRow(*row)
+        for row in segment_query(
+            files,
+            columns=", ".join(LINE_COLUMNS),
+            where=sql.where,
+            from_ms=-(2**62),
+            to_ms=2**62,
+            max_id=2**62,
+        )
+    ]
+
+
+async def as_segment(store: Store, window: tuple[int, int], directory: Path) -> list[str]:
+    """The window's lines written as a segment, as the compactor writes one."""
+    statement = (
+        select(*compactor_columns(store.dialect))
+        .where(
+            LogLineModel.account_id == store.account_id,
+            LogLineModel.ts >= window[0],
+            LogLineModel.ts <= window[1],
+        )
+        .order_by(LogLineModel.id)
+    )
+    async with store.db.read_sessions() as session:
+        rows = [tuple(row) for row in (await session.execute(statement)).all()]
+    name = f"{store.account_id}/{window[0]}-{rows[0][0]}.parquet"
+    await asyncio.to_thread(write_rows, directory, name, rows, store.dialect)
+    return [str(directory / name)]
+
+
+async def check(store: Store, lines: list[NewLine], filters: list[Filter], directory: Path) -> None:
     window = await store.add(lines)
     stored = await store.rows(window, None)
     assert len(stored) == len(lines)
+    segment = await as_segment(store, window, directory)
     for case in filters:
         parsed = case.parse()
         if parsed is None:
@@ -327,6 +370,13 @@ async def check(store: Store, lines: list[NewLine], filters: list[Filter]) -> No
         exported = await store.export(window, case)
         assert len(exported) == len(set(exported)), (case, "a line exported twice")
         assert {int(line_id) for line_id in exported} == expected, case
+        # The segments' dialect (DuckDB over the same lines as a Parquet segment): the
+        # same contract, superset and exact where it says so.
+        cold = segment_filter(line_filter)
+        found = {row.id for row in segment_rows(segment, cold)}
+        assert expected <= found, (case, "a matching line was not selected by DuckDB")
+        if cold.exact:
+            assert found == expected, (case, "DuckDB: exact, but selected a non-match")
 
 
 def _line(line: str = "x", **fields: Any) -> NewLine:
@@ -378,9 +428,9 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
 @example(lines=[_line("ab ", host="ß", app="ab")], filters=[Filter("(-str app:* host:(-a))")])
 @pytest.mark.usefixtures("common_rows")
 async def test_sql_selects_what_the_matcher_selects(
-    store: Store, lines: list[NewLine], filters: list[Filter]
+    store: Store, lines: list[NewLine], filters: list[Filter], tmp_path: Path
 ) -> None:
-    await check(store, lines, filters)
+    await check(store, lines, filters, tmp_path / f"segments-{uuid.uuid4().hex[:8]}")
 
 
 @pytest.mark.parametrize("query", ["-str app:*", "(-str app:* host:(-a))", "-str level:x", "-str"])
@@ -422,3 +472,116 @@ async def test_account_values_test_the_account_read(store: Store) -> None:
     assert selected == [
         ["one", "two"], ["one", "two"], [], ["one"], [], [], ["two"],
     ]  # fmt: skip
+
+
+# -- both tiers ---------------------------------------------------------------------------
+
+DAY_MS = 86_400_000
+
+
+async def tiered_answers(
+    store: Store, account: AccountCtx, window: tuple[int, int], case: Filter
+) -> tuple[list[str], int, bool]:
+    """The export's ids (all pages) and the aggregation's total and exactness."""
+    params = {"hosts": case.hosts, "apps": case.apps, "levels": case.levels}
+    lines, _pages = await export_all(
+        store.client,
+        account.headers,
+        query=case.query,
+        size=3,
+        **{"from": window[0], "to": window[1]},
+        **params,
+    )
+    response = await store.client.get(
+        "/v1/aggregate",
+        params={
+            name: value
+            for name, value in {
+                "from": window[0],
+                "to": window[1],
+                "query": case.query,
+                **params,
+            }.items()
+            if value is not None
+        },
+        headers=account.headers,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return [line["_id"] for line in lines], int(body["total"]), bool(body["exact"])
+
+
+@settings(
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(lines=log_lines(), filters=st.lists(FILTERS, min_size=1, max_size=3))
+@example(
+    lines=[_line("STRA\u017fSE ab"), _line("straße x", app="İx"), _line("ab", meta={"a": 400})],
+    filters=[Filter("strasse"), Filter("app:i"), Filter("a:==400"), Filter("-ab")],
+)
+async def test_both_tiers_answer_as_the_row_store(
+    store: Store, lines: list[NewLine], filters: list[Filter]
+) -> None:
+    """The same queries give the same answers with the lines in the row store, split
+    across the row store and segments, and all in segments (export pages and
+    aggregations, docs/log-store.md "Segments")."""
+    account = await make_account(store.client, store.account.tenant)
+    start = BASE_MS + next(store.windows) * 1_000
+    for offset, line in enumerate(lines):
+        line.ts = start + offset
+    window = (start, start + 999)
+    half = (len(lines) + 1) // 2
+    now = now_ms()
+    async with store.db.write_sessions() as session:
+        # The first half received long ago, the rest two hours ago.
+        await store_lines(
+            session=session,
+            account_id=account.account_id,
+            lines=lines[:half],
+            received_ms=now - 10 * DAY_MS,
+        )
+        if lines[half:]:
+            await store_lines(
+                session=session,
+                account_id=account.account_id,
+                lines=lines[half:],
+                received_ms=now - 7_200_000,
+            )
+        await session.commit()
+    statement = repository.scan_lines(
+        account_id=account.account_id,
+        from_ms=window[0],
+        to_ms=window[1],
+        max_id=2**62,
+        after=None,
+        newest_first=False,
+        limit=1_000,
+    )
+    async with store.db.read_sessions() as session:
+        stored = [LineRow(*row) for row in (await session.execute(statement)).all()]
+    cases = [
+        (case, parsed.bound_to(account.account_id))
+        for case in filters
+        if (parsed := case.parse()) is not None
+    ]
+    wanted = {
+        case: {row.id for row in stored if _matches(line_filter, row)}
+        for case, line_filter in cases
+    }
+    root = store.client.settings.segment_directory
+    states = [
+        None,  # all in the row store
+        CompactorConfig(root=root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=3, lease_ms=60_000),
+        CompactorConfig(root=root, after_ms=0, window_ms=3_600_000, max_lines=3, lease_ms=60_000),
+    ]
+    for state in states:
+        if state is not None:
+            await compact_round(store.db, state, owner="property", accounts=[account.account_id])
+        for case, _line_filter in cases:
+            exported, total, exact = await tiered_answers(store, account, window, case)
+            assert len(exported) == len(set(exported)), (case, state)
+            assert {int(line_id) for line_id in exported} == wanted[case], (case, state)
+            assert exact, (case, state)
+            assert total == len(wanted[case]), (case, state)

@@ -101,7 +101,7 @@ def top_values(
     to_ms: int,
     max_id: int,
     where: ColumnElement[bool] | None,
-    limit: int,
+    limit: int | None,
 ) -> Select[str | None, int]:
     """The ``limit`` most frequent folded values of ``field`` (``host``, ``app``,
     ``level``) with their counts, most frequent first, ties in code point order (the

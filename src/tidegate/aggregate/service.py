@@ -14,9 +14,10 @@ never on the event loop.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,8 +26,19 @@ from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.db.engine import Database
 from tidegate.export import repository as export_repository
 from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.service import CandidateWalk, FilterPlan, plan_filter, row_matches
+from tidegate.export.repository import LineRow
+from tidegate.export.service import (
+    CandidateWalk,
+    FilterPlan,
+    newest_id,
+    plan_filter,
+    row_matches,
+    segment_filter,
+)
+from tidegate.export.tiers import consistent, segment_query
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.segments import AccountSegments
+from tidegate.logs.sql_filter import SqlFilter
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.values import as_text
@@ -128,27 +140,47 @@ def aggregation(
 ) -> schemas.Aggregation:
     """Runs in the worker thread."""
     request = replace(request, line_filter=request.line_filter.bound_to(account_id))
+    return consistent(
+        reader, account_id, lambda segments: _aggregation(reader, account_id, request, segments)
+    )
+
+
+def _aggregation(
+    reader: PageReader, account_id: str, request: AggregateRequest, segments: AccountSegments
+) -> schemas.Aggregation:
     width = bucket_width(request.from_ms, request.to_ms, request.buckets)
     first_bucket = request.from_ms // width
     histogram = [0] * bucket_count(request.from_ms, request.to_ms, width)
     top: dict[str, list[tuple[str, int]]] = {name: [] for name in TOP_FIELDS}
     extra: dict[str, list[tuple[str, int]]] = {name: [] for name in request.fields}
     counted_from = request.from_ms
-    max_id = reader.scalar(export_repository.newest_line_id(account_id=account_id))
+    max_id = newest_id(reader, account_id, segments)
     if max_id is not None:
         scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
         # Every candidate is wanted (up to the cap), not a page of them.
         plan = plan_filter(reader, account_id, request.line_filter, MAX_CANDIDATES)
+        cold = _Cold.of(segments, request, max_id=int(max_id), width=width)
         # Top values of other fields: each line's meta is read, so the lines are walked.
-        if plan.sql.exact and not (request.fields and request.top):
+        exact = plan.sql.exact and (cold is None or cold.sql.exact)
+        if exact and not (request.fields and request.top):
             for bucket, lines in scope.bucket_counts(reader, plan):
                 histogram[bucket - first_bucket] = lines
+            if cold is not None:
+                for bucket, lines in cold.bucket_counts():
+                    histogram[bucket - first_bucket] += lines
             if request.top:
-                top = {name: scope.top_values(reader, plan, name) for name in TOP_FIELDS}
+                top = {name: scope.top_values(reader, plan, name, cold=cold) for name in TOP_FIELDS}
         else:
             wanted = request.fields if request.top else ()
             tally = _Tally(first_bucket=first_bucket, histogram=histogram, fields=wanted)
             counted_from = scope.confirm(reader, plan, tally)
+            if cold is not None and cold.sql.exact and not wanted:
+                # The segments' condition is exact: DuckDB counts them, from where the
+                # row store's count is complete.
+                cold.add_counts(tally, from_ms=counted_from)
+            elif cold is not None:
+                # The segments are confirmed whole (no cap), from the same time.
+                cold.confirm(tally, from_ms=counted_from)
             top = {name: tally.top(name, request.top) for name in TOP_FIELDS}
             extra.update({name: tally.top(name, request.top) for name in wanted})
     return schemas.Aggregation(
@@ -213,7 +245,9 @@ class _Scope:
         )
         return ((int(bucket), int(lines)) for bucket, lines in reader.all(statement))
 
-    def top_values(self, reader: PageReader, plan: FilterPlan, name: str) -> list[tuple[str, int]]:
+    def top_values(
+        self, reader: PageReader, plan: FilterPlan, name: str, *, cold: _Cold | None = None
+    ) -> list[tuple[str, int]]:
         statement = repository.top_values(
             field=name,
             account_id=self.account_id,
@@ -221,9 +255,17 @@ class _Scope:
             to_ms=self.request.to_ms,
             max_id=self.max_id,
             where=plan.sql.where,
-            limit=self.request.top,
+            # With segments, every value's count: the top of a sum is not the sum of tops.
+            limit=self.request.top if cold is None else None,
         )
-        return [(str(value), int(lines)) for value, lines in reader.all(statement)]
+        found = [(str(value), int(lines)) for value, lines in reader.all(statement)]
+        if cold is None:
+            return found
+        counts: Counter[str] = Counter(cold.value_counts(name))
+        for value, lines in found:
+            counts[value] += lines
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return ranked[: self.request.top]
 
     def confirm(self, reader: PageReader, plan: FilterPlan, tally: _Tally) -> int:
         """Counts the candidates the matcher confirms, newest first, into ``tally``;
@@ -271,6 +313,106 @@ class _Scope:
                     pending.append((row.ts // self.width, row.host, row.app, row.level, found))
         tally.add_lines(pending)
         return self.request.from_ms
+
+
+@dataclass(frozen=True, slots=True)
+class _Cold:
+    """The segments' part of an aggregation (DuckDB)."""
+
+    files: list[str]
+    sql: SqlFilter
+    request: AggregateRequest
+    max_id: int
+    width: int
+    cache: dict[int, tuple[dict[int, int], dict[str, dict[str, int]]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, segments: AccountSegments, request: AggregateRequest, *, max_id: int, width: int
+    ) -> _Cold | None:
+        files = segments.files(from_ms=request.from_ms, to_ms=request.to_ms, max_id=max_id)
+        if not files:
+            return None
+        return cls(files, segment_filter(request.line_filter), request, max_id, width)
+
+    def _rows(
+        self,
+        columns: str,
+        *,
+        from_ms: int | None = None,
+        wrap: str = "{}",
+    ) -> Iterator[tuple[Any, ...]]:
+        return segment_query(
+            self.files,
+            columns=columns,
+            where=self.sql.where,
+            from_ms=self.request.from_ms if from_ms is None else from_ms,
+            to_ms=self.request.to_ms,
+            max_id=self.max_id,
+            wrap=wrap,
+        )
+
+    def bucket_counts(self) -> Iterator[tuple[int, int]]:
+        yield from self._counts(self.request.from_ms)[0].items()
+
+    def value_counts(self, name: str) -> dict[str, int]:
+        return self._counts(self.request.from_ms)[1][name]
+
+    def add_counts(self, tally: _Tally, *, from_ms: int) -> None:
+        """Adds the segments' counts from ``from_ms`` on to ``tally`` (an exact
+        condition: DuckDB counts, nothing is confirmed)."""
+        buckets, values = self._counts(from_ms)
+        for bucket, lines in buckets.items():
+            tally.histogram[bucket - tally.first_bucket] += lines
+        for name, counts in values.items():
+            tally.values[name].update(counts)
+
+    def _counts(self, from_ms: int) -> tuple[dict[int, int], dict[str, dict[str, int]]]:
+        """The histogram and every value's count of host, app and level, in one pass
+        over the segments (GROUPING SETS): the scan, not the counting, is the cost."""
+        if from_ms in self.cache:
+            return self.cache[from_ms]
+        sets = "(b), (host), (app), (level)" if self.request.top else "(b)"
+        rows = self._rows(
+            f"ts // {int(self.width)} AS b, host_folded AS host, app_folded AS app, "
+            "level_folded AS level",
+            from_ms=from_ms,
+            wrap="SELECT GROUPING(b), b, host, app, level, count(*) FROM ({}) "
+            f"GROUP BY GROUPING SETS ({sets})",
+        )
+        buckets: dict[int, int] = {}
+        values: dict[str, dict[str, int]] = {name: {} for name in TOP_FIELDS}
+        for is_value, bucket, host, app, level, lines in rows:
+            if not is_value:
+                buckets[int(bucket)] = int(lines)
+                continue
+            for name, value in (("host", host), ("app", app), ("level", level)):
+                if value is not None:
+                    values[name][str(value)] = int(lines)
+        self.cache[from_ms] = (buckets, values)
+        return buckets, values
+
+    def confirm(self, tally: _Tally, *, from_ms: int) -> None:
+        """Counts every line of the segments the matcher confirms, from ``from_ms``."""
+        line_filter = self.request.line_filter
+        getters = [field_getter(name) for name in tally.fields]
+        counted: list[_Counted] = []
+        rows = self._rows(
+            "id, ts, host, app, level, NULL, file, NULL, NULL, tags, meta, line", from_ms=from_ms
+        )
+        for values in rows:
+            row = LineRow(*values)
+            meta = row.meta()
+            if row_matches(line_filter, row, meta):
+                found = _field_values(getters, row.line, meta) if getters else ()
+                counted.append((row.ts // self.width, row.host, row.app, row.level, found))
+                if len(counted) >= _TALLY_BATCH:
+                    tally.add_lines(counted)
+                    counted.clear()
+        tally.add_lines(counted)
+
+
+_TALLY_BATCH = 4_096
 
 
 def _field_values(

@@ -321,6 +321,9 @@ class Database:
     pool_timeout_s: float = 10.0
     pool_plan: PoolPlan = DEFAULT_POOL_PLAN
     read_budget: ReadBudget = field(default_factory=ReadBudget)
+    # The log store's segment directory (docs/log-store.md, "Segments"); None: reads
+    # leave segments out (tools that only write or manage).
+    segment_dir: Path | None = None
     _pg_pool: Any = field(default=None, repr=False)
     _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     # What _watch_pool added to tidegate_db_pool_capacity, taken back by dispose.

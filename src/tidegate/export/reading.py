@@ -28,6 +28,7 @@ import contextlib
 import sqlite3
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, text
@@ -80,6 +81,8 @@ class PageReader(Protocol):
     """Runs one statement of tidegate.export.repository; called in the worker thread."""
 
     dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
+    # Where the log store's segments are (None: reads leave them out).
+    segment_dir: Path | None
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
@@ -96,6 +99,8 @@ class SqliteReader:
     """The stdlib driver on a connection of the worker thread's own."""
 
     dialect = "sqlite"
+    segment_dir: Path | None = None
+    snapshot = False
 
     def __init__(self, path: str, budget: ReadBudget | None = None) -> None:
         self._path = path
@@ -138,6 +143,12 @@ class SqliteReader:
         if self._connection is None:
             connection = open_reader(self._path, wait_s=READ_OFF_LOOP_WAIT_S)
             connection.set_progress_handler(self._progress, SQLITE_PROGRESS_EVERY)
+            if self.segment_dir is not None:
+                # One snapshot for every statement of the page (WAL: the first read
+                # takes it), so the segment list and the row store's rows agree
+                # (docs/log-store.md, "Segments"); the page's end rolls it back.
+                connection.execute("BEGIN")
+                self.snapshot = True
             self._connection = connection
         # render_postcompile: IN lists (a filter's hosts, apps, levels) as plain parameters.
         compiled = statement.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
@@ -182,6 +193,9 @@ class LoopReader:
     """Asks the event loop to run each statement on the request's (asyncpg) session."""
 
     dialect = "postgresql"
+    segment_dir: Path | None = None
+    # Whether the page's statements share one snapshot (REPEATABLE READ).
+    snapshot = False
 
     def __init__(
         self,
@@ -204,6 +218,13 @@ class LoopReader:
             if self._stopped:
                 raise PageAbandoned
             if not self._planned_per_call:
+                if not self._session.in_transaction():
+                    # One snapshot for every statement of the page: the segment list
+                    # and the row store's rows agree (docs/log-store.md, "Segments").
+                    await self._session.connection(
+                        execution_options={"isolation_level": "REPEATABLE READ"}
+                    )
+                    self.snapshot = True
                 # A search literal is a parameter: a cached generic plan would treat a
                 # rare literal and a common one alike (the trigram index or the time
                 # index for both). Each statement of the page's transaction is planned
@@ -283,6 +304,7 @@ async def run_off_loop(
         reader = SqliteReader(url.database or "", database.read_budget)
     else:
         reader = LoopReader(session, loop, database.read_budget)
+    reader.segment_dir = database.segment_dir
 
     def work() -> T:
         try:

@@ -34,8 +34,10 @@ from tidegate.export.cursor import ExportCursor
 from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.repository import LineRow
 from tidegate.export.schemas import MAX_SIZE, ExportRequest, ExportV1Request
+from tidegate.export.tiers import MergedWalk, consistent, segment_walk
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.record import public_record
+from tidegate.logs.segments import AccountSegments
 from tidegate.logs.sql_filter import (
     Condition,
     FoldedPrefix,
@@ -92,10 +94,24 @@ def page_of_lines(
 ) -> dict[str, Any]:
     """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread."""
     request = replace(request, line_filter=request.line_filter.bound_to(account_id))
+    return consistent(
+        reader,
+        account_id,
+        lambda segments: _page(reader, sealer, account_id, request, segments),
+    )
+
+
+def _page(
+    reader: PageReader,
+    sealer: Sealer,
+    account_id: str,
+    request: ExportRequest,
+    segments: AccountSegments,
+) -> dict[str, Any]:
     fingerprint = request.fingerprint()
     after: tuple[int, int] | None = None
     if request.pagination_id is None:
-        max_id = reader.scalar(repository.newest_line_id(account_id=account_id))
+        max_id = newest_id(reader, account_id, segments)
         if max_id is None:
             return {"lines": [], "pagination_id": None}
     else:
@@ -105,7 +121,12 @@ def page_of_lines(
         max_id, after = cursor.max_id, (cursor.last_ts, cursor.last_id)
 
     scan = _Scan(
-        reader=reader, account_id=account_id, request=request, max_id=int(max_id), after=after
+        reader=reader,
+        account_id=account_id,
+        request=request,
+        max_id=int(max_id),
+        after=after,
+        segments=segments,
     )
     scan.run(plan_filter(reader, account_id, request.line_filter, request.size))
 
@@ -114,6 +135,13 @@ def page_of_lines(
     last_ts, last_id = scan.after
     next_cursor = ExportCursor(account_id, fingerprint, int(max_id), last_ts, last_id)
     return {"lines": scan.records, "pagination_id": next_cursor.seal(sealer)}
+
+
+def newest_id(reader: PageReader, account_id: str, segments: AccountSegments) -> int | None:
+    """The largest id among the account's committed lines, in either tier."""
+    hot = reader.scalar(repository.newest_line_id(account_id=account_id))
+    ids = [int(value) for value in (hot, segments.max_id) if value is not None]
+    return max(ids, default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +236,20 @@ def lines_v1(
     absent): the first ones from ``from`` (``head``) or the last ones up to ``to``
     (``tail``), oldest first either way, so they read like a log."""
     cap = v1_line_cap(reader.scalar(repository.plan_of(account_id=account_id)))
+    return consistent(
+        reader, account_id, lambda segments: _lines_v1(reader, account_id, request, cap, segments)
+    )
+
+
+def _lines_v1(
+    reader: PageReader,
+    account_id: str,
+    request: ExportV1Request,
+    cap: int,
+    segments: AccountSegments,
+) -> list[dict[str, Any]]:
     wanted = min(request.size or cap, cap)
-    max_id = reader.scalar(repository.newest_line_id(account_id=account_id))
+    max_id = newest_id(reader, account_id, segments)
     if max_id is None:
         return []
     base = request.export
@@ -224,6 +264,7 @@ def lines_v1(
             request=replace(base, size=min(wanted - len(records), MAX_SIZE)),
             max_id=int(max_id),
             after=after,
+            segments=segments,
         )
         scan.run(plan)
         records.extend(scan.records)
@@ -275,8 +316,10 @@ class _Scan:
         request: ExportRequest,
         max_id: int,
         after: tuple[int, int] | None,
+        segments: AccountSegments,
     ) -> None:
         self.reader = reader
+        self.segments = segments
         self.account_id = account_id
         self.request = request
         self.max_id = max_id
@@ -290,7 +333,9 @@ class _Scan:
         or past it the last candidate the matcher turned down."""
         sql = plan.sql
         size = self.request.size
-        walk = CandidateWalk(
+        newest_first = self.request.prefer == "tail"
+        budget = size + 1 if sql.exact else MAX_SCANNED_PER_REQUEST
+        hot = CandidateWalk(
             reader=self.reader,
             scan=lambda after, limit: repository.scan_lines(
                 account_id=self.account_id,
@@ -298,20 +343,37 @@ class _Scan:
                 to_ms=self.request.to_ms,
                 max_id=self.max_id,
                 after=after,
-                newest_first=self.request.prefer == "tail",
+                newest_first=newest_first,
                 limit=limit,
                 where=sql.where,
                 drive=plan.drive,
             ),
             # Exact: the page and one more row (whether there is more), one statement.
-            budget=size + 1 if sql.exact else MAX_SCANNED_PER_REQUEST,
+            budget=budget,
             wanted=lambda: size + 1 - len(self.records),
         )
+        walk: CandidateWalk | MergedWalk = hot
+        exact = sql.exact
+        if self.segments.segments:
+            cold_sql = segment_filter(self.request.line_filter)
+            # A row of either tier is confirmed unless both conditions are exact.
+            exact = exact and cold_sql.exact
+            cold = segment_walk(
+                self.segments,
+                where=cold_sql.where,
+                from_ms=self.request.from_ms,
+                to_ms=self.request.to_ms,
+                max_id=self.max_id,
+                newest_first=newest_first,
+                budget=size + 1 if cold_sql.exact else MAX_SCANNED_PER_REQUEST,
+                wanted=lambda: size + 1 - len(self.records),
+            )
+            walk = MergedWalk([hot, cold], newest_first=newest_first)
         with closing(walk.rows(self.after)) as rows:
             for row in rows:
                 if len(self.records) >= size:
                     return  # a row past a full page: there is more
-                if not self._take(row, exact=sql.exact):
+                if not self._take(row, exact=exact):
                     return  # the page is full by its bytes
         self.exhausted = walk.exhausted
 
@@ -329,6 +391,11 @@ class _Scan:
         self.records.append(line_record(row, meta))
         self.after = (row.ts, row.id)
         return True
+
+
+def segment_filter(line_filter: LineFilter) -> SqlFilter:
+    """The filter's form for the segments (DuckDB, tidegate.logs.segments)."""
+    return translate(line_filter, dialect="duckdb")
 
 
 def row_matches(line_filter: LineFilter, row: LineRow, meta: dict[str, Any] | None) -> bool:

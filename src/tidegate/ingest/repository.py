@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import NamedTuple
 
-from sqlalchemy import Text, bindparam, cast, delete, select, text
+from sqlalchemy import bindparam, delete, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database, RawQuery
@@ -121,18 +121,7 @@ async def delete_received_before(
         .subquery()
     )
     doomed = select(window.c.id).where(window.c.received_ms < before_ms)
-    statement = delete(LogLine).where(LogLine.id.in_(doomed))
-    if session.get_bind().dialect.name != "sqlite":
-        result = await session.execute(statement)
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
-    gone = (
-        await session.execute(
-            statement.returning(LogLine.id, LogLine.line, cast(LogLine.meta, Text))
-        )
-    ).all()
-    if gone:
-        await session.execute(search_index.DELETE_ENTRY, search_index.deleted_entries(gone))
-    return len(gone)
+    return await search_index.delete_lines(session, delete(LogLine).where(LogLine.id.in_(doomed)))
 
 
 _PARTITIONS = text(

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import text
+from sqlalchemy import Delete, Text, cast, column, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.logs.store import document_json, search_text
 
@@ -44,6 +45,19 @@ def deleted_entries(rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
     """SQLite: the parameters of ``DELETE_ENTRY`` for deleted lines, given
     ``(id, line, meta JSON text)`` as they were stored."""
     return [{"id": row[0], "text": search_text(row[1], row[2])} for row in rows]
+
+
+async def delete_lines(session: AsyncSession, statement: Delete) -> int:
+    """Runs a DELETE of ``log_lines`` and, on SQLite, removes the deleted lines' entries
+    from the search index in the same transaction; how many lines went."""
+    if session.get_bind().dialect.name != "sqlite":
+        result: Any = await session.execute(statement)
+        return int(result.rowcount or 0)
+    returning: Any = statement.returning(column("id"), column("line"), cast(column("meta"), Text))
+    gone: list[Any] = list((await session.execute(returning)).all())
+    if gone:
+        await session.execute(DELETE_ENTRY, deleted_entries(gone))
+    return len(gone)
 
 
 def reindex(connection: Connection) -> int:

@@ -55,7 +55,9 @@ from tidegate.search.nodes import (
 )
 from tidegate.search.values import parse_number
 
-DIALECTS = ("sqlite", "postgresql")
+# ``duckdb``: the segments of the columnar tier (tidegate.logs.segments), whose search
+# text is split in two columns, the case-folded line and the case-folded meta JSON text.
+DIALECTS = ("sqlite", "postgresql", "duckdb")
 
 # The shortest literal the SQLite trigram index can look up.
 MIN_FTS_CHARS = 3
@@ -67,6 +69,10 @@ MAX_FTS_TRIGRAMS = 24
 Condition = ColumnElement[bool]
 
 _LOG_SEARCH = table("log_search", column("rowid"))
+# A segment's folded line and folded meta JSON text (DuckDB reads it as ``log_lines``).
+_SEGMENT = table("log_lines", column("line_folded"), column("meta_folded"))
+_SEGMENT_LINE: ColumnElement[str] = _SEGMENT.c.line_folded
+_SEGMENT_META: ColumnElement[str] = _SEGMENT.c.meta_folded
 # The built-in fields with a case-folded copy (``<name>_folded``, indexed).
 _FOLDED = frozenset({"host", "app", "level"})
 
@@ -246,15 +252,16 @@ class _Translator:
     def line(self, node: LineNode) -> Translated:
         if isinstance(node, Term | Phrase):
             # A word start (Term) or a substring (Phrase) of the case-folded line is a
-            # substring of the search text, which starts with the case-folded line. A
-            # JSON line's message (what the matcher searches, ``searched_text``) is in the
-            # search text as its JSON spells it: a literal with a character JSON escapes
-            # (a quote, a backslash, a control character) is looked for both ways.
+            # substring of the search text, which starts with the case-folded line (DuckDB
+            # holds the folded line as a column of its own). A JSON line's message (what
+            # the matcher searches, ``searched_text``) is in the line as its JSON spells
+            # it: a literal with a character JSON escapes (a quote, a backslash, a control
+            # character) is looked for both ways. Never exact: the matcher searches only
+            # the message of a JSON line, so text elsewhere in it is a candidate only.
             folded = node.text.casefold()
             escaped = orjson.dumps(folded).decode()[1:-1]
-            if escaped == folded:
-                return self.contains(folded), False
-            return _any([self.contains(folded), self.contains(escaped)]), False
+            found = [self.contains(text, part="line") for text in dict.fromkeys((folded, escaped))]
+            return (found[0] if len(found) == 1 else _any(found)), False
         if isinstance(node, Field):
             return self.field(node)
         if isinstance(node, Not):
@@ -300,7 +307,7 @@ class _Translator:
         if isinstance(node, Exists):
             return true(), True  # every line has a text
         if isinstance(node, Match):
-            return self.contains(node.value.casefold()), False
+            return self.contains(node.value.casefold(), part="line"), False
         if isinstance(node, ValueAnd | ValueOr):
             conditions = [self.line_text(operand)[0] for operand in node.operands]
             return (_all(conditions) if isinstance(node, ValueAnd) else _any(conditions)), False
@@ -375,7 +382,7 @@ class _Translator:
         key, tried first by the matcher): either way the JSON text holds ``key"``."""
         if _ESCAPED_IN_JSON.search(key):
             return true()  # spelled with escapes in the JSON text
-        return self.contains(key.casefold() + '"')
+        return self.contains(key.casefold() + '"', part="meta")
 
     def meta_value(self, node: ValueNode) -> Condition:
         if isinstance(node, Match):
@@ -403,12 +410,16 @@ class _Translator:
             return true()
         if _SMALL_FLOAT_PREFIX.match(literal):
             return true()
-        return self.contains(literal)
+        return self.contains(literal, part="meta")
 
     # -- the search text -------------------------------------------------------------
 
-    def contains(self, literal: str) -> Condition:
+    def contains(self, literal: str, *, part: str) -> Condition:
         """The search text contains ``literal`` (already case-folded), or a superset."""
+        if self.dialect == "duckdb":
+            # ``part``: where the literal must be, the line's text or its meta.
+            folded = _SEGMENT_LINE if part == "line" else _SEGMENT_META
+            return folded.like("%" + _escape_like(literal) + "%", escape="\\")
         if self.dialect == "postgresql":
             return _search_column().like("%" + _escape_like(literal) + "%", escape="\\")
         if len(literal) < MIN_FTS_CHARS:

@@ -18,6 +18,7 @@ from tidegate.models.gateway_route import AccessKey, GatewayRoute, SigningKey
 from tidegate.models.group import Group, GroupMember
 from tidegate.models.index_rate_alert import IndexRateAlert
 from tidegate.models.log_line import LogLine
+from tidegate.models.log_segment import LogSegment, SegmentLease
 from tidegate.models.membership import Membership
 from tidegate.models.parsing_template import ParsingTemplate
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
@@ -52,6 +53,7 @@ __all__ = [
     "GroupMember",
     "IndexRateAlert",
     "LogLine",
+    "LogSegment",
     "Membership",
     "ParsingTemplate",
     "Pipeline",
@@ -60,6 +62,7 @@ __all__ = [
     "PipelineUsage",
     "PresetAlert",
     "PublishedPipelineNode",
+    "SegmentLease",
     "SignedNonce",
     "SigningKey",
     "User",

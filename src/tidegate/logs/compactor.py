@@ -1,0 +1,384 @@
+"""The compactor: moves lines old enough from the row store into segments
+(docs/log-store.md, "Segments").
+
+One compactor runs at a time across workers and hosts: a round starts by taking the
+lease (``log_segment_lease``, a compare-and-set like the alert evaluator's), and every
+segment it registers renews the lease *in the registering transaction*, which fails
+(and the segment is dropped) if another process took the lease meanwhile.
+
+A move is crash-safe, in this order:
+
+1. read the lines (one account, one window of ``received_ms``, at most ``max_lines``,
+   by id from the account's oldest line);
+2. write the Parquet file under a temporary name, fsync it, rename it into place, fsync
+   the directory (in a worker thread: none of it on the event loop);
+3. one transaction: renew the lease, register the segment, delete exactly those lines
+   from ``log_lines`` (on SQLite with their search-index entries); if the delete does not
+   remove exactly the lines the file holds (retention deleted some meanwhile), roll back
+   and remove the file.
+
+Before 3 commits, the lines are in the row store and the file is registered nowhere, so
+no reader opens it; after, they are in the registered file only. A crash between 2 and 3
+leaves a file that no registry row names: every round first removes such files (and
+temporary ones). Readers list the account's segments and read the row store in one
+consistent view (``tidegate.export.tiers``), so a line is in exactly one tier at every
+instant a reader can see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Text, cast, delete, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tidegate.clock import now_ms
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.logs import search_index
+from tidegate.logs.segments import NAMES, TEMP_SUFFIX, segment_name, stored_files, write_segment
+from tidegate.models import Account, LogLine, LogSegment, SegmentLease
+from tidegate.shutdown import stop_task
+
+log = logging.getLogger(__name__)
+
+LEASE = "compactor"
+# Segments one round writes at most (the next round goes on).
+MAX_SEGMENTS_PER_ROUND = 64
+# Rows read from the database at a time (PostgreSQL decodes them on the event loop).
+READ_BATCH = 2_000
+
+_lines = LogLine.__table__.c
+
+
+def compactor_columns(dialect: str) -> tuple[Any, ...]:
+    searched = (_lines.search,) if dialect == "postgresql" else ()
+    return (
+        _lines.id,
+        _lines.ts,
+        _lines.received_ms,
+        _lines.host,
+        _lines.app,
+        _lines.level,
+        _lines.env,
+        _lines.file,
+        _lines.ip,
+        _lines.mac,
+        cast(_lines.tags, Text),
+        cast(_lines.meta, Text),
+        _lines.line,
+        cast(_lines.meta_unindexed, Text),
+        _lines.host_folded,
+        _lines.app_folded,
+        _lines.level_folded,
+        *searched,
+    )
+
+
+@dataclass(slots=True)
+class RoundResult:
+    claimed: bool = False
+    segments: int = 0
+    lines: int = 0
+    orphans_removed: int = 0
+    dropped: int = 0  # segments written and then not registered (lease lost, lines gone)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactorConfig:
+    root: Path
+    after_ms: int
+    window_ms: int
+    max_lines: int
+    lease_ms: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> CompactorConfig:
+        return cls(
+            root=settings.segment_directory,
+            after_ms=int(settings.segment_after_s * 1000),
+            window_ms=int(settings.segment_window_s * 1000),
+            max_lines=settings.segment_max_lines,
+            lease_ms=int(max(60.0, settings.segment_tick_s * 3) * 1000),
+        )
+
+
+async def claim(session: AsyncSession, *, owner: str, now: int, lease_ms: int) -> bool:
+    """Take (or renew) the compactor's lease; False while another process holds it."""
+    result = await session.execute(
+        update(SegmentLease)
+        .where(
+            SegmentLease.name == LEASE,
+            or_(
+                SegmentLease.lease_owner.is_(None),
+                SegmentLease.lease_owner == owner,
+                SegmentLease.lease_until_ms < now,
+            ),
+        )
+        .values(lease_owner=owner, lease_until_ms=now + lease_ms)
+    )
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+async def _renew(session: AsyncSession, *, owner: str, now: int, lease_ms: int) -> bool:
+    """Still the holder (and not expired): renew, inside the caller's transaction."""
+    result = await session.execute(
+        update(SegmentLease)
+        .where(
+            SegmentLease.name == LEASE,
+            SegmentLease.lease_owner == owner,
+            SegmentLease.lease_until_ms >= now,
+        )
+        .values(lease_until_ms=now + lease_ms)
+    )
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+async def release(db: Database, *, owner: str) -> None:
+    async with db.write_sessions() as session:
+        await session.execute(
+            update(SegmentLease)
+            .where(SegmentLease.name == LEASE, SegmentLease.lease_owner == owner)
+            .values(lease_owner=None, lease_until_ms=0)
+        )
+        await session.commit()
+
+
+async def remove_orphans(db: Database, root: Path) -> int:
+    """Remove the files under ``root`` that no registry row names (a move that crashed
+    between writing its file and committing), and temporary files. Called by the lease
+    holder only, before it writes anything: no file of a move in progress exists."""
+    async with db.read_sessions() as session:
+        registered = set((await session.execute(select(LogSegment.path))).scalars())
+    removed = 0
+    for name, path in await asyncio.to_thread(lambda: list(stored_files(root))):
+        if name in registered and not name.endswith(TEMP_SUFFIX):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            await asyncio.to_thread(path.unlink)
+            removed += 1
+            log.warning("removed segment file %s, which no segment names", name)
+    return removed
+
+
+async def compact_round(
+    db: Database,
+    config: CompactorConfig,
+    *,
+    owner: str,
+    clock: Callable[[], int] = now_ms,
+    limit: int = MAX_SEGMENTS_PER_ROUND,
+    accounts: Sequence[str] | None = None,
+) -> RoundResult:
+    """One round: the lease, orphans, then up to ``limit`` moves (of ``accounts`` only,
+    when given; every account's otherwise)."""
+    result = RoundResult()
+    async with db.write_sessions() as session:
+        result.claimed = await claim(session, owner=owner, now=clock(), lease_ms=config.lease_ms)
+        await session.commit()
+    if not result.claimed:
+        return result
+    result.orphans_removed = await remove_orphans(db, config.root)
+    if accounts is None:
+        async with db.read_sessions() as session:
+            accounts = list(
+                (await session.execute(select(Account.id).order_by(Account.id))).scalars()
+            )
+    for account_id in accounts:
+        if result.segments + result.dropped >= limit:
+            break
+        while result.segments + result.dropped < limit:
+            moved = await _move_one(db, config, owner=owner, account_id=account_id, clock=clock)
+            if moved is None:
+                break
+            if moved < 0:
+                result.dropped += 1
+                if moved == _LEASE_LOST:
+                    return result
+                break
+            result.segments += 1
+            result.lines += moved
+    return result
+
+
+_LEASE_LOST = -2
+_LINES_GONE = -1
+
+
+async def _move_one(
+    db: Database,
+    config: CompactorConfig,
+    *,
+    owner: str,
+    account_id: str,
+    clock: Callable[[], int],
+) -> int | None:
+    """Moves one segment's worth of the account's oldest lines, if they are old enough:
+    the lines moved, None when there is nothing to move, or a negative code."""
+    boundary = (clock() - config.after_ms) // config.window_ms * config.window_ms
+    dialect = db.write_engine.dialect.name
+    async with db.read_sessions() as session:
+        oldest = (
+            await session.execute(
+                select(_lines.id, _lines.received_ms)
+                .where(_lines.account_id == account_id)
+                .order_by(_lines.id)
+                .limit(1)
+            )
+        ).first()
+        if oldest is None or oldest.received_ms >= boundary:
+            return None
+        window = oldest.received_ms // config.window_ms * config.window_ms
+        window_end = min(window + config.window_ms, boundary)
+        statement = (
+            select(*compactor_columns(dialect))
+            .where(_lines.account_id == account_id, _lines.id >= oldest.id)
+            .order_by(_lines.id)
+            .limit(config.max_lines)
+        )
+        rows: list[tuple[Any, ...]] = []
+        stream = await session.stream(statement)
+        try:
+            while batch := await stream.fetchmany(READ_BATCH):
+                rows.extend(tuple(row) for row in batch if window <= row[2] < window_end)
+        finally:
+            await stream.close()
+    if not rows:
+        return None
+    first_id, last_id = rows[0][0], rows[-1][0]
+    name = segment_name(account_id, window, first_id)
+    size, bounds = await asyncio.to_thread(write_rows, config.root, name, rows, dialect)
+    min_ts, max_ts = bounds
+    async with db.write_sessions() as session:
+        if not await _renew(session, owner=owner, now=clock(), lease_ms=config.lease_ms):
+            await session.rollback()
+            await _discard(config.root, name)
+            return _LEASE_LOST
+        await session.execute(
+            insert(LogSegment).values(
+                account_id=account_id,
+                path=name,
+                window_ms=window,
+                lines=len(rows),
+                bytes=size,
+                min_ts=min_ts,
+                max_ts=max_ts,
+                min_id=first_id,
+                max_id=last_id,
+                created_ms=clock(),
+            )
+        )
+        gone = await _delete_moved(
+            session,
+            dialect=dialect,
+            account_id=account_id,
+            first_id=first_id,
+            last_id=last_id,
+            window=window,
+            window_end=window_end,
+        )
+        if gone != len(rows):
+            log.warning(
+                "segment %s: %d lines written, %d deleted; not registered", name, len(rows), gone
+            )
+            await session.rollback()
+            await _discard(config.root, name)
+            return _LINES_GONE
+        await session.commit()
+    return len(rows)
+
+
+async def _delete_moved(
+    session: AsyncSession,
+    *,
+    dialect: str,
+    account_id: str,
+    first_id: int,
+    last_id: int,
+    window: int,
+    window_end: int,
+) -> int:
+    statement = delete(LogLine).where(
+        LogLine.account_id == account_id,
+        LogLine.id >= first_id,
+        LogLine.id <= last_id,
+        LogLine.received_ms >= window,
+        LogLine.received_ms < window_end,
+    )
+    return await search_index.delete_lines(session, statement)
+
+
+async def _discard(root: Path, name: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        await asyncio.to_thread((root / name).unlink)
+
+
+def write_rows(
+    root: Path, name: str, rows: list[tuple[Any, ...]], dialect: str
+) -> tuple[int, tuple[int, int]]:
+    """Sorts the rows by (ts, id), writes the file; its size and (min ts, max ts)."""
+    rows.sort(key=lambda row: (row[1], row[0]))
+    columns: dict[str, list[Any]] = {name: [] for name in NAMES}
+    lists = [columns[column] for column in NAMES]
+    searched = dialect == "postgresql"
+    line_folded, meta_folded = lists[17], lists[18]
+    for row in rows:
+        for index in range(17):
+            lists[index].append(row[index])
+        line = row[12].casefold()
+        line_folded.append(line)
+        if searched:
+            # PostgreSQL keeps the search text; its meta part is the store's own JSON
+            # spelling (not jsonb's), which the search text starts after the line.
+            search: str = row[17]
+            meta_folded.append(search[len(line) + 1 :] if len(search) > len(line) else None)
+        else:
+            # SQLite keeps no copy of it (a contentless index): the stored meta JSON
+            # text is the store's own spelling.
+            meta_folded.append(None if row[11] is None else row[11].casefold())
+    size = write_segment(root, name, columns)
+    return size, (rows[0][1], rows[-1][1])
+
+
+class SegmentRunner:
+    """The compactor's task in a worker process (``segments_enabled``): a round every
+    ``segment_tick_s``; only the lease holder moves anything."""
+
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self.config = CompactorConfig.of(settings)
+        self.owner = uuid.uuid4().hex
+        self._task: asyncio.Task[None] | None = None
+        self.rounds = 0
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="tidegate-compactor")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            await stop_task(
+                self._task, "compactor rounds", timeout_s=self.settings.shutdown_step_timeout_s
+            )
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                result = await compact_round(self.db, self.config, owner=self.owner)
+                if result.segments:
+                    log.info("compactor: %d segments, %d lines", result.segments, result.lines)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database may be down for a while: try next tick
+                log.warning("compactor round failed", exc_info=True)
+            self.rounds += 1
+            await asyncio.sleep(self.settings.segment_tick_s)

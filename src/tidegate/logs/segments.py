@@ -1,0 +1,277 @@
+"""The log store's columnar tier: immutable Parquet segments (docs/log-store.md,
+"Segments").
+
+A segment holds lines of one account received in one window (``segment_window_s`` of
+``received_ms``), at most ``segment_max_lines`` of them, sorted by (ts, id), in the
+columns of ``log_lines`` that reads use, named as there (so the search translation of
+``tidegate.logs.sql_filter`` applies to a segment, in its ``duckdb`` dialect): the
+case-folded line and meta JSON text (the search text's two parts), host, app, level and their folded copies, file, env, ip, mac, tags, meta
+and unindexed meta (JSON text), the line, ts, received_ms and the id (the export's
+ordering key with ts). The compactor (``tidegate.logs.compactor``) writes them; reads
+(export pages, aggregations) open them with DuckDB, read-only, in the export threads.
+
+Tenant isolation: a segment's file lives under a directory of its account's own
+(``<account_id>/...``); a read lists the segments of its account in the registry
+(``log_segments``) and opens only those files, each checked to lie in that directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql.elements import False_, True_
+
+from tidegate.logs.store import COLUMNS as STORE_COLUMNS
+from tidegate.models import LogSegment
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
+# The columns of a segment, in the order the compactor writes them: all text but the
+# first three (64-bit integers). The search text is in its two parts, the case-folded
+# line and the case-folded meta JSON text (``store.search_text``), so that a line's
+# terms are looked for in its text only, and a phrase is exactly a substring of it.
+NAMES = (
+    "id",
+    *STORE_COLUMNS[1:13],  # ts, received_ms, host ... line, as the store writes them
+    "meta_unindexed",
+    *STORE_COLUMNS[14:17],  # host_folded, app_folded, level_folded
+    "line_folded",
+    "meta_folded",
+)
+_INTEGERS = 3
+# A row group per this many lines: DuckDB skips the groups whose (ts, id) statistics
+# fall outside a page's range.
+ROW_GROUP_LINES = 16_384
+COMPRESSION = "zstd"
+TEMP_SUFFIX = ".tmp"
+# Account ids are 24 characters of [0-9a-z]; anything else would not name a directory.
+_SAFE_ACCOUNT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+# The columns a read of lines returns, in ``export.repository.LineRow`` order.
+LINE_COLUMNS = ("id", "ts", *NAMES[3:13], "meta_unindexed")
+# DuckDB threads per connection: the export threads (two per process) bound the reads,
+# and each read uses one core, as a database read does.
+DUCKDB_THREADS = 1
+DUCKDB_MEMORY = "512MB"
+
+
+class SegmentError(Exception):
+    """A segment could not be read (missing, or outside its account's directory)."""
+
+
+def account_directory(root: Path, account_id: str) -> Path:
+    if _SAFE_ACCOUNT.fullmatch(account_id) is None:
+        raise SegmentError(f"account id {account_id!r} cannot name a directory")
+    return root / account_id
+
+
+def segment_name(account_id: str, window_ms: int, min_id: int) -> str:
+    """The file's path relative to the segment directory."""
+    if _SAFE_ACCOUNT.fullmatch(account_id) is None:
+        raise SegmentError(f"account id {account_id!r} cannot name a directory")
+    return f"{account_id}/{window_ms}-{min_id}.parquet"
+
+
+def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
+    """Writes the rows (``columns`` by ``NAMES``, already sorted by (ts, id)) as the
+    segment ``name``: to a temporary file, fsynced, renamed into place, the directory
+    fsynced. Returns the file's size. Plain CPU and disk: call it off the event loop."""
+    # Imported here: only the compactor writes (start-up imports stay small).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + TEMP_SUFFIX)
+    schema = pa.schema(
+        [(column, pa.int64() if i < _INTEGERS else pa.string()) for i, column in enumerate(NAMES)]
+    )
+    table = pa.Table.from_pydict(columns, schema=schema)
+    with open(temporary, "wb") as handle:
+        pq.write_table(
+            table,
+            handle,
+            compression=COMPRESSION,
+            row_group_size=ROW_GROUP_LINES,
+            use_dictionary=["host", "app", "level", "env", "file", "ip", "mac", "tags"],
+            write_statistics=[
+                "id",
+                "ts",
+                "received_ms",
+                "host_folded",
+                "app_folded",
+                "level_folded",
+            ],
+        )
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
+    return path.stat().st_size
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def stored_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """Every file under the segment directory: (name relative to it, path)."""
+    if not root.is_dir():
+        return
+    for directory in root.iterdir():
+        if directory.is_dir():
+            for path in directory.iterdir():
+                yield f"{directory.name}/{path.name}", path
+
+
+# -- the registry ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    id: int
+    path: str
+    lines: int
+    min_ts: int
+    max_ts: int
+    min_id: int
+    max_id: int
+
+
+def account_segments(*, account_id: str) -> Select[int, str, int, int, int, int, int]:
+    """The registry rows of the account's segments."""
+    return select(
+        LogSegment.id,
+        LogSegment.path,
+        LogSegment.lines,
+        LogSegment.min_ts,
+        LogSegment.max_ts,
+        LogSegment.min_id,
+        LogSegment.max_id,
+    ).where(LogSegment.account_id == account_id)
+
+
+def segment_count(*, account_id: str) -> Select[Any]:
+    """How many segments the account has: only ever grows (segments are added, never
+    rewritten), so two equal counts around a read mean no segment was added between."""
+    return select(func.count()).where(LogSegment.account_id == account_id)
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSegments:
+    """The segments of one account, as listed at the start of a read."""
+
+    root: Path
+    account_id: str
+    segments: tuple[Segment, ...]
+
+    @classmethod
+    def of(cls, root: Path, account_id: str, rows: Sequence[Sequence[Any]]) -> AccountSegments:
+        segments = tuple(
+            Segment(
+                id=int(row[0]),
+                path=str(row[1]),
+                lines=int(row[2]),
+                min_ts=int(row[3]),
+                max_ts=int(row[4]),
+                min_id=int(row[5]),
+                max_id=int(row[6]),
+            )
+            for row in rows
+        )
+        return cls(root=root, account_id=account_id, segments=segments)
+
+    @property
+    def max_id(self) -> int | None:
+        return max((segment.max_id for segment in self.segments), default=None)
+
+    def files(self, *, from_ms: int, to_ms: int, max_id: int) -> list[str]:
+        """The files that may hold lines of the range up to ``max_id``: each checked to
+        be this account's."""
+        return [file.path for file in self.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id)]
+
+    def spans(self, *, from_ms: int, to_ms: int, max_id: int) -> list[SegmentFile]:
+        """``files``, each with the time span of its lines."""
+        if not self.segments:
+            return []
+        directory = account_directory(self.root, self.account_id).resolve()
+        files = []
+        for segment in self.segments:
+            if segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id:
+                continue
+            path = (self.root / segment.path).resolve()
+            if path.parent != directory:
+                raise SegmentError(f"segment {segment.path!r} is not the account's")
+            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts, segment.lines))
+        return files
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFile:
+    path: str
+    min_ts: int
+    max_ts: int
+    lines: int
+
+
+# -- reading with DuckDB -------------------------------------------------------------
+
+_local = threading.local()
+_SQLITE = sqlite.dialect()
+
+
+def duckdb_connection() -> DuckDBPyConnection:
+    """The calling thread's DuckDB connection (in memory, over the files it is given)."""
+    connection: DuckDBPyConnection | None = getattr(_local, "connection", None)
+    if connection is None:
+        # Imported on a read's first segment: a store without segments never loads it.
+        import duckdb
+
+        connection = duckdb.connect(
+            ":memory:",
+            config={"threads": DUCKDB_THREADS, "memory_limit": DUCKDB_MEMORY},
+        )
+        _local.connection = connection
+    return connection
+
+
+@dataclass(frozen=True, slots=True)
+class DuckCondition:
+    """A condition of ``tidegate.logs.sql_filter`` as DuckDB SQL with ``?`` parameters."""
+
+    sql: str
+    parameters: tuple[Any, ...]
+    nothing: bool = False  # the condition is false: no line can match
+
+
+def duck_condition(where: ColumnElement[bool] | None) -> DuckCondition:
+    """The translated filter (``sql_filter.translate(..., dialect="duckdb")``) as DuckDB
+    SQL over a relation named ``log_lines``. SQLite's
+    rendering (``?`` parameters, plain types, ``coalesce(x, 0) = 0`` for NOT) is
+    DuckDB's SQL too."""
+    if where is None or isinstance(where, True_):
+        return DuckCondition("TRUE", ())
+    if isinstance(where, False_):
+        return DuckCondition("FALSE", (), nothing=True)
+    compiled = where.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
+    bound = compiled.params
+    return DuckCondition(f"({compiled})", tuple(bound[name] for name in compiled.positiontup or ()))
+
+
+def relation(files: Sequence[str]) -> str:
+    """The FROM clause over the files (paths are quoted as SQL strings)."""
+    quoted = ", ".join("'" + path.replace("'", "''") + "'" for path in files)
+    return f"read_parquet([{quoted}]) AS log_lines"

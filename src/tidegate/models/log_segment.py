@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tidegate.models.base import Base
+
+
+class LogSegment(Base):
+    """One immutable columnar segment of an account's lines (docs/log-store.md,
+    "Segments"): a Parquet file under the segment directory (``path``, relative to it),
+    holding the lines received in the window starting at ``window_ms`` with ids
+    ``min_id..max_id``, ``lines`` of them. A line is either here or in ``log_lines``,
+    never both: registering a segment and deleting its lines from ``log_lines`` is one
+    transaction. Rows are only ever added (segments are never rewritten)."""
+
+    __tablename__ = "log_segments"
+    __table_args__ = (Index("ix_log_segments_account_ts", "account_id", "min_ts"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    account_id: Mapped[str] = mapped_column(
+        String(24), ForeignKey("accounts.id", ondelete="CASCADE")
+    )
+    path: Mapped[str] = mapped_column(String(256), unique=True)
+    window_ms: Mapped[int] = mapped_column(BigInteger)
+    lines: Mapped[int] = mapped_column(BigInteger)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+    min_ts: Mapped[int] = mapped_column(BigInteger)
+    max_ts: Mapped[int] = mapped_column(BigInteger)
+    min_id: Mapped[int] = mapped_column(BigInteger)
+    max_id: Mapped[int] = mapped_column(BigInteger)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class SegmentLease(Base):
+    """Which process compacts now (one row, ``name = "compactor"``)."""
+
+    __tablename__ = "log_segment_lease"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_until_ms: Mapped[int] = mapped_column(BigInteger, default=0)

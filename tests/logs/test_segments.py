@@ -1,0 +1,383 @@
+"""The log store's two tiers (docs/log-store.md, "Segments"): the same queries give the
+same answers with the lines in the row store, in segments, and split across both;
+export paging stays exactly-once while the compactor moves lines; an account's reads
+never open another account's segments."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, update
+from tests.aggregate.helpers import HOUR_MS, HOUR_START, expected
+from tests.conftest import AppClient
+from tests.export.helpers import insert_lines, now_ms
+from tests.factories import AccountCtx, make_account, make_tenant
+
+from tidegate.db.engine import Database
+from tidegate.logs.compactor import CompactorConfig, compact_round, release
+from tidegate.logs.filtering import parse_line_filter
+from tidegate.logs.segments import AccountSegments, SegmentError, account_segments
+from tidegate.logs.store import NewLine
+from tidegate.models import LogLine, LogSegment
+
+DAY_MS = 86_400_000
+WORDS = ["error", "err", "warning", "disk", "full", "quarantined", "unquarantined", "peer"]
+HOSTS = ["web-1", "WEB-2", "db-1", "straße"]
+APPS = ["web", "webhooks", "api", None]
+LEVELS = ["error", "ERROR", "warn", "info", None]
+QUERIES = [
+    None,
+    "quarantined",
+    "level:error app:web",
+    "meta.error.code:ECONNRESET",
+    '"connection reset by peer"',
+    "err",
+    "-level:error",
+    "host:web*",
+    "app:[web,api] OR disk",
+    "status:>=500",
+    "STRASSE",
+    "host:straße",
+    "_account:*",
+]
+
+
+def generated_lines(count: int, seed: int) -> list[NewLine]:
+    rng = random.Random(seed)
+    lines = []
+    for index in range(count):
+        words = rng.sample(WORDS, 3)
+        text = " ".join(words)
+        if rng.random() < 0.2:
+            text += " connection reset by peer"
+        meta: dict[str, Any] | None = None
+        if rng.random() < 0.7:
+            meta = {"status": rng.choice([200, 404, 500, 503, "500"]), "n": index}
+            if rng.random() < 0.3:
+                meta["error"] = {"code": rng.choice(["ECONNRESET", "ETIMEDOUT"])}
+        lines.append(
+            NewLine(
+                line=text,
+                # Many lines share a millisecond: the (ts, id) order must hold across tiers.
+                ts=HOUR_START + rng.randrange(0, HOUR_MS, 50_000),
+                host=rng.choice(HOSTS),
+                app=rng.choice(APPS),
+                level=rng.choice(LEVELS),
+                file=rng.choice(["/var/log/a.log", None]),
+                tags=rng.choice([["blue"], None]),
+                meta=meta,
+            )
+        )
+    return lines
+
+
+def config(root: Path, *, after_ms: int, window_ms: int, max_lines: int) -> CompactorConfig:
+    return CompactorConfig(
+        root=root, after_ms=after_ms, window_ms=window_ms, max_lines=max_lines, lease_ms=60_000
+    )
+
+
+async def compact(url: str, cfg: CompactorConfig) -> int:
+    """Rounds until nothing is left to move; the segments written."""
+    db = Database.connect(url)
+    owner = uuid.uuid4().hex
+    written = 0
+    try:
+        while True:
+            result = await compact_round(db, cfg, owner=owner)
+            assert result.claimed
+            written += result.segments
+            if result.segments == 0:
+                await release(db, owner=owner)
+                return written
+    finally:
+        await db.dispose()
+
+
+async def tier_counts(url: str, account_id: str) -> tuple[int, int]:
+    """(lines in the row store, lines in segments) of the account."""
+    db = Database.connect(url)
+    try:
+        async with db.read_sessions() as session:
+            hot = (
+                await session.execute(select(func.count()).where(LogLine.account_id == account_id))
+            ).scalar_one()
+            cold = (
+                await session.execute(
+                    select(func.coalesce(func.sum(LogSegment.lines), 0)).where(
+                        LogSegment.account_id == account_id
+                    )
+                )
+            ).scalar_one()
+            return int(hot), int(cold)
+    finally:
+        await db.dispose()
+
+
+async def walk(client: AppClient, account: AccountCtx, **params: Any) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        query = {"from": HOUR_START, "to": HOUR_START + HOUR_MS - 1, **params}
+        if cursor is not None:
+            query["pagination_id"] = cursor
+        response = await client.get(
+            "/v2/export",
+            params={k: v for k, v in query.items() if v is not None},
+            headers=account.headers,
+        )
+        assert response.status_code == 200, response.text
+        body = response.json()
+        lines.extend(body["lines"])
+        cursor = body["pagination_id"]
+        if cursor is None:
+            return lines
+
+
+def matching_ids(
+    stored: Sequence[tuple[int, NewLine]], account_id: str, query: str | None
+) -> list[int]:
+    line_filter = parse_line_filter(
+        hosts=None, apps=None, levels=None, query=query, account_id=account_id
+    )
+    return [
+        line_id
+        for line_id, line in stored
+        if line_filter.matches(
+            line=line.line,
+            host=line.host,
+            app=line.app,
+            level=line.level,
+            file=line.file,
+            meta=line.meta,
+            tags=line.tags,
+        )
+    ]
+
+
+async def store(url: str, account_id: str, lines: list[NewLine], received_ms: int) -> None:
+    await insert_lines(url, account_id, lines, received_ms=received_ms)
+
+
+async def stored_ids(url: str, account_id: str) -> list[tuple[int, str]]:
+    db = Database.connect(url)
+    try:
+        async with db.read_sessions() as session:
+            rows = await session.execute(
+                select(LogLine.id, LogLine.line)
+                .where(LogLine.account_id == account_id)
+                .order_by(LogLine.id)
+            )
+            return [(int(a), str(b)) for a, b in rows]
+    finally:
+        await db.dispose()
+
+
+async def answers(client: AppClient, account: AccountCtx) -> dict[str, Any]:
+    """Every query's export walks (both orders, small pages) and aggregation."""
+    found: dict[str, Any] = {}
+    for query in QUERIES:
+        head = await walk(client, account, query=query, prefer="head", size=37)
+        tail = await walk(client, account, query=query, prefer="tail", size=53)
+        response = await client.get(
+            "/v1/aggregate",
+            params={
+                k: v
+                for k, v in {
+                    "from": HOUR_START,
+                    "to": HOUR_START + HOUR_MS - 1,
+                    "query": query,
+                    "top": 5,
+                }.items()
+                if v is not None
+            },
+            headers=account.headers,
+        )
+        assert response.status_code == 200, response.text
+        v1 = await client.get(
+            "/v1/export",
+            params={
+                k: v
+                for k, v in {
+                    "from": HOUR_START,
+                    "to": HOUR_START + HOUR_MS - 1,
+                    "q": query,
+                    "prefer": "tail",
+                    "size": 100,
+                    "json": "true",
+                }.items()
+                if v is not None
+            },
+            headers=account.headers,
+        )
+        assert v1.status_code == 200, v1.text
+        found[str(query)] = {
+            "v1": [line["_id"] for line in v1.json()],
+            "head": [line["_id"] for line in head],
+            "tail": [line["_id"] for line in tail],
+            "records": sorted(head, key=lambda line: line["_id"]),
+            "aggregate": response.json(),
+        }
+    return found
+
+
+async def test_the_same_answers_from_either_tier_and_both(isolated_client: AppClient) -> None:
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    lines = generated_lines(600, seed=19)
+    now = now_ms()
+    # Half received ten days ago (old enough), half two hours ago (not yet).
+    await store(url, account.account_id, lines[:300], now - 10 * DAY_MS)
+    await store(url, account.account_id, lines[300:], now - 2 * 3_600_000)
+    ids = await stored_ids(url, account.account_id)
+    assert [text for _, text in ids] == [line.line for line in lines]
+    by_id = [(line_id, line) for (line_id, _), line in zip(ids, lines, strict=True)]
+
+    hot = await answers(client, account)
+    # The expected answers, from the matcher (the definition of a query).
+    for query in QUERIES:
+        want = matching_ids(by_id, account.account_id, query)
+        ts_of = {line_id: line.ts for line_id, line in by_id}
+        order = sorted(want, key=lambda line_id: (ts_of[line_id], line_id))
+        assert [int(i) for i in hot[str(query)]["head"]] == order, query
+        assert [int(i) for i in hot[str(query)]["tail"]] == order[::-1], query
+        aggregation = hot[str(query)]["aggregate"]
+        assert aggregation["exact"] is True
+        want_aggregate = expected(
+            lines,
+            from_ms=HOUR_START,
+            to_ms=HOUR_START + HOUR_MS - 1,
+            top=5,
+            line_filter=parse_line_filter(
+                hosts=None, apps=None, levels=None, query=query, account_id=account.account_id
+            ),
+        )
+        assert aggregation["histogram"] == want_aggregate["histogram"], query
+        assert aggregation["top"] == want_aggregate["top"], query
+
+    root = client.settings.segment_directory
+    # Split: the old half into segments (several per window), the rest stays.
+    moved = await compact(url, config(root, after_ms=DAY_MS, window_ms=3_600_000, max_lines=70))
+    assert moved >= 5
+    assert await tier_counts(url, account.account_id) == (300, 300)
+    assert await answers(client, account) == hot
+
+    # All of them in segments.
+    await compact(url, config(root, after_ms=0, window_ms=3_600_000, max_lines=1_000))
+    assert await tier_counts(url, account.account_id) == (0, 600)
+    assert await answers(client, account) == hot
+
+
+async def test_paging_is_exactly_once_while_lines_move(isolated_client: AppClient) -> None:
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    lines = generated_lines(400, seed=7)
+    await store(url, account.account_id, lines, now_ms() - 10 * DAY_MS)
+    ids = await stored_ids(url, account.account_id)
+    by_id = [(line_id, line) for (line_id, _), line in zip(ids, lines, strict=True)]
+    root = client.settings.segment_directory
+    one_at_a_time = config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=23)
+    db = Database.connect(url)
+    try:
+        for query, prefer in ((None, "head"), ("err", "tail"), ("level:error", "head")):
+            want = {str(line_id) for line_id in matching_ids(by_id, account.account_id, query)}
+            seen: list[str] = []
+            cursor = None
+            while True:
+                params = {
+                    "from": HOUR_START,
+                    "to": HOUR_START + HOUR_MS - 1,
+                    "size": 17,
+                    "prefer": prefer,
+                    "query": query,
+                    "pagination_id": cursor,
+                }
+                response = await client.get(
+                    "/v2/export",
+                    params={k: v for k, v in params.items() if v is not None},
+                    headers=account.headers,
+                )
+                assert response.status_code == 200, response.text
+                body = response.json()
+                seen.extend(line["_id"] for line in body["lines"])
+                cursor = body["pagination_id"]
+                # Between pages, the compactor moves one segment's worth of lines.
+                assert (await compact_round(db, one_at_a_time, owner="pager", limit=1)).claimed
+                if cursor is None:
+                    break
+            assert len(seen) == len(set(seen)), query
+            assert set(seen) == want, query
+        # The store was moved while paged: every line is in exactly one tier.
+        hot, cold = await tier_counts(url, account.account_id)
+        assert hot + cold == 400
+        assert cold > 0
+    finally:
+        await db.dispose()
+
+
+async def test_an_account_never_opens_another_accounts_segments(
+    isolated_client: AppClient,
+) -> None:
+    client = isolated_client
+    url = client.database_url
+    tenant = await make_tenant(url)
+    first = await make_account(client, tenant)
+    second = await make_account(client, tenant)
+    old = now_ms() - 10 * DAY_MS
+    await store(url, first.account_id, generated_lines(120, seed=1), old)
+    await store(url, second.account_id, generated_lines(80, seed=2), old)
+    root = client.settings.segment_directory
+    await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=50))
+    assert await tier_counts(url, first.account_id) == (0, 120)
+    assert await tier_counts(url, second.account_id) == (0, 80)
+    for account, count in ((first, 120), (second, 80)):
+        lines = await walk(client, account, prefer="head")
+        assert len(lines) == count
+        response = await client.get(
+            "/v1/aggregate",
+            params={"from": HOUR_START, "to": HOUR_START + HOUR_MS - 1},
+            headers=account.headers,
+        )
+        assert response.json()["total"] == count
+    # A registry row of the second account naming the first's file is refused, never read.
+    db = Database.connect(url)
+    try:
+        async with db.write_sessions() as session:
+            path = (
+                (
+                    await session.execute(
+                        select(LogSegment.path).where(LogSegment.account_id == first.account_id)
+                    )
+                )
+                .scalars()
+                .first()
+            )
+            victim = (
+                (
+                    await session.execute(
+                        select(LogSegment.id).where(LogSegment.account_id == second.account_id)
+                    )
+                )
+                .scalars()
+                .first()
+            )
+            await session.execute(
+                update(LogSegment)
+                .where(LogSegment.id == victim)
+                .values(path=f"{second.account_id}/../{path}")
+            )
+            await session.commit()
+        async with db.read_sessions() as session:
+            rows = (await session.execute(account_segments(account_id=second.account_id))).all()
+        segments = AccountSegments.of(root, second.account_id, rows)
+        with pytest.raises(SegmentError):
+            segments.files(from_ms=0, to_ms=2**62, max_id=2**62)
+    finally:
+        await db.dispose()
