@@ -771,17 +771,30 @@ REFUSED += [
     ),
 ]
 
+APPLIES += [
+    # sources/fluent.go: FluentSourceFromModel (decoding default "json"); and
+    # pkg/resources/testdata/sources/fluent.json.
+    Resource("fluent_source", "source", "fluent", {"decoding": "json"}),
+    Resource("fluent_source (testdata)", "source", "fluent", {"decoding": "bytes"}),
+    # sources/logstash.go: LogStashSourceFromModel (format default "json"), the
+    # example's "text"; testdata/sources/logstash.json.
+    Resource("logstash_source", "source", "logstash", {"format": "json"}),
+    Resource("logstash_source (text)", "source", "logstash", {"format": "text"}),
+    # sources/kinesis_firehose.go: the "decoding" attribute is sent as "format"
+    # (default "json"); testdata/sources/kinesis_firehose.json.
+    Resource("kinesis_firehose_source", "source", "kinesis-firehose", {"format": "json"}),
+    Resource("kinesis_firehose_source (text)", "source", "kinesis-firehose", {"format": "text"}),
+    # sources/agent.go: AgentSourceFromModel, an empty user_config.
+    Resource("agent_source", "source", "mezmo-agent", {}),
+]
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
 MISSING_TYPES: list[tuple[str, str, str]] = [
-    ("agent_source", "source", "mezmo-agent"),
     ("kafka_source", "source", "kafka"),
-    ("fluent_source", "source", "fluent"),
-    ("logstash_source", "source", "logstash"),
     ("sqs_source", "source", "sqs"),
     ("s3_source", "source", "s3"),
-    ("kinesis_firehose_source", "source", "kinesis-firehose"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),

@@ -44,7 +44,11 @@ from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
     demo_logs,
+    fluent,
+    kinesis_firehose,
     log_analysis_ingestion,
+    logstash,
+    mezmo_agent,
     open_telemetry_logs,
     open_telemetry_metrics,
     open_telemetry_traces,
@@ -67,6 +71,10 @@ REGISTRY: Final = Registry(
         open_telemetry_traces.COMPONENT,
         splunk_hec.COMPONENT,
         prometheus_source.COMPONENT,
+        fluent.COMPONENT,
+        logstash.COMPONENT,
+        kinesis_firehose.COMPONENT,
+        mezmo_agent.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
