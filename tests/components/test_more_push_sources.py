@@ -34,7 +34,9 @@ async def test_kinesis_firehose_delivery_request(client: AppClient) -> None:
         "Content-Type": "application/json",
         "User-Agent": "Amazon Kinesis Data Firehose Agent/1.0",
     }
-    body = _firehose_request([b'{"line":"from firehose","level":"warn"}', b"plain text"], request_id)
+    body = _firehose_request(
+        [b'{"line":"from firehose","level":"warn"}', b"plain text"], request_id
+    )
     wrong = await client.post(
         wired.url, content=body, headers={**headers, "X-Amz-Firehose-Access-Key": "nope"}
     )
@@ -151,5 +153,7 @@ async def test_mezmo_agent_request(client: AppClient) -> None:
     assert line.app == "access.log"
     assert line.host == "node-1"
     assert line.ts == 1_700_000_000_000
-    no_lines = await client.post(wired.url, content=b'{"lines":[{}]}', headers={"apiKey": wired.key})
+    no_lines = await client.post(
+        wired.url, content=b'{"lines":[{}]}', headers={"apiKey": wired.key}
+    )
     assert no_lines.status_code == 400

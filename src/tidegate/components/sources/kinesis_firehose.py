@@ -84,9 +84,7 @@ def receive(config: KinesisFirehoseConfig, push: Push) -> Received:
         "requestId": request_id or push.headers.get(REQUEST_ID_HEADER, ""),
         "timestamp": int(time.time() * 1000),
     }
-    return Received(
-        events, answer=json.dumps(answer).encode(), media_type="application/json"
-    )
+    return Received(events, answer=json.dumps(answer).encode(), media_type="application/json")
 
 
 def _build(_config: KinesisFirehoseConfig, _context: BuildContext, _node: NodeRef) -> None:

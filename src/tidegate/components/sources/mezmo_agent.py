@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
-from tidegate.errors import BadRequest
-from tidegate.gateway.body import checked_event
-from tidegate.ingest.decoding import body_lines
-from tidegate.ingest.service import file_app
+from tidegate.errors import BadRequest, PayloadTooLarge
+from tidegate.gateway.body import MAX_EVENTS, checked_event
 
 __all__ = ["COMPONENT", "MezmoAgentConfig", "agent_events", "receive"]
 
@@ -42,6 +41,24 @@ class MezmoAgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _lines(body: bytes) -> list[Any]:
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise BadRequest(f"The body is not valid JSON: {error}") from None
+    lines = document.get("lines") if isinstance(document, dict) else None
+    if not isinstance(lines, list) or not lines:
+        raise BadRequest('The body must be {"lines": [...]} with at least one line')
+    if len(lines) > MAX_EVENTS:
+        raise PayloadTooLarge(f"More than {MAX_EVENTS} lines in one request")
+    return lines
+
+
+def _file_app(file: str) -> str:
+    """The app the platform files a line under when it names a file and no app."""
+    return file.rsplit("/", 1)[-1].rsplit("\\", 1)[-1] or file
+
+
 def _millis(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool) and value < _SECONDS_BELOW:
         return int(value * 1000)
@@ -50,9 +67,7 @@ def _millis(value: Any) -> Any:
 
 def agent_events(body: bytes, query: dict[str, str]) -> list[dict[str, Any]]:
     """The events of an agent request (CPU work: call from a worker thread)."""
-    lines = body_lines(body)
-    if not lines:
-        raise BadRequest("The body has no lines")
+    lines = _lines(body)
     tags = [tag.strip() for tag in query.get("tags", "").split(",") if tag.strip()]
     events = []
     for number, item in enumerate(lines, start=1):
@@ -62,7 +77,7 @@ def agent_events(body: bytes, query: dict[str, str]) -> list[dict[str, Any]]:
         if "timestamp" in event:
             event["timestamp"] = _millis(event["timestamp"])
         if not event.get("app") and isinstance(event.get("file"), str) and event["file"]:
-            event["app"] = file_app(event["file"])
+            event["app"] = _file_app(event["file"])
         if not event.get("host") and query.get("hostname"):
             event["host"] = query["hostname"]
         for name in ("ip", "mac"):
@@ -87,7 +102,7 @@ COMPONENT: Component[MezmoAgentConfig] = Component(
     type="mezmo-agent",
     config_model=MezmoAgentConfig,
     build=_build,
-    describe="The platform agent's requests (gzip `{\"lines\": [...]}`, `apiKey: <access "
+    describe="The platform agent's requests (gzip JSON `lines`, `apiKey: <access "
     "key>`) to the gateway route",
     needs=Needs(gateway_route=True),
     receive=receive,
