@@ -786,6 +786,18 @@ APPLIES += [
     Resource("kinesis_firehose_source (text)", "source", "kinesis-firehose", {"format": "text"}),
     # sources/agent.go: AgentSourceFromModel, an empty user_config.
     Resource("agent_source", "source", "mezmo-agent", {}),
+    # sources/sqs.go: SqsSourceFromModel; testdata/sources/sqs.json (its queue_url is
+    # not a URL: saved as sent, polling it fails and is logged).
+    Resource(
+        "sqs_source",
+        "source",
+        "sqs",
+        {
+            "queue_url": "sqs_queue_url",
+            "auth": {"access_key_id": "access key", "secret_access_key": "secret"},
+            "region": "us-east-1",
+        },
+    ),
 ]
 
 # Types tidegate has no component for (an unknown type is refused before its
@@ -793,7 +805,6 @@ APPLIES += [
 # "The platform's Terraform provider", lists them.
 MISSING_TYPES: list[tuple[str, str, str]] = [
     ("kafka_source", "source", "kafka"),
-    ("sqs_source", "source", "sqs"),
     ("s3_source", "source", "s3"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),

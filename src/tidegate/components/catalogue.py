@@ -53,6 +53,7 @@ from tidegate.components.sources import (
     open_telemetry_metrics,
     open_telemetry_traces,
     splunk_hec,
+    sqs,
     webhook,
 )
 from tidegate.components.sources import http as http_source
@@ -75,6 +76,7 @@ REGISTRY: Final = Registry(
         logstash.COMPONENT,
         kinesis_firehose.COMPONENT,
         mezmo_agent.COMPONENT,
+        sqs.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,

@@ -29,6 +29,7 @@ from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
 from tidegate.runtime.demo_logs import DemoLogsScheduler
+from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     GuardedTransport,
@@ -102,6 +103,8 @@ class Runtime:
         self._cpu: anyio.CapacityLimiter | None = None
         self.ingestion_feed = IngestionFeed()
         self.demo_logs = DemoLogsScheduler(redis=redis, redis_prefix=redis_prefix)
+        self.pull_sources = PullScheduler()
+        self.s3_endpoint = s3_endpoint
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -136,9 +139,11 @@ class Runtime:
         self.usage.start(db)
         if intake is not None:
             self.demo_logs.start(self, intake)
+            self.pull_sources.start(self, intake)
 
     async def aclose(self, db: Database | None = None) -> None:
         await self.demo_logs.close()
+        await self.pull_sources.close()
         await self.taps.close()
         if db is not None:
             await self.usage.close(db)
