@@ -102,9 +102,7 @@ async def test_an_unreadable_queue_is_logged_not_fatal(
     await runtime.pull_sources.close()
     account = await new_account(client, throttle=False)
     # The provider's own test data: "sqs_queue_url" is saved and read back as sent.
-    await wire_source(
-        client, account, "sqs", _config("sqs_queue_url"), routed=False
-    )
+    await wire_source(client, account, "sqs", _config("sqs_queue_url"), routed=False)
     missing = f"{moto_server.endpoint}/123456789012/no-such-queue-{uuid.uuid4().hex[:8]}"
     other = await new_account(client, throttle=False)
     await wire_source(client, other, "sqs", _config(missing), routed=False)
@@ -133,7 +131,15 @@ async def test_a_message_not_delivered_is_not_deleted(
             account,
             "sqs",
             _config(queue_url),
-            [("loki", "destination", "loki", {"endpoint": receiver.base, "labels": {"job": "x"}}, ["source"])],
+            [
+                (
+                    "loki",
+                    "destination",
+                    "loki",
+                    {"endpoint": receiver.base, "labels": {"job": "x"}},
+                    ["source"],
+                )
+            ],
             routed=False,
         )
         scheduler = PullScheduler()

@@ -798,6 +798,30 @@ APPLIES += [
             "region": "us-east-1",
         },
     ),
+    # sources/s3.go: S3SourceFromModel (compression default "auto"), the example's
+    # values; testdata/sources/s3.json.
+    Resource(
+        "s3_source",
+        "source",
+        "s3",
+        {
+            "region": "us-east-2",
+            "sqs_queue_url": "https://hello.com/sqs",
+            "auth": {"access_key_id": "123", "secret_access_key": "secret123"},
+            "compression": "auto",
+        },
+    ),
+    Resource(
+        "s3_source (testdata)",
+        "source",
+        "s3",
+        {
+            "auth": {"access_key_id": "access key", "secret_access_key": "secret"},
+            "region": "us-east-1",
+            "sqs_queue_url": "sqs_queue_url",
+            "compression": "gzip",
+        },
+    ),
 ]
 
 # Types tidegate has no component for (an unknown type is refused before its
@@ -805,7 +829,6 @@ APPLIES += [
 # "The platform's Terraform provider", lists them.
 MISSING_TYPES: list[tuple[str, str, str]] = [
     ("kafka_source", "source", "kafka"),
-    ("s3_source", "source", "s3"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
     ("log_analysis_source", "source", "log-analysis"),

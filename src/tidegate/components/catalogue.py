@@ -58,6 +58,7 @@ from tidegate.components.sources import (
 )
 from tidegate.components.sources import http as http_source
 from tidegate.components.sources import prometheus_remote_write as prometheus_source
+from tidegate.components.sources import s3 as s3_source
 
 __all__ = ["REGISTRY"]
 
@@ -77,6 +78,7 @@ REGISTRY: Final = Registry(
         kinesis_firehose.COMPONENT,
         mezmo_agent.COMPONENT,
         sqs.COMPONENT,
+        s3_source.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,

@@ -29,7 +29,6 @@ from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
 from tidegate.runtime.demo_logs import DemoLogsScheduler
-from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.destination_guard import (
     DestinationPolicy,
     GuardedTransport,
@@ -37,6 +36,7 @@ from tidegate.runtime.destination_guard import (
 )
 from tidegate.runtime.ingestion_feed import IngestionFeed
 from tidegate.runtime.limits import RuntimeLimits
+from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 

@@ -75,9 +75,7 @@ def _endpoint(queue_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/"
 
 
-def _signed(
-    auth: SqsAuth, region: str, url: str, target: str, body: bytes
-) -> dict[str, str]:
+def _signed(auth: SqsAuth, region: str, url: str, target: str, body: bytes) -> dict[str, str]:
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
@@ -169,9 +167,7 @@ async def _pull(config: SqsSourceConfig, context: PullContext) -> Pulled:
     queue = Queue(config.queue_url, config.region, config.auth)
     messages = await receive_messages(context.client, queue, timeout_s=context.timeout_s)
     events = [{"message": str(m.get("Body", ""))} for m in messages]
-    return Pulled(
-        events, deleter(context.client, queue, messages, timeout_s=context.timeout_s)
-    )
+    return Pulled(events, deleter(context.client, queue, messages, timeout_s=context.timeout_s))
 
 
 def _build(_config: SqsSourceConfig, _context: BuildContext, _node: NodeRef) -> None:
