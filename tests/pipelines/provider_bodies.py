@@ -784,6 +784,8 @@ APPLIES += [
     # (default "json"); testdata/sources/kinesis_firehose.json.
     Resource("kinesis_firehose_source", "source", "kinesis-firehose", {"format": "json"}),
     Resource("kinesis_firehose_source (text)", "source", "kinesis-firehose", {"format": "text"}),
+    # sources/log-analysis.go: LogAnalysisSourceFromModel, an empty user_config.
+    Resource("log_analysis_source", "source", "log-analysis", {}),
     # sources/agent.go: AgentSourceFromModel, an empty user_config.
     Resource("agent_source", "source", "mezmo-agent", {}),
     # sources/sqs.go: SqsSourceFromModel; testdata/sources/sqs.json (its queue_url is
@@ -831,7 +833,6 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("kafka_source", "source", "kafka"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
-    ("log_analysis_source", "source", "log-analysis"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
     ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),
