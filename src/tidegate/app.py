@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.db.engine import DEFAULT_POOL_PLAN, Database, pool_plan_for
     from tidegate.db.read_budget import ReadBudget
+    from tidegate.gateway.forward import ForwardListener
     from tidegate.ingest.runtime import IngestRuntime
     from tidegate.logs.compactor import SegmentRunner
     from tidegate.logs.intake import LineIntake
@@ -177,6 +178,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.syslog_port is not None:
             app.state.tidegate.syslog = SyslogListener(state=app.state.tidegate, settings=settings)
             await app.state.tidegate.syslog.start()
+        if settings.fluent_forward_port is not None:
+            app.state.tidegate.forward = ForwardListener(
+                state=app.state.tidegate, settings=settings
+            )
+            await app.state.tidegate.forward.start()
         try:
             yield
         finally:
@@ -186,6 +192,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             state = app.state.tidegate
             if state.syslog is not None:
                 await close_step("syslog listener", state.syslog.close, timeout_s=bound)
+            if state.forward is not None:
+                await close_step("forward listener", state.forward.close, timeout_s=bound)
             if alerts is not None:
                 await close_step("alert runner", alerts.close, timeout_s=bound)
             if archive is not None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
+    from tidegate.gateway.forward import ForwardListener
     from tidegate.ingest.runtime import IngestRuntime
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import TailBroker
@@ -50,6 +51,8 @@ class AppState:
     signin_failures: FailureCounter
     # The syslog listener (docs/syslog.md), when TIDEGATE_SYSLOG_PORT is set.
     syslog: SyslogListener | None = None
+    # The Fluent Forward listener, when TIDEGATE_FLUENT_FORWARD_PORT is set.
+    forward: ForwardListener | None = None
 
 
 def app_state(connection: HTTPConnection) -> AppState:

@@ -261,6 +261,12 @@ class Settings(BaseSettings):
     syslog_max_line_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
     syslog_max_connections: int = Field(default=256, ge=1)
     syslog_idle_timeout_s: float = Field(default=600.0, gt=0)
+    # The Fluent Forward listener (docs/components.md, `fluent`): off unless a port is
+    # set (24224 is Fluentd's; 0: any free port, for tests).
+    fluent_forward_port: int | None = Field(default=None, ge=0, le=65535)
+    fluent_forward_host: str = "127.0.0.1"
+    fluent_forward_max_connections: int = Field(default=256, ge=1)
+    fluent_forward_idle_timeout_s: float = Field(default=600.0, gt=0)
 
     @field_validator("sqlite_synchronous", mode="before")
     @classmethod

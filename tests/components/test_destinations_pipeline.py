@@ -176,15 +176,16 @@ async def test_blackhole_takes_ack_enabled(client: AppClient) -> None:
     assert response.status_code == 200, response.text
 
 
+@pytest.mark.parametrize("source_type", ["log-analysis-ingestion", "log-analysis"])
 async def test_lines_ingested_flow_into_log_analysis_ingestion_pipelines(
-    client: AppClient,
+    client: AppClient, source_type: str
 ) -> None:
     ingestor = await make_ingestor(client)
     async with Receiver() as receiver:
         await wire_source(
             client,
             ingestor.account,
-            "log-analysis-ingestion",
+            source_type,
             {},
             [
                 ("keep", "processor", "filter", _ERRORS, ["source"]),

@@ -771,20 +771,68 @@ REFUSED += [
     ),
 ]
 
+APPLIES += [
+    # sources/fluent.go: FluentSourceFromModel (decoding default "json"); and
+    # pkg/resources/testdata/sources/fluent.json.
+    Resource("fluent_source", "source", "fluent", {"decoding": "json"}),
+    Resource("fluent_source (testdata)", "source", "fluent", {"decoding": "bytes"}),
+    # sources/logstash.go: LogStashSourceFromModel (format default "json"), the
+    # example's "text"; testdata/sources/logstash.json.
+    Resource("logstash_source", "source", "logstash", {"format": "json"}),
+    Resource("logstash_source (text)", "source", "logstash", {"format": "text"}),
+    # sources/kinesis_firehose.go: the "decoding" attribute is sent as "format"
+    # (default "json"); testdata/sources/kinesis_firehose.json.
+    Resource("kinesis_firehose_source", "source", "kinesis-firehose", {"format": "json"}),
+    Resource("kinesis_firehose_source (text)", "source", "kinesis-firehose", {"format": "text"}),
+    # sources/log-analysis.go: LogAnalysisSourceFromModel, an empty user_config.
+    Resource("log_analysis_source", "source", "log-analysis", {}),
+    # sources/agent.go: AgentSourceFromModel, an empty user_config.
+    Resource("agent_source", "source", "mezmo-agent", {}),
+    # sources/sqs.go: SqsSourceFromModel; testdata/sources/sqs.json (its queue_url is
+    # not a URL: saved as sent, polling it fails and is logged).
+    Resource(
+        "sqs_source",
+        "source",
+        "sqs",
+        {
+            "queue_url": "sqs_queue_url",
+            "auth": {"access_key_id": "access key", "secret_access_key": "secret"},
+            "region": "us-east-1",
+        },
+    ),
+    # sources/s3.go: S3SourceFromModel (compression default "auto"), the example's
+    # values; testdata/sources/s3.json.
+    Resource(
+        "s3_source",
+        "source",
+        "s3",
+        {
+            "region": "us-east-2",
+            "sqs_queue_url": "https://hello.com/sqs",
+            "auth": {"access_key_id": "123", "secret_access_key": "secret123"},
+            "compression": "auto",
+        },
+    ),
+    Resource(
+        "s3_source (testdata)",
+        "source",
+        "s3",
+        {
+            "auth": {"access_key_id": "access key", "secret_access_key": "secret"},
+            "region": "us-east-1",
+            "sqs_queue_url": "sqs_queue_url",
+            "compression": "gzip",
+        },
+    ),
+]
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
 MISSING_TYPES: list[tuple[str, str, str]] = [
-    ("agent_source", "source", "mezmo-agent"),
     ("kafka_source", "source", "kafka"),
-    ("fluent_source", "source", "fluent"),
-    ("logstash_source", "source", "logstash"),
-    ("sqs_source", "source", "sqs"),
-    ("s3_source", "source", "s3"),
-    ("kinesis_firehose_source", "source", "kinesis-firehose"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
     ("datadog_source", "source", "mezmo-datadog-source"),
-    ("log_analysis_source", "source", "log-analysis"),
     ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
     ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
     ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     import httpx
 
+    from tidegate.components.sources.pull import PullContext, Pulled
     from tidegate.components.sources.push import Push, Received
     from tidegate.logs.intake import LineIntake
     from tidegate.processing.throttle import Clock, RedisStore, ThrottleBudget
@@ -214,6 +215,8 @@ class Component(Generic[C]):
       source's gateway route, for the ``paths`` under ``/gateway/{id}`` it serves
       (``""``: the route itself); CPU work, run in a worker thread; raises the error
       hierarchy's 4xx for what it refuses.
+    * ``pull(config, context)`` (pull sources): fetch what is waiting (an SQS queue's
+      messages); called by the pull scheduler, ``sources/pull.py``.
     * ``stored(config, user_config)``: the ``user_config`` to store and answer, when
       the type adds what the server decides (a route's generated ``_output_name``s, which
       the platform's clients read back); absent: stored exactly as sent.
@@ -234,6 +237,7 @@ class Component(Generic[C]):
     receive: Callable[[C, Push], Received] | None = None
     paths: frozenset[str] = frozenset()
     stored: Callable[[C, dict[str, Any]], dict[str, Any]] | None = None
+    pull: Callable[[C, PullContext], Awaitable[Pulled]] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

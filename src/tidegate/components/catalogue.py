@@ -44,15 +44,21 @@ from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
     demo_logs,
+    fluent,
+    kinesis_firehose,
     log_analysis_ingestion,
+    logstash,
+    mezmo_agent,
     open_telemetry_logs,
     open_telemetry_metrics,
     open_telemetry_traces,
     splunk_hec,
+    sqs,
     webhook,
 )
 from tidegate.components.sources import http as http_source
 from tidegate.components.sources import prometheus_remote_write as prometheus_source
+from tidegate.components.sources import s3 as s3_source
 
 __all__ = ["REGISTRY"]
 
@@ -67,6 +73,12 @@ REGISTRY: Final = Registry(
         open_telemetry_traces.COMPONENT,
         splunk_hec.COMPONENT,
         prometheus_source.COMPONENT,
+        fluent.COMPONENT,
+        logstash.COMPONENT,
+        kinesis_firehose.COMPONENT,
+        mezmo_agent.COMPONENT,
+        sqs.COMPONENT,
+        s3_source.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,

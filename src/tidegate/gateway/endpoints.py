@@ -4,7 +4,7 @@ access keys, and errors use the legacy shape."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, Final
 
@@ -94,13 +94,15 @@ RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     description=(
         "Runs the events through every pipeline whose HTTP source is bound to the route. "
         "Credential: one of the route's access keys in `Authorization`, bare or "
-        "`Token <key>`. When the route has signing keys, `X-Hub-Signature: "
+        "`Token <key>` (or in `X-Amz-Firehose-Access-Key`, or `apiKey`, for the "
+        "Kinesis Firehose and agent sources). When the route has signing keys, `X-Hub-Signature: "
         "<sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` must verify under one "
         "of them, else 401 and nothing is processed. **200** means every destination "
         "stored or acknowledged the events; **429/503** with `Retry-After` means the "
         "sender should retry later. Delivery is at-least-once: a retry after a partial "
         "failure can deliver some events twice."
     ),
+    response_model=schemas.GatewayAccepted,
     responses=RESPONSES,
     openapi_extra={"requestBody": _REQUEST_BODY},
 )
@@ -119,9 +121,26 @@ async def send_events(
         ),
     ] = None,
     content_encoding: Annotated[str | None, Header(include_in_schema=False)] = None,
-) -> schemas.GatewayAccepted:
+) -> schemas.GatewayAccepted | Response:
     accepted = await _accept(request, gateway_route_id, ROUTE_ITSELF)
+    if accepted.answer is not None:
+        # A protocol with its own answer (Kinesis Firehose's requestId and timestamp).
+        return Response(accepted.answer, media_type=accepted.media_type)
     return schemas.GatewayAccepted(events=accepted.events, pipelines=accepted.pipelines)
+
+
+# Where senders put the access key: ``Authorization`` first, then the headers of
+# protocols that cannot send one (Kinesis Firehose's HTTP endpoint delivery, the
+# platform agent's ingestion key).
+_CREDENTIAL_HEADERS: Final = ("authorization", "x-amz-firehose-access-key", "apikey")
+
+
+def _credential(headers: Mapping[str, str]) -> str | None:
+    for name in _CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value
+    return None
 
 
 async def _accept(request: Request, gateway_route_id: str, path: str) -> Accepted:
@@ -133,7 +152,7 @@ async def _accept(request: Request, gateway_route_id: str, path: str) -> Accepte
         runtime=runtime,
         request=GatewayRequest(
             gateway_route_id=gateway_route_id,
-            authorization=headers.get("authorization"),
+            authorization=_credential(headers),
             signature=headers.get("x-hub-signature"),
             content_type=headers.get("content-type"),
             content_encoding=headers.get("content-encoding"),

@@ -137,7 +137,7 @@ async def pipeline_revisions_for_route(
 
 
 async def pipeline_revisions_with_source(
-    *, session: AsyncSession, account_id: str, source_type: str
+    *, session: AsyncSession, account_id: str, source_type: str | tuple[str, ...]
 ) -> dict[str, int]:
     """``{pipeline_id: revision}`` of the account's pipelines with a source of that type."""
     return await repository.pipeline_revisions_with_source(

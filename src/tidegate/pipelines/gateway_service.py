@@ -265,6 +265,16 @@ async def access_key_for_route(
     return found if same_secret(found.key_hash, key_hash) else None
 
 
+async def route_of_access_key(*, session: AsyncSession, key: str) -> str | None:
+    """For a data plane that is given a key and no route (Fluent Forward): the route
+    whose access key ``key`` is."""
+    key_hash = hash_secret(key, domain=ACCESS_KEY_DOMAIN)
+    found = await repository.access_key_by_hash(session=session, key_hash=key_hash)
+    if found is None or not same_secret(found.key_hash, key_hash):
+        return None
+    return found.gateway_route_id
+
+
 # Signing keys
 
 

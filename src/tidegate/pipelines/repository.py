@@ -143,15 +143,17 @@ async def pipeline_revisions_for_route(
 
 
 async def pipeline_revisions_with_source(
-    *, session: AsyncSession, account_id: str, source_type: str
+    *, session: AsyncSession, account_id: str, source_type: str | tuple[str, ...]
 ) -> dict[str, int]:
+    """``source_type``: a type, or its names (a type and its aliases)."""
+    types = (source_type,) if isinstance(source_type, str) else source_type
     result = await session.execute(
         select(Pipeline.id, Pipeline.revision)
         .join(PipelineNode, PipelineNode.pipeline_id == Pipeline.id)
         .where(
             Pipeline.account_id == account_id,
             PipelineNode.kind == "source",
-            PipelineNode.type == source_type,
+            PipelineNode.type.in_(types),
         )
         .distinct()
     )

@@ -57,7 +57,7 @@ class PipelineCache:
         return await self._load(session, revisions)
 
     async def with_source(
-        self, *, session: AsyncSession, account_id: str, source_type: str
+        self, *, session: AsyncSession, account_id: str, source_type: str | tuple[str, ...]
     ) -> list[CompiledPipeline]:
         """The account's pipelines that have a source of ``source_type`` (sources fed by
         tidegate itself, not by a route), compiled."""

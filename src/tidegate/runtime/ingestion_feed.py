@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tidegate.components.sources.log_analysis_ingestion import (
     ACCOUNT_TTL_S,
     MAX_FEEDS,
-    TYPE,
+    NAMES,
     line_events,
 )
 from tidegate.delivery import DeliveryFailed
@@ -49,7 +49,7 @@ class IngestionFeed:
             return found[1]
         async with db.read_sessions() as session:
             revisions = await dataplane.pipeline_revisions_with_source(
-                session=session, account_id=account_id, source_type=TYPE
+                session=session, account_id=account_id, source_type=NAMES
             )
         if len(self._accounts) >= _MAX_ACCOUNTS:
             self._accounts.clear()
@@ -92,7 +92,7 @@ class IngestionFeed:
                 continue
             async with intake.db.read_sessions() as session:
                 pipelines = await runtime.pipelines.with_source(
-                    session=session, account_id=item.account_id, source_type=TYPE
+                    session=session, account_id=item.account_id, source_type=NAMES
                 )
                 features = await enabled_features(
                     session=session,
@@ -109,7 +109,7 @@ class IngestionFeed:
                 sources = {
                     node.id: events
                     for node in pipeline.nodes
-                    if node.kind == "source" and node.type == TYPE
+                    if node.kind == "source" and node.type in NAMES
                 }
                 outputs = await run_graph(
                     pipeline,

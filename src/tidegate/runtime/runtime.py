@@ -36,6 +36,7 @@ from tidegate.runtime.destination_guard import (
 )
 from tidegate.runtime.ingestion_feed import IngestionFeed
 from tidegate.runtime.limits import RuntimeLimits
+from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 
@@ -102,6 +103,8 @@ class Runtime:
         self._cpu: anyio.CapacityLimiter | None = None
         self.ingestion_feed = IngestionFeed()
         self.demo_logs = DemoLogsScheduler(redis=redis, redis_prefix=redis_prefix)
+        self.pull_sources = PullScheduler()
+        self.s3_endpoint = s3_endpoint
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -136,9 +139,11 @@ class Runtime:
         self.usage.start(db)
         if intake is not None:
             self.demo_logs.start(self, intake)
+            self.pull_sources.start(self, intake)
 
     async def aclose(self, db: Database | None = None) -> None:
         await self.demo_logs.close()
+        await self.pull_sources.close()
         await self.taps.close()
         if db is not None:
             await self.usage.close(db)

@@ -21,7 +21,14 @@ __all__ = ["COMPONENT", "PATHS", "HttpSourceConfig", "receive", "request_metadat
 PATHS: Final = frozenset({ROUTE_ITSELF})
 # Never copied into events: credentials and signatures.
 _PRIVATE_HEADERS: Final = frozenset(
-    {"authorization", "cookie", "x-hub-signature", "apikey", "proxy-authorization"}
+    {
+        "authorization",
+        "cookie",
+        "x-hub-signature",
+        "apikey",
+        "proxy-authorization",
+        "x-amz-firehose-access-key",
+    }
 )
 
 

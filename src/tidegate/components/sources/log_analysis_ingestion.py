@@ -28,6 +28,7 @@ __all__ = [
     "ACCOUNT_TTL_S",
     "COMPONENT",
     "MAX_FEEDS",
+    "NAMES",
     "TYPE",
     "LogAnalysisIngestionConfig",
     "line_events",
@@ -70,4 +71,10 @@ COMPONENT: Component[LogAnalysisIngestionConfig] = Component(
     config_model=LogAnalysisIngestionConfig,
     build=_build,
     describe="The lines the account ingests at /logs/ingest, after they are stored",
+    # The provider's mezmo_log_analysis_source ("data directly from your Log Analysis
+    # account"): the same lines, stored under the name it was sent with.
+    aliases=("log-analysis",),
 )
+
+NAMES: Final = COMPONENT.names
+"""The type and its aliases: what a node of this source may be stored as."""
