@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import binascii
 import json
-import time
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tidegate.clock import now_ms
 from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
@@ -82,7 +82,7 @@ def receive(config: KinesisFirehoseConfig, push: Push) -> Received:
     request_id, events = firehose_events(push.body, form=config.format)
     answer = {
         "requestId": request_id or push.headers.get(REQUEST_ID_HEADER, ""),
-        "timestamp": int(time.time() * 1000),
+        "timestamp": now_ms(),
     }
     return Received(events, answer=json.dumps(answer).encode(), media_type="application/json")
 
