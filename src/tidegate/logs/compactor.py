@@ -273,6 +273,7 @@ async def _move_one(
                 min_id=first_id,
                 max_id=last_id,
                 created_ms=clock(),
+                max_received_ms=max(row[2] for row in rows),
             )
         )
         gone = await _delete_moved(
