@@ -19,14 +19,15 @@ from tests.aggregate.helpers import HOUR_MS, HOUR_START, expected
 from tests.conftest import AppClient
 from tests.export.helpers import insert_lines, now_ms
 from tests.factories import AccountCtx, make_account, make_tenant
+from tests.waiting import eventually
 
 from tidegate.db.engine import Database
 from tidegate.ingest.retention import run_retention, sweep
-from tidegate.logs.compactor import CompactorConfig, compact_round, release
+from tidegate.logs.compactor import CompactorConfig, SegmentRunner, compact_round, release
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.logs.segments import AccountSegments, SegmentError, account_segments
 from tidegate.logs.store import NewLine
-from tidegate.models import LogLine, LogSegment
+from tidegate.models import LogLine, LogSegment, SegmentLease
 
 DAY_MS = 86_400_000
 WORDS = ["error", "err", "warning", "disk", "full", "quarantined", "unquarantined", "peer"]
@@ -495,4 +496,33 @@ async def test_retention_drops_whole_segments_and_reads_leave_out_lines_past_it(
         assert not (root / straddling).exists()
         await release(db, owner="x")
     finally:
+        await db.dispose()
+
+
+async def lease_owner(db: Database) -> str | None:
+    async with db.read_sessions() as session:
+        owner = await session.scalar(select(SegmentLease.lease_owner))
+        return None if owner is None else str(owner)
+
+
+async def test_a_stopping_worker_gives_the_lease_to_the_next(isolated_client: AppClient) -> None:
+    client = isolated_client
+    db = Database.connect(client.database_url)
+    first, second = SegmentRunner(db, client.settings), SegmentRunner(db, client.settings)
+    try:
+        first.start()
+        await eventually(lambda: first.rounds >= 1, what="the first runner's round")
+        second.start()
+        await eventually(lambda: second.rounds >= 1, what="the second runner's round")
+        assert await lease_owner(db) == first.owner
+        # The second's rounds find the lease held (for three ticks, a minute at least).
+        assert not (await compact_round(db, second.config, owner=second.owner)).claimed
+        await first.close()
+        assert await lease_owner(db) is None
+        # Its next round takes over at once.
+        assert (await compact_round(db, second.config, owner=second.owner)).claimed
+        assert await lease_owner(db) == second.owner
+    finally:
+        await first.close()
+        await second.close()
         await db.dispose()

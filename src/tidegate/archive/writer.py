@@ -20,8 +20,8 @@ import zlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from typing import Final
 
 from tidegate import json_codec
