@@ -526,3 +526,46 @@ async def test_a_stopping_worker_gives_the_lease_to_the_next(isolated_client: Ap
         await first.close()
         await second.close()
         await db.dispose()
+
+
+async def test_a_lines_context_is_the_same_from_either_tier(isolated_client: AppClient) -> None:
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    lines = [
+        NewLine(
+            line=f"line {index}",
+            # Interleaved in time across the two halves, some sharing a millisecond.
+            ts=HOUR_START + (index % 30) * 1_000 + index // 30,
+            host=("web-1", "db-1")[index % 2],
+            app=("web", None)[index % 3 == 0],
+        )
+        for index in range(60)
+    ]
+    now = now_ms()
+    await store(url, account.account_id, lines[:30], now - 10 * DAY_MS)
+    await store(url, account.account_id, lines[30:], now - 2 * 3_600_000)
+    ids = [line_id for line_id, _ in await stored_ids(url, account.account_id)]
+    anchors = [ids[0], ids[7], ids[29], ids[31], ids[59]]
+
+    async def contexts() -> list[Any]:
+        found = []
+        for line_id in anchors:
+            response = await client.get(
+                "/v1/export/context",
+                params={"line": line_id, "before": 3, "after": 3},
+                headers=account.headers,
+            )
+            assert response.status_code == 200, response.text
+            found.append(response.json())
+        return found
+
+    hot = await contexts()
+    assert hot[1]["more_before"] and hot[1]["more_after"]
+    root = client.settings.segment_directory
+    await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=11))
+    assert await tier_counts(url, account.account_id) == (30, 30)
+    assert await contexts() == hot
+    await compact(url, config(root, after_ms=0, window_ms=3_600_000, max_lines=1_000))
+    assert await tier_counts(url, account.account_id) == (0, 60)
+    assert await contexts() == hot

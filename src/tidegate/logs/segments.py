@@ -251,18 +251,27 @@ class AccountSegments:
 
     def spans(self, *, from_ms: int, to_ms: int, max_id: int) -> list[SegmentFile]:
         """``files``, each with the time span of its lines."""
-        if not self.segments:
-            return []
+        return [
+            SegmentFile(self._path(segment), segment.min_ts, segment.max_ts, segment.lines)
+            for segment in self.segments
+            if not (segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id)
+        ]
+
+    def holding(self, line_id: int) -> list[str]:
+        """The files whose id span holds ``line_id``."""
+        return [
+            self._path(segment)
+            for segment in self.segments
+            if segment.min_id <= line_id <= segment.max_id
+        ]
+
+    def _path(self, segment: Segment) -> str:
+        """The segment's file, checked to lie in the account's directory."""
         directory = account_directory(self.root, self.account_id).resolve()
-        files = []
-        for segment in self.segments:
-            if segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id:
-                continue
-            path = (self.root / segment.path).resolve()
-            if path.parent != directory:
-                raise SegmentError(f"segment {segment.path!r} is not the account's")
-            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts, segment.lines))
-        return files
+        path = (self.root / segment.path).resolve()
+        if path.parent != directory:
+            raise SegmentError(f"segment {segment.path!r} is not the account's")
+        return str(path)
 
 
 @dataclass(frozen=True, slots=True)
