@@ -561,7 +561,7 @@ async def test_a_lines_context_is_the_same_from_either_tier(isolated_client: App
         return found
 
     hot = await contexts()
-    assert hot[1]["more_before"] and hot[1]["more_after"]
+    assert (hot[1]["more_before"], hot[1]["more_after"]) == (True, True)
     root = client.settings.segment_directory
     await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=11))
     assert await tier_counts(url, account.account_id) == (30, 30)
