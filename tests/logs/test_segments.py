@@ -485,7 +485,10 @@ async def test_retention_drops_whole_segments_and_reads_leave_out_lines_past_it(
         # sweep without the directory stands for a crash between the commit and the
         # file's removal: the compactor's next round removes the file no row names.
         db.segment_dir = None
-        later = now + 2 * 3_600_000
+        # (An hour's grace after its youngest line, edge + 1 h, passed retention.)
+        assert await sweep(db=db, now_ms=now + 2 * 3_600_000, account_ids=[account.account_id]) == 0
+        assert await segment_paths(url, account.account_id) == [straddling]
+        later = now + 2 * 3_600_000 + 1
         assert await sweep(db=db, now_ms=later, account_ids=[account.account_id]) == 60
         assert await segment_paths(url, account.account_id) == []
         assert (root / straddling).exists()

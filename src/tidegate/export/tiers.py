@@ -68,9 +68,13 @@ def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegme
         try:
             result = read(segments)
         except Exception as error:
-            # A file retention dropped after the listing: the listing changed.
-            if not missing_file(error) or _listing(reader, account_id) == _listing_of(rows):
+            if not missing_file(error):
                 raise
+            # A file retention dropped after the listing: start over with a new one,
+            # unless the read's snapshot cannot see the drop (a read older than
+            # retention's grace, which read budgets rule out): then the client retries.
+            if _listing(reader, account_id) == _listing_of(rows):
+                raise ServiceUnavailable("a segment was dropped meanwhile; try again") from None
         else:
             if _listing(reader, account_id) == _listing_of(rows):
                 return result

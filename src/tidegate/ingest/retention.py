@@ -17,7 +17,8 @@ row-by-row delete, no bloat to vacuum) before the per-account deletes handle the
 Segments (docs/log-store.md, "Segments") go whole: a segment whose youngest line is past
 the account's retention loses its registry row (a transaction), then its file; a crash in
 between leaves a file no row names, which the compactor's next round removes. A segment
-straddling the edge stays until wholly past; reads leave out its lines past retention.
+straddling the edge stays until wholly past (and ``SEGMENT_GRACE_MS`` more); reads
+leave out its lines past retention.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ from tidegate.models import LogSegment
 log = logging.getLogger("tidegate.retention")
 
 BATCH = 5_000
+# A segment goes this long after its youngest line passed retention (reads leave its
+# lines out from then on): a read listing the segments from a snapshot taken before the
+# drop never finds its file gone, as no read lasts this long (read budgets).
+SEGMENT_GRACE_MS = 3_600_000
 
 
 async def sweep(
@@ -54,7 +59,9 @@ async def sweep(
         policies = await repository.retention_policies(session=session, account_ids=account_ids)
     for account_id, days in policies:
         before_ms = now_ms - days * DAY_MS
-        deleted += await drop_expired_segments(db=db, account_id=account_id, before_ms=before_ms)
+        deleted += await drop_expired_segments(
+            db=db, account_id=account_id, before_ms=before_ms - SEGMENT_GRACE_MS
+        )
         while True:
             async with db.write_sessions() as session:
                 count = await repository.delete_received_before(
