@@ -60,11 +60,16 @@ def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegme
     root = reader.segment_dir
     if root is None:
         return read(AccountSegments(root=_NOWHERE, account_id=account_id, segments=()))
-    retention = reader.scalar(account_retention(account_id=account_id))
-    retained_from_ms = retained_from(retention, now_ms())
+    retained_from_ms: int | None = None
     for attempt in range(MAX_ATTEMPTS):
         rows = reader.all(account_segments(account_id=account_id))
-        segments = AccountSegments.of(root, account_id, rows, retained_from_ms=retained_from_ms)
+        if rows and retained_from_ms is None:
+            # Only an account with segments pays for this lookup.
+            retention = reader.scalar(account_retention(account_id=account_id))
+            retained_from_ms = retained_from(retention, now_ms())
+        segments = AccountSegments.of(
+            root, account_id, rows, retained_from_ms=retained_from_ms or 0
+        )
         try:
             result = read(segments)
         except Exception as error:
