@@ -16,6 +16,7 @@ from tests.archive.helpers import (
     gunzip,
     ndjson,
     runner_for,
+    state_of,
 )
 from tests.conftest import AppClient
 from tests.ingest.factories import Ingestor, ingest, make_ingestor
@@ -27,6 +28,7 @@ from tests.objectstore.moto_server import (
 
 from tidegate.archive.writer import day_name, object_key
 from tidegate.clock import now_ms
+from tidegate.logs.compactor import CompactorConfig, compact_round, release
 from tidegate.logs.store import DAY_MS
 
 
@@ -255,3 +257,35 @@ async def test_digitalocean_spaces_through_the_s3_api(
     await _request_run(client, who, day)
     assert await _write(client, who, day) == 1
     await _object_is_the_export(client, moto_server, space, who, day)
+
+
+async def test_a_day_in_both_tiers_is_archived_once_in_order(
+    client: AppClient, moto_server: MotoServer
+) -> None:
+    """Lines moved into segments (docs/log-store.md, "Segments") are archived with
+    those still in the row store: each once, in the export's order and form."""
+    who, day, bucket = await _archived_account(client, moto_server, days_ago=7, lines=300)
+    exported = await exported_day(client, who.account.headers, day)
+    assert len(exported) == 300
+    # The oldest 120 lines into segments (windows of a millisecond: the lines just
+    # stored are old enough), the rest stays in the row store.
+    db = state_of(client).db
+    cfg = CompactorConfig(
+        root=client.settings.segment_directory,
+        after_ms=0,
+        window_ms=1,
+        max_lines=40,
+        lease_ms=60_000,
+    )
+    owner = uuid.uuid4().hex
+    moved = await compact_round(db, cfg, owner=owner, limit=3, accounts=[who.account_id])
+    await release(db, owner=owner)
+    assert (moved.segments, moved.lines) == (3, 120)
+    assert await exported_day(client, who.account.headers, day) == exported
+    # Chunks of 50 cross the tiers' boundary.
+    assert await _write(client, who, day, chunk_lines=50) == 1
+    stored, _meta = await asyncio.to_thread(
+        moto_server.read, bucket, object_key(who.account_id, day)
+    )
+    assert gunzip(stored) == ndjson(exported)
+    assert (await _status(client, who))[day_name(day)]["lines"] == 300

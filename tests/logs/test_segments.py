@@ -5,6 +5,8 @@ never open another account's segments."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
 import uuid
 from collections.abc import Sequence
@@ -17,13 +19,15 @@ from tests.aggregate.helpers import HOUR_MS, HOUR_START, expected
 from tests.conftest import AppClient
 from tests.export.helpers import insert_lines, now_ms
 from tests.factories import AccountCtx, make_account, make_tenant
+from tests.waiting import eventually
 
 from tidegate.db.engine import Database
-from tidegate.logs.compactor import CompactorConfig, compact_round, release
+from tidegate.ingest.retention import run_retention, sweep
+from tidegate.logs.compactor import CompactorConfig, SegmentRunner, compact_round, release
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.logs.segments import AccountSegments, SegmentError, account_segments
 from tidegate.logs.store import NewLine
-from tidegate.models import LogLine, LogSegment
+from tidegate.models import LogLine, LogSegment, SegmentLease
 
 DAY_MS = 86_400_000
 WORDS = ["error", "err", "warning", "disk", "full", "quarantined", "unquarantined", "peer"]
@@ -381,3 +385,190 @@ async def test_an_account_never_opens_another_accounts_segments(
             segments.files(from_ms=0, to_ms=2**62, max_id=2**62)
     finally:
         await db.dispose()
+
+
+def window_around(edge: int) -> int:
+    """A window length (1-1.5 days) putting ``edge`` in the middle half of its window:
+    lines an hour either side of it land in one segment, whatever the time of day."""
+    for width in range(DAY_MS, DAY_MS * 3 // 2, 60_000):
+        if width // 4 < edge % width < width * 3 // 4:
+            return width
+    raise AssertionError("no window fits")
+
+
+async def segment_paths(url: str, account_id: str) -> list[str]:
+    db = Database.connect(url)
+    try:
+        async with db.read_sessions() as session:
+            rows = await session.execute(
+                select(LogSegment.path)
+                .where(LogSegment.account_id == account_id)
+                .order_by(LogSegment.id)
+            )
+            return [str(path) for path in rows.scalars()]
+    finally:
+        await db.dispose()
+
+
+async def test_retention_drops_whole_segments_and_reads_leave_out_lines_past_it(
+    isolated_client: AppClient,
+) -> None:
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url), retention=3)
+    now = now_ms()
+    edge = now - 3 * DAY_MS
+    lines = generated_lines(110, seed=3)
+    await store(url, account.account_id, lines[:50], now - 10 * DAY_MS)  # wholly past
+    await store(url, account.account_id, lines[50:80], edge - 3_600_000)  # past, straddling
+    await store(url, account.account_id, lines[80:], edge + 3_600_000)  # kept, straddling
+    ids = await stored_ids(url, account.account_id)
+    kept = [line_id for line_id, _ in ids[80:]]
+    root = client.settings.segment_directory
+    await compact(url, config(root, after_ms=0, window_ms=window_around(edge), max_lines=1_000))
+    assert await tier_counts(url, account.account_id) == (0, 110)
+    old, straddling = await segment_paths(url, account.account_id)
+
+    async def visible() -> tuple[list[int], int, int]:
+        head = await walk(client, account, prefer="head", size=13)
+        tail = await walk(client, account, prefer="tail", size=13)
+        assert [line["_id"] for line in tail] == [line["_id"] for line in head][::-1]
+        aggregation = await client.get(
+            "/v1/aggregate",
+            params={"from": HOUR_START, "to": HOUR_START + HOUR_MS - 1, "top": 3},
+            headers=account.headers,
+        )
+        assert aggregation.status_code == 200, aggregation.text
+        v1 = await client.get(
+            "/v1/export",
+            params={"from": HOUR_START, "to": HOUR_START + HOUR_MS - 1, "json": "true"},
+            headers=account.headers,
+        )
+        assert v1.status_code == 200, v1.text
+        return (
+            sorted(int(line["_id"]) for line in head),
+            aggregation.json()["total"],
+            len(v1.json()),
+        )
+
+    # Before any sweep: no read returns a line past retention (filtered at read time).
+    assert await visible() == (kept, 30, 30)
+
+    # The retention job: the wholly past segment goes (row, then file), the straddling
+    # one stays.
+    db = Database.connect(url)
+    db.segment_dir = root
+    swept = asyncio.Event()
+    calls = 0
+
+    def clock() -> int:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            swept.set()
+        return now
+
+    job = asyncio.create_task(run_retention(db=db, interval_s=0.01, clock=clock, first_delay_s=0))
+    try:
+        await asyncio.wait_for(swept.wait(), 120)
+    finally:
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+    try:
+        assert await segment_paths(url, account.account_id) == [straddling]
+        assert not (root / old).exists()
+        assert (root / straddling).exists()
+        assert await visible() == (kept, 30, 30)
+
+        # Once its youngest line is past retention, the straddling segment goes too. A
+        # sweep without the directory stands for a crash between the commit and the
+        # file's removal: the compactor's next round removes the file no row names.
+        db.segment_dir = None
+        # (An hour's grace after its youngest line, edge + 1 h, passed retention.)
+        assert await sweep(db=db, now_ms=now + 2 * 3_600_000, account_ids=[account.account_id]) == 0
+        assert await segment_paths(url, account.account_id) == [straddling]
+        later = now + 2 * 3_600_000 + 1
+        assert await sweep(db=db, now_ms=later, account_ids=[account.account_id]) == 60
+        assert await segment_paths(url, account.account_id) == []
+        assert (root / straddling).exists()
+        result = await compact_round(
+            db, config(root, after_ms=0, window_ms=DAY_MS, max_lines=9), owner="x"
+        )
+        assert result.orphans_removed == 1
+        assert not (root / straddling).exists()
+        await release(db, owner="x")
+    finally:
+        await db.dispose()
+
+
+async def lease_owner(db: Database) -> str | None:
+    async with db.read_sessions() as session:
+        owner = await session.scalar(select(SegmentLease.lease_owner))
+        return None if owner is None else str(owner)
+
+
+async def test_a_stopping_worker_gives_the_lease_to_the_next(isolated_client: AppClient) -> None:
+    client = isolated_client
+    db = Database.connect(client.database_url)
+    first, second = SegmentRunner(db, client.settings), SegmentRunner(db, client.settings)
+    try:
+        first.start()
+        await eventually(lambda: first.rounds >= 1, what="the first runner's round")
+        second.start()
+        await eventually(lambda: second.rounds >= 1, what="the second runner's round")
+        assert await lease_owner(db) == first.owner
+        # The second's rounds find the lease held (for three ticks, a minute at least).
+        assert not (await compact_round(db, second.config, owner=second.owner)).claimed
+        await first.close()
+        assert await lease_owner(db) is None
+        # Its next round takes over at once.
+        assert (await compact_round(db, second.config, owner=second.owner)).claimed
+        assert await lease_owner(db) == second.owner
+    finally:
+        await first.close()
+        await second.close()
+        await db.dispose()
+
+
+async def test_a_lines_context_is_the_same_from_either_tier(isolated_client: AppClient) -> None:
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    lines = [
+        NewLine(
+            line=f"line {index}",
+            # Interleaved in time across the two halves, some sharing a millisecond.
+            ts=HOUR_START + (index % 30) * 1_000 + index // 30,
+            host=("web-1", "db-1")[index % 2],
+            app=("web", None)[index % 3 == 0],
+        )
+        for index in range(60)
+    ]
+    now = now_ms()
+    await store(url, account.account_id, lines[:30], now - 10 * DAY_MS)
+    await store(url, account.account_id, lines[30:], now - 2 * 3_600_000)
+    ids = [line_id for line_id, _ in await stored_ids(url, account.account_id)]
+    anchors = [ids[0], ids[7], ids[29], ids[31], ids[59]]
+
+    async def contexts() -> list[Any]:
+        found = []
+        for line_id in anchors:
+            response = await client.get(
+                "/v1/export/context",
+                params={"line": line_id, "before": 3, "after": 3},
+                headers=account.headers,
+            )
+            assert response.status_code == 200, response.text
+            found.append(response.json())
+        return found
+
+    hot = await contexts()
+    assert (hot[1]["more_before"], hot[1]["more_after"]) == (True, True)
+    root = client.settings.segment_directory
+    await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=11))
+    assert await tier_counts(url, account.account_id) == (30, 30)
+    assert await contexts() == hot
+    await compact(url, config(root, after_ms=0, window_ms=3_600_000, max_lines=1_000))
+    assert await tier_counts(url, account.account_id) == (0, 60)
+    assert await contexts() == hot

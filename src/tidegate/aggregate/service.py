@@ -333,7 +333,10 @@ class _Cold:
         files = segments.files(from_ms=request.from_ms, to_ms=request.to_ms, max_id=max_id)
         if not files:
             return None
-        return cls(files, segment_filter(request.line_filter), request, max_id, width)
+        sql = segment_filter(request.line_filter)
+        # Lines past the account's retention are counted by no aggregation.
+        sql = replace(sql, where=segments.retained(sql.where))
+        return cls(files, sql, request, max_id, width)
 
     def _rows(
         self,

@@ -6,8 +6,10 @@ Memory is bounded: lines are read ``chunk_lines`` at a time (keyset pages of the
 export's own scan, a new short read transaction each), compressed as they come, and the
 compressed bytes go up as parts of a multipart upload whenever ``part_bytes`` have
 gathered; the worker never holds more than one part and one chunk. Encoding and
-compression run in a worker thread, off the loop. The object's lines are those
-committed when the write began (the account's largest line id then): a line stored
+compression run in a worker thread, off the loop, and so do the reads (lines in the
+row store and in segments alike, merged in (ts, id) order, as export pages read them).
+The object's lines are those committed when the write began (the account's largest line
+id then, in either tier): a line stored
 later for that day is not in it (docs/archiving.md).
 """
 
@@ -19,12 +21,14 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Final
 
 from tidegate import json_codec
 from tidegate.db.engine import Database
-from tidegate.export.repository import LineRow, newest_line_id, scan_lines
-from tidegate.export.service import line_record
+from tidegate.export.reading import run_off_loop
+from tidegate.export.repository import LineRow
+from tidegate.export.service import chunk_of_lines, line_record
 from tidegate.logs.store import DAY_MS
 from tidegate.objectstore.s3 import MIN_PART_BYTES, MultipartUpload, S3Client
 
@@ -78,28 +82,30 @@ class Encoder:
 async def day_rows(
     *, db: Database, account_id: str, day: int, chunk_lines: int = CHUNK_LINES
 ) -> AsyncGenerator[list[LineRow]]:
-    """The day's lines committed now, oldest first, ``chunk_lines`` at a time (keyset
-    pages of the export's scan, each in a short read transaction of its own)."""
-    async with db.read_sessions() as session:
-        max_id = await session.scalar(newest_line_id(account_id=account_id)) or 0
+    """The day's lines committed now, in either tier of the log store (docs/log-store.md,
+    "Segments"), oldest first, ``chunk_lines`` at a time (keyset pages of the export's
+    scan of both tiers, each in a short read of its own, in an export thread)."""
+    max_id: int | None = None
     after: tuple[int, int] | None = None
     while True:
         async with db.read_sessions() as session:
-            result = await session.execute(
-                scan_lines(
+            max_id, rows = await run_off_loop(
+                database=db,
+                session=session,
+                account_id=account_id,
+                page=partial(
+                    chunk_of_lines,
                     account_id=account_id,
                     from_ms=day * DAY_MS,
                     to_ms=(day + 1) * DAY_MS - 1,
                     max_id=max_id,
                     after=after,
-                    newest_first=False,
-                    limit=chunk_lines,
-                )
+                    size=chunk_lines,
+                ),
             )
-            rows = [LineRow(*row) for row in result]
         if rows:
             yield rows
-        if len(rows) < chunk_lines:
+        if max_id is None or len(rows) < chunk_lines:
             return
         after = (rows[-1].ts, rows[-1].id)
 

@@ -16,14 +16,25 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import and_
+
 from tidegate.errors import BadRequest
 from tidegate.export import repository
 from tidegate.export.reading import PageReader
 from tidegate.export.repository import LineRow
 from tidegate.export.schemas import bounded_int
-from tidegate.export.service import CandidateWalk, line_record, row_matches
+from tidegate.export.service import CandidateWalk, line_record, row_matches, segment_filter
+from tidegate.export.tiers import MergedWalk, consistent, segment_walk
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.segments import (
+    LINE_COLUMNS,
+    AccountSegments,
+    duck_condition,
+    duckdb_connection,
+    relation,
+)
 from tidegate.logs.sql_filter import translate
+from tidegate.models import LogLine
 
 DEFAULT_LINES = 20
 MAX_LINES = 100
@@ -31,6 +42,8 @@ MAX_LINES = 100
 MAX_SCANNED_PER_SIDE = 10_000
 # Line ids are 64-bit signed integers on both backends.
 MAX_LINE_ID = 2**63 - 1
+
+_lines = LogLine.__table__.c
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,29 +75,42 @@ def context_of(
     *, reader: PageReader, account_id: str, request: ContextRequest
 ) -> dict[str, Any] | None:
     """``{"line", "before", "after", "more_before", "more_after"}`` (both sides oldest
-    first), or None when the account has no such line the reader may see."""
+    first), or None when the account has no such line the reader may see. The line and
+    its neighbours are read from both tiers of the log store (docs/log-store.md,
+    "Segments")."""
+    return consistent(
+        reader, account_id, lambda segments: _context(reader, account_id, request, segments)
+    )
+
+
+def _context(
+    reader: PageReader, account_id: str, request: ContextRequest, segments: AccountSegments
+) -> dict[str, Any] | None:
     line_filter = request.line_filter.bound_to(account_id)
-    rows = reader.all(repository.source_of(account_id=account_id, line_id=request.line_id))
-    if not rows:
+    found = _anchor(reader, account_id, request.line_id, segments)
+    if found is None:
         return None
-    host_folded, app_folded = rows[0]
-    with closing(
-        reader.rows(repository.line_by_id(account_id=account_id, line_id=request.line_id))
-    ) as found:
-        anchor = next(found, None)
-    if anchor is None:
-        return None
+    anchor, host_folded, app_folded = found
     meta = anchor.meta()
     if not line_filter.selects_everything and not row_matches(line_filter, anchor, meta):
         return None
     sql = translate(line_filter, dialect=reader.dialect)
+    cold_sql = segment_filter(line_filter)
+    exact = sql.exact and (cold_sql.exact or not segments.segments)
+    same_source = [
+        _lines.host == anchor.host,
+        _lines.app.is_(None) if anchor.app is None else _lines.app == anchor.app,
+    ]
+    if cold_sql.where is not None:
+        same_source.append(cold_sql.where)
+    position = (anchor.ts, anchor.id)
 
     def side(count: int, *, newest_first: bool) -> tuple[list[dict[str, Any]], bool]:
         """Up to ``count`` lines on one side, nearest first, and whether there are more."""
         records: list[dict[str, Any]] = []
         if count == 0:
             return records, False
-        walk = CandidateWalk(
+        walk: CandidateWalk | MergedWalk = CandidateWalk(
             reader=reader,
             scan=lambda after, limit: repository.neighbours(
                 account_id=account_id,
@@ -92,7 +118,7 @@ def context_of(
                 host_folded=host_folded,
                 app=anchor.app,
                 app_folded=app_folded,
-                after=after or (anchor.ts, anchor.id),
+                after=after or position,
                 newest_first=newest_first,
                 limit=limit,
                 where=sql.where,
@@ -100,7 +126,19 @@ def context_of(
             budget=count + 1 if sql.exact else MAX_SCANNED_PER_SIDE,
             wanted=lambda: count + 1 - len(records),
         )
-        for row, row_meta in _confirmed(walk.rows(None), line_filter, exact=sql.exact):
+        if segments.segments:
+            cold = segment_walk(
+                segments,
+                where=and_(*same_source),
+                from_ms=min(segment.min_ts for segment in segments.segments),
+                to_ms=max(segment.max_ts for segment in segments.segments),
+                max_id=MAX_LINE_ID,
+                newest_first=newest_first,
+                budget=count + 1 if cold_sql.exact else MAX_SCANNED_PER_SIDE,
+                wanted=lambda: count + 1 - len(records),
+            )
+            walk = MergedWalk([walk, cold], newest_first=newest_first)
+        for row, row_meta in _confirmed(walk.rows(position), line_filter, exact=exact):
             if len(records) == count:
                 return records, True
             records.append(line_record(row, row_meta))
@@ -117,6 +155,33 @@ def context_of(
         "more_before": more_before,
         "more_after": more_after,
     }
+
+
+def _anchor(
+    reader: PageReader, account_id: str, line_id: int, segments: AccountSegments
+) -> tuple[LineRow, str, str | None] | None:
+    """The line (from either tier) and its folded host and app."""
+    rows = reader.all(repository.source_of(account_id=account_id, line_id=line_id))
+    if rows:
+        host_folded, app_folded = rows[0]
+        with closing(
+            reader.rows(repository.line_by_id(account_id=account_id, line_id=line_id))
+        ) as found:
+            anchor = next(found, None)
+        return None if anchor is None else (anchor, host_folded, app_folded)
+    files = segments.holding(line_id)
+    if not files:
+        return None
+    condition = duck_condition(segments.retained(_lines.id == line_id))
+    result = duckdb_connection().execute(
+        f"SELECT {', '.join(LINE_COLUMNS)}, host_folded, app_folded FROM {relation(files)} "
+        f"WHERE {condition.sql}",
+        list(condition.parameters),
+    )
+    row = result.fetchone()
+    if row is None:
+        return None
+    return LineRow(*row[: len(LINE_COLUMNS)]), row[-2], row[-1]
 
 
 def _confirmed(

@@ -393,6 +393,64 @@ class _Scan:
         return True
 
 
+def chunk_of_lines(
+    reader: PageReader,
+    account_id: str,
+    *,
+    from_ms: int,
+    to_ms: int,
+    max_id: int | None,
+    after: tuple[int, int] | None,
+    size: int,
+) -> tuple[int | None, list[LineRow]]:
+    """Up to ``size`` of the account's lines of the range after ``after``, oldest first,
+    from both tiers (archiving's chunks: each in a consistent view of its own, a keyset
+    continuing where the one before stopped, exactly-once while lines move like export
+    pages), and the largest id read up to: ``max_id``, or when None the account's
+    newest line's in either tier now (None: the account has no line)."""
+
+    def read(segments: AccountSegments) -> tuple[int | None, list[LineRow]]:
+        top = max_id if max_id is not None else newest_id(reader, account_id, segments)
+        rows: list[LineRow] = []
+        if top is None:
+            return None, rows
+        hot = CandidateWalk(
+            reader=reader,
+            scan=lambda after, limit: repository.scan_lines(
+                account_id=account_id,
+                from_ms=from_ms,
+                to_ms=to_ms,
+                max_id=top,
+                after=after,
+                newest_first=False,
+                limit=limit,
+            ),
+            budget=size,
+            wanted=lambda: max(1, size - len(rows)),
+        )
+        walk: CandidateWalk | MergedWalk = hot
+        if segments.segments:
+            cold = segment_walk(
+                segments,
+                where=None,
+                from_ms=from_ms,
+                to_ms=to_ms,
+                max_id=top,
+                newest_first=False,
+                budget=size,
+                wanted=lambda: max(1, size - len(rows)),
+            )
+            walk = MergedWalk([hot, cold], newest_first=False)
+        with closing(walk.rows(after)) as stream:
+            for row in stream:
+                rows.append(row)
+                if len(rows) >= size:
+                    break
+        return top, rows
+
+    return consistent(reader, account_id, read)
+
+
 def segment_filter(line_filter: LineFilter) -> SqlFilter:
     """The filter's form for the segments (DuckDB, tidegate.logs.segments)."""
     return translate(line_filter, dialect="duckdb")

@@ -3,11 +3,13 @@ tiers").
 
 A read (an export page, an aggregation) lists the account's segments, reads the row
 store with today's SQL and the segments with DuckDB, and merges. The compactor
-registers a segment and deletes its lines from the row store in one transaction, and
-segments are only ever added, so the account's segment count only grows: a read that
-finds the same count after it as before saw no move happen while it read, and every
-line it could see was in exactly one tier. Otherwise (a move committed in between) the
-read starts over (``consistent``), at most ``MAX_ATTEMPTS`` times.
+registers a segment and deletes its lines from the row store in one transaction;
+retention deletes a segment's registry row, then its file. A read that finds the same
+listing of the account's segments (ids and paths) after it as before saw no move and no
+drop happen while it read, and every line it could see was in exactly one tier.
+Otherwise (a move or a drop committed in between, or a file gone under the read) the
+read starts over (``consistent``), at most ``MAX_ATTEMPTS`` times. Lines past the
+account's retention are left out of every read (by received time).
 
 Both tiers share the (ts, id) order and the ids: an export cursor holds no tier, so a
 page continues exactly where the previous one stopped whichever tier each line is in
@@ -17,13 +19,14 @@ now (paging stays exactly-once across the boundary and while lines move).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement
 
+from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
 from tidegate.export.reading import FETCH_BATCH, PageReader
 from tidegate.export.repository import LineRow
@@ -32,11 +35,13 @@ from tidegate.logs.segments import (
     AccountSegments,
     DuckCondition,
     SegmentFile,
+    account_retention,
     account_segments,
     duck_condition,
     duckdb_connection,
+    missing_file,
     relation,
-    segment_count,
+    retained_from,
 )
 
 T = TypeVar("T")
@@ -50,18 +55,44 @@ MAX_CHUNK = 20_000
 
 
 def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegments], T]) -> T:
-    """``read(segments)`` over a view in which no line moved between the tiers."""
+    """``read(segments)`` over a view in which no line moved between the tiers and no
+    segment was dropped, leaving out the lines past the account's retention."""
     root = reader.segment_dir
     if root is None:
         return read(AccountSegments(root=_NOWHERE, account_id=account_id, segments=()))
+    retained_from_ms: int | None = None
     for attempt in range(MAX_ATTEMPTS):
         rows = reader.all(account_segments(account_id=account_id))
-        segments = AccountSegments.of(root, account_id, rows)
-        result = read(segments)
-        if int(reader.scalar(segment_count(account_id=account_id))) == len(segments.segments):
-            return result
+        if rows and retained_from_ms is None:
+            # Only an account with segments pays for this lookup.
+            retention = reader.scalar(account_retention(account_id=account_id))
+            retained_from_ms = retained_from(retention, now_ms())
+        segments = AccountSegments.of(
+            root, account_id, rows, retained_from_ms=retained_from_ms or 0
+        )
+        try:
+            result = read(segments)
+        except Exception as error:
+            if not missing_file(error):
+                raise
+            # A file retention dropped after the listing: start over with a new one,
+            # unless the read's snapshot cannot see the drop (a read older than
+            # retention's grace, which read budgets rule out): then the client retries.
+            if _listing(reader, account_id) == _listing_of(rows):
+                raise ServiceUnavailable("a segment was dropped meanwhile; try again") from None
+        else:
+            if _listing(reader, account_id) == _listing_of(rows):
+                return result
         time.sleep(RETRY_S * 2**attempt)  # the worker thread's, not the loop's
     raise ServiceUnavailable("the log store is being compacted; try again")
+
+
+def _listing(reader: PageReader, account_id: str) -> list[tuple[Any, ...]]:
+    return _listing_of(reader.all(account_segments(account_id=account_id)))
+
+
+def _listing_of(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    return [(int(row[0]), str(row[1])) for row in rows]
 
 
 _NOWHERE = Path("/nonexistent-segments")
@@ -204,7 +235,7 @@ def segment_walk(
 ) -> SegmentWalk:
     return SegmentWalk(
         files=segments.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id),
-        condition=duck_condition(where),
+        condition=duck_condition(segments.retained(where)),
         from_ms=from_ms,
         to_ms=to_ms,
         max_id=max_id,

@@ -13,25 +13,38 @@ never deleted by retention.
 On PostgreSQL lines are partitioned by the day they were received: a day whose every
 line is past its account's retention goes as a whole partition (``DROP TABLE``, no
 row-by-row delete, no bloat to vacuum) before the per-account deletes handle the rest.
+
+Segments (docs/log-store.md, "Segments") go whole: a segment whose youngest line is past
+the account's retention loses its registry row (a transaction), then its file; a crash in
+between leaves a file no row names, which the compactor's next round removes. A segment
+straddling the edge stays until wholly past (and ``SEGMENT_GRACE_MS`` more); reads
+leave out its lines past retention.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Callable, Sequence
 
+from sqlalchemy import delete
 from sqlalchemy.exc import DBAPIError
 
 from tidegate.clock import now_ms
 from tidegate.db.engine import Database
 from tidegate.ingest import repository
 from tidegate.logs.store import DAY_MS, forget_partition
+from tidegate.models import LogSegment
 
 log = logging.getLogger("tidegate.retention")
 
 BATCH = 5_000
+# A segment goes this long after its youngest line passed retention (reads leave its
+# lines out from then on): a read listing the segments from a snapshot taken before the
+# drop never finds its file gone, as no read lasts this long (read budgets).
+SEGMENT_GRACE_MS = 3_600_000
 
 
 async def sweep(
@@ -46,6 +59,9 @@ async def sweep(
         policies = await repository.retention_policies(session=session, account_ids=account_ids)
     for account_id, days in policies:
         before_ms = now_ms - days * DAY_MS
+        deleted += await drop_expired_segments(
+            db=db, account_id=account_id, before_ms=before_ms - SEGMENT_GRACE_MS
+        )
         while True:
             async with db.write_sessions() as session:
                 count = await repository.delete_received_before(
@@ -57,6 +73,27 @@ async def sweep(
                 break
             await asyncio.sleep(0)  # let requests in between batches
     return deleted
+
+
+async def drop_expired_segments(*, db: Database, account_id: str, before_ms: int) -> int:
+    """Drops the account's segments whose every line was received before ``before_ms``:
+    the registry rows in one transaction, then the files; how many lines went."""
+    async with db.write_sessions() as session:
+        expired = (
+            await session.execute(
+                delete(LogSegment)
+                .where(LogSegment.account_id == account_id, LogSegment.max_received_ms < before_ms)
+                .returning(LogSegment.path, LogSegment.lines)
+            )
+        ).all()
+        await session.commit()
+    root = db.segment_dir
+    for path, _ in expired:
+        log.info("retention: dropped segment %s", path)
+        if root is not None:  # else the compactor's round removes the file (unnamed)
+            with contextlib.suppress(FileNotFoundError):
+                await asyncio.to_thread((root / path).unlink)
+    return sum(int(lines) for _, lines in expired)
 
 
 async def drop_expired_partitions(*, db: Database, now_ms: int) -> int:

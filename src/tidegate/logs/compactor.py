@@ -273,6 +273,7 @@ async def _move_one(
                 min_id=first_id,
                 max_id=last_id,
                 created_ms=clock(),
+                max_received_ms=max(row[2] for row in rows),
             )
         )
         gone = await _delete_moved(
@@ -364,11 +365,17 @@ class SegmentRunner:
             self._task = asyncio.create_task(self._run(), name="tidegate-compactor")
 
     async def close(self) -> None:
+        """Stops the rounds and gives the lease back, so that another worker's next
+        round takes over at once rather than after the lease expired."""
         if self._task is not None:
             await stop_task(
                 self._task, "compactor rounds", timeout_s=self.settings.shutdown_step_timeout_s
             )
             self._task = None
+            try:
+                await release(self.db, owner=self.owner)
+            except Exception:  # the database may be gone: the lease then expires
+                log.warning("compactor: could not release the lease", exc_info=True)
 
     async def _run(self) -> None:
         while True:

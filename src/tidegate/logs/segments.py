@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select, and_, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import False_, True_
 
 from tidegate.logs.store import COLUMNS as STORE_COLUMNS
-from tidegate.models import LogSegment
+from tidegate.logs.store import DAY_MS
+from tidegate.models import Account, LogLine, LogSegment
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
@@ -62,6 +64,9 @@ LINE_COLUMNS = ("id", "ts", *NAMES[3:13], "meta_unindexed")
 # and each read uses one core, as a database read does.
 DUCKDB_THREADS = 1
 DUCKDB_MEMORY = "512MB"
+
+
+_received = LogLine.__table__.c.received_ms
 
 
 class SegmentError(Exception):
@@ -149,25 +154,39 @@ class Segment:
     max_ts: int
     min_id: int
     max_id: int
+    max_received_ms: int
 
 
-def account_segments(*, account_id: str) -> Select[int, str, int, int, int, int, int]:
-    """The registry rows of the account's segments."""
-    return select(
-        LogSegment.id,
-        LogSegment.path,
-        LogSegment.lines,
-        LogSegment.min_ts,
-        LogSegment.max_ts,
-        LogSegment.min_id,
-        LogSegment.max_id,
-    ).where(LogSegment.account_id == account_id)
+def account_segments(*, account_id: str) -> Select[int, str, int, int, int, int, int, int]:
+    """The registry rows of the account's segments, by id: two equal listings around a
+    read mean no segment was added or dropped between (an id SQLite reuses after the
+    newest segment was dropped comes with another path)."""
+    return (
+        select(
+            LogSegment.id,
+            LogSegment.path,
+            LogSegment.lines,
+            LogSegment.min_ts,
+            LogSegment.max_ts,
+            LogSegment.min_id,
+            LogSegment.max_id,
+            LogSegment.max_received_ms,
+        )
+        .where(LogSegment.account_id == account_id)
+        .order_by(LogSegment.id)
+    )
 
 
-def segment_count(*, account_id: str) -> Select[Any]:
-    """How many segments the account has: only ever grows (segments are added, never
-    rewritten), so two equal counts around a read mean no segment was added between."""
-    return select(func.count()).where(LogSegment.account_id == account_id)
+def account_retention(*, account_id: str) -> Select[Any]:
+    """The account's retention in days (0: kept forever)."""
+    return select(Account.retention).where(Account.id == account_id)
+
+
+def retained_from(retention_days: int | None, now: int) -> int:
+    """The received time from which an account's lines are within its retention."""
+    if not retention_days or retention_days <= 0:
+        return 0
+    return now - retention_days * DAY_MS
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +196,20 @@ class AccountSegments:
     root: Path
     account_id: str
     segments: tuple[Segment, ...]
+    # Lines received before this are past the account's retention: no read returns them
+    # (a segment straddling the edge is filtered at read time; retention drops a segment
+    # once every line of it is past).
+    retained_from_ms: int = 0
 
     @classmethod
-    def of(cls, root: Path, account_id: str, rows: Sequence[Sequence[Any]]) -> AccountSegments:
+    def of(
+        cls,
+        root: Path,
+        account_id: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        retained_from_ms: int = 0,
+    ) -> AccountSegments:
         segments = tuple(
             Segment(
                 id=int(row[0]),
@@ -189,10 +219,26 @@ class AccountSegments:
                 max_ts=int(row[4]),
                 min_id=int(row[5]),
                 max_id=int(row[6]),
+                max_received_ms=int(row[7]),
             )
             for row in rows
+            # Wholly past retention: its lines are returned by no read.
+            if int(row[7]) >= retained_from_ms
         )
-        return cls(root=root, account_id=account_id, segments=segments)
+        return cls(
+            root=root,
+            account_id=account_id,
+            segments=segments,
+            retained_from_ms=retained_from_ms,
+        )
+
+    def retained(self, where: ColumnElement[bool] | None) -> ColumnElement[bool] | None:
+        """``where`` and within the account's retention (by received time, as
+        retention counts)."""
+        if self.retained_from_ms <= 0:
+            return where
+        within = _received >= self.retained_from_ms
+        return within if where is None else and_(where, within)
 
     @property
     def max_id(self) -> int | None:
@@ -205,18 +251,27 @@ class AccountSegments:
 
     def spans(self, *, from_ms: int, to_ms: int, max_id: int) -> list[SegmentFile]:
         """``files``, each with the time span of its lines."""
-        if not self.segments:
-            return []
+        return [
+            SegmentFile(self._path(segment), segment.min_ts, segment.max_ts, segment.lines)
+            for segment in self.segments
+            if not (segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id)
+        ]
+
+    def holding(self, line_id: int) -> list[str]:
+        """The files whose id span holds ``line_id``."""
+        return [
+            self._path(segment)
+            for segment in self.segments
+            if segment.min_id <= line_id <= segment.max_id
+        ]
+
+    def _path(self, segment: Segment) -> str:
+        """The segment's file, checked to lie in the account's directory."""
         directory = account_directory(self.root, self.account_id).resolve()
-        files = []
-        for segment in self.segments:
-            if segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id:
-                continue
-            path = (self.root / segment.path).resolve()
-            if path.parent != directory:
-                raise SegmentError(f"segment {segment.path!r} is not the account's")
-            files.append(SegmentFile(str(path), segment.min_ts, segment.max_ts, segment.lines))
-        return files
+        path = (self.root / segment.path).resolve()
+        if path.parent != directory:
+            raise SegmentError(f"segment {segment.path!r} is not the account's")
+        return str(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +324,13 @@ def duck_condition(where: ColumnElement[bool] | None) -> DuckCondition:
     compiled = where.compile(dialect=_SQLITE, compile_kwargs={"render_postcompile": True})
     bound = compiled.params
     return DuckCondition(f"({compiled})", tuple(bound[name] for name in compiled.positiontup or ()))
+
+
+def missing_file(error: BaseException) -> bool:
+    """Whether ``error`` is DuckDB failing to open a file: a segment retention dropped
+    after the read listed it (the read starts over with a new listing)."""
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(error, duckdb.IOException)
 
 
 def relation(files: Sequence[str]) -> str:

@@ -12,7 +12,9 @@ class LogSegment(Base):
     holding the lines received in the window starting at ``window_ms`` with ids
     ``min_id..max_id``, ``lines`` of them. A line is either here or in ``log_lines``,
     never both: registering a segment and deleting its lines from ``log_lines`` is one
-    transaction. Rows are only ever added (segments are never rewritten)."""
+    transaction. A segment is never rewritten; retention deletes its row (then its file)
+    once ``max_received_ms``, its youngest line's received time, is past the account's
+    retention."""
 
     __tablename__ = "log_segments"
     __table_args__ = (Index("ix_log_segments_account_ts", "account_id", "min_ts"),)
@@ -32,6 +34,7 @@ class LogSegment(Base):
     min_id: Mapped[int] = mapped_column(BigInteger)
     max_id: Mapped[int] = mapped_column(BigInteger)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    max_received_ms: Mapped[int] = mapped_column(BigInteger)
 
 
 class SegmentLease(Base):
