@@ -1,16 +1,36 @@
-"""Bring a database's schema up to date with Alembic, from code (no alembic.ini needed)."""
+"""Bring a database's schema up to date with Alembic, from code (no alembic.ini needed).
+
+On SQLite the file is put in WAL mode before anything else, so it is never in rollback
+mode while a server runs on it (writers set WAL too, but only when their first
+connection opens: a new database stayed in rollback mode for the server's first seconds,
+when every read waits for every writer). Several processes may start on one file (the
+workers of several ``tidegate serve``); a migration that meets SQLite's "database is
+locked" after the lock wait (SQLite answers so without waiting in a few documented
+cases: another process closing the file's last connection and cleaning up its WAL, or
+recovering the WAL after a crash) is tried again until ``MIGRATION_DEADLINE_S``.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import logging
+import time
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from tidegate.db.engine import ensure_sqlite_dir
 from tidegate.db.sqlite_connect import WRITE_WAIT_S
 from tidegate.logs.search_index import refresh_if_stale, reindex
+
+_log = logging.getLogger("tidegate.db")
+
+MIGRATION_DEADLINE_S = 120.0
+_RETRY_PAUSE_S = 0.2
 
 
 def alembic_config() -> Config:
@@ -38,14 +58,30 @@ def _migration_engine(url: str) -> AsyncEngine:
     return create_async_engine(url)
 
 
+def _is_locked(error: OperationalError) -> bool:
+    return "database is locked" in str(error.orig)
+
+
 async def upgrade_database(url: str, revision: str = "head") -> None:
     ensure_sqlite_dir(url)
-    engine = _migration_engine(url)
-    try:
-        async with engine.begin() as connection:
-            await connection.run_sync(_upgrade, revision)
-    finally:
-        await engine.dispose()
+    sqlite = url.startswith("sqlite")
+    deadline = time.monotonic() + MIGRATION_DEADLINE_S
+    while True:
+        engine = _migration_engine(url)
+        try:
+            if sqlite:
+                async with engine.connect() as connection:
+                    await connection.exec_driver_sql("PRAGMA journal_mode=WAL")
+            async with engine.begin() as connection:
+                await connection.run_sync(_upgrade, revision)
+            return
+        except OperationalError as error:
+            if not (sqlite and _is_locked(error)) or time.monotonic() >= deadline:
+                raise
+            _log.warning("the database is locked by another process; migrating again")
+        finally:
+            await engine.dispose()
+        await asyncio.sleep(_RETRY_PAUSE_S)
 
 
 async def reindex_database(url: str) -> int:
