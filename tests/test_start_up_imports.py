@@ -16,7 +16,7 @@ from pathlib import Path
 
 # Imported by create_app (and the route tree), not by `import tidegate.app`.
 NOT_AT_APP_IMPORT = (
-    "tidegate.api.router",
+    "tidegate.router",
     "tidegate.pipelines.endpoints",
     "tidegate.index_rate.endpoints",
     "tidegate.alerts.runner",
@@ -33,7 +33,7 @@ NOT_AT_APP_IMPORT = (
     "prometheus_client",
 )
 # The web app and its framework: no command but `serve` needs them.
-WEB = ("tidegate.app", "tidegate.api.router", "fastapi", "starlette", "uvicorn")
+WEB = ("tidegate.app", "tidegate.router", "fastapi", "starlette", "uvicorn")
 
 
 def loaded_after(code: str, tmp_path: Path, env: dict[str, str] | None = None) -> set[str]:
@@ -72,7 +72,7 @@ def test_create_app_still_builds_the_whole_app(tmp_path: Path) -> None:
         "assert '/v3/pipeline' in app.openapi()['paths']\n"
     )
     modules = loaded_after(code, tmp_path)
-    assert "tidegate.api.router" in modules
+    assert "tidegate.router" in modules
     assert "tidegate.pipelines.endpoints" in modules
     # The S3 signer's library is imported when a request is signed, not by the catalogue
     # that names the S3 destination (about a tenth of a second of every start).

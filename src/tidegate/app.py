@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry import TelemetryConfig
 
@@ -57,13 +57,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.api.body_guard import BodyGuard
     from tidegate.api.docs import build_docs_router
     from tidegate.api.request_metrics import RequestMetrics
-    from tidegate.api.router import include_routes
     from tidegate.app_state import AppState
-    from tidegate.archive.endpoints import router as archiving_router
     from tidegate.archive.runner import ArchiveRunner
-    from tidegate.auth.dependencies import authenticate
     from tidegate.auth.passwords import use_profile
-    from tidegate.auth.roles import Permission, requires
     from tidegate.auth.secrets import Sealer, load_server_secret
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
@@ -76,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import create_tail_broker
     from tidegate.ratelimit import limiter_redis
+    from tidegate.router import include_routes
     from tidegate.runtime.destination_guard import policy_from_setting
     from tidegate.runtime.runtime import build_runtime
     from tidegate.shutdown import close_step, on_stop_signal
@@ -236,12 +233,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost: it sees the answers of the body guard too (docs/metrics.md).
     app.add_middleware(RequestMetrics)
     include_routes(app)
-    # Archiving's configuration holds the bucket's keys: the admin's, reads too. Here
-    # rather than in api.router: the archive package would join the package cycle that
-    # the route tree's imports make (scripts/import_cycles.py).
-    app.include_router(
-        archiving_router, dependencies=[Depends(authenticate), requires(Permission.MANAGE)]
-    )
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_web_router())
     return app

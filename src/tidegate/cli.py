@@ -41,7 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
     from tidegate.api.http_server import PROTOCOL, log_config
     from tidegate.bootstrap import bootstrap_default_enterprise
     from tidegate.db.engine import PoolBudgetError, ensure_private_dir, pool_plan_for
-    from tidegate.db.migrate import upgrade_database
+    from tidegate.logs.schema_upkeep import upgrade_log_store
 
     # The data directory holds the SQLite file and the key files: the server's user only.
     ensure_private_dir(settings.data_dir)
@@ -64,7 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"({args.workers} workers)",
             file=sys.stderr,
         )
-    asyncio.run(upgrade_database(settings.database_url))
+    asyncio.run(upgrade_log_store(settings.database_url))
     if settings.bootstrap:
         written = asyncio.run(
             bootstrap_default_enterprise(
@@ -107,15 +107,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _db_upgrade(_args: argparse.Namespace) -> int:
-    from tidegate.db.migrate import upgrade_database
+    from tidegate.logs.schema_upkeep import upgrade_log_store
 
-    asyncio.run(upgrade_database(Settings.from_env().database_url))
+    asyncio.run(upgrade_log_store(Settings.from_env().database_url))
     print("tidegate: database is up to date", file=sys.stderr)
     return 0
 
 
 def _db_reindex(_args: argparse.Namespace) -> int:
-    from tidegate.db.migrate import reindex_database
+    from tidegate.logs.schema_upkeep import reindex_database
 
     count = asyncio.run(reindex_database(Settings.from_env().database_url))
     print(f"tidegate: search index rebuilt for {count} lines", file=sys.stderr)
@@ -159,13 +159,13 @@ def _segments_compact(args: argparse.Namespace) -> int:
 
 def _enterprise_create(args: argparse.Namespace) -> int:
     from tidegate.db.engine import Database
-    from tidegate.db.migrate import upgrade_database
     from tidegate.enterprise.service import create_enterprise
+    from tidegate.logs.schema_upkeep import upgrade_log_store
 
     settings = Settings.from_env()
 
     async def run() -> dict[str, str]:
-        await upgrade_database(settings.database_url)
+        await upgrade_log_store(settings.database_url)
         db = Database.connect(settings.database_url)
         try:
             async with db.write_sessions() as session:

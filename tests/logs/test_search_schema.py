@@ -11,9 +11,10 @@ from tests.conftest import AppClient, _create_pg_database, _drop_pg_database, pg
 from tests.factories import RAW_ACCOUNT_ROWS, make_account, make_tenant
 
 from tidegate.db.engine import Database
-from tidegate.db.migrate import reindex_database, upgrade_database
+from tidegate.db.migrate import upgrade_database
 from tidegate.ingest.retention import sweep
 from tidegate.ingest.service import now_ms
+from tidegate.logs.schema_upkeep import reindex_database
 from tidegate.logs.store import (
     DAY_MS,
     NewLine,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -25,9 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from tidegate.db.engine import ensure_sqlite_dir
 from tidegate.db.sqlite_connect import WRITE_WAIT_S
-from tidegate.logs.search_index import refresh_if_stale, reindex
 
 _log = logging.getLogger("tidegate.db")
+
+T = TypeVar("T")
 
 MIGRATION_DEADLINE_S = 120.0
 _RETRY_PAUSE_S = 0.2
@@ -39,15 +42,17 @@ def alembic_config() -> Config:
     return config
 
 
-def _upgrade(connection: Connection, revision: str) -> None:
+def _upgrade(
+    connection: Connection, revision: str, then: Callable[[Connection], object] | None
+) -> None:
     if connection.dialect.name == "postgresql":
         # Several hosts may start at once; one migrates, the others wait and find it done.
         connection.execute(text("SELECT pg_advisory_xact_lock(7235401)"))
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
-    if revision == "head":
-        refresh_if_stale(connection)
+    if then is not None:
+        then(connection)
 
 
 def _migration_engine(url: str) -> AsyncEngine:
@@ -62,7 +67,12 @@ def _is_locked(error: OperationalError) -> bool:
     return "database is locked" in str(error.orig)
 
 
-async def upgrade_database(url: str, revision: str = "head") -> None:
+async def upgrade_database(
+    url: str, revision: str = "head", *, then: Callable[[Connection], object] | None = None
+) -> None:
+    """The schema at ``revision``; ``then(connection)`` runs in the migration's own
+    transaction after it (what the layers above keep in step with the schema: the log
+    store's search index, ``logs.schema_upkeep``)."""
     ensure_sqlite_dir(url)
     sqlite = url.startswith("sqlite")
     deadline = time.monotonic() + MIGRATION_DEADLINE_S
@@ -73,7 +83,7 @@ async def upgrade_database(url: str, revision: str = "head") -> None:
                 async with engine.connect() as connection:
                     await connection.exec_driver_sql("PRAGMA journal_mode=WAL")
             async with engine.begin() as connection:
-                await connection.run_sync(_upgrade, revision)
+                await connection.run_sync(_upgrade, revision, then)
             return
         except OperationalError as error:
             if not (sqlite and _is_locked(error)) or time.monotonic() >= deadline:
@@ -84,13 +94,12 @@ async def upgrade_database(url: str, revision: str = "head") -> None:
         await asyncio.sleep(_RETRY_PAUSE_S)
 
 
-async def reindex_database(url: str) -> int:
-    """Rebuild the search text of every line (``tidegate db reindex``); how many lines.
-    One transaction: searches see the old index until it commits."""
-    await upgrade_database(url)
+async def in_one_transaction(url: str, work: Callable[[Connection], T]) -> T:
+    """``work(connection)`` in one transaction on a migration's engine (schema-wide
+    maintenance, such as rebuilding an index)."""
     engine = _migration_engine(url)
     try:
         async with engine.begin() as connection:
-            return await connection.run_sync(reindex)
+            return await connection.run_sync(work)
     finally:
         await engine.dispose()

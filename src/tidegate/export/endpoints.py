@@ -1,7 +1,7 @@
 """HTTP for the exports: v2 (``GET /v2/export``, paged) and v1 (``GET /v1/export``,
 every line at once, as the platform's CLI reads it).
 
-Both are registered with ``authenticate_export`` (tidegate.api.router): besides the
+Both are registered with ``authenticate_export`` (tidegate.router): besides the
 management credentials, the key may come as ``?servicekey=``. Credentials are checked
 before anything else is done; the lines are read and encoded off the loop."""
 

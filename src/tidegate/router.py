@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
+from tidegate.archive.endpoints import router as archiving_router
 from tidegate.auth.dependencies import authenticate, authenticate_export
 from tidegate.auth.roles import Permission, by_method, requires
 from tidegate.boards.endpoints import router as boards_router
@@ -75,6 +76,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (preferences_router, requires(Permission.SIGNED_IN)),
         # Keys are secrets that act as the account: reading them is the admin's too.
         (keys_router, requires(Permission.MANAGE)),
+        # Archiving's configuration holds the bucket's keys: the admin's, reads too.
+        (archiving_router, requires(Permission.MANAGE)),
         (exclusions_router, CONFIG),
         # Templates change how every line is stored, as exclusion rules do.
         (parsing_templates_router, CONFIG),
@@ -106,9 +109,3 @@ def include_routes(target: FastAPI | APIRouter) -> None:
     # The exports also take the platform's ?servicekey= (its CLI sends the key there).
     for router in (export_router, export_v1_router):
         target.include_router(router, dependencies=[Depends(authenticate_export), requires(READ)])
-
-
-def build_router() -> APIRouter:
-    root = APIRouter()
-    include_routes(root)
-    return root
