@@ -9,6 +9,7 @@ the database."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import socket
@@ -91,6 +92,26 @@ async def test_failures_across_addresses_back_off_with_retry_after(
             waited = await _try(own, person, person.password)
         assert waited.status_code == 429
         assert waited.headers["retry-after"] == "1"  # 2**0 s after the last failure
+
+
+async def test_failures_from_one_address_back_off_rather_than_lock_everyone_there_out(
+    database_url: str, tmp_path: Any
+) -> None:
+    """Spraying wrong passwords over many e-mails from one address slows that address
+    down; it does not lock out for the whole window everyone who shares it (a NAT, a
+    proxy not named in TIDEGATE_TRUSTED_PROXIES)."""
+    async with _app(database_url, tmp_path, signin_address_max_failures=3) as http:
+        sprayed = [await _person(http) for _ in range(3)]
+        bystander = await _person(http)
+        async with _from(http, "198.51.100.7") as shared:
+            for person in sprayed:
+                assert (await _try(shared, person, WRONG)).status_code == 401
+            waited = await _try(shared, bystander, bystander.password)
+            assert waited.status_code == 429
+            wait_s = int(waited.headers["retry-after"])
+            assert wait_s <= http.settings.signin_backoff_max_s
+            await asyncio.sleep(wait_s + 0.1)
+            assert (await _try(shared, bystander, bystander.password)).status_code == 200
 
 
 async def test_forwarded_for_counts_only_from_a_trusted_proxy(
