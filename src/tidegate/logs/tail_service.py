@@ -5,8 +5,8 @@ events differently.
 A stream is authenticated once, when it opens, then re-checks its credential in the
 database every ``tail_recheck_s`` seconds (so a key deleted, an account deactivated, a
 key's maker removed or a person's groups' scope changed through any worker or host ends
-it), reads its bounded ``Subscription`` in batches, and
-says so when the subscription had to drop lines or when it has been quiet for a while.
+it), reads its bounded ``Subscription`` in batches, and says so when the subscription
+had to drop lines or when it has been quiet for a while.
 """
 
 from __future__ import annotations
