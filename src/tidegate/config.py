@@ -233,8 +233,8 @@ class Settings(BaseSettings):
     session_idle_s: float = Field(default=8 * 3600.0, gt=0)
     session_max_age_s: float = Field(default=7 * 24 * 3600.0, gt=0)
     # Failed sign-ins (docs/isolation.md, "Sign-in limits"): allowed per (e-mail, client
-    # address) within the window; per client address across e-mails; and per e-mail
-    # across addresses before each further attempt waits a doubling delay (capped).
+    # address) within the window; per client address across e-mails, and per e-mail
+    # across addresses, before each further attempt waits a doubling delay (capped).
     signin_max_failures: int = Field(default=10, ge=1)
     signin_failure_window_s: float = Field(default=900.0, gt=0)
     signin_address_max_failures: int = Field(default=100, ge=1)

@@ -9,7 +9,12 @@ victim) with a window holding the account's lines; no answer may carry the
 out-of-scope app's name, host, tag or line text. The export must carry the in-scope
 line, so the walk is not vacuous. Alerts (which leave by e-mail and webhooks) are
 walked in tests/alerts/test_scoped_alerts.py; live tail (a stream, over a real server)
-in tests/groups/test_scope.py.
+in tests/groups/test_scope.py, and its end when the scope changes under it in
+tests/sessions/test_tail_revocation.py.
+
+The channels that carry an account's lines unscoped (archiving, pipelines: their
+ingestion source, tap and simulations) are an admin's, who may change any group, their
+own included; ``test_unscoped_channels_are_an_admins`` holds them there.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from tests.conftest import AppClient
 from tests.export.helpers import BASE_MS, insert_lines
 from tests.users.factories import add_person, sign_in_person
 
+from tidegate.auth.roles import Permission
 from tidegate.logs.store import NewLine
 
 SECRETS = ("secretapp", "vault-host", "pci-tag", "card 4111")
@@ -55,7 +61,7 @@ async def test_no_read_carries_lines_outside_the_callers_scope(client: AppClient
     )
     assert group.status_code == 200, group.text
     callers: dict[str, dict[str, str]] = {}
-    for role in ("member", "admin"):
+    for role in ("readonly", "member", "admin"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
         placed = await client.put(
             f"/v1/config/members/{person.email}",
@@ -93,3 +99,61 @@ async def test_no_read_carries_lines_outside_the_callers_scope(client: AppClient
             "/v1/usage/apps/secretapp", params=_params("/v1/usage"), headers=headers
         )
         assert asked.json()["lines"] == 0
+    await _context_stays_in_scope(client, account.headers, callers)
+
+
+def _ids(response_text: str) -> dict[str, str]:
+    """Line text -> ``_id`` of an NDJSON export."""
+    import json
+
+    lines = [json.loads(row) for row in response_text.splitlines() if row.strip()]
+    return {line["_line"]: str(line["_id"]) for line in lines}
+
+
+async def _context_stays_in_scope(
+    client: AppClient, owner: dict[str, str], callers: dict[str, dict[str, str]]
+) -> None:
+    """A line's context (GET /v1/export/context) takes a line id: the walk above has
+    none to give it, so both lines' ids are asked for here."""
+    everything = await client.get("/v1/export", params=_params("/v1/export"), headers=owner)
+    ids = _ids(everything.text)
+    for who, headers in callers.items():
+        hidden = await client.get(
+            "/v1/export/context", params={"line": ids["card 4111 declined"]}, headers=headers
+        )
+        assert hidden.status_code == 404, (who, hidden.text)
+        shown = await client.get(
+            "/v1/export/context", params={"line": ids["web ok"]}, headers=headers
+        )
+        assert shown.status_code == 200, (who, shown.text)
+        assert "web ok" in shown.text
+        assert [secret for secret in SECRETS if secret in shown.text] == [], who
+
+
+# Channels by which an account's lines leave the server with no group scope applied:
+# only an admin (who may change any group, their own included: docs/isolation.md) may
+# open them. Lowering one of these to a member's permission needs a scope first.
+UNSCOPED_CHANNELS = {
+    ("GET", "/v1/config/archiving"),
+    ("POST", "/v1/config/archiving"),
+    ("PUT", "/v1/config/archiving"),
+    ("POST", "/v1/config/archiving/run"),
+    ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"),
+    ("POST", "/v3/pipeline/{pipeline_id}/simulate"),
+    ("POST", "/v3/pipeline/simulate-processor"),
+    # A pipeline with the log-analysis-ingestion source forwards every ingested line.
+    ("POST", "/v3/pipeline/{pipeline_id}/source"),
+    ("PUT", "/v3/pipeline/{pipeline_id}/source/{node_id}"),
+    ("PATCH", "/v3/pipeline/{pipeline_id}/source/{node_id}"),
+    ("POST", "/v3/pipeline/{pipeline_id}/publish"),
+}
+
+
+async def test_unscoped_channels_are_an_admins(client: AppClient) -> None:
+    declared = {
+        (method, path): permission
+        for method, path, permission, _needs in operations(client)
+        if (method, path) in UNSCOPED_CHANNELS
+    }
+    assert set(declared) == UNSCOPED_CHANNELS, UNSCOPED_CHANNELS - set(declared)
+    assert {key for key, permission in declared.items() if permission != Permission.MANAGE} == set()

@@ -90,3 +90,41 @@ async def test_a_scoped_members_key_reads_only_their_scope(client: AppClient) ->
     key = await _key_of(client, (await sign_in_person(client, admin)).headers)
     lines, _pages = await export_all(client, key, size=10)
     assert [line["_line"] for line in lines] == ["web one"]
+
+
+async def test_an_admin_cannot_read_a_key_that_acts_above_admin(client: AppClient) -> None:
+    """The other two-request escalation: the v1 keys API shows a key's secret on GET, so
+    an admin who read the account's own key (made with the account: it acts as owner)
+    or an owner's key would act as owner with it. Such a key's secret is null for them;
+    their own keys, and keys of people at or below their role, are shown."""
+    account = await make_account(client, await make_tenant(client.database_url))
+    account_key = await _key_of(client, account.headers)
+    owner = await add_person(client.database_url, account_id=account.account_id, role="owner")
+    owners_key = await _key_of(client, (await sign_in_person(client, owner)).headers)
+    peer = await add_person(client.database_url, account_id=account.account_id, role="admin")
+    admin = await add_person(client.database_url, account_id=account.account_id, role="admin")
+    browser = await sign_in_person(client, admin)
+    admins_key = await _key_of(client, browser.headers)
+    peers_key = await _key_of(client, (await sign_in_person(client, peer)).headers)
+    above = {account_key["Authorization"][6:], owners_key["Authorization"][6:]}
+    for reader in (browser.headers, admins_key):
+        listed = await client.get("/v1/config/keys", params={"type": "service"}, headers=reader)
+        assert listed.status_code == 200, listed.text
+        shown = {key["key"] for key in listed.json()}
+        assert shown & above == set()
+        assert {admins_key["Authorization"][6:], peers_key["Authorization"][6:]} <= shown
+        for key in listed.json():
+            one = await client.get(f"/v1/config/keys/{key['id']}", headers=reader)
+            assert one.status_code == 200, one.text
+            assert one.json()["key"] not in above
+    # Whatever key an admin could read, none of them makes the admin an owner.
+    for key in shown - {None}:
+        promoted = await client.put(
+            f"/v1/config/members/{admin.email}",
+            json={"role": "owner"},
+            headers={"Authorization": f"Token {key}"},
+        )
+        assert promoted.status_code == 403, promoted.text
+    # The owner sees every secret.
+    everything = await client.get("/v1/config/keys", headers=owners_key)
+    assert above <= {key["key"] for key in everything.json()}

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tests.conftest import AppClient
 from tests.factories import make_account, make_tenant
 
+from tidegate.auth.roles import Role
 from tidegate.auth.secrets import INGESTION_DOMAIN, MANAGEMENT_DOMAIN, Sealer, hash_secret
 from tidegate.db.engine import Database
 from tidegate.errors import NotFound
@@ -69,8 +70,13 @@ async def test_enterprise_keys_are_invisible(client: AppClient, session: AsyncSe
     # Even an account id that matches nothing cannot reach the enterprise key.
     with pytest.raises(NotFound):
         await service.get_key(
-            session=session, sealer=SEALER, account_id=account.account_id, key_id=enterprise_key.id
+            session=session,
+            sealer=SEALER,
+            account_id=account.account_id,
+            key_id=enterprise_key.id,
+            reader_role=Role.OWNER,
         )
-    assert (
-        await service.list_keys(session=session, sealer=SEALER, account_id=account.account_id) == []
+    listed = await service.list_keys(
+        session=session, sealer=SEALER, account_id=account.account_id, reader_role=Role.OWNER
     )
+    assert listed == []

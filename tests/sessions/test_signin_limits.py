@@ -9,20 +9,25 @@ the database."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import socket
+import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from tests.cli_auth.test_logdna_cli import signed_query
 from tests.conftest import AppClient, make_settings, open_client
 from tests.factories import make_account, make_tenant
 from tests.users.factories import Person, add_person
+from tests.waiting import eventually
 
 SIGN_IN = "/v1/auth/session"
 WRONG = "wrong password"
@@ -89,6 +94,26 @@ async def test_failures_across_addresses_back_off_with_retry_after(
         assert waited.headers["retry-after"] == "1"  # 2**0 s after the last failure
 
 
+async def test_failures_from_one_address_back_off_rather_than_lock_everyone_there_out(
+    database_url: str, tmp_path: Any
+) -> None:
+    """Spraying wrong passwords over many e-mails from one address slows that address
+    down; it does not lock out for the whole window everyone who shares it (a NAT, a
+    proxy not named in TIDEGATE_TRUSTED_PROXIES)."""
+    async with _app(database_url, tmp_path, signin_address_max_failures=3) as http:
+        sprayed = [await _person(http) for _ in range(3)]
+        bystander = await _person(http)
+        async with _from(http, "198.51.100.7") as shared:
+            for person in sprayed:
+                assert (await _try(shared, person, WRONG)).status_code == 401
+            waited = await _try(shared, bystander, bystander.password)
+            assert waited.status_code == 429
+            wait_s = int(waited.headers["retry-after"])
+            assert wait_s <= http.settings.signin_backoff_max_s
+            await asyncio.sleep(wait_s + 0.1)
+            assert (await _try(shared, bystander, bystander.password)).status_code == 200
+
+
 async def test_forwarded_for_counts_only_from_a_trusted_proxy(
     database_url: str, tmp_path: Any
 ) -> None:
@@ -138,6 +163,70 @@ async def test_unreachable_redis_falls_back_to_counting_in_the_process(
         warnings = [r.getMessage() for r in caplog.records if r.name.endswith("signin_limit")]
         assert len(warnings) == 1
         assert "counted in this process" in warnings[0]
+
+
+@pytest.fixture
+def own_redis(tmp_path: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """A Redis server of this test's own (the shared one must stay up for the others),
+    on a free port, with nothing saved; killed at the end if the test has not."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    server.port = port  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def test_redis_killed_during_sign_ins_keeps_the_failures_this_process_counted(
+    database_url: str, tmp_path: Any, own_redis: subprocess.Popen[bytes]
+) -> None:
+    """Redis answers while a guesser fails, then dies: the pair it refused stays refused
+    (the process keeps its own count beside Redis), and guessing goes on counted."""
+    redis_url = f"redis://127.0.0.1:{own_redis.port}/0"  # type: ignore[attr-defined]
+    probe = Redis.from_url(redis_url)
+    try:
+        await eventually(_answers(probe), what="the test's Redis answering")
+        async with _app(database_url, tmp_path, redis_url=redis_url) as http:
+            person = await _person(http)
+            limit = http.settings.signin_max_failures
+            for _ in range(limit):
+                assert (await _try(http, person, WRONG)).status_code == 401
+            assert await probe.keys("*signin:pair:*"), "the failures were counted in Redis"
+            assert (await _try(http, person, person.password)).status_code == 429
+            own_redis.kill()
+            own_redis.wait()
+            assert (await _try(http, person, person.password)).status_code == 429
+            for _ in range(limit):
+                assert (await _try(http, person, WRONG)).status_code == 429
+    finally:
+        await probe.aclose()
+
+
+def _answers(redis: Redis) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        try:
+            return bool(await redis.ping())
+        except (RedisError, OSError):
+            return False
+
+    return check
 
 
 async def test_two_workers_without_redis_share_the_limits_and_the_signatures(

@@ -20,7 +20,7 @@ from tidegate.app_state import app_state
 from tidegate.auth import repository, signed_query
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
-from tidegate.auth.scope import AccessScope, GroupScope
+from tidegate.auth.scope import AccessScope
 from tidegate.auth.secrets import (
     MANAGEMENT_DOMAIN,
     Sealer,
@@ -231,11 +231,8 @@ async def user_principal(
 async def _scope_of(
     request: HTTPConnection, *, user_id: str, account_id: str
 ) -> AccessScope | None:
-    scopes = await repository.group_scopes(
+    return await repository.access_scope(
         db=app_state(request).db, user_id=user_id, account_id=account_id
-    )
-    return AccessScope.of(
-        [GroupScope(tuple(apps), tuple(hosts), query) for apps, hosts, query in scopes]
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import orjson
 from sqlalchemy import bindparam, delete, select, update
 
+from tidegate.auth.scope import AccessScope, GroupScope
 from tidegate.db.engine import Database, RawQuery
 from tidegate.models import (
     Account,
@@ -188,6 +189,9 @@ _SCOPES = RawQuery(
         _group_members.c.user_id == bindparam("user_id"),
         _groups.c.account_id == bindparam("account_id"),
     )
+    # One order, so that the same groups read twice make equal scopes (a live tail
+    # compares the scope it opened with against the current one).
+    .order_by(_groups.c.id)
 )
 
 
@@ -203,8 +207,12 @@ def _json_list(value: Any) -> list[str]:
     return [str(item) for item in value or []]
 
 
-async def group_scopes(
-    *, db: Database, user_id: str, account_id: str
-) -> list[tuple[list[str], list[str], str | None]]:
+async def access_scope(*, db: Database, user_id: str, account_id: str) -> AccessScope | None:
+    """The lines the person may see in the account now (None: all of them)."""
     rows = await db.fetch(_SCOPES, {"user_id": user_id, "account_id": account_id})
-    return [(_json_list(apps), _json_list(hosts), query) for apps, hosts, query in rows]
+    return AccessScope.of(
+        [
+            GroupScope(tuple(_json_list(apps)), tuple(_json_list(hosts)), query)
+            for apps, hosts, query in rows
+        ]
+    )

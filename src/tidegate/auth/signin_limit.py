@@ -5,7 +5,9 @@ every worker and host counts together); else, with several workers, in the datab
 (tidegate.auth.shared_counts); else in a bounded map per process: at
 ``MAX_KEYS`` the oldest windows are forgotten first (their counts would have expired
 anyway). When Redis is set but does not answer, the counts fall back to the map of
-this process (never to no limit), and the fall-back is logged (once per outage).
+this process (never to no limit), and the fall-back is logged (once per outage). The
+map counts this process's failures while Redis answers too, so a pair refused before
+Redis died stays refused during the outage (a tally is the larger of the two).
 What the keys are and what they limit: tidegate.sessions.service, docs/isolation.md.
 """
 
@@ -126,6 +128,8 @@ class FailureCounter:
         return (await self.tally(key)).count >= self.max_failures
 
     async def failed(self, key: str) -> None:
+        # Counted here whatever answers below: what holds when the shared store dies.
+        self._local.failed(key)
         if self.redis is not None:
             name = self.key_prefix + key
             try:
@@ -138,7 +142,6 @@ class FailureCounter:
                 self._fell_back(error)
             else:
                 self._answered()
-                return
         elif self.shared is not None:
             try:
                 await self.shared.failed(key, window_s=self.window_s)
@@ -146,8 +149,6 @@ class FailureCounter:
                 self._fell_back(error)
             else:
                 self._answered()
-                return
-        self._local.failed(key)
 
     async def succeeded(self, key: str) -> None:
         self._local.succeeded(key)

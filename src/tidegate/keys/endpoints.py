@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId, MadeBy
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy
 from tidegate.auth.secrets import Sealer
 from tidegate.db.session import SessionDep
 from tidegate.keys import schemas, service
@@ -55,19 +55,39 @@ async def create_key(
 
 @router.get("", summary="List the account's service and ingestion keys")
 async def list_keys(
-    session: SessionDep, sealer: SealerDep, account_id: AccountId, key_type: KeyTypeFilter = None
+    session: SessionDep,
+    sealer: SealerDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
+    key_type: KeyTypeFilter = None,
 ) -> list[schemas.Key]:
     return await service.list_keys(
-        session=session, sealer=sealer, account_id=account_id, key_type=key_type
+        session=session,
+        sealer=sealer,
+        account_id=account_id,
+        reader_role=principal.role,
+        key_type=key_type,
     )
 
 
-@router.get("/{id}", summary="Get a key, its secret included (null for keys made before 0005)")
+@router.get(
+    "/{id}",
+    summary="Get a key, its secret included (null for keys made before 0005, and for keys "
+    "that act above the reader's role)",
+)
 async def get_key(
-    key_id: KeyIdPath, session: SessionDep, sealer: SealerDep, account_id: AccountId
+    key_id: KeyIdPath,
+    session: SessionDep,
+    sealer: SealerDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
 ) -> schemas.Key:
     return await service.get_key(
-        session=session, sealer=sealer, account_id=account_id, key_id=key_id
+        session=session,
+        sealer=sealer,
+        account_id=account_id,
+        key_id=key_id,
+        reader_role=principal.role,
     )
 
 
@@ -78,16 +98,30 @@ async def rename_key(
     session: SessionDep,
     sealer: SealerDep,
     account_id: AccountId,
+    principal: CurrentPrincipal,
 ) -> schemas.Key:
     return await service.rename_key(
-        session=session, sealer=sealer, account_id=account_id, key_id=key_id, body=body
+        session=session,
+        sealer=sealer,
+        account_id=account_id,
+        key_id=key_id,
+        body=body,
+        reader_role=principal.role,
     )
 
 
 @router.delete("/{id}", summary="Delete a key; it stops working at once")
 async def delete_key(
-    key_id: KeyIdPath, session: SessionDep, sealer: SealerDep, account_id: AccountId
+    key_id: KeyIdPath,
+    session: SessionDep,
+    sealer: SealerDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
 ) -> schemas.Key:
     return await service.delete_key(
-        session=session, sealer=sealer, account_id=account_id, key_id=key_id
+        session=session,
+        sealer=sealer,
+        account_id=account_id,
+        key_id=key_id,
+        reader_role=principal.role,
     )

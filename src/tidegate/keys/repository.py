@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.models import ApiKey
+from tidegate.models import ApiKey, Membership
 
 ACCOUNT_KINDS = ("service", "ingestion")
 
@@ -34,3 +34,15 @@ async def key_of(
     if for_update:
         query = query.with_for_update()
     return (await session.execute(query)).scalar_one_or_none()
+
+
+async def roles_of(*, session: AsyncSession, account_id: str, user_ids: set[str]) -> dict[str, str]:
+    """The current role in the account of each of ``user_ids`` who is a member."""
+    if not user_ids:
+        return {}
+    rows = await session.execute(
+        select(Membership.user_id, Membership.role).where(
+            Membership.account_id == account_id, Membership.user_id.in_(sorted(user_ids))
+        )
+    )
+    return {str(user): str(role) for user, role in rows.all()}

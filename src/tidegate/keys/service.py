@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.auth.roles import Role
 from tidegate.auth.secrets import (
     INGESTION_DOMAIN,
     MANAGEMENT_DOMAIN,
@@ -35,8 +36,8 @@ def created_ms(key: ApiKey) -> int:
     return epoch_ms_of(key.created_at)
 
 
-def key_schema(key: ApiKey, *, sealer: Sealer) -> schemas.Key:
-    secret = sealer.open(key.sealed_key) if key.sealed_key is not None else None
+def key_schema(key: ApiKey, *, sealer: Sealer, shown: bool = True) -> schemas.Key:
+    secret = sealer.open(key.sealed_key) if shown and key.sealed_key is not None else None
     return schemas.Key(
         id=key.id,
         name=key.name,
@@ -83,15 +84,47 @@ async def create_key(
     )
 
 
+async def _shown(
+    *, session: AsyncSession, account_id: str, keys: list[ApiKey], reader_role: Role
+) -> list[bool]:
+    """Whether each key's secret may be shown to a reader acting with ``reader_role``:
+    only when the key acts with at most that role now (docs/isolation.md). A service
+    key acts as owner without a maker, with its maker's current role with one, and as
+    nobody once its maker left (hidden: it would act again if they came back)."""
+    makers = {key.made_by for key in keys if key.kind == "service" and key.made_by}
+    roles = await repository.roles_of(session=session, account_id=account_id, user_ids=makers)
+
+    def acts_within(key: ApiKey) -> bool:
+        if key.kind != "service":
+            return True  # ingestion keys only send lines
+        if key.made_by is None:
+            return reader_role >= Role.OWNER
+        role = roles.get(key.made_by)
+        return role is not None and Role.parse(role) <= reader_role
+
+    return [acts_within(key) for key in keys]
+
+
 async def list_keys(
     *,
     session: AsyncSession,
     sealer: Sealer,
     account_id: str,
+    reader_role: Role,
     key_type: schemas.AccountKeyType | None = None,
 ) -> list[schemas.Key]:
     keys = await repository.keys_of(session=session, account_id=account_id, kind=key_type)
-    return [key_schema(key, sealer=sealer) for key in keys]
+    shown = await _shown(session=session, account_id=account_id, keys=keys, reader_role=reader_role)
+    return [key_schema(key, sealer=sealer, shown=ok) for key, ok in zip(keys, shown, strict=True)]
+
+
+async def _schema_for(
+    *, session: AsyncSession, sealer: Sealer, account_id: str, key: ApiKey, reader_role: Role
+) -> schemas.Key:
+    [shown] = await _shown(
+        session=session, account_id=account_id, keys=[key], reader_role=reader_role
+    )
+    return key_schema(key, sealer=sealer, shown=shown)
 
 
 async def _own_key(
@@ -106,10 +139,12 @@ async def _own_key(
 
 
 async def get_key(
-    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str
+    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
 ) -> schemas.Key:
     key = await _own_key(session=session, account_id=account_id, key_id=key_id)
-    return key_schema(key, sealer=sealer)
+    return await _schema_for(
+        session=session, sealer=sealer, account_id=account_id, key=key, reader_role=reader_role
+    )
 
 
 async def rename_key(
@@ -119,21 +154,26 @@ async def rename_key(
     account_id: str,
     key_id: str,
     body: schemas.KeyUpdate,
+    reader_role: Role,
 ) -> schemas.Key:
     key = await _own_key(session=session, account_id=account_id, key_id=key_id, for_update=True)
     if "name" in body.model_fields_set:
         key.name = _name(body.name)
         await session.flush()
-    return key_schema(key, sealer=sealer)
+    return await _schema_for(
+        session=session, sealer=sealer, account_id=account_id, key=key, reader_role=reader_role
+    )
 
 
 async def delete_key(
-    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str
+    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
 ) -> schemas.Key:
     """Deletes the key; it stops authenticating with the next request (credentials are
     looked up on every request), even when it is the key making this call."""
     key = await _own_key(session=session, account_id=account_id, key_id=key_id, for_update=True)
-    deleted = key_schema(key, sealer=sealer)
+    deleted = await _schema_for(
+        session=session, sealer=sealer, account_id=account_id, key=key, reader_role=reader_role
+    )
     await session.delete(key)
     await session.flush()
     return deleted

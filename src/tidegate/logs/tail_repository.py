@@ -15,6 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.auth.principal import Principal
 from tidegate.models import Account, ApiKey, Membership, UserSession
 
+SCOPE_CHANGED = "Your groups' access scope changed; reconnect to tail within it"
+MAKER_LEFT = "The person who made this key is no longer a member of its account"
+
 _keys = ApiKey.__table__
 _accounts = Account.__table__
 _memberships = Membership.__table__

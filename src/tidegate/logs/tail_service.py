@@ -3,9 +3,10 @@ the platform's WebSocket (``/ws/tail``) both run ``stream_events`` and only enco
 events differently.
 
 A stream is authenticated once, when it opens, then re-checks its credential in the
-database every ``tail_recheck_s`` seconds (so a key deleted or an account deactivated
-through any worker or host ends it), reads its bounded ``Subscription`` in batches, and
-says so when the subscription had to drop lines or when it has been quiet for a while.
+database every ``tail_recheck_s`` seconds (so a key deleted, an account deactivated, a
+key's maker removed or a person's groups' scope changed through any worker or host ends
+it), reads its bounded ``Subscription`` in batches, and says so when the subscription
+had to drop lines or when it has been quiet for a while.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from tidegate.app_state import AppState
+from tidegate.auth import repository as auth_repository
 from tidegate.auth.principal import Principal
 from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter
@@ -38,6 +40,7 @@ class TailCredential:
     re-checked in the database every ``tail_recheck_s`` seconds."""
 
     def __init__(self, *, state: AppState, principal: Principal, account_id: str) -> None:
+        self._db = state.db
         self._sessions = state.db.read_sessions
         self._interval = state.settings.tail_recheck_s
         self.principal = principal
@@ -56,6 +59,8 @@ class TailCredential:
                 reason = await tail_repository.principal_revoked_reason(
                     session=session, principal=self.principal, account_id=self.account_id
                 )
+            if reason is None:
+                reason = await self._person_changed()
         except Exception:  # the database is unreachable: try again at the next check
             self._failures += 1
             log.warning("live tail could not re-check its credential", exc_info=True)
@@ -64,6 +69,23 @@ class TailCredential:
             return None
         self._failures = 0
         return reason
+
+    async def _person_changed(self) -> str | None:
+        """A person's (or a key maker's) scope as the stream opened with it no longer
+        holds: the stream's filter was built from it (docs/isolation.md)."""
+        person = self.principal.person_id
+        if person is None:
+            return None
+        if self.principal.maker_id is not None:
+            maker = await auth_repository.member(
+                db=self._db, user_id=person, account_id=self.account_id
+            )
+            if maker is None or maker.role is None:
+                return tail_repository.MAKER_LEFT
+        scope = await auth_repository.access_scope(
+            db=self._db, user_id=person, account_id=self.account_id
+        )
+        return None if scope == self.principal.scope else tail_repository.SCOPE_CHANGED
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,10 @@ limits"). Failures are counted (tidegate.auth.signin_limit) three ways:
 
 - per (e-mail, client address): ``signin_max_failures`` within the window refuse that
   pair only, so nobody can lock a person out from another address;
-- per client address, across e-mails: ``signin_address_max_failures`` (spraying one
-  password over many e-mails from one address);
+- per client address, across e-mails: past ``signin_address_max_failures`` (spraying
+  one password over many e-mails from one address), each further attempt from the
+  address waits a doubling delay after the last failure, as below: a hard refusal for
+  the whole window would lock out everyone behind the same NAT or untrusted proxy;
 - per e-mail, across addresses: past ``signin_backoff_after``, each further attempt
   waits a delay that doubles with every failure (up to ``signin_backoff_max_s``) after
   the last one. A guesser using many addresses is slowed to one guess per delay; the
@@ -35,19 +37,23 @@ def _refuse(wait_s: float) -> RateLimited:
     )
 
 
-def backoff_s(state: AppState, failures: int) -> float:
-    """The delay after the last failure that ``failures`` across addresses impose."""
-    settings = state.settings
-    extra = failures - settings.signin_backoff_after
+def backoff_s(state: AppState, failures: int, *, after: int) -> float:
+    """The delay after the last failure that ``failures`` impose past ``after``."""
+    extra = failures - after
     if extra < 0:
         return 0.0
-    return float(min(2.0 ** min(extra, 32), settings.signin_backoff_max_s))
+    return float(min(2.0 ** min(extra, 32), state.settings.signin_backoff_max_s))
+
+
+async def _back_off(state: AppState, key: str, *, after: int) -> None:
+    tally = await state.signin_failures.tally(key)
+    wait = tally.last_s + backoff_s(state, tally.count, after=after) - time.time()
+    if tally.count >= after and wait > 0:
+        raise _refuse(wait)
 
 
 async def _check_address(state: AppState, address_key: str) -> None:
-    counter = state.signin_failures
-    if (await counter.tally(address_key)).count >= state.settings.signin_address_max_failures:
-        raise _refuse(state.settings.signin_failure_window_s)
+    await _back_off(state, address_key, after=state.settings.signin_address_max_failures)
 
 
 async def before_password(state: AppState, *, email: str, address: str) -> None:
@@ -56,10 +62,7 @@ async def before_password(state: AppState, *, email: str, address: str) -> None:
     if (await counter.tally(pair)).count >= state.settings.signin_max_failures:
         raise _refuse(state.settings.signin_failure_window_s)
     await _check_address(state, address_key)
-    tally = await counter.tally(person)
-    wait = tally.last_s + backoff_s(state, tally.count) - time.time()
-    if tally.count >= state.settings.signin_backoff_after and wait > 0:
-        raise _refuse(wait)
+    await _back_off(state, person, after=state.settings.signin_backoff_after)
 
 
 async def password_failed(state: AppState, *, email: str, address: str) -> None:
