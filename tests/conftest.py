@@ -118,6 +118,10 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         alerts_enabled=False,
         # No archive runner either: tests/archive drive rounds themselves.
         archive_enabled=False,
+        # Nor retention sweeps (the first 1-30 s after start): tests that store lines past
+        # an account's retention (segments, retention) sweep themselves, and the app's
+        # own sweep deleted their lines mid-test on a loaded machine.
+        retention_enabled=False,
         # An open stream's credential re-checked every quarter second (3 s in service):
         # the revocation tests wait for one re-check each.
         tail_recheck_s=0.25,

@@ -79,9 +79,11 @@ class Settings(BaseSettings):
     bootstrap: bool = True
     otel: bool = False
     # Ingestion (docs/ingest.md): fsync mode of SQLite's write engine, requests in flight
-    # per worker before 503, seconds between retention sweeps.
+    # per worker before 503, whether this process sweeps lines past retention (another
+    # process or host must, when off) and the seconds between its sweeps.
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     ingest_max_in_flight: int = Field(default=64, ge=1)
+    retention_enabled: bool = True
     retention_interval_s: float = Field(default=3600.0, gt=0)
     # Ingest bodies parsed at once per worker, each in a worker thread (docs/ingest.md:
     # this bounds a worker's parsing memory).

@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from tests.aggregate.helpers import HOUR_MS, HOUR_START
 from tests.conftest import (
     BACKENDS,
@@ -38,7 +38,7 @@ from tests.logs.test_segments import DAY_MS, generated_lines
 
 from tidegate.db.engine import Database
 from tidegate.logs.segments import TEMP_SUFFIX, stored_files
-from tidegate.models import LogLine, LogSegment
+from tidegate.models import LogLine, LogSegment, SegmentLease
 
 LINES = 1_500
 KILLS = 5
@@ -58,7 +58,10 @@ def compactor_env(url: str, data_dir: Path) -> dict[str, str]:
     return env
 
 
-COMPACT = ["segments", "compact", "--lease-s", "0.5"]
+# A lease far longer than a move takes on a loaded machine: with half a second, a slow
+# move's renewal found the lease gone, and the round ended with nothing moved. The test
+# ends a killed compactor's lease itself (``expire_lease``) instead of waiting it out.
+COMPACT = ["segments", "compact", "--lease-s", "120"]
 
 
 def run_compactor(env: dict[str, str], log: Path) -> ServerProcess:
@@ -78,6 +81,17 @@ def run_compactor(env: dict[str, str], log: Path) -> ServerProcess:
         return subprocess.Popen(
             [sys.executable, "-m", "tidegate", *COMPACT], env=env, stdout=out, stderr=out
         )
+
+
+async def expire_lease(url: str) -> None:
+    """What the passing of a dead compactor's lease does: the next one may claim it."""
+    db = Database.connect(url)
+    try:
+        async with db.write_sessions() as session:
+            await session.execute(update(SegmentLease).values(lease_until_ms=0))
+            await session.commit()
+    finally:
+        await db.dispose()
 
 
 async def segment_count(url: str, account_id: str) -> int:
@@ -191,12 +205,12 @@ async def test_a_killed_compactor_loses_no_line_and_moves_none_twice(
                 # Exactly one tier each, none lost, at every kill.
                 assert not set(hot) & set(cold)
                 assert sorted(hot + cold) == everything
-                await asyncio.sleep(0.6)  # the dead process's lease runs out
+                await expire_lease(url)  # the dead process's lease runs out
 
             # A last round that is not killed finishes the moves and removes what the
             # killed ones left behind (files no segment names, temporary files).
             finished = subprocess.run(
-                [sys.executable, "-m", "tidegate", "segments", "compact", "--lease-s", "0.5"],
+                [sys.executable, "-m", "tidegate", *COMPACT],
                 env=env,
                 capture_output=True,
                 timeout=300,

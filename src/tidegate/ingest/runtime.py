@@ -74,7 +74,10 @@ class IngestRuntime:
     def from_settings(cls, settings: Settings) -> IngestRuntime:
         return cls(
             limit=InFlightLimit(settings.ingest_max_in_flight),
-            retention_interval_s=settings.retention_interval_s,
+            # No sweeps: an interval of 0 (the settings' own is always positive).
+            retention_interval_s=(
+                settings.retention_interval_s if settings.retention_enabled else 0.0
+            ),
             parse_threads=max(1, settings.ingest_parse_threads),
             group_commit_s=settings.ingest_group_commit_ms / 1000,
             group_commit_lines=settings.ingest_group_commit_lines,
