@@ -68,7 +68,10 @@ async def test_the_alert_link_opens_the_view_over_the_window_that_fired(
     assert (link.scheme, link.netloc, link.path) == (
         public.scheme, public.netloc, f"/views/{view_id}",
     )  # fmt: skip
-    window = {name: int(value) for name, [value] in parse_qs(link.query).items()}
+    query = {name: value for name, [value] in parse_qs(link.query).items()}
+    # The view's account: a person working in another one is switched to it.
+    assert query.pop("account") == delivery.account_id
+    window = {name: int(value) for name, value in query.items()}
     assert window["to"] == delivery.fired_ms
     assert window["to"] - window["from"] == 30_000  # the channel's "30"
     stamps = [match["_ts"] for match in delivery.payload["matches"]]

@@ -7,6 +7,7 @@ header and the favicon."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlparse
 
@@ -145,7 +146,9 @@ def test_an_alert_channel_is_edited_fires_links_to_its_window_and_is_removed(
     link = urlparse(delivered["url"])
     assert f"{link.scheme}://{link.netloc}" == daily_site.base_url
     assert link.path == f"/views/{view_id}"
-    window = {name: int(value) for name, [value] in parse_qs(link.query).items()}
+    query = {name: value for name, [value] in parse_qs(link.query).items()}
+    assert query.pop("account") == account.account_id
+    window = {name: int(value) for name, value in query.items()}
     assert window["to"] - window["from"] == 30_000
     page.goto(delivered["url"])
     expect(page).to_have_url(
@@ -239,4 +242,5 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     assert len(refused) == 1
     seen = page.evaluate("window.noticesSeen")
     assert seen, "the page never said it was waiting"
-    assert seen[0].startswith("Too many requests: retrying in 2 s (at ")
+    # When, in the zone the app shows times in (the browser's here), to the second.
+    assert re.fullmatch(r"Too many requests: retrying in 2 s \(at \d\d:\d\d:\d\d\)", seen[0]), seen

@@ -236,6 +236,7 @@ class Evaluator:
             url=view_link(
                 self.settings.public_url,
                 view.view_id,
+                account_id=view.account_id,
                 from_ms=firing.at_ms - trigger_window_ms(channel, self.settings.alert_window_scale),
                 to_ms=firing.at_ms,
             ),
