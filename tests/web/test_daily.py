@@ -244,3 +244,31 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     assert seen, "the page never said it was waiting"
     # When, in the zone the app shows times in (the browser's here), to the second.
     assert re.fullmatch(r"Too many requests: retrying in 2 s \(at \d\d:\d\d:\d\d\)", seen[0]), seen
+
+    # Live tail: a stream refused with a 429 is waited out too, then opened again. (An
+    # EventSource is not told why it could not open; the page asks the address once.)
+    tail_refusals: list[str] = []
+
+    def refuse_twice(route: Route) -> None:
+        if len(tail_refusals) < 2:
+            tail_refusals.append(route.request.resource_type)
+            route.fulfill(
+                status=429,
+                headers={"Retry-After": "1"},
+                content_type="application/json",
+                body=json.dumps(
+                    {"error": "Rate limit exceeded", "code": "TooManyRequests", "status": "error"}
+                ),
+            )
+        else:
+            route.continue_()
+
+    page.route(lambda url: urlparse(url).path == "/v1/tail", refuse_twice)
+    page.evaluate(RECORD_NOTICES)
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    assert tail_refusals == ["eventsource", "fetch"]
+    assert page.evaluate("window.noticesSeen")[0].startswith("Too many requests: retrying in 1 s")
+    expect(page.get_by_test_id("rate-limit-notice")).to_be_hidden()
+    account.ingest([{"line": "live after the wait", "app": "api"}])
+    expect_lines(page, ["live after the wait"])
