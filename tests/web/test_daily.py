@@ -208,6 +208,18 @@ RECORD_NOTICES = """() => {
 }"""
 
 
+def _too_many(route: Route, *, retry_after: int) -> None:
+    """The server's 429, answered in the browser."""
+    route.fulfill(
+        status=429,
+        headers={"Retry-After": str(retry_after)},
+        content_type="application/json",
+        body=json.dumps(
+            {"error": "Rate limit exceeded", "code": "TooManyRequests", "status": "error"}
+        ),
+    )
+
+
 def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     daily_site: Site, page: Page
 ) -> None:
@@ -221,14 +233,7 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     def refuse_the_first(route: Route) -> None:
         if route.request.method == "POST" and not refused:
             refused.append(route.request.url)
-            route.fulfill(
-                status=429,
-                headers={"Retry-After": "2"},
-                content_type="application/json",
-                body=json.dumps(
-                    {"error": "Rate limit exceeded", "code": "TooManyRequests", "status": "error"}
-                ),
-            )
+            _too_many(route, retry_after=2)
         else:
             route.continue_()
 
@@ -252,14 +257,7 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     def refuse_twice(route: Route) -> None:
         if len(tail_refusals) < 2:
             tail_refusals.append(route.request.resource_type)
-            route.fulfill(
-                status=429,
-                headers={"Retry-After": "1"},
-                content_type="application/json",
-                body=json.dumps(
-                    {"error": "Rate limit exceeded", "code": "TooManyRequests", "status": "error"}
-                ),
-            )
+            _too_many(route, retry_after=1)
         else:
             route.continue_()
 
