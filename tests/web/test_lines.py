@@ -259,6 +259,22 @@ def test_clicking_a_value_filters_by_it_or_excludes_it(site: Site, page: Page) -
     expect(page.get_by_test_id("search-input")).to_have_value("-cart.size:==3 -app:==shop")
     expect(page.get_by_test_id("log-line")).to_have_count(0)
 
+    # A meta key named as a built-in field is reached as meta.<key>; a key the syntax
+    # cannot name (a space in it) is shown, not offered.
+    account.ingest(
+        [{"line": "nightly run", "app": "jobs", "meta": {"source": "cron", "odd key": "x1"}}]
+    )
+    page.get_by_test_id("search-input").fill("app:jobs")
+    page.get_by_test_id("search-input").press("Enter")
+    job = page.get_by_test_id("log-line").first
+    expect(job.locator(".text")).to_have_text("nightly run")
+    job.locator(".summary").click()
+    expect(job.locator(".meta .value.plain")).to_have_text("x1")
+    expect(job.locator(".meta").get_by_role("button", name="x1")).to_have_count(0)
+    job.locator(".meta").get_by_role("button", name="cron", exact=True).click()
+    expect(page.get_by_test_id("search-input")).to_have_value("app:jobs meta.source:==cron")
+    expect_lines(page, ["nightly run"])
+
 
 def test_the_facet_panel_shows_the_top_values_of_any_field(site: Site, page: Page) -> None:
     account = site.account()
