@@ -216,6 +216,10 @@ RECORD_NOTICES = """() => {
 }"""
 
 
+def _is_tail(url: str) -> bool:
+    return urlparse(url).path == "/v1/tail"
+
+
 def _too_many(route: Route, *, retry_after: int) -> None:
     """The server's 429, answered in the browser."""
     route.fulfill(
@@ -269,7 +273,7 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
         else:
             route.continue_()
 
-    page.route(lambda url: urlparse(url).path == "/v1/tail", refuse_twice)
+    page.route(_is_tail, refuse_twice)
     page.evaluate(RECORD_NOTICES)
     page.get_by_test_id("live-toggle").click()
     expect(page.locator(".tail-status .state")).to_have_text("live")
@@ -278,3 +282,11 @@ def test_a_429_is_waited_out_and_the_page_says_when_it_retries(
     expect(page.get_by_test_id("rate-limit-notice")).to_be_hidden()
     account.ingest([{"line": "live after the wait", "app": "api"}])
     expect_lines(page, ["live after the wait"])
+
+    # A stream refused because the session has ended: to the sign-in page, as any call.
+    page.unroute(_is_tail)
+    page.route(_is_tail, lambda route: route.fulfill(status=401, body="{}"))
+    page.get_by_test_id("live-toggle").click()  # off: the search runs again
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    page.get_by_test_id("live-toggle").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()

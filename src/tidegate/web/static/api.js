@@ -34,6 +34,10 @@ let onUnauthorized = () => {};
 export function whenUnauthorized(callback) {
   onUnauthorized = callback;
 }
+// A request outside `api` (live tail's stream) answered 401: the session has ended.
+export function sessionEnded() {
+  onUnauthorized();
+}
 
 // A 429 is waited out and the request sent again (the server refused it before doing
 // anything, so this is safe for every method), at most MAX_WAITS times in a row and

@@ -3,7 +3,7 @@
 // lines kept in the page, a pause that holds (at most `cap`) new lines, and a rate.
 // `show(records, cap)` draws a frame's new lines (newest first) and keeps the newest
 // `cap` of all (the search page's virtualised list).
-import { MAX_WAITS, url, waitOut } from "./api.js";
+import { MAX_WAITS, sessionEnded, url, waitOut } from "./api.js";
 import { formatCount, h } from "./dom.js";
 
 export const DEFAULT_CAP = 1000;
@@ -97,6 +97,7 @@ export class LiveTail {
         }
       } else if (!response.ok) {
         this.setState(`stopped: ${await reason(response)}`);
+        if (response.status === 401) sessionEnded(); // to the sign-in page, as elsewhere
         return;
       }
       probe.abort(); // the stream it opened (the EventSource opens its own)
