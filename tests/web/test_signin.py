@@ -225,3 +225,30 @@ def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
     assert statuses == [403, 403, 403]
     with owner.http() as http:
         assert [b["title"] for b in http.get("/v1/config/board").json()] == ["Ops"]
+
+
+def test_back_after_another_signs_in_never_shows_the_first_ones_lines(
+    site: Site, page: Page
+) -> None:
+    """The search page is kept for Back (static/kept.js), but never across a change of
+    who is signed in: the next person going Back gets a search of their own."""
+    first = site.account()
+    second = site.account()
+    first.ingest([{"line": "the first one's line"}])
+    second.ingest([{"line": "the second one's line"}])
+    sign_in_with_key(page, site.base_url, first.service_key)
+    expect_lines(page, ["the first one's line"])
+    expect(page.locator(".results")).to_have_attribute("aria-busy", "false")  # finished
+    page.get_by_test_id("nav-views").click()  # the search is kept for Back
+    expect(page.get_by_test_id("log-line")).to_have_count(0)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
+    # Another person at the same browser goes Back: signs in there, to the views page.
+    page.go_back()
+    expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fviews")
+    page.get_by_test_id("signin-key").fill(second.service_key)
+    page.get_by_test_id("signin-submit").click()
+    expect(page).to_have_url(f"{site.base_url}/views")
+    page.go_back()  # the first one's search, as it was left
+    expect(page).to_have_url(f"{site.base_url}/search")
+    expect_lines(page, ["the second one's line"])

@@ -177,7 +177,7 @@ whenRateLimited((at) => {
 });
 whenUnauthorized(() => {
   if (location.pathname === "/signin") return;
-  session.current = null;
+  session.ended();
   navigate("/signin", { replace: true });
 });
 

@@ -9,6 +9,7 @@ import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
 import { queryHistory } from "../history.js";
+import { currentEra, entryKey, keep, pushEntry, takeKept } from "../kept.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { utcSwitch } from "../preferences.js";
@@ -107,6 +108,11 @@ export async function render(main, { query }) {
   let loading = false;
   let shownAnswer = null; // the histogram's aggregation, drawn again when the zone changes
   let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
+  let historyKey = entryKey(); // this history entry's (kept.js)
+  let shownHref = location.pathname + location.search;
+  let fieldShown = null; // the picked field's values drawn: {name, rows, exact}
+  const restored = takeKept(historyKey, shownHref);
+  const era = currentEra();
 
   const input = h("input", {
     type: "search",
@@ -236,7 +242,8 @@ export async function render(main, { query }) {
 
   function apply({ push = true } = {}) {
     const target = searchUrl(state);
-    if (push && target !== location.pathname + location.search) history.pushState(null, "", target);
+    if (push && target !== location.pathname + location.search) historyKey = pushEntry(target);
+    shownHref = location.pathname + location.search;
     if (tail) startTail();
     else run();
   }
@@ -332,10 +339,34 @@ export async function render(main, { query }) {
         cursor.done = !answer.pagination_id;
         if (answer.lines.length || cursor.done) break;
       }
-      sentinel.textContent = cursor.done ? (lines.length ? "No older lines in this range." : "No lines match.") : "";
+      sentinel.textContent = endText();
     } finally {
       loading = false;
     }
+  }
+
+  function endText() {
+    return cursor.done ? (lines.length ? "No older lines in this range." : "No lines match.") : "";
+  }
+
+  // The page as it was left, on Back (kept.js): nothing is asked again.
+  function resume(saved) {
+    controller = new AbortController();
+    cursor = saved.cursor;
+    lines.adopt(saved.entries);
+    sentinel.textContent = endText();
+    if (saved.answer) {
+      drawHistogram(saved.answer);
+      drawFacets(saved.answer.top);
+    }
+    if (saved.field) showField(saved.field);
+    results.setAttribute("aria-busy", "false");
+    lines.scrollToY(saved.scrollY);
+  }
+
+  function showField(shown) {
+    fieldShown = shown;
+    picker.show(shown.name, shown.rows, shown.exact);
   }
 
   async function run() {
@@ -344,6 +375,7 @@ export async function render(main, { query }) {
     const { signal } = controller;
     clear(problem);
     lines.clear();
+    fieldShown = null;
     sentinel.textContent = "Searching…";
     const bounds = resolve(state.range);
     cursor = { bounds, pagination_id: null, done: false };
@@ -387,7 +419,7 @@ export async function render(main, { query }) {
       picker.loading(state.field);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 1, top: 10, fields: state.field }, signal)
         .then((answer) => {
-          if (!signal.aborted) picker.show(state.field, answer.top.fields?.[state.field] || [], answer.exact);
+          if (!signal.aborted) showField({ name: state.field, rows: answer.top.fields?.[state.field] || [], exact: answer.exact });
         })
         .catch((error) => {
           if (!signal.aborted) picker.failed(state.field, error);
@@ -502,8 +534,14 @@ export async function render(main, { query }) {
   observer.observe(sentinel);
   showRange();
   input.focus();
-  run();
+  if (restored) resume(restored);
+  else run();
   return () => {
+    // Kept for Back when the search had finished (not live, nothing failed).
+    if (!tail && cursor && results.getAttribute("aria-busy") === "false" && !problem.firstChild) {
+      const field = state.field && fieldShown && fieldShown.name === state.field ? fieldShown : null;
+      keep({ key: historyKey, href: shownHref, era, entries: lines.entries, cursor, answer: shownAnswer, field, scrollY: window.scrollY });
+    }
     if (controller) controller.abort();
     stopTail();
     observer.disconnect();
