@@ -352,6 +352,7 @@ export async function render(main, { query }) {
   // The page as it was left, on Back (kept.js): nothing is asked again.
   function resume(saved) {
     controller = new AbortController();
+    linkedLine = null; // found (and marked) when the page was first drawn
     cursor = saved.cursor;
     lines.adopt(saved.entries);
     sentinel.textContent = endText();
