@@ -13,6 +13,7 @@ import { currentEra, entryKey, keep, pushEntry, takeKept } from "../kept.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { utcSwitch } from "../preferences.js";
+import { LiveFacets } from "../live_facets.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -27,39 +28,7 @@ const FACETS = [
   ["level", "levels"],
 ];
 
-// While live, the facets count the stream's lines (the aggregation describes a range):
-// at most MAX_LIVE_VALUES distinct values per field are counted, so a stream of
-// ever-new hosts cannot grow the page's memory without bound.
-const MAX_LIVE_VALUES = 500;
-const LIVE_FACETS_EVERY_MS = 1000;
-const LIVE_FIELDS = { host: "_host", app: "_app", level: "level" };
-
-class LiveFacets {
-  constructor() {
-    this.counts = Object.fromEntries(Object.keys(LIVE_FIELDS).map((name) => [name, new Map()]));
-    this.lines = 0;
-  }
-
-  add(record) {
-    this.lines += 1;
-    for (const [name, key] of Object.entries(LIVE_FIELDS)) {
-      const value = record[key];
-      if (value === undefined || value === null || value === "") continue;
-      const text = String(value).toLowerCase();
-      const seen = this.counts[name];
-      if (seen.has(text)) seen.set(text, seen.get(text) + 1);
-      else if (seen.size < MAX_LIVE_VALUES) seen.set(text, 1);
-    }
-  }
-
-  top(limit = 10) {
-    const top = {};
-    for (const [name, seen] of Object.entries(this.counts)) {
-      top[name] = [...seen].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([value, count]) => ({ value, count }));
-    }
-    return top;
-  }
-}
+const LIVE_FACETS_EVERY_MS = 1000; // live facets redrawn at most this often
 
 export function stateFromUrl(query) {
   return {
