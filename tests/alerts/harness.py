@@ -70,11 +70,17 @@ class Harness:
         assert response.status_code == 200, response.text
         return str(response.json()["viewID"])
 
-    async def ingest(self, *lines: str, app: str = "api", hostname: str = "web-1") -> None:
+    async def ingest(
+        self, *lines: str, app: str = "api", hostname: str = "web-1", timestamp: int | None = None
+    ) -> None:
+        """``timestamp``: the lines' own time (ms), else the time they arrive."""
+        stamp = {} if timestamp is None else {"timestamp": timestamp}
         response = await self.client.post(
             "/logs/ingest",
             params={"hostname": hostname},
-            json={"lines": [{"line": text, "app": app, "level": "error"} for text in lines]},
+            json={
+                "lines": [{"line": text, "app": app, "level": "error", **stamp} for text in lines]
+            },
             headers=self.who.headers,
         )
         assert response.status_code == 200, response.text

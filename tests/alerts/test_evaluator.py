@@ -68,12 +68,41 @@ async def test_the_alert_link_opens_the_view_over_the_window_that_fired(
     assert (link.scheme, link.netloc, link.path) == (
         public.scheme, public.netloc, f"/views/{view_id}",
     )  # fmt: skip
-    window = {name: int(value) for name, [value] in parse_qs(link.query).items()}
+    query = {name: value for name, [value] in parse_qs(link.query).items()}
+    # The view's account: a person working in another one is switched to it.
+    assert query.pop("account") == delivery.account_id
+    window = {name: int(value) for name, value in query.items()}
     assert window["to"] == delivery.fired_ms
     assert window["to"] - window["from"] == 30_000  # the channel's "30"
     stamps = [match["_ts"] for match in delivery.payload["matches"]]
     assert len(stamps) == 2
     assert all(window["from"] <= ts <= window["to"] for ts in stamps)
+
+
+async def test_the_alert_link_covers_lines_whose_own_time_is_outside_the_window(
+    harness: Harness,
+) -> None:
+    """A window counts lines by when they arrived; the search finds them by their own
+    time. A backlog shipped ten minutes late (or a host whose clock is off) fires the
+    alert now: its link's range reaches back to the lines, or opens onto nothing."""
+    view_id = await harness.view([webhook(triggerlimit=2)])
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    ten_minutes_ago = harness.clock.now_ms - 600_000
+    await harness.ingest("payment failed late 1", timestamp=ten_minutes_ago)
+    await harness.ingest("payment failed late 2", timestamp=ten_minutes_ago + 5)
+    harness.clock.move(35)
+    await evaluator.evaluate()
+    [delivery] = await harness.deliveries()
+    query = parse_qs(urlsplit(delivery.payload["url"]).query)
+    start, end = int(query["from"][0]), int(query["to"][0])
+    assert [m["_ts"] for m in delivery.payload["matches"]] == [
+        ten_minutes_ago,
+        ten_minutes_ago + 5,
+    ]
+    assert start == ten_minutes_ago  # the first line's own time
+    assert end == delivery.fired_ms  # still the window's end
+    assert view_id in delivery.payload["url"]
 
 
 async def test_presence_at_interval_end_and_absence(harness: Harness) -> None:

@@ -130,6 +130,11 @@ async def test_index_rate_fires_on_the_real_volume(backend: str, tmp_path: Path)
             assert delivery.view_id is None
             assert delivery.payload["count"] == 4
             assert "max_lines 3" in delivery.payload["detail"]
+            # Its link opens the account's usage page.
+            account_id = harness.who.account.account_id
+            assert delivery.payload["url"] == (
+                f"{harness.settings.public_url.rstrip('/')}/usage?account={account_id}"
+            )
         finally:
             await harness.close()
     finally:

@@ -5,7 +5,7 @@ evaluator called with the clock set past each window's end."""
 
 from __future__ import annotations
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from tests.conftest import AppClient
 from tests.gateway.factories import new_account
 from tests.keys.factories import with_service_key
@@ -15,7 +15,7 @@ from tests.pipelines.test_pipeline_alerts import threshold_body
 from tidegate.alerts.pipeline_alerts import BUCKET_MS, evaluate_pipeline_alerts
 from tidegate.app_state import AppState
 from tidegate.clock import now_ms
-from tidegate.models import PipelineUsage
+from tidegate.models import AlertDelivery, PipelineUsage
 
 WINDOW_MS = 60_000  # window_duration_minutes 1, at the default scale
 
@@ -72,6 +72,15 @@ async def test_events_counted_before_the_evaluator_first_sees_the_alert_are_in_i
     # Thirty events flushed before any evaluation pass (a loaded evaluator, a fast flush).
     await _flush(state, account, pid, cid, made - made % BUCKET_MS, 30)
     assert await _evaluate(state, _past_window(made, state)) == 1
+    # Its link opens the pipeline's page in the web app, in the alert's account.
+    async with state.db.read_sessions() as session:
+        [delivery] = (
+            await session.scalars(select(AlertDelivery).where(AlertDelivery.account_id == account))
+        ).all()
+    assert (
+        delivery.payload["url"]
+        == f"{state.settings.public_url.rstrip('/')}/pipelines/{pid}?account={account}"
+    )
 
 
 async def test_a_flush_that_lands_in_the_minute_before_a_window_closed_counts_in_the_next(

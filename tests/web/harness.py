@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import httpx
 from playwright.sync_api import Browser, Locator, Page, Playwright, expect, sync_playwright
@@ -96,6 +97,35 @@ def make_account(base_url: str, enterprise_token: str) -> Account:
             assert key.status_code in (200, 201), key.text
             keys[kind] = key.json()["key"]
     return Account(base_url, account_id, keys["service"], keys["ingestion"])
+
+
+PASSWORD = "a long enough password"  # every person's the tests make
+
+
+def make_person(account: Account) -> str:
+    """A readonly member of the account with a password (invited, invitation accepted
+    through the API); their e-mail."""
+    email = f"person-{uuid.uuid4().hex[:8]}@example.com"
+    with account.http() as http:
+        invited = http.post(
+            "/v1/config/members", json={"email": email, "role": "readonly", "groups": []}
+        )
+        assert invited.status_code == 200, invited.text
+        token = parse_qs(urlparse(invited.json()["invitation"]["link"]).query)["token"][0]
+        accepted = http.post(
+            "/v1/auth/invitation/accept", json={"token": token, "password": PASSWORD}
+        )
+        assert accepted.status_code == 200, accepted.text
+    return email
+
+
+def sign_in_as_person(page: Page, base_url: str, email: str, *, next_path: str = "") -> None:
+    """Through the sign-in page, with the e-mail and password of ``make_person``."""
+    page.goto(f"{base_url}/signin" + (f"?next={next_path}" if next_path else ""))
+    page.get_by_test_id("signin-email").fill(email)
+    page.get_by_test_id("signin-password").fill(PASSWORD)
+    page.get_by_test_id("signin-submit").click()
+    expect(page.get_by_test_id("nav-boards")).to_be_visible()
 
 
 def sign_in_with_key(page: Page, base_url: str, key: str, *, next_path: str = "") -> None:

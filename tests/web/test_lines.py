@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlparse
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from tests.waiting import until
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, log_lines, now_ms, sign_in_with_key
@@ -44,6 +44,14 @@ def _wait(page: Page, expression: str, what: str) -> object:
     """Until ``expression`` (evaluated in the page) is true; its value. (Playwright's
     wait_for_function evaluates a string with eval, which the page's CSP refuses.)"""
     return until(lambda: page.evaluate(expression) or None, timeout=60, what=what)
+
+
+def deep_back_in_place(page: Page, line: Locator, top: float) -> None:
+    until(
+        lambda: abs(line.evaluate("(el) => el.getBoundingClientRect().top") - top) < 2 or None,
+        timeout=60,
+        what="the deep line back where it was",
+    )
 
 
 def test_a_deep_scroll_keeps_the_dom_bounded_and_expanded_lines_survive(
@@ -111,14 +119,26 @@ def test_a_deep_scroll_keeps_the_dom_bounded_and_expanded_lines_survive(
     # And back down to the same place: the deep line expanded, where it was.
     page.evaluate(f"window.scrollTo(0, {scroll_y})")
     expect(deep.locator(".detail")).to_be_visible()
-    until(
-        lambda: (
-            abs(deep.evaluate("(el) => el.getBoundingClientRect().top") - top_before) < 2 or None
-        ),
-        timeout=60,
-        what="the deep line back where it was",
-    )
+    deep_back_in_place(page, deep, top_before)
     assert page.evaluate(ROWS) <= MAX_ROWS
+
+    # To another page and Back: the same lines (not searched again), the deep one still
+    # expanded and where it was, the counts drawn.
+    loaded = page.evaluate(LOADED)
+    exports: list[str] = []
+    page.on(
+        "request",
+        lambda request: exports.append(request.url) if "/v2/export" in request.url else None,
+    )
+    page.get_by_test_id("nav-views").click()
+    expect(page.get_by_test_id("log-line")).to_have_count(0)
+    page.go_back()
+    expect(deep.locator(".detail")).to_be_visible()
+    deep_back_in_place(page, deep, top_before)
+    assert page.evaluate(LOADED) == loaded
+    expect(page.locator(".summary-bar")).to_contain_text("20,600 matching lines")
+    assert page.evaluate(ROWS) <= MAX_ROWS
+    assert exports == []
 
 
 def test_scrolling_down_pages_back_through_older_lines_each_once_in_order(
@@ -258,6 +278,22 @@ def test_clicking_a_value_filters_by_it_or_excludes_it(site: Site, page: Page) -
     only.locator(".fields").get_by_role("button", name="Exclude app shop").click()
     expect(page.get_by_test_id("search-input")).to_have_value("-cart.size:==3 -app:==shop")
     expect(page.get_by_test_id("log-line")).to_have_count(0)
+
+    # A meta key named as a built-in field is reached as meta.<key>; a key the syntax
+    # cannot name (a space in it) is shown, not offered.
+    account.ingest(
+        [{"line": "nightly run", "app": "jobs", "meta": {"source": "cron", "odd key": "x1"}}]
+    )
+    page.get_by_test_id("search-input").fill("app:jobs")
+    page.get_by_test_id("search-input").press("Enter")
+    job = page.get_by_test_id("log-line").first
+    expect(job.locator(".text")).to_have_text("nightly run")
+    job.locator(".summary").click()
+    expect(job.locator(".meta .value.plain")).to_have_text("x1")
+    expect(job.locator(".meta").get_by_role("button", name="x1")).to_have_count(0)
+    job.locator(".meta").get_by_role("button", name="cron", exact=True).click()
+    expect(page.get_by_test_id("search-input")).to_have_value("app:jobs meta.source:==cron")
+    expect_lines(page, ["nightly run"])
 
 
 def test_the_facet_panel_shows_the_top_values_of_any_field(site: Site, page: Page) -> None:

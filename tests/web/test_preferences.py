@@ -5,7 +5,6 @@ of the same person; a browser signed in with a key keeps them for the page only.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -14,31 +13,19 @@ from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Browser, Locator, Page, expect
 from tests.web.conftest import Site
-from tests.web.harness import Account, expect_lines, now_ms, sign_in_with_key
+from tests.web.harness import (
+    expect_lines,
+    make_person,
+    now_ms,
+    sign_in_as_person,
+    sign_in_with_key,
+)
 
 MINUTE = 60_000
 ZONE = "Asia/Kolkata"  # UTC+05:30 all year: a half-hour offset catches a wrong zone
 KOLKATA = re.compile(r"^Asia/(Kolkata|Calcutta) \(UTC\+05:30\)$")
-PASSWORD = "a long enough password"
 PREFERENCES = "/v1/auth/preferences"
 HISTORY = PREFERENCES + "/query-history"
-
-
-def make_person(account: Account) -> str:
-    """A readonly member of the account with a password (invited, invitation accepted
-    through the API); their e-mail."""
-    email = f"person-{uuid.uuid4().hex[:8]}@example.com"
-    with account.http() as http:
-        invited = http.post(
-            "/v1/config/members", json={"email": email, "role": "readonly", "groups": []}
-        )
-        assert invited.status_code == 200, invited.text
-        token = parse_qs(urlparse(invited.json()["invitation"]["link"]).query)["token"][0]
-        accepted = http.post(
-            "/v1/auth/invitation/accept", json={"token": token, "password": PASSWORD}
-        )
-        assert accepted.status_code == 200, accepted.text
-    return email
 
 
 @contextmanager
@@ -54,11 +41,7 @@ def browser_of(browser: Browser, site: Site, email: str | None, key: str = "") -
         if email is None:
             sign_in_with_key(page, site.base_url, key, next_path="/search")
         else:
-            page.goto(f"{site.base_url}/signin?next=/search")
-            page.get_by_test_id("signin-email").fill(email)
-            page.get_by_test_id("signin-password").fill(PASSWORD)
-            page.get_by_test_id("signin-submit").click()
-            expect(page.get_by_test_id("nav-boards")).to_be_visible()
+            sign_in_as_person(page, site.base_url, email, next_path="/search")
         yield page
         assert not errors, errors
     finally:

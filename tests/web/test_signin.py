@@ -4,12 +4,12 @@ edits the server refuses anyway."""
 
 from __future__ import annotations
 
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from playwright.sync_api import Page, expect
 from tests.live import live_client
 from tests.web.conftest import Site
-from tests.web.harness import Account, expect_lines, sign_in_with_key
+from tests.web.harness import Account, expect_lines, now_ms, sign_in_with_key
 
 
 def _invite_on_the_members_page(
@@ -91,6 +91,7 @@ def test_a_sign_out_the_server_refuses_says_so_and_keeps_the_session(
 
 
 def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> None:
+    started = now_ms()
     first = site.account()
     second = site.account()
     first.ingest([{"line": "in the first account"}])
@@ -111,6 +112,36 @@ def test_an_enterprise_key_picks_one_of_its_accounts(site: Site, page: Page) -> 
     page.locator("#account-switch").select_option(first.account_id)
     expect(page.get_by_test_id("log-line").first).to_contain_text("in the first account")
     expect(page.get_by_test_id("log-line")).to_have_count(1)
+
+    # An alert's link names its view's account (alerts.notification.app_link): opened
+    # while the session acts in another, the app switches before opening the view.
+    def view_link(account: Account) -> tuple[str, str]:
+        with account.http() as http:
+            created = http.post("/v1/config/view", json={"name": "Ours", "query": "account"})
+            assert created.status_code == 200, created.text
+        window = f"from={started - 60_000}&to={now_ms() + 60_000}"
+        view = quote(created.json()["viewID"], safe="")
+        return (
+            f"{site.base_url}/views/{view}?account={account.account_id}&{window}",
+            f"{site.base_url}/search?q=account&{window}",
+        )
+
+    link, search = view_link(second)
+    page.goto(link)
+    expect(page).to_have_url(search)
+    expect_lines(page, ["in the second account"])
+    expect(page.get_by_test_id("account-switch")).to_have_value(second.account_id)
+
+    # Signed out, the same kind of link: after the key, no account to pick; its own.
+    link, search = view_link(first)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
+    page.goto(link)
+    page.get_by_test_id("signin-key").fill(site.enterprise_token)
+    page.get_by_test_id("signin-submit").click()
+    expect(page).to_have_url(search)
+    expect_lines(page, ["in the first account"])
+    expect(page.get_by_test_id("account-switch")).to_have_value(first.account_id)
 
 
 def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
@@ -194,3 +225,30 @@ def test_a_readonly_member_sees_no_edit_controls_and_the_server_refuses_edits(
     assert statuses == [403, 403, 403]
     with owner.http() as http:
         assert [b["title"] for b in http.get("/v1/config/board").json()] == ["Ops"]
+
+
+def test_back_after_another_signs_in_never_shows_the_first_ones_lines(
+    site: Site, page: Page
+) -> None:
+    """The search page is kept for Back (static/kept.js), but never across a change of
+    who is signed in: the next person going Back gets a search of their own."""
+    first = site.account()
+    second = site.account()
+    first.ingest([{"line": "the first one's line"}])
+    second.ingest([{"line": "the second one's line"}])
+    sign_in_with_key(page, site.base_url, first.service_key)
+    expect_lines(page, ["the first one's line"])
+    expect(page.locator(".results")).to_have_attribute("aria-busy", "false")  # finished
+    page.get_by_test_id("nav-views").click()  # the search is kept for Back
+    expect(page.get_by_test_id("log-line")).to_have_count(0)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_test_id("signin-key")).to_be_visible()
+    # Another person at the same browser goes Back: signs in there, to the views page.
+    page.go_back()
+    expect(page).to_have_url(f"{site.base_url}/signin?next=%2Fviews")
+    page.get_by_test_id("signin-key").fill(second.service_key)
+    page.get_by_test_id("signin-submit").click()
+    expect(page).to_have_url(f"{site.base_url}/views")
+    page.go_back()  # the first one's search, as it was left
+    expect(page).to_have_url(f"{site.base_url}/search")
+    expect_lines(page, ["the second one's line"])

@@ -197,6 +197,7 @@ def test_a_line_and_a_link_to_it_are_copied_and_the_link_opens_that_line(
     assert parsed.path == "/search"
     assert query["q"] == ["tick"]
     assert query["line"] == [line_id]
+    assert query["account"] == [account.account_id]  # whoever opens it may be elsewhere
     assert "range" not in query
     start, end = int(query["from"][0]), int(query["to"][0])
     assert end - start == 10 * MINUTE

@@ -43,6 +43,18 @@ class RoundResult:
     lost_race: bool = False
 
 
+def _link_window(firing: Firing, window_ms: int) -> dict[str, int]:
+    """The times an alert's link opens the view over: the window that fired (a resolve:
+    the trigger window before it), widened to the lines sent with it. A window counts
+    lines by when they arrived, the search finds them by their own time, and the two
+    differ for a backlog shipped late or a host whose clock is off."""
+    stamps = [m["_ts"] for m in firing.matches if isinstance(m.get("_ts"), int)]
+    return {
+        "from_ms": min([firing.at_ms - window_ms, *stamps]),
+        "to_ms": max([firing.at_ms, *stamps]),
+    }
+
+
 class Evaluator:
     def __init__(
         self,
@@ -232,12 +244,13 @@ class Evaluator:
             view_id=view.view_id,
             query=view.query,
             matches=firing.matches,
-            # The window that fired (a resolve: the trigger window before it).
             url=view_link(
                 self.settings.public_url,
                 view.view_id,
-                from_ms=firing.at_ms - trigger_window_ms(channel, self.settings.alert_window_scale),
-                to_ms=firing.at_ms,
+                account_id=view.account_id,
+                **_link_window(
+                    firing, trigger_window_ms(channel, self.settings.alert_window_scale)
+                ),
             ),
         )
         return AlertDelivery(

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel
-from tidegate.alerts.notification import Notification
+from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
@@ -169,7 +169,8 @@ def _delivery(
         fired_ms=now_ms,
         count=count,
         detail=reason,
-        url=settings.public_url,
+        # The usage page charts the account's lines per day.
+        url=app_link(settings.public_url, "/usage", account_id=account_id),
     )
     return pending_delivery(
         notification, channel, channel_key="index-rate", now_ms=now_ms, sealer=sealer

@@ -16,11 +16,22 @@ MAX_MATCHES = 10
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
 
 
-def view_link(public_url: str, view_id: str, *, from_ms: int, to_ms: int) -> str:
-    """The web app's address of a view over an alert's window (``/views/<id>`` opens
-    the view's search with ``from`` and ``to``, in ms, both included)."""
-    query = urlencode({"from": from_ms, "to": to_ms})
-    return f"{public_url.rstrip('/')}/views/{quote(view_id, safe='')}?{query}"
+def app_link(
+    public_url: str, path: str, *, account_id: str, params: dict[str, int] | None = None
+) -> str:
+    """The web app's address of ``path`` in an account, built from
+    ``TIDEGATE_PUBLIC_URL``. ``account`` names the account: a person in several (or a
+    browser signed in with an enterprise key) may be working in another one, and the
+    app switches to it before drawing the page."""
+    query = urlencode({"account": account_id, **(params or {})})
+    return f"{public_url.rstrip('/')}{path}?{query}"
+
+
+def view_link(public_url: str, view_id: str, *, account_id: str, from_ms: int, to_ms: int) -> str:
+    """A view over an alert's window (``/views/<id>`` opens the view's search with
+    ``from`` and ``to``, in ms, both included)."""
+    path = f"/views/{quote(view_id, safe='')}"
+    return app_link(public_url, path, account_id=account_id, params={"from": from_ms, "to": to_ms})
 
 
 @dataclass(slots=True)

@@ -22,11 +22,12 @@ import base64
 import json
 import math
 from typing import Any, Final
+from urllib.parse import quote
 
 from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
-from tidegate.alerts.notification import Notification
+from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
@@ -290,7 +291,12 @@ def _deliver(
             f"{kind} alert on {alert.component_kind} {alert.component_id} of pipeline "
             f"{alert.pipeline_id}: {current['event_count']} events in the window"
         ),
-        url=settings.public_url,
+        # The pipeline's page, where its components and their alerts are drawn.
+        url=app_link(
+            settings.public_url,
+            f"/pipelines/{quote(alert.pipeline_id, safe='')}",
+            account_id=alert.account_id,
+        ),
     )
     session.add(
         pending_delivery(notification, channel, channel_key=alert.id, now_ms=now_ms, sealer=sealer)

@@ -34,13 +34,17 @@ let onUnauthorized = () => {};
 export function whenUnauthorized(callback) {
   onUnauthorized = callback;
 }
+// A request outside `api` (live tail's stream) answered 401: the session has ended.
+export function sessionEnded() {
+  onUnauthorized();
+}
 
 // A 429 is waited out and the request sent again (the server refused it before doing
 // anything, so this is safe for every method), at most MAX_WAITS times in a row and
 // only when it asks for at most MAX_WAIT_MS (a sign-in blocked for a quarter of an hour
 // is shown as the error it is); `onRateLimited(retryAt)` tells the page when (ms), and
 // `onRateLimited(null)` when the wait is over.
-const MAX_WAITS = 5;
+export const MAX_WAITS = 5;
 const MAX_WAIT_MS = 60_000;
 let onRateLimited = () => {};
 export function whenRateLimited(callback) {
@@ -69,6 +73,20 @@ function pause(ms, signal) {
   });
 }
 
+// Waits out a 429 `response` (saying when the request is sent again) and answers
+// true; false when it asks for longer than MAX_WAIT_MS (then shown as the error it is).
+export async function waitOut(response, signal) {
+  const wait = retryAfterMs(response.headers.get("Retry-After"));
+  if (wait > MAX_WAIT_MS) return false;
+  onRateLimited(Date.now() + wait);
+  try {
+    await pause(wait, signal);
+  } finally {
+    onRateLimited(null);
+  }
+  return true;
+}
+
 async function send(method, path, { params, body, signal }) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -84,15 +102,7 @@ async function send(method, path, { params, body, signal }) {
       credentials: "same-origin",
       signal,
     });
-    if (response.status !== 429 || waits >= MAX_WAITS) return response;
-    const wait = retryAfterMs(response.headers.get("Retry-After"));
-    if (wait > MAX_WAIT_MS) return response;
-    onRateLimited(Date.now() + wait);
-    try {
-      await pause(wait, signal);
-    } finally {
-      onRateLimited(null);
-    }
+    if (response.status !== 429 || waits >= MAX_WAITS || !(await waitOut(response, signal))) return response;
   }
 }
 

@@ -1,6 +1,6 @@
 // The shell: a client-side router over the pages, the header and the session.
 import { whenRateLimited, whenUnauthorized } from "./api.js";
-import { clear, errorBox, h } from "./dom.js";
+import { clear, errorBox, formatClock, h } from "./dom.js";
 import { preferences } from "./preferences.js";
 import { accountLabel, session, signedInAs } from "./session.js";
 
@@ -56,6 +56,22 @@ function renderHeader() {
   document.body.classList.toggle("readonly", !session.can("content"));
 }
 
+// A link into one account (an alert's, a copied line's) carries `account=`: the session
+// acts in it before the page draws, when it may (a person in several accounts, an
+// enterprise key). The parameter is then dropped from the address; a link to an account
+// the session cannot act in opens in the current one (a view says it is not there).
+async function enterLinkedAccount() {
+  const params = new URLSearchParams(location.search);
+  const wanted = params.get("account");
+  if (wanted === null) return;
+  params.delete("account");
+  const rest = params.toString();
+  history.replaceState(null, "", location.pathname + (rest ? `?${rest}` : ""));
+  const current = session.current;
+  if (!wanted || wanted === current.account_id) return;
+  if ((current.accounts || []).some((account) => account.id === wanted)) await session.chooseAccount(wanted);
+}
+
 async function route() {
   const mine = ++generation;
   if (cleanup) {
@@ -77,6 +93,15 @@ async function route() {
     const back = location.pathname + location.search;
     history.replaceState(null, "", `/signin?next=${encodeURIComponent(back)}`);
     return route();
+  }
+  if (nav !== "signin") {
+    try {
+      await enterLinkedAccount();
+    } catch (error) {
+      if (mine === generation) clear(main).append(errorBox(error));
+      return;
+    }
+    if (mine !== generation) return;
   }
   for (const link of document.querySelectorAll("[data-nav]")) {
     link.classList.toggle("active", link.dataset.nav === nav);
@@ -134,7 +159,7 @@ let retryAt = 0;
 let ticker = null;
 function showNotice() {
   const seconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-  notice.textContent = `Too many requests: retrying in ${seconds} s (at ${new Date(retryAt).toLocaleTimeString()})`;
+  notice.textContent = `Too many requests: retrying in ${seconds} s (at ${formatClock(retryAt)})`;
 }
 whenRateLimited((at) => {
   if (at === null) waiting = Math.max(0, waiting - 1);
@@ -152,7 +177,7 @@ whenRateLimited((at) => {
 });
 whenUnauthorized(() => {
   if (location.pathname === "/signin") return;
-  session.current = null;
+  session.ended();
   navigate("/signin", { replace: true });
 });
 

@@ -50,6 +50,12 @@ export function formatTime(ms) {
   return `${y}-${pad(mo)}-${pad(d)} ${pad(hh)}:${pad(mi)}:${pad(ss)}.${pad(milli, 3)}`;
 }
 
+// The time of day in the zone shown, to the second, the zone said when it is UTC.
+export function formatClock(ms) {
+  const [, , , hh, mi, ss] = fields(ms);
+  return `${pad(hh)}:${pad(mi)}:${pad(ss)}${showsUtc() ? " UTC" : ""}`;
+}
+
 // The value of an <input type="datetime-local"> for a time, and back (in the zone shown).
 export function toLocalInput(ms) {
   const [y, mo, d, hh, mi, ss] = fields(ms);

@@ -3,23 +3,26 @@
 // GET /v1/aggregate's `fields=`. Each value adds `field:==value` to the query, or with
 // the button beside it `-field:==value`.
 import { append, clear, errorBox, formatCount, h } from "./dom.js";
-import { pickable } from "./lines.js";
+import { metaField, pickable } from "./lines.js";
 
 const MAX_NAMES = 200; // suggested field names, from the loaded lines' meta
 
 // The dotted paths of the scalar values in the records' meta (arrays have no path).
 export function fieldPaths(records) {
   const names = new Set();
-  const walk = (value, path) => {
+  const walk = (value, keys) => {
     for (const [key, item] of Object.entries(value)) {
       if (names.size >= MAX_NAMES) return;
-      const name = path ? `${path}.${key}` : key;
       if (item !== null && typeof item === "object") {
-        if (!Array.isArray(item)) walk(item, name);
-      } else names.add(name);
+        if (!Array.isArray(item)) walk(item, [...keys, key]);
+        continue;
+      }
+      // As the query names it (a key the syntax cannot name is left out).
+      const name = metaField([...keys, key]);
+      if (name !== null) names.add(name);
     }
   };
-  for (const record of records) if (record._meta && typeof record._meta === "object") walk(record._meta, "");
+  for (const record of records) if (record._meta && typeof record._meta === "object") walk(record._meta, []);
   return [...names].sort();
 }
 

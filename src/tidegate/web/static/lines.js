@@ -41,19 +41,35 @@ export function pickable(name, value, onPick) {
   );
 }
 
-function metaTree(value, path, onPick) {
+// Names the query reads as something other than a meta key (search/compiler.py's
+// BUILTIN_FIELDS, and `meta` itself): a meta key of one of these names is `meta.<key>`.
+const QUERY_NAMES = new Set(["host", "app", "level", "source", "file", "namespace", "_account", "_host", "_app", "_file", "_line", "meta", "AND", "OR"]);
+// A key the syntax can name as one part of a field path.
+const PATH_PART = /^[^\s()":.]+$/;
+
+// The field name a query reaches a meta value by (`keys` the path into meta), or null
+// when the syntax has none (a key with a space, a colon, a dot...).
+export function metaField(keys) {
+  if (!keys.every((key) => PATH_PART.test(key))) return null;
+  const name = keys.join(".");
+  return QUERY_NAMES.has(keys[0]) || keys[0].startsWith("-") ? `meta.${name}` : name;
+}
+
+function metaTree(value, keys, onPick) {
   if (value !== null && typeof value === "object") {
     const entries = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value);
     return h(
       "ul",
       { class: "tree" },
       entries.map(([key, item]) => {
-        const childPath = path ? `${path}.${key}` : key;
+        const childKeys = [...keys, key];
         if (item !== null && typeof item === "object") {
-          return h("li", {}, h("details", { open: true }, h("summary", {}, key), metaTree(item, childPath, onPick)));
+          return h("li", {}, h("details", { open: true }, h("summary", {}, key), metaTree(item, childKeys, onPick)));
         }
-        // Array items have no field path of their own in the syntax: shown, not pickable.
-        const shown = Array.isArray(value) || item === null ? h("span", { class: "value plain" }, String(item)) : pickable(childPath, item, onPick);
+        // Array items have no field path of their own in the syntax, nor has a key the
+        // syntax cannot name: shown, not pickable.
+        const name = Array.isArray(value) || item === null ? null : metaField(childKeys);
+        const shown = name === null ? h("span", { class: "value plain" }, String(item)) : pickable(name, item, onPick);
         return h("li", {}, h("span", { class: "key" }, key), ": ", shown);
       }),
     );
@@ -73,7 +89,7 @@ function detail(record, onPick, actions) {
     h("table", { class: "fields" }, h("tbody", {}, fields)),
     tags.length ? h("div", { class: "tags" }, h("strong", {}, "Tags "), tags.map((tag) => h("span", { class: "tag" }, tag))) : null,
     record._meta && Object.keys(record._meta).length
-      ? h("div", { class: "meta" }, h("strong", {}, "Meta"), metaTree(record._meta, "", onPick))
+      ? h("div", { class: "meta" }, h("strong", {}, "Meta"), metaTree(record._meta, [], onPick))
       : null,
   );
 }

@@ -2,6 +2,7 @@
 // over the minutes around its time, with the line's id (`line=`). Opened, the page
 // loads pages until the line is among them, expands it, marks it and scrolls to it.
 import { copyButton } from "./copy.js";
+import { session } from "./session.js";
 
 export const AROUND_MS = 5 * 60_000; // the link's range: this long before and after the line
 const MAX_PAGES = 20; // export pages read looking for the line (newest first)
@@ -14,6 +15,8 @@ export function lineLink(record, from = location.href) {
   url.searchParams.set("from", String(record._ts - AROUND_MS));
   url.searchParams.set("to", String(record._ts + AROUND_MS));
   url.searchParams.set("line", record._id);
+  // Its account: whoever opens it may be working in another (app.js switches).
+  if (session.current && session.current.account_id) url.searchParams.set("account", session.current.account_id);
   return url.href;
 }
 

@@ -1,5 +1,6 @@
 // Who is signed in: the server's answer to GET /v1/auth/session, nothing kept locally.
 import { ApiError, api, get } from "./api.js";
+import { forget } from "./kept.js";
 
 // Roles in order (docs/people.md): each may do what the ones before it may. Changing
 // views and boards needs "content" (member), keys, rules and pipelines "manage" (admin).
@@ -26,11 +27,13 @@ export const session = {
   },
 
   async signIn(body) {
+    forget();
     this.current = await api("POST", "/v1/auth/session", { body });
     return this.current;
   },
 
   async chooseAccount(accountId) {
+    forget();
     this.current = await api("PUT", "/v1/auth/session/account", {
       body: { account_id: accountId },
     });
@@ -45,6 +48,13 @@ export const session = {
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 401)) throw error;
     }
+    forget();
+    this.current = null;
+  },
+
+  // The server says the session has ended (a 401).
+  ended() {
+    forget();
     this.current = null;
   },
 };

@@ -3,7 +3,7 @@
 // lines kept in the page, a pause that holds (at most `cap`) new lines, and a rate.
 // `show(records, cap)` draws a frame's new lines (newest first) and keeps the newest
 // `cap` of all (the search page's virtualised list).
-import { url } from "./api.js";
+import { MAX_WAITS, sessionEnded, url, waitOut } from "./api.js";
 import { formatCount, h } from "./dom.js";
 
 export const DEFAULT_CAP = 1000;
@@ -30,14 +30,27 @@ export class LiveTail {
       this.pauseButton,
       h("span", { class: "muted" }, `keeps the newest ${formatCount(cap)} lines`),
     );
-    this.source = new EventSource(url("/v1/tail", params), { withCredentials: true });
-    this.source.addEventListener("ready", () => this.setState("live"));
-    this.source.addEventListener("message", (event) => this.arrive(JSON.parse(event.data)));
-    this.source.addEventListener("dropped", (event) => {
+    this.params = params;
+    this.closed = false;
+    this.reopens = 0; // in a row, since the stream was last live
+    this.probe = null;
+    this.open();
+    this.timer = setInterval(() => this.showRate(), 1000);
+  }
+
+  open() {
+    const source = new EventSource(url("/v1/tail", this.params), { withCredentials: true });
+    this.source = source;
+    source.addEventListener("ready", () => {
+      this.reopens = 0;
+      this.setState("live");
+    });
+    source.addEventListener("message", (event) => this.arrive(JSON.parse(event.data)));
+    source.addEventListener("dropped", (event) => {
       this.dropped += JSON.parse(event.data).dropped || 0;
       this.setState("live");
     });
-    this.source.addEventListener("error", (event) => {
+    source.addEventListener("error", (event) => {
       if (event.data) {
         // The server's own `event: error`: it ends the stream; do not reconnect.
         let text = event.data;
@@ -48,13 +61,53 @@ export class LiveTail {
         }
         this.close();
         this.setState(`stopped: ${text}`);
-      } else if (this.source.readyState === EventSource.CLOSED) {
-        this.setState("stopped: the stream could not be opened");
+      } else if (source.readyState === EventSource.CLOSED) {
+        this.explain();
       } else {
         this.setState("reconnecting…");
       }
     });
-    this.timer = setInterval(() => this.showRate(), 1000);
+  }
+
+  // An EventSource does not say why it could not open (a 429, a query the server
+  // refuses, a session that ended), so the same address is asked once with fetch: a 429
+  // is waited out (the page says until when) and the stream opened again, as it is when
+  // the stream opens now; anything else is shown as the server said it. At most
+  // MAX_WAITS times in a row.
+  async explain() {
+    if (this.closed) return;
+    if (this.reopens >= MAX_WAITS) {
+      this.setState("stopped: the stream could not be opened");
+      return;
+    }
+    this.reopens += 1;
+    const probe = new AbortController();
+    this.probe = probe;
+    try {
+      const response = await fetch(url("/v1/tail", this.params), {
+        credentials: "same-origin",
+        headers: { Accept: "text/event-stream" },
+        signal: probe.signal,
+      });
+      if (response.status === 429) {
+        this.setState("waiting: too many requests");
+        if (!(await waitOut(response, probe.signal))) {
+          this.setState(`stopped: ${await reason(response)}`);
+          return;
+        }
+      } else if (!response.ok) {
+        this.setState(`stopped: ${await reason(response)}`);
+        if (response.status === 401) sessionEnded(); // to the sign-in page, as elsewhere
+        return;
+      }
+      probe.abort(); // the stream it opened (the EventSource opens its own)
+    } catch {
+      if (!this.closed) this.setState("stopped: the stream could not be opened");
+      return;
+    }
+    if (this.closed) return;
+    this.setState("connecting…");
+    this.open();
   }
 
   setState(text) {
@@ -98,8 +151,20 @@ export class LiveTail {
   }
 
   close() {
+    this.closed = true;
     this.source.close();
+    if (this.probe) this.probe.abort();
     clearInterval(this.timer);
     if (this.frame) cancelAnimationFrame(this.frame);
+  }
+}
+
+// What a refused request's body says (the v1 error shape), or its status.
+async function reason(response) {
+  try {
+    const body = await response.json();
+    return body.error || body.message || `HTTP ${response.status}`;
+  } catch {
+    return `HTTP ${response.status}`;
   }
 }

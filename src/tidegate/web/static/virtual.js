@@ -68,6 +68,22 @@ export class VirtualList {
     this.changed();
   }
 
+  // The entries of a list drawn before (the page kept for Back), with their state.
+  adopt(entries) {
+    for (const entry of this.drawn.keys()) this.undraw(entry);
+    this.entries = entries;
+    this.dirtyFrom = 0;
+    this.first = this.last = 0;
+    this.changed();
+  }
+
+  // Scrolls the page to `y` once the spacers stand for every row (at its known height).
+  scrollToY(y) {
+    this.update();
+    window.scrollTo(0, y);
+    this.schedule();
+  }
+
   clear() {
     for (const entry of this.drawn.keys()) this.undraw(entry);
     this.entries = [];

@@ -9,9 +9,11 @@ import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
 import { queryHistory } from "../history.js";
+import { currentEra, entryKey, keep, pushEntry, takeKept } from "../kept.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { utcSwitch } from "../preferences.js";
+import { LiveFacets } from "../live_facets.js";
 import { LiveTail } from "../tail.js";
 import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
 import { saveViewButton } from "../views.js";
@@ -26,39 +28,7 @@ const FACETS = [
   ["level", "levels"],
 ];
 
-// While live, the facets count the stream's lines (the aggregation describes a range):
-// at most MAX_LIVE_VALUES distinct values per field are counted, so a stream of
-// ever-new hosts cannot grow the page's memory without bound.
-const MAX_LIVE_VALUES = 500;
-const LIVE_FACETS_EVERY_MS = 1000;
-const LIVE_FIELDS = { host: "_host", app: "_app", level: "level" };
-
-class LiveFacets {
-  constructor() {
-    this.counts = Object.fromEntries(Object.keys(LIVE_FIELDS).map((name) => [name, new Map()]));
-    this.lines = 0;
-  }
-
-  add(record) {
-    this.lines += 1;
-    for (const [name, key] of Object.entries(LIVE_FIELDS)) {
-      const value = record[key];
-      if (value === undefined || value === null || value === "") continue;
-      const text = String(value).toLowerCase();
-      const seen = this.counts[name];
-      if (seen.has(text)) seen.set(text, seen.get(text) + 1);
-      else if (seen.size < MAX_LIVE_VALUES) seen.set(text, 1);
-    }
-  }
-
-  top(limit = 10) {
-    const top = {};
-    for (const [name, seen] of Object.entries(this.counts)) {
-      top[name] = [...seen].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([value, count]) => ({ value, count }));
-    }
-    return top;
-  }
-}
+const LIVE_FACETS_EVERY_MS = 1000; // live facets redrawn at most this often
 
 export function stateFromUrl(query) {
   return {
@@ -107,6 +77,11 @@ export async function render(main, { query }) {
   let loading = false;
   let shownAnswer = null; // the histogram's aggregation, drawn again when the zone changes
   let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
+  let historyKey = entryKey(); // this history entry's (kept.js)
+  let shownHref = location.pathname + location.search;
+  let fieldShown = null; // the picked field's values drawn: {name, rows, exact}
+  const restored = takeKept(historyKey, shownHref);
+  const era = currentEra();
 
   const input = h("input", {
     type: "search",
@@ -236,7 +211,8 @@ export async function render(main, { query }) {
 
   function apply({ push = true } = {}) {
     const target = searchUrl(state);
-    if (push && target !== location.pathname + location.search) history.pushState(null, "", target);
+    if (push && target !== location.pathname + location.search) historyKey = pushEntry(target);
+    shownHref = location.pathname + location.search;
     if (tail) startTail();
     else run();
   }
@@ -332,10 +308,35 @@ export async function render(main, { query }) {
         cursor.done = !answer.pagination_id;
         if (answer.lines.length || cursor.done) break;
       }
-      sentinel.textContent = cursor.done ? (lines.length ? "No older lines in this range." : "No lines match.") : "";
+      sentinel.textContent = endText();
     } finally {
       loading = false;
     }
+  }
+
+  function endText() {
+    return cursor.done ? (lines.length ? "No older lines in this range." : "No lines match.") : "";
+  }
+
+  // The page as it was left, on Back (kept.js): nothing is asked again.
+  function resume(saved) {
+    controller = new AbortController();
+    linkedLine = null; // found (and marked) when the page was first drawn
+    cursor = saved.cursor;
+    lines.adopt(saved.entries);
+    sentinel.textContent = endText();
+    if (saved.answer) {
+      drawHistogram(saved.answer);
+      drawFacets(saved.answer.top);
+    }
+    if (saved.field) showField(saved.field);
+    results.setAttribute("aria-busy", "false");
+    lines.scrollToY(saved.scrollY);
+  }
+
+  function showField(shown) {
+    fieldShown = shown;
+    picker.show(shown.name, shown.rows, shown.exact);
   }
 
   async function run() {
@@ -344,6 +345,7 @@ export async function render(main, { query }) {
     const { signal } = controller;
     clear(problem);
     lines.clear();
+    fieldShown = null;
     sentinel.textContent = "Searching…";
     const bounds = resolve(state.range);
     cursor = { bounds, pagination_id: null, done: false };
@@ -387,7 +389,7 @@ export async function render(main, { query }) {
       picker.loading(state.field);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 1, top: 10, fields: state.field }, signal)
         .then((answer) => {
-          if (!signal.aborted) picker.show(state.field, answer.top.fields?.[state.field] || [], answer.exact);
+          if (!signal.aborted) showField({ name: state.field, rows: answer.top.fields?.[state.field] || [], exact: answer.exact });
         })
         .catch((error) => {
           if (!signal.aborted) picker.failed(state.field, error);
@@ -502,8 +504,14 @@ export async function render(main, { query }) {
   observer.observe(sentinel);
   showRange();
   input.focus();
-  run();
+  if (restored) resume(restored);
+  else run();
   return () => {
+    // Kept for Back when the search had finished (not live, nothing failed).
+    if (!tail && cursor && results.getAttribute("aria-busy") === "false" && !problem.firstChild) {
+      const field = state.field && fieldShown && fieldShown.name === state.field ? fieldShown : null;
+      keep({ key: historyKey, href: shownHref, era, entries: lines.entries, cursor, answer: shownAnswer, field, scrollY: window.scrollY });
+    }
     if (controller) controller.abort();
     stopTail();
     observer.disconnect();

@@ -55,6 +55,9 @@ export async function render(main, { query, navigate }) {
       // An enterprise key acts for one account at a time: with several, the person picks.
       const accounts = answer.accounts || [];
       if (answer.account_id && (answer.kind !== "enterprise" || accounts.length < 2)) return done();
+      // A link into one of them (an alert's) says which: the page it opens acts there.
+      const linked = new URL(nextPath(query), location.origin).searchParams.get("account");
+      if (accounts.some((account) => account.id === linked)) return done();
       pickAccount(main, accounts, answer.account_id, done);
     } catch (error) {
       problem.append(errorBox(error));
