@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.auth.passwords import use_profile
     from tidegate.auth.roles import Permission, requires
     from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.session_activity import SessionActivity
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
@@ -148,6 +149,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 redis_prefix=settings.redis_prefix,
                 shared=shared,
             ),
+            session_activity=SessionActivity(db),
         )
         await app.state.tidegate.tail.start()
         # Live-tail streams end as soon as the server is asked to stop, rather than
@@ -205,6 +207,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             await close_step("ingest runtime", state.ingest.close, timeout_s=bound)
             await close_step("live tail broker", state.tail.close, timeout_s=bound)
+            await close_step("sessions' activity", state.session_activity.flush, timeout_s=bound)
             await close_step("database engines", db.dispose, timeout_s=bound)
             if redis is not None:
                 await close_step("Redis client", redis.aclose, timeout_s=bound)

@@ -22,13 +22,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 from sqlalchemy.engine import make_url
 from tests.conftest import AppClient, make_settings, running_client
 from tests.export.helpers import BASE_MS, export, insert_lines
 from tests.factories import make_account, make_tenant
+from tests.users.factories import add_person, sign_in_person
+from tests.waiting import eventually
 
+from tidegate.db.engine import Database
 from tidegate.export import service
 from tidegate.logs.store import NewLine
+from tidegate.models import UserSession
 
 
 async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page(
@@ -171,8 +176,12 @@ async def test_a_query_past_the_work_limits_is_a_400_naming_the_limit(client: Ap
 async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
     isolated_client: AppClient,
 ) -> None:
-    """SQLite: an export, an aggregation and a usage read are answered while another
-    connection holds the write lock (BEGIN IMMEDIATE), as a bulk ingest would."""
+    """SQLite: every read of stored lines is answered while another connection holds the
+    write lock (BEGIN IMMEDIATE), as a bulk ingest or the alert evaluator would: an
+    export, an aggregation and a line's context with a key; a parsing template's
+    preview (a POST that writes nothing); and a signed-in browser's export whose
+    session's activity is due to be recorded (issue 21, finding 6: on the old code the
+    last two waited for the lock, then answered 503 ``database is locked``)."""
     client = isolated_client
     url = make_url(client.database_url)
     account = await make_account(client, await make_tenant(client.database_url))
@@ -182,7 +191,13 @@ async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
         [NewLine(line=f"line {n}", ts=BASE_MS + n, host="h") for n in range(5)],
     )
     # Authenticate once first: a credential's first use may be recorded by a write.
-    assert (await export(client, account.headers)).status_code == 200
+    first = await export(client, account.headers)
+    assert first.status_code == 200, first.text
+    line_id = first.json()["lines"][0]["_id"]
+    person = await add_person(client.database_url, account_id=account.account_id)
+    browser = await sign_in_person(client, person)
+    # Its activity was last recorded two minutes ago: the next request records it.
+    seen_ms = await _age_session(client.database_url, person.user_id, by_ms=120_000)
     # Taken and given back in a thread: the app's loop must go on meanwhile (its own
     # write transactions, the alert runner's among them, need it to end).
     writer = sqlite3.connect(
@@ -190,15 +205,67 @@ async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
     )
     await asyncio.to_thread(writer.execute, "BEGIN IMMEDIATE")
     try:
-        page = await export(client, account.headers)
-        counted = await client.get(
-            "/v1/aggregate",
-            params={"from": BASE_MS - 60_000, "to": BASE_MS + 60_000},
-            headers=account.headers,
-        )
+        answers = {
+            "export": await export(client, account.headers),
+            "aggregate": await client.get(
+                "/v1/aggregate",
+                params={"from": BASE_MS - 60_000, "to": BASE_MS + 60_000},
+                headers=account.headers,
+            ),
+            "context": await client.get(
+                "/v1/export/context", params={"line": line_id}, headers=account.headers
+            ),
+            "preview": await client.post(
+                "/v1/config/parsing/templates/preview",
+                json={"pattern": "(?P<all>.+)", "size": 5},
+                headers=account.headers,
+            ),
+            "browser export": await export(client, browser.cookies_only),
+        }
     finally:
         await asyncio.to_thread(writer.execute, "ROLLBACK")
         writer.close()
-    assert page.status_code == 200, page.text
-    assert len(page.json()["lines"]) == 5
-    assert counted.status_code == 200, counted.text
+    for name, response in answers.items():
+        assert response.status_code == 200, (name, response.text)
+    assert len(answers["export"].json()["lines"]) == 5
+    assert len(answers["browser export"].json()["lines"]) == 5
+    # The session's activity is recorded once the lock is free.
+    await eventually(
+        lambda: _last_seen(client.database_url, person.user_id, newer_than=seen_ms),
+        what="the browser session's activity recorded after the lock was given back",
+    )
+
+
+async def _age_session(database_url: str, user_id: str, *, by_ms: int) -> int:
+    """Moves the person's sessions' last activity ``by_ms`` back; returns it."""
+    db = Database.connect(database_url)
+    try:
+        async with db.write_sessions() as session:
+            (seen,) = (
+                await session.execute(
+                    select(UserSession.last_seen_ms).where(UserSession.user_id == user_id)
+                )
+            ).one()
+            await session.execute(
+                update(UserSession)
+                .where(UserSession.user_id == user_id)
+                .values(last_seen_ms=seen - by_ms)
+            )
+            await session.commit()
+        return int(seen - by_ms)
+    finally:
+        await db.dispose()
+
+
+async def _last_seen(database_url: str, user_id: str, *, newer_than: int) -> bool:
+    db = Database.connect(database_url)
+    try:
+        async with db.read_sessions() as session:
+            seen = (
+                await session.execute(
+                    select(UserSession.last_seen_ms).where(UserSession.user_id == user_id)
+                )
+            ).scalar_one()
+        return int(seen) > newer_than
+    finally:
+        await db.dispose()
