@@ -24,16 +24,24 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import make_url
-from tests.conftest import AppClient, make_settings, running_client
-from tests.export.helpers import BASE_MS, export, insert_lines
+from tests.conftest import (
+    BACKENDS,
+    AppClient,
+    DatabaseTemplates,
+    make_settings,
+    running_client,
+)
+from tests.export.helpers import BASE_MS, app_state_of, export, insert_lines, now_ms
 from tests.factories import make_account, make_tenant
+from tests.logs.test_segments import DAY_MS, compact, config, tier_counts
 from tests.users.factories import add_person, sign_in_person
 from tests.waiting import eventually
 
 from tidegate.db.engine import Database
+from tidegate.db.read_budget import ReadBudget
 from tidegate.export import service
 from tidegate.logs.store import NewLine
-from tidegate.models import UserSession
+from tidegate.models import LogSegment, UserSession
 
 
 async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page(
@@ -167,6 +175,73 @@ async def test_a_query_past_the_work_limits_is_a_400_naming_the_limit(client: Ap
             assert named in response.json()["error"], response.text
     hundred = " OR ".join(two_letters[:100])
     assert (await export(client, account.headers, query=hundred)).status_code == 200
+
+
+@pytest.fixture(params=BACKENDS)
+async def segment_budget_client(
+    request: pytest.FixtureRequest, database_templates: DatabaseTemplates, tmp_path: Path
+) -> AsyncIterator[AppClient]:
+    """An app on a database of its own (the compactor moves every account's old lines)
+    whose reads may spend no time in DuckDB at all."""
+    url = await database_templates.fresh(request.param)
+    settings = make_settings(url, tmp_path / "data", read_budget_segments_s=1e-9)
+    try:
+        async with running_client(settings) as http:
+            yield http
+    finally:
+        await database_templates.drop(url)
+
+
+async def test_a_read_of_segments_past_its_budget_is_answered_422(
+    segment_budget_client: AppClient,
+) -> None:
+    """The log store's segments are read with DuckDB, which had no budget at all: an
+    export page, a v1 export, an aggregation and a line's context over segments are
+    answered 422 past it (on the old code: 200, however long they took), and the same
+    reads are served once the budget allows them (the interrupted DuckDB connections
+    read on)."""
+    client = segment_budget_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    await insert_lines(
+        url,
+        account.account_id,
+        [NewLine(line=f"request {n} served", ts=BASE_MS + n, host="h") for n in range(50)],
+        received_ms=now_ms() - 2 * DAY_MS,
+    )
+    root = client.settings.segment_directory
+    assert await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=1000))
+    assert await tier_counts(url, account.account_id) == (0, 50)
+    span = {"from": BASE_MS - 60_000, "to": BASE_MS + 60_000}
+    reads = {
+        "/v2/export": {"from": BASE_MS // 1000 - 60, "to": BASE_MS // 1000 + 60},
+        "/v1/export": span,
+        "/v1/aggregate": span,
+        "/v1/export/context": {"line": (await stored_segment_line(url, account.account_id))},
+    }
+    for path, params in reads.items():
+        response = await client.get(path, params=params, headers=account.headers)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json()["code"] == "QueryTooExpensive", response.text
+    app_state_of(client).db.read_budget = ReadBudget()
+    for path, params in reads.items():
+        response = await client.get(path, params=params, headers=account.headers)
+        assert response.status_code == 200, (path, response.text)
+    counted = await client.get("/v1/aggregate", params=span, headers=account.headers)
+    assert counted.json()["total"] == 50
+
+
+async def stored_segment_line(url: str, account_id: str) -> int:
+    """The id of one of the account's lines (all in segments now: their span's first)."""
+    db = Database.connect(url)
+    try:
+        async with db.read_sessions() as session:
+            found = await session.execute(
+                select(LogSegment.min_id).where(LogSegment.account_id == account_id).limit(1)
+            )
+            return int(found.scalar_one())
+    finally:
+        await db.dispose()
 
 
 # SQLite only: PostgreSQL readers never wait for writers (MVCC). On a database of its
