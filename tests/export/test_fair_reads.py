@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import Select, select, update
 from sqlalchemy.engine import make_url
 from tests.conftest import (
     BACKENDS,
@@ -217,7 +217,15 @@ async def test_a_read_of_segments_past_its_budget_is_answered_422(
         "/v2/export": {"from": BASE_MS // 1000 - 60, "to": BASE_MS // 1000 + 60},
         "/v1/export": span,
         "/v1/aggregate": span,
-        "/v1/export/context": {"line": (await stored_segment_line(url, account.account_id))},
+        # A line's id: they are all in segments now, this one the first of its span.
+        "/v1/export/context": {
+            "line": await _scalar(
+                url,
+                select(LogSegment.min_id)
+                .where(LogSegment.account_id == account.account_id)
+                .limit(1),
+            )
+        },
     }
     for path, params in reads.items():
         response = await client.get(path, params=params, headers=account.headers)
@@ -229,19 +237,6 @@ async def test_a_read_of_segments_past_its_budget_is_answered_422(
         assert response.status_code == 200, (path, response.text)
     counted = await client.get("/v1/aggregate", params=span, headers=account.headers)
     assert counted.json()["total"] == 50
-
-
-async def stored_segment_line(url: str, account_id: str) -> int:
-    """The id of one of the account's lines (all in segments now: their span's first)."""
-    db = Database.connect(url)
-    try:
-        async with db.read_sessions() as session:
-            found = await session.execute(
-                select(LogSegment.min_id).where(LogSegment.account_id == account_id).limit(1)
-            )
-            return int(found.scalar_one())
-    finally:
-        await db.dispose()
 
 
 # SQLite only: PostgreSQL readers never wait for writers (MVCC). On a database of its
@@ -305,8 +300,13 @@ async def test_reads_of_stored_lines_never_wait_for_the_write_lock(
     assert len(answers["export"].json()["lines"]) == 5
     assert len(answers["browser export"].json()["lines"]) == 5
     # The session's activity is recorded once the lock is free.
+    last_seen = select(UserSession.last_seen_ms).where(UserSession.user_id == person.user_id)
+
+    async def recorded() -> bool:
+        return int(await _scalar(client.database_url, last_seen)) > seen_ms
+
     await eventually(
-        lambda: _last_seen(client.database_url, person.user_id, newer_than=seen_ms),
+        recorded,
         what="the browser session's activity recorded after the lock was given back",
     )
 
@@ -332,15 +332,11 @@ async def _age_session(database_url: str, user_id: str, *, by_ms: int) -> int:
         await db.dispose()
 
 
-async def _last_seen(database_url: str, user_id: str, *, newer_than: int) -> bool:
+async def _scalar(database_url: str, statement: Select[Any]) -> Any:
+    """The one value ``statement`` selects, read on a database connection of its own."""
     db = Database.connect(database_url)
     try:
         async with db.read_sessions() as session:
-            seen = (
-                await session.execute(
-                    select(UserSession.last_seen_ms).where(UserSession.user_id == user_id)
-                )
-            ).scalar_one()
-        return int(seen) > newer_than
+            return (await session.execute(statement)).scalar_one()
     finally:
         await db.dispose()
