@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import sqlite3
 import string
 import threading
@@ -39,7 +40,8 @@ from tests.waiting import eventually
 
 from tidegate.db.engine import Database
 from tidegate.db.read_budget import ReadBudget
-from tidegate.export import service
+from tidegate.export import reading, service
+from tidegate.export.fair_share import HeavyReaders
 from tidegate.logs.store import NewLine
 from tidegate.models import LogSegment, UserSession
 
@@ -91,6 +93,39 @@ async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page
         gate.set()
         answers = await asyncio.gather(*attacks, *victims, return_exceptions=True)
     assert all(getattr(answer, "status_code", None) == 200 for answer in answers), answers
+
+
+async def test_a_heavy_accounts_reads_run_at_a_lower_priority_than_a_new_accounts(
+    client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The share bounds the threads an account holds, not the CPU: the attacker's read
+    ran at full speed beside the victim's on a machine of two cores. An account whose
+    read took more CPU than the threshold (here: any) reads on the low-priority
+    threads next; another account's first read does not (on the old code every read
+    ran on the same threads)."""
+    tenant = await make_tenant(client.database_url)
+    attacker = await make_account(client, tenant)
+    victim = await make_account(client, tenant)
+    monkeypatch.setattr(reading, "_heavy", HeavyReaders(cpu_s=-1.0, for_s=3600.0))
+    ran: list[tuple[str, str, int]] = []
+    real_page = service.page_of_lines
+
+    def page(**kwargs: Any) -> Any:  # in the export thread
+        thread = threading.current_thread().name.rsplit("_", 1)[0]
+        ran.append((kwargs["account_id"], thread, os.getpriority(os.PRIO_PROCESS, 0)))
+        return real_page(**kwargs)
+
+    monkeypatch.setattr(service, "page_of_lines", page)
+    for headers in (attacker.headers, attacker.headers, victim.headers):
+        assert (await export(client, headers)).status_code == 200
+    normal, heavy = reading.THREAD_NAME_PREFIX, reading.HEAVY_THREAD_NAME_PREFIX
+    assert [(account, thread) for account, thread, _ in ran] == [
+        (attacker.account_id, normal),
+        (attacker.account_id, heavy),
+        (victim.account_id, normal),
+    ]
+    assert ran[1][2] > ran[0][2]  # nice: higher is lower priority
+    assert ran[2][2] == ran[0][2]
 
 
 @pytest.fixture

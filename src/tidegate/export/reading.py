@@ -44,7 +44,7 @@ from tidegate.db.engine import Database
 from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
 from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.errors import ReadBudgetExceeded
-from tidegate.export.fair_share import FairShare
+from tidegate.export.fair_share import FairShare, HeavyReaders, lower_priority
 from tidegate.export.repository import LineRow
 from tidegate.logs.segments import duckdb_connection
 
@@ -73,8 +73,21 @@ _CUSTOM_PLANS_AND_BUDGET = text(
     "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
     "set_config('statement_timeout', :timeout_ms, true)"
 )
+HEAVY_THREAD_NAME_PREFIX = "tidegate-export-heavy"
+# A read that took more CPU than this in its thread makes its account's reads run at a
+# lower CPU priority for a while (docs/fair-reads.md, "CPU").
+HEAVY_READ_CPU_S = 0.25
+HEAVY_FOR_S = 60.0
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
+# The same number of threads for heavy accounts' reads, at a lower priority: the share
+# (``_share``) still admits at most EXPORT_THREADS reads at once over both.
+_heavy_executor = ThreadPoolExecutor(
+    max_workers=EXPORT_THREADS,
+    thread_name_prefix=HEAVY_THREAD_NAME_PREFIX,
+    initializer=lower_priority,
+)
 _share = FairShare(capacity=EXPORT_THREADS, per_account=READS_PER_ACCOUNT)
+_heavy = HeavyReaders(cpu_s=HEAVY_READ_CPU_S, for_s=HEAVY_FOR_S)
 # PostgreSQL's SQLSTATE of a statement cancelled by statement_timeout.
 _QUERY_CANCELED = "57014"
 _SQLITE = sqlite.dialect()
@@ -412,7 +425,8 @@ async def run_off_loop(
     page: Callable[[PageReader], T],
 ) -> T:
     """Runs ``page(reader)`` in an export worker thread, within the database's read
-    budget and ``account_id``'s share of the threads, and returns its result."""
+    budget and ``account_id``'s share of the threads (on a thread of lower priority
+    while the account's reads are heavy), and returns its result."""
     loop = asyncio.get_running_loop()
     url = make_url(database.url)
     reader: SqliteReader | LoopReader
@@ -423,14 +437,17 @@ async def run_off_loop(
     reader.segment_dir = database.segment_dir
 
     def work() -> T:
+        started = time.thread_time()
         try:
             return page(reader)
         finally:
             reader.close()
+            _heavy.read_took(account_id, time.thread_time() - started, time.monotonic())
 
     await _share.acquire(account_id)
     try:
-        running = _executor.submit(work)
+        heavy = _heavy.is_heavy(account_id, time.monotonic())
+        running = (_heavy_executor if heavy else _executor).submit(work)
     except BaseException:
         _share.release(account_id)
         raise
