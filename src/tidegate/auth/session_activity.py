@@ -51,7 +51,9 @@ class SessionActivity:
         self._start()
 
     def _start(self) -> None:
-        if self._task is None or self._task.done():
+        task = self._task
+        # One writer at a time (of this loop: a task of a closed loop never finishes).
+        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
             self._task = asyncio.create_task(self._write(), name="tidegate-session-activity")
 
     async def _write(self) -> None:
@@ -74,5 +76,9 @@ class SessionActivity:
 
     async def flush(self) -> None:
         """Waits for the touches handed over so far to be written (or given up)."""
-        while self._task is not None and not self._task.done():
+        while (
+            self._task is not None
+            and not self._task.done()
+            and self._task.get_loop() is asyncio.get_running_loop()
+        ):
             await asyncio.shield(self._task)
