@@ -1,13 +1,14 @@
 """Benchmark: one account's export latency while another account floods expensive reads.
 
     python bench/bench_noisy_neighbour.py [--lines 50000] [--attackers 3] [--samples 10]
-        [--backends sqlite,postgres] [--compare-src /path/to/old/src]
+        [--rounds 3] [--backends sqlite,postgres] [--compare-src /path/to/old/src]
 
 Issue 21, finding 2. The attacker's account holds ``--lines`` lines; the victim's 100.
 ``--attackers`` clients loop on the attacker's heaviest accepted reads (an export and
 an aggregation whose query is 100 OR'd terms that match nothing: every line is a
 candidate to test), while the victim asks for its first export page ``--samples``
-times, one after another. The same is measured with no attacker ("quiet"). Prints the
+times, one after another. The same is measured with no attacker ("quiet"), in
+``--rounds`` alternating rounds of both (the machine's other load drifts). Prints the
 victim's median and max latency both ways and the ratio under attack over quiet (goal:
 under 2x), and how the attacker's reads were answered (200, or 422 past the work
 budget). With ``--compare-src``, a second server runs that source tree (the code before
@@ -99,21 +100,33 @@ async def attack(
 
 
 async def measure(
-    base: str, attacker: dict[str, str], victim: dict[str, str], attackers: int, samples: int
+    base: str,
+    attacker: dict[str, str],
+    victim: dict[str, str],
+    *,
+    attackers: int,
+    samples: int,
+    rounds: int,
 ) -> dict[str, Any]:
+    """``rounds`` of quiet then under attack, ``samples`` of each per round: the
+    machine's other load drifts, and alternating spreads the drift over both alike."""
+    quiet: list[float] = []
+    attacked: list[float] = []
+    answers = Counter[int]()
     async with httpx.AsyncClient(base_url=base, timeout=600) as http:
         await victim_latencies(http, victim, 2)  # warm up
-        quiet = await victim_latencies(http, victim, samples)
-        stop, answers = asyncio.Event(), Counter[int]()
-        flood = [
-            asyncio.create_task(attack(http, attacker, stop, answers)) for _ in range(attackers)
-        ]
-        try:
-            await asyncio.sleep(0.5)  # the attacker's reads take the threads first
-            attacked = await victim_latencies(http, victim, samples)
-        finally:
-            stop.set()
-            await asyncio.gather(*flood)
+        for _ in range(rounds):
+            quiet += await victim_latencies(http, victim, samples)
+            stop = asyncio.Event()
+            flood = [
+                asyncio.create_task(attack(http, attacker, stop, answers)) for _ in range(attackers)
+            ]
+            try:
+                await asyncio.sleep(0.5)  # the attacker's reads take the threads first
+                attacked += await victim_latencies(http, victim, samples)
+            finally:
+                stop.set()
+                await asyncio.gather(*flood)
     return {
         "quiet": quiet,
         "attacked": attacked,
@@ -158,7 +171,14 @@ def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -
                 attacker = {**enterprise, "x-delegate-account-id": accounts[0]}
                 victim = {**enterprise, "x-delegate-account-id": accounts[1]}
                 row = asyncio.run(
-                    measure(server.base, attacker, victim, args.attackers, args.samples)
+                    measure(
+                        server.base,
+                        attacker,
+                        victim,
+                        attackers=args.attackers,
+                        samples=args.samples,
+                        rounds=args.rounds,
+                    )
                 )
                 lines.append(report(f"{backend}, {name}", row))
             finally:
@@ -176,7 +196,8 @@ def main() -> int:
     )
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--attackers", type=int, default=3)
-    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=10, help="victim's pages per phase")
+    parser.add_argument("--rounds", type=int, default=3, help="quiet/attack rounds")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--compare-src", type=Path, default=None)
     args = parser.parse_args()

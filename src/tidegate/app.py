@@ -61,6 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.archive.runner import ArchiveRunner
     from tidegate.auth.passwords import use_profile
     from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.session_activity import SessionActivity
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
@@ -101,6 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             read_budget=ReadBudget(
                 sqlite_steps=settings.read_budget_sqlite_steps,
                 timeout_ms=int(settings.read_budget_pg_timeout_s * 1000),
+                segment_s=settings.read_budget_segments_s,
             ),
         )
         db.segment_dir = settings.segment_directory
@@ -145,6 +147,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 redis_prefix=settings.redis_prefix,
                 shared=shared,
             ),
+            session_activity=SessionActivity(db),
         )
         await app.state.tidegate.tail.start()
         # Live-tail streams end as soon as the server is asked to stop, rather than
@@ -202,6 +205,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             await close_step("ingest runtime", state.ingest.close, timeout_s=bound)
             await close_step("live tail broker", state.tail.close, timeout_s=bound)
+            await close_step("sessions' activity", state.session_activity.flush, timeout_s=bound)
             await close_step("database engines", db.dispose, timeout_s=bound)
             if redis is not None:
                 await close_step("Redis client", redis.aclose, timeout_s=bound)

@@ -18,6 +18,7 @@ from tidegate.db.engine import Database
 
 if TYPE_CHECKING:
     from tidegate.auth.secrets import Sealer
+    from tidegate.auth.session_activity import SessionActivity
     from tidegate.auth.signed_query import ReplayGuard
     from tidegate.auth.signin_limit import FailureCounter
     from tidegate.gateway.forward import ForwardListener
@@ -49,6 +50,8 @@ class AppState:
     # People (docs/people.md): logdna-cli signatures seen, failed sign-ins counted.
     replay: ReplayGuard
     signin_failures: FailureCounter
+    # Browser sessions' last activity, written beside the requests (never in a read).
+    session_activity: SessionActivity
     # The syslog listener (docs/syslog.md), when TIDEGATE_SYSLOG_PORT is set.
     syslog: SyslogListener | None = None
     # The Fluent Forward listener, when TIDEGATE_FLUENT_FORWARD_PORT is set.

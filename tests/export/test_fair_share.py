@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tidegate.export.fair_share import FairShare
+from tidegate.export.fair_share import FairShare, HeavyReaders
 
 
 async def _settle() -> None:
@@ -59,3 +59,20 @@ async def test_a_read_that_goes_away_while_queued_or_just_granted_frees_its_slot
     await share.acquire("d")  # the slot is free again: admitted at once
     assert share.running("d") == 1
     assert share.running("b") == share.running("c") == 0
+
+
+def test_an_account_is_heavy_for_a_while_after_a_read_that_took_much_cpu() -> None:
+    heavy = HeavyReaders(cpu_s=0.25, for_s=60.0, max_accounts=2)
+    heavy.read_took("light", 0.25, now_s=100.0)  # not more than the threshold
+    heavy.read_took("a", 0.3, now_s=100.0)
+    assert not heavy.is_heavy("light", 100.0)
+    assert heavy.is_heavy("a", 100.0)
+    assert heavy.is_heavy("a", 159.9)
+    assert not heavy.is_heavy("a", 160.1)
+    # Bounded: past max_accounts, the expired are forgotten first.
+    heavy.read_took("b", 1.0, now_s=200.0)
+    heavy.read_took("c", 1.0, now_s=200.0)
+    assert heavy.is_heavy("b", 200.0)
+    assert heavy.is_heavy("c", 200.0)
+    heavy.read_took("d", 1.0, now_s=201.0)  # full of live ones: d is not remembered
+    assert not heavy.is_heavy("d", 201.0)

@@ -30,6 +30,7 @@ from tests.property_sizes import examples
 from tidegate.db.engine import Database
 from tidegate.errors import BadRequest
 from tidegate.export import repository, service
+from tidegate.export.reading import SegmentStatements
 from tidegate.export.repository import LineRow
 from tidegate.export.service import segment_filter
 from tidegate.export.tiers import segment_query
@@ -310,6 +311,7 @@ def segment_rows(files: list[str], sql: SqlFilter) -> list[LineRow]:
     return [
         LineRow(*row)
         for row in segment_query(
+            SegmentStatements(budget_s=0),
             files,
             columns=", ".join(LINE_COLUMNS),
             where=sql.where,

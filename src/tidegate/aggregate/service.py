@@ -159,7 +159,7 @@ def _aggregation(
         scope = _Scope(account_id=account_id, request=request, max_id=int(max_id), width=width)
         # Every candidate is wanted (up to the cap), not a page of them.
         plan = plan_filter(reader, account_id, request.line_filter, MAX_CANDIDATES)
-        cold = _Cold.of(segments, request, max_id=int(max_id), width=width)
+        cold = _Cold.of(reader, segments, request, max_id=int(max_id), width=width)
         # Top values of other fields: each line's meta is read, so the lines are walked.
         exact = plan.sql.exact and (cold is None or cold.sql.exact)
         if exact and not (request.fields and request.top):
@@ -319,6 +319,7 @@ class _Scope:
 class _Cold:
     """The segments' part of an aggregation (DuckDB)."""
 
+    reader: PageReader
     files: list[str]
     sql: SqlFilter
     request: AggregateRequest
@@ -328,7 +329,13 @@ class _Cold:
 
     @classmethod
     def of(
-        cls, segments: AccountSegments, request: AggregateRequest, *, max_id: int, width: int
+        cls,
+        reader: PageReader,
+        segments: AccountSegments,
+        request: AggregateRequest,
+        *,
+        max_id: int,
+        width: int,
     ) -> _Cold | None:
         files = segments.files(from_ms=request.from_ms, to_ms=request.to_ms, max_id=max_id)
         if not files:
@@ -336,7 +343,7 @@ class _Cold:
         sql = segment_filter(request.line_filter)
         # Lines past the account's retention are counted by no aggregation.
         sql = replace(sql, where=segments.retained(sql.where))
-        return cls(files, sql, request, max_id, width)
+        return cls(reader, files, sql, request, max_id, width)
 
     def _rows(
         self,
@@ -346,6 +353,7 @@ class _Cold:
         wrap: str = "{}",
     ) -> Iterator[tuple[Any, ...]]:
         return segment_query(
+            self.reader,
             self.files,
             columns=columns,
             where=self.sql.where,

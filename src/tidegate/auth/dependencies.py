@@ -265,7 +265,7 @@ async def current_session(request: Request) -> repository.SessionRecord:
     now = now_ms()
     idle_ms = state.settings.session_idle_s * 1000
     if now >= found.expires_ms or now - found.last_seen_ms >= idle_ms:
-        await repository.end_session(db=state.db, session_id=found.id)
+        state.session_activity.end(found.id)
         raise Unauthorized("The session has expired; sign in again")
     if request.scope["type"] == "websocket":
         # A WebSocket handshake carries no CSRF header; a page of another origin must
@@ -283,7 +283,8 @@ async def current_session(request: Request) -> repository.SessionRecord:
                 f"A signed-in browser must send {CSRF_HEADER} (the {CSRF_COOKIE} cookie)"
             )
     if now - found.last_seen_ms >= TOUCH_INTERVAL_MS:
-        await repository.touch_session(db=state.db, session_id=found.id, now_ms=now)
+        # Beside the request, never in it: a read must not wait for the write lock.
+        state.session_activity.touch(found.id, now)
     return found
 
 

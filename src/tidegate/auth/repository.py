@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import orjson
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, select
 
 from tidegate.auth.scope import AccessScope, GroupScope
 from tidegate.db.engine import Database, RawQuery
@@ -113,21 +113,6 @@ _SESSION_BY_HASH = RawQuery(
 async def session_by_hash(*, db: Database, token_hash: str) -> SessionRecord | None:
     rows = await db.fetch(_SESSION_BY_HASH, {"token_hash": token_hash})
     return SessionRecord(*rows[0]) if rows else None
-
-
-async def touch_session(*, db: Database, session_id: str, now_ms: int) -> None:
-    """Records activity (the idle timeout counts from it); its own short transaction."""
-    async with db.write_sessions() as session:
-        await session.execute(
-            update(UserSession).where(UserSession.id == session_id).values(last_seen_ms=now_ms)
-        )
-        await session.commit()
-
-
-async def end_session(*, db: Database, session_id: str) -> None:
-    async with db.write_sessions() as session:
-        await session.execute(delete(UserSession).where(UserSession.id == session_id))
-        await session.commit()
 
 
 class UserRecord(NamedTuple):

@@ -30,6 +30,17 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
             raise
 
 
+async def get_read_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """A read session whatever the method: for a request that carries a body but
+    changes nothing (a preview over stored lines). On SQLite a write session's first
+    statement takes the write lock (BEGIN IMMEDIATE), so such a request would wait for
+    every writer and hold everyone else's writes up for as long as it reads
+    (docs/fair-reads.md, "Reads never take the write lock")."""
+    async with app_state(request).db.read_sessions() as session:
+        yield session
+
+
 # scope="function": the commit happens before the response is sent, so a 200 is only
 # ever sent for work that is durably committed.
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session, scope="function")]

@@ -30,7 +30,6 @@ from tidegate.logs.segments import (
     LINE_COLUMNS,
     AccountSegments,
     duck_condition,
-    duckdb_connection,
     relation,
 )
 from tidegate.logs.sql_filter import translate
@@ -129,6 +128,7 @@ def _context(
         if segments.segments:
             cold = segment_walk(
                 segments,
+                reader=reader,
                 where=and_(*same_source),
                 from_ms=min(segment.min_ts for segment in segments.segments),
                 to_ms=max(segment.max_ts for segment in segments.segments),
@@ -173,12 +173,14 @@ def _anchor(
     if not files:
         return None
     condition = duck_condition(segments.retained(_lines.id == line_id))
-    result = duckdb_connection().execute(
-        f"SELECT {', '.join(LINE_COLUMNS)}, host_folded, app_folded FROM {relation(files)} "
-        f"WHERE {condition.sql}",
-        list(condition.parameters),
-    )
-    row = result.fetchone()
+    with closing(
+        reader.segment_rows(
+            f"SELECT {', '.join(LINE_COLUMNS)}, host_folded, app_folded FROM {relation(files)} "
+            f"WHERE {condition.sql}",
+            condition.parameters,
+        )
+    ) as found_rows:
+        row = next(found_rows, None)
     if row is None:
         return None
     return LineRow(*row[: len(LINE_COLUMNS)]), row[-2], row[-1]

@@ -17,6 +17,7 @@ request went away), and a waiter is woken on its own event loop.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections import Counter, OrderedDict, deque
 
@@ -107,3 +108,54 @@ class FairShare:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+class HeavyReaders:
+    """The accounts whose reads lately took a lot of CPU in the export threads.
+
+    The share above bounds how many threads an account holds, not how much of the
+    machine: one account's read runs at full speed beside another's on a machine with
+    few cores, and on SQLite (and DuckDB over segments) the read is done in the
+    worker's own threads. An account whose read took more than ``cpu_s`` of its
+    thread's CPU is heavy for the next ``for_s`` seconds, and its reads run on threads
+    of lower CPU priority (``lower_priority``), so everyone else's light reads go first
+    when the cores are contended; on an idle machine the heavy read loses nothing.
+    CPU time, not wall time: a read waiting for its neighbours is not made heavy by
+    them. Thread-safe (reads end in their threads)."""
+
+    def __init__(self, *, cpu_s: float, for_s: float, max_accounts: int = 10_000) -> None:
+        self.cpu_s = cpu_s
+        self.for_s = for_s
+        self.max_accounts = max_accounts
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def is_heavy(self, account_id: str, now_s: float) -> bool:
+        with self._lock:
+            until = self._until.get(account_id)
+            return until is not None and until > now_s
+
+    def read_took(self, account_id: str, cpu_s: float, now_s: float) -> None:
+        if cpu_s <= self.cpu_s:
+            return
+        with self._lock:
+            if len(self._until) >= self.max_accounts:
+                self._until = {key: until for key, until in self._until.items() if until > now_s}
+            if len(self._until) < self.max_accounts or account_id in self._until:
+                self._until[account_id] = now_s + self.for_s
+
+
+# How much lower a heavy read's thread runs (nice), where the system allows it.
+HEAVY_NICE = 10
+
+
+def lower_priority() -> None:
+    """A thread pool's initializer: the calling thread runs at ``HEAVY_NICE`` more than
+    the process (Linux schedules each thread with its own nice value). Where threads
+    cannot be given one (another system, a sandbox), they run as they are."""
+    try:
+        thread = threading.get_native_id()
+        current = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, current + HEAVY_NICE))
+    except (AttributeError, OSError):
+        pass

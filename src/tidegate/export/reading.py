@@ -26,10 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable, Generator
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import Select, text
 from sqlalchemy.dialects import sqlite
@@ -41,8 +44,12 @@ from tidegate.db.engine import Database
 from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
 from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.errors import ReadBudgetExceeded
-from tidegate.export.fair_share import FairShare
+from tidegate.export.fair_share import FairShare, HeavyReaders, lower_priority
 from tidegate.export.repository import LineRow
+from tidegate.logs.segments import duckdb_connection
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 T = TypeVar("T")
 
@@ -66,8 +73,21 @@ _CUSTOM_PLANS_AND_BUDGET = text(
     "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
     "set_config('statement_timeout', :timeout_ms, true)"
 )
+HEAVY_THREAD_NAME_PREFIX = "tidegate-export-heavy"
+# A read that took more CPU than this in its thread makes its account's reads run at a
+# lower CPU priority for a while (docs/fair-reads.md, "CPU").
+HEAVY_READ_CPU_S = 0.25
+HEAVY_FOR_S = 60.0
 _executor = ThreadPoolExecutor(max_workers=EXPORT_THREADS, thread_name_prefix=THREAD_NAME_PREFIX)
+# The same number of threads for heavy accounts' reads, at a lower priority: the share
+# (``_share``) still admits at most EXPORT_THREADS reads at once over both.
+_heavy_executor = ThreadPoolExecutor(
+    max_workers=EXPORT_THREADS,
+    thread_name_prefix=HEAVY_THREAD_NAME_PREFIX,
+    initializer=lower_priority,
+)
 _share = FairShare(capacity=EXPORT_THREADS, per_account=READS_PER_ACCOUNT)
+_heavy = HeavyReaders(cpu_s=HEAVY_READ_CPU_S, for_s=HEAVY_FOR_S)
 # PostgreSQL's SQLSTATE of a statement cancelled by statement_timeout.
 _QUERY_CANCELED = "57014"
 _SQLITE = sqlite.dialect()
@@ -77,7 +97,15 @@ class PageAbandoned(Exception):
     """The request went away: the page stops at its next query."""
 
 
-class PageReader(Protocol):
+class SegmentReader(Protocol):
+    def segment_rows(
+        self, sql: str, parameters: Sequence[Any]
+    ) -> Generator[tuple[Any, ...], None, None]:
+        """A DuckDB statement's rows over segment files, within the read's budget."""
+        ...
+
+
+class PageReader(SegmentReader, Protocol):
     """Runs one statement of tidegate.export.repository; called in the worker thread."""
 
     dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
@@ -95,6 +123,83 @@ class PageReader(Protocol):
         ...
 
 
+class SegmentStatements:
+    """The DuckDB statements of one read (the log store's segments), within its budget.
+
+    DuckDB counts no steps and calls nothing back while it works, so the budget is wall
+    time, ``ReadBudget.segment_s`` over all the read's segment statements: a timer
+    interrupts the statement running when it is spent (``interrupt`` is safe from any
+    thread; the next statement of the connection starts clean), and the time is also
+    checked before each batch of rows, so what the read does with the rows in Python
+    while the statement is open (confirming a filter's candidates) counts too."""
+
+    def __init__(self, budget_s: float) -> None:
+        self._left_s = budget_s if budget_s > 0 else None
+        self._lock = threading.Lock()
+        self._running: DuckDBPyConnection | None = None
+        self._over_budget = False
+        self._stopped = False
+
+    def segment_rows(
+        self, sql: str, parameters: Sequence[Any]
+    ) -> Generator[tuple[Any, ...], None, None]:
+        connection = duckdb_connection()
+        with self._lock:
+            if self._stopped:
+                raise PageAbandoned
+            self._running = connection
+        started = time.monotonic()
+        timer = None
+        if self._left_s is not None:
+            timer = threading.Timer(self._left_s, self._spent)
+            timer.daemon = True
+            timer.start()
+        try:
+            result = connection.execute(sql, list(parameters))
+            while True:
+                if self._left_s is not None and time.monotonic() - started > self._left_s:
+                    self._over_budget = True
+                    raise ReadBudgetExceeded
+                batch = result.fetchmany(FETCH_BATCH)
+                if not batch:
+                    return
+                yield from batch
+        except Exception as error:
+            if not _interrupted(error):
+                raise
+            if self._stopped:
+                raise PageAbandoned from None
+            if self._over_budget:
+                raise ReadBudgetExceeded from None
+            raise
+        finally:
+            with self._lock:
+                self._running = None
+            if timer is not None:
+                timer.cancel()
+            if self._left_s is not None:
+                self._left_s -= time.monotonic() - started
+
+    def _spent(self) -> None:
+        """The timer's: the budget is spent while a statement runs."""
+        with self._lock:
+            if self._running is not None:
+                self._over_budget = True
+                self._running.interrupt()
+
+    def stop(self) -> None:
+        """From the loop: the request went away."""
+        with self._lock:
+            self._stopped = True
+            if self._running is not None:
+                self._running.interrupt()
+
+
+def _interrupted(error: BaseException) -> bool:
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(error, duckdb.InterruptException)
+
+
 class SqliteReader:
     """The stdlib driver on a connection of the worker thread's own."""
 
@@ -109,6 +214,7 @@ class SqliteReader:
         self._budget = (budget or ReadBudget()).sqlite_steps
         self.steps = 0  # the VM steps of the read so far, in SQLITE_PROGRESS_EVERY units
         self._over_budget = False
+        self._segments = SegmentStatements((budget or ReadBudget()).segment_s)
 
     def _progress(self) -> int:
         """SQLite's progress handler: a non-zero answer interrupts the statement."""
@@ -131,6 +237,7 @@ class SqliteReader:
     def stop(self) -> None:
         """From the loop: abandon the page (``interrupt`` is safe from any thread)."""
         self._stopped = True
+        self._segments.stop()
         connection = self._connection
         if connection is not None:
             # The thread may be closing it right now; then there is nothing to stop.
@@ -183,6 +290,11 @@ class SqliteReader:
         with self._interruptible():
             return cursor.fetchmany(FETCH_BATCH)
 
+    def segment_rows(
+        self, sql: str, parameters: Sequence[Any]
+    ) -> Generator[tuple[Any, ...], None, None]:
+        return self._segments.segment_rows(sql, parameters)
+
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
@@ -208,12 +320,29 @@ class LoopReader:
         self._timeout_ms = (budget or ReadBudget()).timeout_ms
         self._stopped = False
         self._planned_per_call = False
+        self._started: float | None = None
+        self._segments = SegmentStatements((budget or ReadBudget()).segment_s)
 
     def stop(self) -> None:
         """On the loop: the request's session is being closed, so use it no more."""
         self._stopped = True
+        self._segments.stop()
 
-    def _on_loop(self, work: Callable[[], Awaitable[T]]) -> T:
+    def segment_rows(
+        self, sql: str, parameters: Sequence[Any]
+    ) -> Generator[tuple[Any, ...], None, None]:
+        return self._segments.segment_rows(sql, parameters)
+
+    def _on_loop(self, work: Callable[[], Awaitable[T]], *, budgeted: bool = True) -> T:
+        # Each statement is cut off past the budget (statement_timeout), and so is the
+        # read whose statements together took longer: no read runs for a budget a
+        # statement, however many statements it makes.
+        now = time.monotonic()
+        if self._started is None:
+            self._started = now
+        elif budgeted and self._timeout_ms and (now - self._started) * 1000 > self._timeout_ms:
+            raise ReadBudgetExceeded
+
         async def run() -> T:
             if self._stopped:
                 raise PageAbandoned
@@ -271,7 +400,7 @@ class LoopReader:
                     yield LineRow(*row)
         finally:
             if not self._stopped:  # else the request is closing the session itself
-                self._on_loop(result.close)
+                self._on_loop(result.close, budgeted=False)
 
     def close(self) -> None:
         pass
@@ -296,7 +425,8 @@ async def run_off_loop(
     page: Callable[[PageReader], T],
 ) -> T:
     """Runs ``page(reader)`` in an export worker thread, within the database's read
-    budget and ``account_id``'s share of the threads, and returns its result."""
+    budget and ``account_id``'s share of the threads (on a thread of lower priority
+    while the account's reads are heavy), and returns its result."""
     loop = asyncio.get_running_loop()
     url = make_url(database.url)
     reader: SqliteReader | LoopReader
@@ -307,14 +437,17 @@ async def run_off_loop(
     reader.segment_dir = database.segment_dir
 
     def work() -> T:
+        started = time.thread_time()
         try:
             return page(reader)
         finally:
             reader.close()
+            _heavy.read_took(account_id, time.thread_time() - started, time.monotonic())
 
     await _share.acquire(account_id)
     try:
-        running = _executor.submit(work)
+        heavy = _heavy.is_heavy(account_id, time.monotonic())
+        running = (_heavy_executor if heavy else _executor).submit(work)
     except BaseException:
         _share.release(account_id)
         raise

@@ -360,6 +360,7 @@ class _Scan:
             exact = exact and cold_sql.exact
             cold = segment_walk(
                 self.segments,
+                reader=self.reader,
                 where=cold_sql.where,
                 from_ms=self.request.from_ms,
                 to_ms=self.request.to_ms,
@@ -432,6 +433,7 @@ def chunk_of_lines(
         if segments.segments:
             cold = segment_walk(
                 segments,
+                reader=reader,
                 where=None,
                 from_ms=from_ms,
                 to_ms=to_ms,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +29,7 @@ from sqlalchemy import ColumnElement
 
 from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
-from tidegate.export.reading import FETCH_BATCH, PageReader
+from tidegate.export.reading import PageReader, SegmentReader
 from tidegate.export.repository import LineRow
 from tidegate.logs.segments import (
     LINE_COLUMNS,
@@ -38,7 +39,6 @@ from tidegate.logs.segments import (
     account_retention,
     account_segments,
     duck_condition,
-    duckdb_connection,
     missing_file,
     relation,
     retained_from,
@@ -103,6 +103,7 @@ class SegmentWalk:
     """The candidates of a scan in the segments, in (ts, id) order (descending when
     ``newest_first``), read in chunks like ``export.service.CandidateWalk``."""
 
+    reader: PageReader
     files: list[SegmentFile]
     condition: DuckCondition
     from_ms: int
@@ -123,7 +124,6 @@ class SegmentWalk:
         if not self.files or self.condition.nothing:
             self.exhausted = True
             return
-        connection = duckdb_connection()
         direction = "DESC" if self.newest_first else "ASC"
         scanned = 0
         # The slice's near end: where the walk is (inclusive).
@@ -156,9 +156,8 @@ class SegmentWalk:
                     parameters += [after[0], after[0], after[1]]
                 sql += f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
                 parameters += [*self.condition.parameters, limit]
-                result = connection.execute(sql, parameters)
-                while batch := result.fetchmany(FETCH_BATCH):
-                    for row in batch:
+                with closing(self.reader.segment_rows(sql, parameters)) as rows:
+                    for row in rows:
                         chunk += 1
                         after = (row[1], row[0])
                         yield LineRow(*row)
@@ -225,6 +224,7 @@ def _key(row: LineRow | None, newest_first: bool) -> tuple[int, int]:
 def segment_walk(
     segments: AccountSegments,
     *,
+    reader: PageReader,
     where: ColumnElement[bool] | None,
     from_ms: int,
     to_ms: int,
@@ -234,6 +234,7 @@ def segment_walk(
     wanted: Callable[[], int],
 ) -> SegmentWalk:
     return SegmentWalk(
+        reader=reader,
         files=segments.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id),
         condition=duck_condition(segments.retained(where)),
         from_ms=from_ms,
@@ -246,6 +247,7 @@ def segment_walk(
 
 
 def segment_query(
+    reader: SegmentReader,
     files: list[str],
     *,
     columns: str,
@@ -264,8 +266,6 @@ def segment_query(
         f"SELECT {columns} FROM {relation(files)} WHERE ts >= ? AND ts <= ? AND id <= ? "
         f"AND {condition.sql}"
     )
-    result = duckdb_connection().execute(
+    yield from reader.segment_rows(
         wrap.replace("{}", inner, 1), [from_ms, to_ms, max_id, *condition.parameters]
     )
-    while batch := result.fetchmany(4_096):
-        yield from batch

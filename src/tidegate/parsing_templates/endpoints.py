@@ -10,7 +10,7 @@ from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
-from tidegate.db.session import SessionDep
+from tidegate.db.session import ReadSessionDep, SessionDep
 from tidegate.parsing_templates import schemas, service
 
 router = APIRouter(
@@ -48,7 +48,8 @@ async def reorder_templates(
 async def preview_template(
     request: Request,
     body: schemas.ParsingTemplatePreview,
-    session: SessionDep,
+    # It writes nothing: never the write lock (docs/fair-reads.md).
+    session: ReadSessionDep,
     account_id: AccountId,
     principal: CurrentPrincipal,
 ) -> schemas.ParsingTemplatePreviewResult:
