@@ -122,6 +122,11 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # an account's retention (segments, retention) sweep themselves, and the app's
         # own sweep deleted their lines mid-test on a loaded machine.
         retention_enabled=False,
+        # Nor the lower CPU priority of a heavy account's reads (export.fair_share): a
+        # read past a quarter second of CPU (a first DuckDB read) niced the account's
+        # next reads for a minute, and niced threads crawl on a loaded machine (a segments
+        # test took 141 s instead of 48). tests/export/test_fair_reads.py turns it on.
+        read_heavy_cpu_s=0,
         # An open stream's credential re-checked every quarter second (3 s in service):
         # the revocation tests wait for one re-check each.
         tail_recheck_s=0.25,
@@ -395,6 +400,8 @@ def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[A
             "TIDEGATE_SECRET_KEY": "test-secret",
             "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
             "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
+            # As make_settings: no lower priority for heavy accounts' reads.
+            "TIDEGATE_READ_HEAVY_CPU_S": "0",
         }
         server = LiveServer(
             env={**base_env, **(env or {})}, workers=workers, cwd=workdir, args=args
@@ -428,6 +435,7 @@ class SharedServers:
                 "TIDEGATE_SECRET_KEY": "test-secret",
                 "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
                 "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
+                "TIDEGATE_READ_HEAVY_CPU_S": "0",
             }
             server = LiveServer(env={**base_env, **env}, cwd=cwd)
             self.servers[key] = server

@@ -103,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 sqlite_steps=settings.read_budget_sqlite_steps,
                 timeout_ms=int(settings.read_budget_pg_timeout_s * 1000),
                 segment_s=settings.read_budget_segments_s,
+                heavy_read_cpu_s=settings.read_heavy_cpu_s,
             ),
         )
         db.segment_dir = settings.segment_directory

@@ -159,10 +159,12 @@ class Settings(BaseSettings):
     # The work budget of one read of stored lines (docs/fair-reads.md): SQLite virtual
     # machine steps (0: unlimited), PostgreSQL's statement_timeout for its statements
     # (and for all of them together), and the wall time of its DuckDB statements over
-    # the log store's segments (0: unlimited).
+    # the log store's segments (0: unlimited); the CPU of one read past which its
+    # account's reads run at a lower priority for a minute (0: never).
     read_budget_sqlite_steps: int = Field(default=250_000_000, ge=0)
     read_budget_pg_timeout_s: float = Field(default=10.0, ge=0)
     read_budget_segments_s: float = Field(default=10.0, ge=0)
+    read_heavy_cpu_s: float = Field(default=0.25, ge=0)
     # PostgreSQL connections per worker process, all pools together (docs/decisions.md,
     # "PostgreSQL connections"); unset: derived from the server's max_connections and
     # the number of workers (set by ``tidegate serve --workers``).

@@ -96,17 +96,24 @@ async def test_one_accounts_queued_reads_never_delay_another_accounts_first_page
 
 
 async def test_a_heavy_accounts_reads_run_at_a_lower_priority_than_a_new_accounts(
-    client: AppClient, monkeypatch: pytest.MonkeyPatch
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The share bounds the threads an account holds, not the CPU: the attacker's read
     ran at full speed beside the victim's on a machine of two cores. An account whose
     read took more CPU than the threshold (here: any) reads on the low-priority
     threads next; another account's first read does not (on the old code every read
     ran on the same threads)."""
+    # Any read is heavy (the suite's apps run with the lower priority off).
+    settings = make_settings(database_url, tmp_path, read_heavy_cpu_s=1e-9)
+    async with running_client(settings) as client:
+        await _heavy_and_light_reads(client, monkeypatch)
+
+
+async def _heavy_and_light_reads(client: AppClient, monkeypatch: pytest.MonkeyPatch) -> None:
     tenant = await make_tenant(client.database_url)
     attacker = await make_account(client, tenant)
     victim = await make_account(client, tenant)
-    monkeypatch.setattr(reading, "_heavy", HeavyReaders(cpu_s=-1.0, for_s=3600.0))
+    monkeypatch.setattr(reading, "_heavy", HeavyReaders(cpu_s=1e-9, for_s=3600.0))
     ran: list[tuple[str, str, int]] = []
     real_page = service.page_of_lines
 

@@ -135,8 +135,12 @@ class HeavyReaders:
             until = self._until.get(account_id)
             return until is not None and until > now_s
 
-    def read_took(self, account_id: str, cpu_s: float, now_s: float) -> None:
-        if cpu_s <= self.cpu_s:
+    def read_took(
+        self, account_id: str, cpu_s: float, now_s: float, *, threshold_s: float | None = None
+    ) -> None:
+        """A read of ``account_id`` took ``cpu_s``; heavy past ``threshold_s`` (the app's
+        setting) or the tracker's own ``cpu_s``."""
+        if cpu_s <= (self.cpu_s if threshold_s is None else threshold_s):
             return
         with self._lock:
             if len(self._until) >= self.max_accounts:

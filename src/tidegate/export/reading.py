@@ -436,13 +436,21 @@ async def run_off_loop(
         reader = LoopReader(session, loop, database.read_budget)
     reader.segment_dir = database.segment_dir
 
+    heavy_cpu_s = database.read_budget.heavy_read_cpu_s
+
     def work() -> T:
         started = time.thread_time()
         try:
             return page(reader)
         finally:
             reader.close()
-            _heavy.read_took(account_id, time.thread_time() - started, time.monotonic())
+            if heavy_cpu_s > 0:
+                _heavy.read_took(
+                    account_id,
+                    time.thread_time() - started,
+                    time.monotonic(),
+                    threshold_s=heavy_cpu_s,
+                )
 
     await _share.acquire(account_id)
     try:
