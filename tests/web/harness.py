@@ -1,7 +1,7 @@
 """Driving the web app in a real browser: Debian's Chromium through Playwright, against a
 real ``tidegate serve``; tenants made through the public API only.
 
-Shared by the browser tests, the screenshot script and bench/bench_web_first_line.py."""
+Shared by the browser tests and bench/bench_web_first_line.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
 import { attachCompletion } from "../completion.js";
-import { clear, errorBox, formatCount, formatTime, fromLocalInput, h, splitList, toLocalInput } from "../dom.js";
+import { clear, errorBox, formatCount, formatTime, h, splitList } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
@@ -12,10 +12,10 @@ import { queryHistory } from "../history.js";
 import { currentEra, entryKey, keep, pushEntry, takeKept } from "../kept.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
-import { utcSwitch } from "../preferences.js";
 import { LiveFacets } from "../live_facets.js";
 import { LiveTail } from "../tail.js";
-import { PRESETS, parseTyped, presetLabel, rangeFromParams, rangeToParams, resolve, zoneLabel } from "../timerange.js";
+import { timePicker } from "../time_picker.js";
+import { rangeFromParams, rangeToParams, resolve } from "../timerange.js";
 import { saveViewButton } from "../views.js";
 import { VirtualList } from "../virtual.js";
 
@@ -91,26 +91,7 @@ export async function render(main, { query }) {
     spellcheck: "false",
     testid: "search-input",
   });
-  const rangeSelect = h(
-    "select",
-    { testid: "time-range", "aria-label": "Time range" },
-    PRESETS.map(([key, label]) => h("option", { value: key }, label)),
-    h("option", { value: "custom" }, "Custom range…"),
-  );
-  const fromInput = h("input", { type: "datetime-local", step: "1", "aria-label": "From", testid: "range-from" });
-  const toInput = h("input", { type: "datetime-local", step: "1", "aria-label": "To", testid: "range-to" });
-  const custom = h("span", { class: "custom-range" }, fromInput, "–", toInput);
-  // A range typed as a person types it (timerange.parseTyped), applied with the search.
-  const typedRange = h("input", {
-    type: "text",
-    class: "typed-range",
-    placeholder: "-15m, now-2h, 2026-11-27 01:00 .. now",
-    spellcheck: "false",
-    "aria-label": "Type a time range",
-    testid: "time-input",
-  });
-  const zone = h("span", { class: "zone muted", testid: "time-zone", title: "Times are shown and typed in this zone" }, zoneLabel());
-  const utc = utcSwitch(redrawTimes);
+  const times = timePicker(state, { onPreset: () => apply(), onZone: redrawTimes });
   const recent = queryHistory({
     input,
     onChoose: (q) => {
@@ -158,11 +139,7 @@ export async function render(main, { query }) {
     { class: "search-bar" },
     input,
     recent.element,
-    rangeSelect,
-    typedRange,
-    custom,
-    zone,
-    utc,
+    ...times.elements,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
     await saveViewButton(() => state),
@@ -177,28 +154,8 @@ export async function render(main, { query }) {
     h("div", { class: "search-page" }, form, problem, h("div", { class: "search-body" }, facets, results)),
   );
 
-  function showRange() {
-    const { from, to } = resolve(state.range);
-    // A typed relative range that is not a preset gets an option of its own.
-    let typedOption = rangeSelect.querySelector("option[data-typed]");
-    if (state.range.preset && !PRESETS.some(([key]) => key === state.range.preset)) {
-      if (!typedOption) {
-        typedOption = h("option", { "data-typed": "" });
-        rangeSelect.prepend(typedOption);
-      }
-      typedOption.value = state.range.preset;
-      typedOption.textContent = presetLabel(state.range.preset);
-    } else if (typedOption) typedOption.remove();
-    rangeSelect.value = state.range.preset || "custom";
-    custom.hidden = Boolean(state.range.preset);
-    fromInput.value = toLocalInput(from);
-    toInput.value = toLocalInput(to);
-  }
-
   // The UTC switch: every time on the page drawn again in the zone now shown.
   function redrawTimes() {
-    zone.textContent = zoneLabel();
-    showRange();
     for (const entry of [...lines.drawn.keys()]) lines.redraw(entry);
     if (dropChart && shownAnswer && !tail) drawHistogram(shownAnswer);
   }
@@ -275,7 +232,7 @@ export async function render(main, { query }) {
       bucketMs: answer.bucket_ms,
       onSelect: (from, to) => {
         state.range = { from: Math.max(from, answer.from), to: Math.min(to, answer.to) };
-        showRange();
+        times.show();
         apply();
       },
     });
@@ -469,32 +426,14 @@ export async function render(main, { query }) {
       run();
     } else startTail();
   });
-  rangeSelect.addEventListener("change", () => {
-    if (rangeSelect.value === "custom") {
-      state.range = resolve(state.range);
-      showRange();
-      return;
-    }
-    state.range = { preset: rangeSelect.value };
-    showRange();
-    apply();
-  });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     state.q = input.value.trim();
-    if (typedRange.value.trim()) {
-      try {
-        state.range = parseTyped(typedRange.value);
-      } catch (error) {
-        clear(problem).append(errorBox(error));
-        return;
-      }
-      typedRange.value = "";
-      showRange();
-    } else if (rangeSelect.value === "custom") {
-      const from = fromLocalInput(fromInput.value);
-      const to = fromLocalInput(toInput.value);
-      if (from !== null && to !== null) state.range = { from, to: to + 999 };
+    try {
+      times.take();
+    } catch (error) {
+      clear(problem).append(errorBox(error));
+      return;
     }
     apply();
   });
@@ -502,7 +441,6 @@ export async function render(main, { query }) {
     if (entries.some((entry) => entry.isIntersecting) && cursor && !tail) page(controller.signal).catch(() => {});
   });
   observer.observe(sentinel);
-  showRange();
   input.focus();
   if (restored) resume(restored);
   else run();
