@@ -175,10 +175,14 @@ def postgres_cpu() -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
+def sqlite_floor(
+    path: str, account_id: str, seconds: float, batch: StoreBatch | None = None
+) -> Cell:
+    """``batch`` (default: this benchmark's) written over and over for ``seconds``."""
     connection = open_writer(path, "FULL")
     connection.execute("PRAGMA cache_size=-65536")  # as the server's writer
-    batches = [floor_batch(account_id)] * (FLOOR_TX_LINES // BATCH)
+    batch = batch or floor_batch(account_id)
+    batches = [batch] * (FLOOR_TX_LINES // len(batch.rows))
     lines = 0
     started, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - started < seconds:
@@ -191,20 +195,22 @@ def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
     return Cell(lines / wall, used / lines * 1e6, None)
 
 
-async def pg_floor(url: str, account_id: str, seconds: float) -> Cell:
+async def pg_floor(
+    url: str, account_id: str, seconds: float, batch: StoreBatch | None = None
+) -> Cell:
     import asyncpg
 
     from tidegate.db.engine import Database
     from tidegate.logs.store import ensure_partitions
 
-    batch = floor_batch(account_id)
+    batch = batch or floor_batch(account_id)
     db = Database.connect(url)
     try:
         await ensure_partitions(db.write_engine, batch_days([batch]))
     finally:
         await db.dispose()
     connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
-    batches = [batch] * (FLOOR_TX_LINES // BATCH)
+    batches = [batch] * (FLOOR_TX_LINES // len(batch.rows))
     lines = 0
     started, cpu, db_cpu = time.perf_counter(), time.process_time(), postgres_cpu()
     try:
