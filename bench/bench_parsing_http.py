@@ -21,8 +21,9 @@ worker, for ``--seconds`` per cell. Cells, per backend:
   no JSON, no parsing: the rows each server cell built.
 
 Reported: lines/s, CPU per 1,000 lines of the server (every thread of its one process,
-user + system, from /proc) or of the floor's process, and on PostgreSQL of every
-postgres process (its own background work included), and the ratios: parsing against
+user + system, from /proc) or of the floor's process, and on PostgreSQL of the
+backends connected to the benchmark's database (not PostgreSQL's background processes,
+nor other databases' work: the machine's server is shared), and the ratios: parsing against
 no parsing, and each against its floor.
 """
 
@@ -125,7 +126,7 @@ def run_wrk(base: str, script: Path, seconds: int) -> tuple[int, int]:
 
 
 def http_cell(
-    url: str, workdir: Path, token: str, seconds: int, *, parsing: bool
+    url: str, workdir: Path, token: str, seconds: int, *, parsing: bool, database: str | None
 ) -> tuple[Cell, str]:
     """One server (parsing on or off), one new account: the cell and the account."""
     prefix = () if parsing else (sys.executable, WITHOUT_PARSING)
@@ -147,10 +148,10 @@ def http_cell(
         )
         run_wrk(server.base, script, 1)  # warm the worker's caches
         postgres = url.startswith("postgresql")
-        cpu, db_cpu = cpu_seconds(server.pid), postgres_cpu() if postgres else 0.0
+        cpu, db_cpu = cpu_seconds(server.pid), postgres_cpu(database) if postgres else 0.0
         lines, failed = run_wrk(server.base, script, seconds)
         used = cpu_seconds(server.pid) - cpu
-        db_used = (postgres_cpu() - db_cpu) / lines * 1e6 if postgres else None
+        db_used = (postgres_cpu(database) - db_cpu) / lines * 1e6 if postgres else None
         check_parsed(server.base, headers, now_s, parsing=parsing)
         return Cell(lines / seconds, used / lines * 1e6, db_used, failed), account_id
     finally:
@@ -215,15 +216,15 @@ def bench_backend(backend: str, seconds: int, workdir: Path) -> list[Row]:
     try:
         asyncio.run(upgrade_database(url))
         token = asyncio.run(db_enterprise_token(url))
-        parsed, account_id = http_cell(url, workdir, token, seconds, parsing=True)
-        plain, _ = http_cell(url, workdir, token, seconds, parsing=False)
+        parsed, account_id = http_cell(url, workdir, token, seconds, parsing=True, database=pg_name)
+        plain, _ = http_cell(url, workdir, token, seconds, parsing=False, database=pg_name)
         floors = {}
         for parsing in (True, False):
             batch = floor_batch(account_id, parsing=parsing)
             floors[parsing] = (
                 sqlite_floor(str(path), account_id, seconds, batch)
                 if backend == "sqlite"
-                else asyncio.run(pg_floor(url, account_id, seconds, batch))
+                else asyncio.run(pg_floor(url, account_id, seconds, batch, pg_name))
             )
     finally:
         if pg_name:
@@ -273,7 +274,7 @@ def main() -> int:
         f"half JSON), wrk -t2 -c{CONNECTIONS}, {args.seconds}s a cell, one worker; floor: "
         f"the store's write of the same rows, {FLOOR_TX_LINES} lines a transaction, no "
         "HTTP. CPU: ms per 1,000 lines (server: the tidegate process, or the floor's; "
-        "db: every postgres process; total: both); x floor: total against the floor of "
+        "db: the backends of its PostgreSQL database; total: both); x floor: against the floor of "
         "the same rows; the last row of each backend: parsing against no parsing."
     )
     print("| backend  | cell               |   lines/s |   server |       db |    total "
