@@ -33,11 +33,20 @@ def searched_text(line: str, meta: Mapping[str, object] | None) -> str:
         return line
     if line.rstrip().endswith("}") and _json_message(line, message):
         return message
-    # Cheap tests first: a parsed message is in the text as written, except a logfmt
-    # value whose quotes and backslashes its text escapes.
-    if message not in line and '"' not in message and "\\" not in message:
+    # Cheap tests first: a parsed message is in the text as written, or as logfmt
+    # escapes its quotes and backslashes (as JSON does: the index is searched for a
+    # literal both ways, and a segment's text filter reads the text alone, so a
+    # message in neither spelling, such as logfmt's ``\t`` read as ``t``, is not
+    # searched: the whole text is).
+    if message not in line and _escaped(message) not in line:
         return line
     return message if parsed_message(line) == message else line
+
+
+def _escaped(message: str) -> str:
+    if '"' not in message and "\\" not in message:
+        return message
+    return message.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _json_message(line: str, message: str) -> bool:
