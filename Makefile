@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python bench/bench_gateway.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_line_parsing.py
+	$(BIN)/python bench/bench_parsing_http.py
 	$(BIN)/python bench/bench_tenant_patterns.py
 	$(BIN)/python bench/bench_health_under_attack.py
 	$(BIN)/python bench/bench_ingest_memory.py

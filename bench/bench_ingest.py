@@ -155,9 +155,11 @@ def _stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
-def postgres_cpu() -> float:
+def postgres_cpu(database: str | None = None) -> float:
     """CPU seconds of the PostgreSQL server: the postmaster with the children it has
-    reaped (backends that closed count too), plus its children still running."""
+    reaped (backends that closed count too), plus its children still running. With
+    ``database``: only the backends connected to it now (other databases' work, and
+    PostgreSQL's own background processes, left out; a backend that closed is lost)."""
     ticks = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -165,20 +167,28 @@ def postgres_cpu() -> float:
         try:
             if (entry / "comm").read_text().strip() != "postgres":
                 continue
+            if database is not None:
+                words = (entry / "cmdline").read_bytes().replace(b"\0", b" ").split()
+                if database.encode() not in words:
+                    continue
             fields = _stat(int(entry.name))
             parent = (Path("/proc") / fields[1] / "comm").read_text().strip()
         except OSError:
             continue  # gone meanwhile
         ticks += int(fields[11]) + int(fields[12])
-        if parent != "postgres":  # the postmaster: what its exited children used
+        if parent != "postgres" and database is None:  # the postmaster's exited children
             ticks += int(fields[13]) + int(fields[14])
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
+def sqlite_floor(
+    path: str, account_id: str, seconds: float, batch: StoreBatch | None = None
+) -> Cell:
+    """``batch`` (default: this benchmark's) written over and over for ``seconds``."""
     connection = open_writer(path, "FULL")
     connection.execute("PRAGMA cache_size=-65536")  # as the server's writer
-    batches = [floor_batch(account_id)] * (FLOOR_TX_LINES // BATCH)
+    batch = batch or floor_batch(account_id)
+    batches = [batch] * (FLOOR_TX_LINES // len(batch.rows))
     lines = 0
     started, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - started < seconds:
@@ -191,31 +201,39 @@ def sqlite_floor(path: str, account_id: str, seconds: float) -> Cell:
     return Cell(lines / wall, used / lines * 1e6, None)
 
 
-async def pg_floor(url: str, account_id: str, seconds: float) -> Cell:
+async def pg_floor(
+    url: str,
+    account_id: str,
+    seconds: float,
+    batch: StoreBatch | None = None,
+    database: str | None = None,
+) -> Cell:
     import asyncpg
 
     from tidegate.db.engine import Database
     from tidegate.logs.store import ensure_partitions
 
-    batch = floor_batch(account_id)
+    batch = batch or floor_batch(account_id)
     db = Database.connect(url)
     try:
         await ensure_partitions(db.write_engine, batch_days([batch]))
     finally:
         await db.dispose()
     connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
-    batches = [batch] * (FLOOR_TX_LINES // BATCH)
+    batches = [batch] * (FLOOR_TX_LINES // len(batch.rows))
     lines = 0
-    started, cpu, db_cpu = time.perf_counter(), time.process_time(), postgres_cpu()
+    started, cpu, db_cpu = time.perf_counter(), time.process_time(), postgres_cpu(database)
     try:
         while time.perf_counter() - started < seconds:
             async with connection.transaction():
                 await pg_write(connection, batches)
             lines += FLOOR_TX_LINES
+        # Before the connection closes: its backend is what ``database`` counts.
+        wall, used = time.perf_counter() - started, time.process_time() - cpu
+        db_used = postgres_cpu(database) - db_cpu
     finally:
         await connection.close()
-    wall, used = time.perf_counter() - started, time.process_time() - cpu
-    return Cell(lines / wall, used / lines * 1e6, (postgres_cpu() - db_cpu) / lines * 1e6)
+    return Cell(lines / wall, used / lines * 1e6, db_used / lines * 1e6)
 
 
 def children(pid: int) -> list[int]:

@@ -22,9 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from tidegate.logs.searched import StoredLine
 from tidegate.logs.templates import NO_TEMPLATES, TemplateSet
 from tidegate.models import ExclusionRule
-from tidegate.search import LogLine, Query, compile_query
+from tidegate.search import Query, compile_query
 
 
 class Verdict(Enum):
@@ -176,11 +177,11 @@ class RuleSet:
         file: str | None,
         meta: Mapping[str, object] | None,
     ) -> Verdict:
-        searchable: LogLine | None = None
+        searchable: StoredLine | None = None
         for rule in self.candidates(host, app):
             if rule.query is not None:
                 if searchable is None:
-                    searchable = LogLine(
+                    searchable = StoredLine(
                         line, host=host, app=app, level=level, file=file, meta=meta
                     )
                 if not rule.query.matches(searchable):

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from tidegate.errors import BadRequest
-from tidegate.search import LogLine, Query, QuerySyntaxError, compile_query
+from tidegate.logs.searched import StoredLine
+from tidegate.search import Query, QuerySyntaxError, compile_query
 from tidegate.search.work import query_work
 
 MAX_LIST_ITEMS = 100
@@ -109,7 +110,7 @@ class LineFilter:
         if self.query is None:
             return True
         return self.query.matches(
-            LogLine(
+            StoredLine(
                 line,
                 host=host,
                 app=app,

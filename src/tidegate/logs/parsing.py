@@ -52,6 +52,7 @@ __all__ = [
     "parse_line",
     "parse_syslog",
     "parse_text",
+    "parsed_message",
     "structured_data",
 ]
 
@@ -170,6 +171,20 @@ def parse_text(text: str, templates: CustomParser | None = None) -> Parsed:
         if parsed is not None:
             return parsed
     return Parsed(level=level_from_text(text))
+
+
+def parsed_message(text: str) -> str | None:
+    """The ``message`` field the built-in forms read in ``text`` (JSON, syslog, logfmt,
+    nginx error, klog, the servers' and CloudWatch's forms), None when the text is in
+    none of them or its form carries no message. A template's is not looked at: what
+    the account's templates were when the line was stored is not known afterwards."""
+    if len(text) > MAX_PARSED_CHARS:
+        return None
+    parsed = _structured(text)
+    if parsed is None or not parsed.fields:
+        return None
+    message = parsed.fields.get("message")
+    return message if isinstance(message, str) else None
 
 
 def parse_line(line: NewLine, templates: CustomParser | None = None) -> NewLine:

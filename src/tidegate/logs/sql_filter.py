@@ -253,11 +253,12 @@ class _Translator:
         if isinstance(node, Term | Phrase):
             # A word start (Term) or a substring (Phrase) of the case-folded line is a
             # substring of the search text, which starts with the case-folded line (DuckDB
-            # holds the folded line as a column of its own). A JSON line's message (what
-            # the matcher searches, ``searched_text``) is in the line as its JSON spells
-            # it: a literal with a character JSON escapes (a quote, a backslash, a control
-            # character) is looked for both ways. Never exact: the matcher searches only
-            # the message of a JSON line, so text elsewhere in it is a candidate only.
+            # holds the folded line as a column of its own). A parsed line's message (what
+            # the matcher searches, ``logs.searched``) is in the line as written or as its
+            # JSON (or logfmt) spells it: a literal with a character JSON escapes (a quote,
+            # a backslash, a control character) is looked for both ways. Never exact: the
+            # matcher searches only a parsed line's message, so text elsewhere in it is a
+            # candidate only.
             folded = node.text.casefold()
             escaped = orjson.dumps(folded).decode()[1:-1]
             found = [self.contains(text, part="line") for text in dict.fromkeys((folded, escaped))]

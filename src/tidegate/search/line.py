@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import overload
-
-import orjson
 
 
 class _FoldedLine:
@@ -24,30 +21,8 @@ class _FoldedLine:
     def __get__(self, instance: LogLine | None, owner: type[LogLine]) -> str | _FoldedLine:
         if instance is None:
             return self
-        folded = instance.__dict__["folded"] = searched_text(
-            instance.line, instance.meta
-        ).casefold()
+        folded = instance.__dict__["folded"] = instance.searched().casefold()
         return folded
-
-
-def searched_text(line: str, meta: Mapping[str, object] | None) -> str:
-    """The text bare terms and quoted phrases search: the line's text, or, for a JSON
-    line (a text that ends in a JSON object) whose object has a ``message`` string, that
-    message, as the platform searches it (docs/line-parsing.md, "The message is the
-    searched text"). ``meta`` holds the parsed object's fields; the message counts only
-    when the text holds it as the JSON object's ``message`` (so a sender's own meta
-    ``message`` on another line changes nothing)."""
-    if not meta:
-        return line
-    message = meta.get("message")
-    if not isinstance(message, str) or not line.rstrip().endswith("}"):
-        return line
-    encoded = orjson.dumps(message).decode()
-    if not message.isascii() and encoded not in line:
-        encoded = json.dumps(message)  # as Python's json writes it: \u00e9
-    if f'"message":{encoded}' in line or f'"message": {encoded}' in line:
-        return message
-    return line
 
 
 # Not frozen: a frozen dataclass's __init__ goes through object.__setattr__ per field,
@@ -57,8 +32,8 @@ def searched_text(line: str, meta: Mapping[str, object] | None) -> str:
 class LogLine:
     """One log line as the search syntax sees it.
 
-    ``line`` is the line's text; bare terms and quoted phrases search it, or the
-    ``message`` of a JSON line (``searched_text``). The named
+    ``line`` is the line's text; bare terms and quoted phrases search it (``searched``:
+    a stored line's message, ``logs.searched.StoredLine``). The named
     fields back the built-in ``host:``, ``app:``, ``level:``, ``source:``, ``file:`` and
     ``namespace:``; ``None`` means the line has no such field. ``account`` is the id of
     the account the line belongs to (``_account:``), when the caller knows it. Every
@@ -79,3 +54,8 @@ class LogLine:
     account: str | None = None
 
     folded = _FoldedLine()
+
+    def searched(self) -> str:
+        """The text bare terms and quoted phrases search: the line's text here. A
+        subclass may answer another (a parsed line's message); it is asked once."""
+        return self.line
