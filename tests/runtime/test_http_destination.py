@@ -8,6 +8,7 @@ module's ``client`` is an app whose operator allow-listed loopback."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -178,7 +179,9 @@ async def test_unreachable_destination_is_503(client: AppClient) -> None:
     assert "Retry-After" in response.headers
 
 
-async def test_slow_destination_beyond_the_deadline_is_503(client: AppClient) -> None:
+async def test_slow_destination_beyond_the_deadline_is_503(
+    client: AppClient, caplog: pytest.LogCaptureFixture
+) -> None:
     account = await new_account(client, throttle=False)
     answer = asyncio.Event()  # the destination answers only after the request's answer
     async with (
@@ -186,12 +189,15 @@ async def test_slow_destination_beyond_the_deadline_is_503(client: AppClient) ->
         limits(client, delivery_deadline_ms=300),
     ):
         wired = await wire(client, account, http_steps(server.url))
-        response = await client.post(wired.url, json=events(1), headers=wired.auth)
-        still_waiting = server.in_flight
+        with caplog.at_level(logging.WARNING, logger="tidegate.runtime"):
+            response = await client.post(wired.url, json=events(1), headers=wired.auth)
         answer.set()
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "5"
-    assert still_waiting == 1
+    # The deadline ended the delivery (not a refused connection). Whether the request had
+    # reached the held destination by then is the machine's speed: on a loaded one the
+    # 300 ms could pass before its handler ran (it asserted that it had, and failed).
+    assert any("slower than the delivery deadline" in r.getMessage() for r in caplog.records)
 
 
 async def test_saturated_destination_answers_at_once(client: AppClient) -> None:
