@@ -24,8 +24,8 @@ from tidegate.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
-from tidegate.gateway.body import decoded_body, events_of
-from tidegate.gateway.signature import verify_signature
+from tidegate.kit.body import decoded_body, events_of
+from tidegate.kit.signature import verify_signature
 from tidegate.models import Account
 from tidegate.pipelines import gateway_service, repository
 from tidegate.runtime.backpressure import Saturated

@@ -16,8 +16,8 @@ from tidegate.alerts.integrations import checked_channels
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest
 from tidegate.index_rate import schemas
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import IndexRateAlert
-from tidegate.runtime.destination_guard import DestinationPolicy
 
 DEFAULTS: dict[str, Any] = {
     "max_lines": 0,

@@ -23,21 +23,21 @@ from tidegate.components.base import BuildContext, Component, DeliveryContext, N
 from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
 from tidegate.delivery import DeliveryFailed
+from tidegate.kit.destination_guard import (
+    DestinationPolicy,
+    GuardedTransport,
+    policy_from_setting,
+)
+from tidegate.kit.tap import TapRegistry
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
 from tidegate.runtime.demo_logs import DemoLogsScheduler
-from tidegate.runtime.destination_guard import (
-    DestinationPolicy,
-    GuardedTransport,
-    policy_from_setting,
-)
 from tidegate.runtime.ingestion_feed import IngestionFeed
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.pull_sources import PullScheduler
-from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 
 log = logging.getLogger("tidegate.runtime")
