@@ -56,7 +56,7 @@ PUBLIC = {
     ("POST", "/gateway/{gateway_route_id}/api/v1/write"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
-# tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.
+# tidegate/tail/websocket.py requires READ); a new one must be listed here on purpose.
 SOCKETS = {("WEBSOCKET", "/ws/tail")}
 # Streams never end over in-process ASGI (their roles are the data plane's READ, checked
 # before the stream starts; tests/tail covers them through a real server); signing out
