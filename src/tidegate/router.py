@@ -11,7 +11,8 @@ from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
 from tidegate.archive.endpoints import router as archiving_router
 from tidegate.auth.dependencies import authenticate, authenticate_export
-from tidegate.auth.roles import Permission, by_method, requires
+from tidegate.auth.permissions import by_method, requires
+from tidegate.auth.roles import Permission
 from tidegate.boards.endpoints import router as boards_router
 from tidegate.categories.endpoints import router as categories_router
 from tidegate.cli_auth.endpoints import login_router as cli_login_router

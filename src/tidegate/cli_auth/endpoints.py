@@ -13,7 +13,8 @@ from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.client_address import client_address
 from tidegate.auth.dependencies import CurrentPrincipal, authenticate
-from tidegate.auth.roles import Permission, requires
+from tidegate.auth.permissions import requires
+from tidegate.auth.roles import Permission
 from tidegate.cli_auth import schemas, service
 from tidegate.errors import Unauthorized
 

@@ -23,8 +23,9 @@ from tidegate.auth.dependencies import (
     key_principal,
     user_principal,
 )
+from tidegate.auth.permissions import requires
 from tidegate.auth.principal import Principal
-from tidegate.auth.roles import Permission, requires
+from tidegate.auth.roles import Permission
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.errors import NotFound, Unauthorized
 from tidegate.sessions import schemas, service
