@@ -19,7 +19,7 @@ from tidegate.auth.scope import scoped_query
 from tidegate.clock import now_ms
 from tidegate.errors import BadRequest, NotFound
 from tidegate.export import context, schemas, service
-from tidegate.export.reading import PageReader, run_off_loop
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.views.service import apply_view
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)
