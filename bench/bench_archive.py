@@ -38,9 +38,9 @@ from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
 from tidegate.enterprise.schemas import AccountCreate
 from tidegate.enterprise.service import create_account, create_enterprise
+from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting
 from tidegate.logs.store import DAY_MS, NewLine, store_lines
 from tidegate.objectstore.s3 import S3Client, S3Target
-from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
 
 DAY = 20_000  # 2024-10-04
 KEY, SECRET, REGION = "bench", "bench-secret", "us-east-1"

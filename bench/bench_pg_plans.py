@@ -56,7 +56,7 @@ from search_dataset import CASES, END_MS, START_MS, Case, generate, generator_ke
 from search_stores import PostgresTarget, schema_key
 from tidegate.aggregate import repository as aggregate_repository
 from tidegate.aggregate.service import FIRST_CHUNK, bucket_width
-from tidegate.export import repository as export_repository
+from tidegate.logs import read_queries
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.logs.sql_filter import translate
 
@@ -98,7 +98,7 @@ def statements(case: Case, account_id: str, max_id: int) -> tuple[str, str]:
         hosts=None, apps=None, levels=None, query=case.query, account_id=account_id
     )
     sql = translate(line_filter, dialect="postgresql")
-    scan = export_repository.scan_lines(
+    scan = read_queries.scan_lines(
         account_id=account_id,
         from_ms=START_MS,
         to_ms=END_MS,
@@ -129,7 +129,7 @@ def statements(case: Case, account_id: str, max_id: int) -> tuple[str, str]:
             width_ms=width,
         )
     else:  # confirmed by the matcher: the candidates newest first, the first chunk
-        histogram = export_repository.scan_lines(
+        histogram = read_queries.scan_lines(
             account_id=account_id,
             from_ms=START_MS,
             to_ms=END_MS,

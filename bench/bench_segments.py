@@ -43,11 +43,11 @@ from tidegate.aggregate.schemas import AggregateRequest
 from tidegate.aggregate.service import aggregation
 from tidegate.auth.secrets import Sealer
 from tidegate.db.engine import Database
-from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.schemas import ExportRequest
 from tidegate.export.service import page_of_lines
 from tidegate.logs.compactor import CompactorConfig, compact_round
 from tidegate.logs.filtering import parse_line_filter
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.segments import relation
 
 PAGE = 10_000

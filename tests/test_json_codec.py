@@ -13,8 +13,8 @@ from tests.alerts.specs import presence_view
 from tidegate import json_codec
 from tidegate.alerts.matching import evaluate_batch
 from tidegate.clock import now_ms
-from tidegate.export.repository import LineRow
 from tidegate.export.service import encode
+from tidegate.logs.read_queries import LineRow
 
 # (stored meta text, what every path reads)
 CASES: list[tuple[str, dict[str, Any]]] = [

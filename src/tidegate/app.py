@@ -69,12 +69,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.db.read_budget import ReadBudget
     from tidegate.gateway.forward import ForwardListener
     from tidegate.ingest.runtime import IngestRuntime
+    from tidegate.kit.destination_guard import policy_from_setting
     from tidegate.logs.compactor import SegmentRunner
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.tail import create_tail_broker
     from tidegate.ratelimit import limiter_redis
     from tidegate.router import include_routes
-    from tidegate.runtime.destination_guard import policy_from_setting
     from tidegate.runtime.runtime import build_runtime
     from tidegate.shutdown import close_step, on_stop_signal
     from tidegate.syslog.listener import SyslogListener

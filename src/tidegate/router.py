@@ -11,7 +11,8 @@ from tidegate.aggregate.endpoints import router as aggregate_router
 from tidegate.api import health, metrics
 from tidegate.archive.endpoints import router as archiving_router
 from tidegate.auth.dependencies import authenticate, authenticate_export
-from tidegate.auth.roles import Permission, by_method, requires
+from tidegate.auth.permissions import by_method, requires
+from tidegate.auth.roles import Permission
 from tidegate.boards.endpoints import router as boards_router
 from tidegate.categories.endpoints import router as categories_router
 from tidegate.cli_auth.endpoints import login_router as cli_login_router
@@ -26,8 +27,6 @@ from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
-from tidegate.logs.tail_endpoints import router as tail_router
-from tidegate.logs.tail_socket import router as tail_socket_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.parsing_templates.endpoints import router as parsing_templates_router
 from tidegate.pipelines.endpoints import router as pipelines_router
@@ -38,6 +37,8 @@ from tidegate.runtime.simulation_endpoints import router as simulation_router
 from tidegate.sessions.endpoints import account_router as auth_account_router
 from tidegate.sessions.endpoints import router as sessions_router
 from tidegate.suspensions.endpoints import router as suspensions_router
+from tidegate.tail.endpoints import router as tail_router
+from tidegate.tail.websocket import router as tail_socket_router
 from tidegate.usage.endpoints import v1_router as usage_v1_router
 from tidegate.usage.endpoints import v2_router as usage_v2_router
 from tidegate.users.endpoints import router as users_router

@@ -15,7 +15,7 @@ from tests.factories import AccountCtx, insert_key, make_account, make_tenant
 
 from tidegate.aggregate import service
 from tidegate.aggregate.schemas import Aggregation
-from tidegate.export import service as export_service
+from tidegate.logs import filter_plan
 from tidegate.logs.store import NewLine
 
 WORDS = [
@@ -94,7 +94,7 @@ async def test_counts_are_what_the_matcher_selects(
         assert response.json() == expected(lines, **window, **case), case
 
     # The same when a literal is too common for SQLite's index (every lookup dropped).
-    monkeypatch.setattr(export_service, "COMMON_FTS_ROWS", 0)
+    monkeypatch.setattr(filter_plan, "COMMON_FTS_ROWS", 0)
     for case in cases[6:12]:
         response = await aggregate(client, account.headers, **params, **case)
         assert response.json() == expected(lines, **window, **case), case

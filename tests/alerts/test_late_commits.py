@@ -81,7 +81,6 @@ def test_index_rate_thresholds() -> None:
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_index_rate_fires_on_the_real_volume(backend: str, tmp_path: Path) -> None:
     from tidegate.alerts.index_rate import evaluate_index_rates
-    from tidegate.index_rate.service import open_config
 
     name = None
     if backend == "sqlite":
@@ -107,24 +106,14 @@ async def test_index_rate_fires_on_the_real_volume(backend: str, tmp_path: Path)
             hour = 3_600_000
             start = (harness.clock.now_ms // hour) * hour + 10
             args = (harness.db, harness.sealer, harness.settings)
-            assert await evaluate_index_rates(*args, now_ms=start, open_config=open_config) == 0
+            assert await evaluate_index_rates(*args, now_ms=start) == 0
             await harness.ingest("a", "b")
             # The next hour: two lines in the last one, under the limit.
-            assert (
-                await evaluate_index_rates(*args, now_ms=start + hour, open_config=open_config) == 0
-            )
+            assert await evaluate_index_rates(*args, now_ms=start + hour) == 0
             await harness.ingest("c", "d", "e", "f")
             # Twice within an hour: the hour is judged once.
-            assert (
-                await evaluate_index_rates(*args, now_ms=start + 2 * hour, open_config=open_config)
-                == 1
-            )
-            assert (
-                await evaluate_index_rates(
-                    *args, now_ms=start + 2 * hour + 5, open_config=open_config
-                )
-                == 0
-            )
+            assert await evaluate_index_rates(*args, now_ms=start + 2 * hour) == 1
+            assert await evaluate_index_rates(*args, now_ms=start + 2 * hour + 5) == 0
             [delivery] = await harness.deliveries()
             assert delivery.source == "index-rate"
             assert delivery.view_id is None

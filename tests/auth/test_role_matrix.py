@@ -1,6 +1,6 @@
 """Every operation x every role: what each role may do, on every endpoint.
 
-The operations are enumerated from the app itself (tidegate.auth.roles.route_permissions),
+The operations are enumerated from the app itself (tidegate.auth.permissions.route_permissions),
 so an endpoint added later is covered, and one that declares no permission fails here.
 People of each role sign in through the web app's session (cookie + CSRF token) and
 call every operation on their own account's resources: a role below the operation's
@@ -18,7 +18,8 @@ from tests.auth.test_tenancy_matrix import BODIES, build_victim, fill, snapshot
 from tests.conftest import AppClient
 from tests.users.factories import Browser, add_person, sign_in_person
 
-from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role, route_permissions
+from tidegate.auth.permissions import route_permissions
+from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role
 from tidegate.web.endpoints import ASSETS_PREFIX as WEB_ASSETS_PREFIX
 from tidegate.web.endpoints import PAGES as WEB_PAGES
 
@@ -56,7 +57,7 @@ PUBLIC = {
     ("POST", "/gateway/{gateway_route_id}/api/v1/write"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
-# tidegate/logs/tail_socket.py requires READ); a new one must be listed here on purpose.
+# tidegate/tail/websocket.py requires READ); a new one must be listed here on purpose.
 SOCKETS = {("WEBSOCKET", "/ws/tail")}
 # Streams never end over in-process ASGI (their roles are the data plane's READ, checked
 # before the stream starts; tests/tail covers them through a real server); signing out

@@ -29,7 +29,7 @@ from tidegate.components.destinations.splunk_hec_logs import (
 )
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
-from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
+from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting
 
 RECEIVED_MS = 1_700_000_000_000
 EVENTS: list[dict[str, Any]] = [

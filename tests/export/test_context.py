@@ -14,7 +14,7 @@ from tests.factories import AccountCtx, insert_key, make_account, make_tenant
 from tests.users.factories import person_in_group
 
 from tidegate.db.engine import Database
-from tidegate.export import repository
+from tidegate.logs import read_queries
 from tidegate.logs.store import NewLine
 
 
@@ -183,7 +183,7 @@ async def test_each_side_is_one_range_of_an_index_in_order(client: AppClient) ->
     backend = make_url(client.database_url).get_backend_name()
     try:
         for newest_first in (True, False):
-            statement = repository.neighbours(
+            statement = read_queries.neighbours(
                 account_id=account.account_id,
                 host="h",
                 host_folded="h",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tidegate.export.repository import LineRow
 from tidegate.export.service import encode
+from tidegate.logs.read_queries import LineRow
 
 
 def _row(meta_json: str | None) -> LineRow:

@@ -40,8 +40,9 @@ from tests.waiting import eventually
 
 from tidegate.db.engine import Database
 from tidegate.db.read_budget import ReadBudget
-from tidegate.export import reading, service
-from tidegate.export.fair_share import HeavyReaders
+from tidegate.export import service
+from tidegate.logs import reading
+from tidegate.logs.fair_share import HeavyReaders
 from tidegate.logs.store import NewLine
 from tidegate.models import LogSegment, UserSession
 

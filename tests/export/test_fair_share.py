@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tidegate.export.fair_share import FairShare, HeavyReaders
+from tidegate.logs.fair_share import FairShare, HeavyReaders
 
 
 async def _settle() -> None:

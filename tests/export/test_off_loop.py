@@ -30,9 +30,10 @@ from tests.export.helpers import (
 from tests.factories import insert_key, make_account, make_tenant
 
 from tidegate.db.engine import Database
-from tidegate.export import repository, service
-from tidegate.export.reading import PageAbandoned, SqliteReader
+from tidegate.export import service
+from tidegate.logs import read_queries
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.reading import PageAbandoned, SqliteReader
 from tidegate.logs.store import NewLine
 
 # SQLite only (the test below): the copies have no search index entries, which an
@@ -153,9 +154,9 @@ async def test_an_abandoned_page_stops_at_its_next_query(client: AppClient) -> N
         pytest.skip("the SQLite reader; PostgreSQL's stops the same way on the loop")
     reader = SqliteReader(make_url(client.database_url).database or "")
     try:
-        assert reader.scalar(repository.newest_line_id(account_id="nobody")) is None
+        assert reader.scalar(read_queries.newest_line_id(account_id="nobody")) is None
         reader.stop()
         with pytest.raises(PageAbandoned):
-            reader.scalar(repository.newest_line_id(account_id="nobody"))
+            reader.scalar(read_queries.newest_line_id(account_id="nobody"))
     finally:
         reader.close()

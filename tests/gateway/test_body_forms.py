@@ -12,7 +12,7 @@ from tests.conftest import AppClient
 from tests.gateway.factories import count_lines, new_account, stored_lines, wire
 
 from tidegate.errors import BadRequest, PayloadTooLarge
-from tidegate.gateway.body import parse_events
+from tidegate.kit.body import parse_events
 
 LOG = [("store", "destination", "log_analysis", {}, ["source"])]
 

@@ -13,7 +13,7 @@ from tests.gateway.factories import (
 )
 from tests.gateway.test_body_forms import LOG, legacy_error
 
-from tidegate.gateway.signature import METHODS, sign
+from tidegate.kit.signature import METHODS, sign
 
 BODY = b'[{"line": "signed"}]'
 JSON = {"Content-Type": "application/json"}

@@ -25,7 +25,7 @@ from tidegate.app_state import AppState
 from tidegate.components.sources import http as http_source
 from tidegate.errors import BadRequest, PayloadTooLarge, Unauthorized
 from tidegate.gateway import service
-from tidegate.gateway.body import MAX_DEPTH, MAX_EVENTS, parse_events
+from tidegate.kit.body import MAX_DEPTH, MAX_EVENTS, parse_events
 from tidegate.runtime.runtime import Runtime, runtime_of
 
 BLACKHOLE = [("void", "destination", "blackhole", {}, ["source"])]

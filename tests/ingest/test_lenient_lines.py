@@ -17,9 +17,9 @@ from tests.ingest.factories import Ingestor, ingest, make_ingestor, stored_lines
 from tidegate.clock import now_ms
 from tidegate.ingest import service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
-from tidegate.logs import tail_endpoints
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.intake import JudgedLines
+from tidegate.tail import endpoints as tail_endpoints
 
 INGEST = "/logs/ingest"
 # In an expected row: the ``now`` the request sent (the sender's clock is right, so the

@@ -29,16 +29,16 @@ from tests.property_sizes import examples
 
 from tidegate.db.engine import Database
 from tidegate.errors import BadRequest
-from tidegate.export import repository, service
-from tidegate.export.reading import SegmentStatements
-from tidegate.export.repository import LineRow
 from tidegate.export.service import segment_filter
-from tidegate.export.tiers import segment_query
+from tidegate.logs import filter_plan, read_queries
 from tidegate.logs.compactor import CompactorConfig, compact_round, compactor_columns, write_rows
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.read_queries import LineRow
+from tidegate.logs.reading import SegmentStatements
 from tidegate.logs.segments import LINE_COLUMNS
 from tidegate.logs.sql_filter import SqlFilter, translate
 from tidegate.logs.store import NewLine, store_lines
+from tidegate.logs.tiers import segment_query
 from tidegate.models import LogLine as LogLineModel
 
 # -- lines ------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ class Store:
         return start, start + 999
 
     async def rows(self, window: tuple[int, int], sql: SqlFilter | None) -> list[LineRow]:
-        statement = repository.scan_lines(
+        statement = read_queries.scan_lines(
             account_id=self.account_id,
             from_ms=window[0],
             to_ms=window[1],
@@ -289,15 +289,15 @@ def common_rows(request: pytest.FixtureRequest, store: Store) -> Iterator[int]:
     """The export's threshold past which an FTS5 literal is left to the matcher: as
     configured, and 2 (nearly every literal of these small lines, on SQLite)."""
     if request.param == "as-configured":
-        yield service.COMMON_FTS_ROWS
+        yield filter_plan.COMMON_FTS_ROWS
         return
     if store.dialect == "postgresql":
         pytest.skip("only SQLite looks literals up in FTS5")
-    saved, service.COMMON_FTS_ROWS = service.COMMON_FTS_ROWS, 2
+    saved, filter_plan.COMMON_FTS_ROWS = filter_plan.COMMON_FTS_ROWS, 2
     try:
         yield 2
     finally:
-        service.COMMON_FTS_ROWS = saved
+        filter_plan.COMMON_FTS_ROWS = saved
 
 
 def _matches(line_filter: LineFilter, row: LineRow) -> bool:
@@ -552,7 +552,7 @@ async def test_both_tiers_answer_as_the_row_store(
                 received_ms=now - 7_200_000,
             )
         await session.commit()
-    statement = repository.scan_lines(
+    statement = read_queries.scan_lines(
         account_id=account.account_id,
         from_ms=window[0],
         to_ms=window[1],

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.property_sizes import examples
 
 from tidegate.ingest.service import IngestParams, build_line, check_params
+from tidegate.logs.log_lines import event_to_line
 from tidegate.logs.timestamps import (
     CLOCK_TOLERANCE_MS,
     MAX_TIMESTAMP_MS,
@@ -21,7 +22,6 @@ from tidegate.logs.timestamps import (
     epoch_ms,
     time_from,
 )
-from tidegate.runtime.log_lines import event_to_line
 
 # Every unit reads unambiguously from 1973-03-03 (10^11 ms) to the year 5138 (10^11 s).
 FIRST_MS = 100_000_000_000

@@ -19,6 +19,12 @@ from tests.objectstore.moto_server import (
     moto_server,  # noqa: F401  (the session's server)
 )
 
+from tidegate.kit.destination_guard import (
+    DestinationPolicy,
+    DestinationRefused,
+    GuardedTransport,
+    policy_from_setting,
+)
 from tidegate.objectstore.s3 import (
     MIN_PART_BYTES,
     MultipartUpload,
@@ -26,12 +32,6 @@ from tidegate.objectstore.s3 import (
     S3Failed,
     S3Target,
     put_object,
-)
-from tidegate.runtime.destination_guard import (
-    DestinationPolicy,
-    DestinationRefused,
-    GuardedTransport,
-    policy_from_setting,
 )
 
 

@@ -12,10 +12,11 @@ from tests.keys.factories import with_service_key
 from tests.pipelines.factories import make_pipeline, source_with_route
 from tests.pipelines.test_pipeline_alerts import threshold_body
 
-from tidegate.alerts.pipeline_alerts import BUCKET_MS, evaluate_pipeline_alerts
+from tidegate.alerts.pipeline_alerts import evaluate_pipeline_alerts
 from tidegate.app_state import AppState
 from tidegate.clock import now_ms
 from tidegate.models import AlertDelivery, PipelineUsage
+from tidegate.models.pipeline_usage import BUCKET_MS
 
 WINDOW_MS = 60_000  # window_duration_minutes 1, at the default scale
 

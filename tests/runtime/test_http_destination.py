@@ -28,7 +28,7 @@ from tidegate.components.destinations.http import (
 )
 from tidegate.components.destinations.http_sender import MAX_RESPONSE_BYTES
 from tidegate.delivery import DeliveryFailed
-from tidegate.runtime.destination_guard import (
+from tidegate.kit.destination_guard import (
     DestinationPolicy,
     DestinationRefused,
     GuardedTransport,

@@ -9,7 +9,7 @@ from tests.factories import AccountCtx, make_account, make_tenant
 from tests.tail.test_revocation import _ended, _stream_in_process
 from tests.users.factories import Person, add_person, sign_in_person
 
-from tidegate.logs.tail_repository import MAKER_LEFT, SCOPE_CHANGED
+from tidegate.tail.repository import MAKER_LEFT, SCOPE_CHANGED
 
 
 async def test_removing_the_member_ends_their_stream(client: AppClient) -> None:

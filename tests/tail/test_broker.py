@@ -12,7 +12,6 @@ from redis.asyncio import Redis
 from tests.conftest import REDIS_PREFIX, REDIS_URL
 from tests.tail.channels import left_the_channel, subscribers
 
-from tidegate.logs import tail_endpoints, tail_service
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.store import NewLine
 from tidegate.logs.tail import (
@@ -21,6 +20,8 @@ from tidegate.logs.tail import (
     TailLine,
     TooManySubscribers,
 )
+from tidegate.tail import endpoints as tail_endpoints
+from tidegate.tail import service as tail_service
 
 EVERYTHING = LineFilter()
 

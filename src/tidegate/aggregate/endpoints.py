@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.aggregate import schemas, service
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.auth.scope import scoped_query
-from tidegate.db.session import SessionDep
 from tidegate.export.endpoints import (
     AppsParam,
     FromParam,

@@ -1,4 +1,4 @@
-"""Queries of the aggregation, run by a ``PageReader`` (tidegate.export.reading).
+"""Queries of the aggregation, run by a ``PageReader`` (tidegate.logs.reading).
 
 Every statement reads the account's lines with ``from_ms <= ts <= to_ms`` and
 ``id <= max_id`` (the lines committed when the request began, so that the histogram

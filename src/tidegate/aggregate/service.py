@@ -1,13 +1,13 @@
 """Aggregations: how many of an account's lines a filter selects, per time bucket and
 per value of host, app and level.
 
-The filter is planned exactly as for an export page (``export.service.plan_filter``:
+The filter is planned exactly as for an export page (``logs.filter_plan.plan_filter``:
 translated by tidegate.logs.sql_filter and, on SQLite, tuned to the data). When the
 translation is exact, the database counts (a count per bucket, or GROUP BY, and
 GROUP BY per field). Otherwise the candidates it selects are read newest first and the
 Python matcher confirms each before it is counted, at most ``MAX_CANDIDATES`` per
 request: past that the answer counts the lines from ``counted_from`` on only and says
-``exact: false``. All of it runs in an export worker thread (tidegate.export.reading),
+``exact: false``. All of it runs in an export worker thread (tidegate.logs.reading),
 never on the event loop.
 """
 
@@ -24,21 +24,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.aggregate import repository, schemas
 from tidegate.aggregate.schemas import TOP_FIELDS, AggregateRequest
 from tidegate.db.engine import Database
-from tidegate.export import repository as export_repository
-from tidegate.export.reading import PageReader, run_off_loop
-from tidegate.export.repository import LineRow
-from tidegate.export.service import (
-    CandidateWalk,
-    FilterPlan,
-    newest_id,
-    plan_filter,
-    row_matches,
-    segment_filter,
-)
-from tidegate.export.tiers import consistent, segment_query
+from tidegate.export.service import CandidateWalk, row_matches, segment_filter
+from tidegate.logs import read_queries
+from tidegate.logs.filter_plan import FilterPlan, newest_id, plan_filter
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.read_queries import LineRow
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.segments import AccountSegments
 from tidegate.logs.sql_filter import SqlFilter
+from tidegate.logs.tiers import consistent, segment_query
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.values import as_text
@@ -284,7 +278,7 @@ class _Scope:
         examined = 0
         walk = CandidateWalk(
             reader=reader,
-            scan=lambda after, limit: export_repository.scan_lines(
+            scan=lambda after, limit: read_queries.scan_lines(
                 account_id=self.account_id,
                 from_ms=self.request.from_ms,
                 to_ms=self.request.to_ms,

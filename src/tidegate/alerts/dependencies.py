@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from tidegate.app_state import app_state
-from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
+from tidegate.kit.destination_guard import DestinationPolicy, policy_from_setting
 
 
 def _destination_policy(request: Request) -> DestinationPolicy:

@@ -10,8 +10,8 @@ mean of the previous periods (at least MIN_SAMPLES of them), either one
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import func, select
@@ -27,6 +27,22 @@ from tidegate.models import AccountUsage, AlertDelivery, IndexRateAlert
 PERIOD_MS = {"hourly": 3_600_000, "daily": 86_400_000}
 KEPT_SAMPLES = {"hourly": 168, "daily": 30}
 MIN_SAMPLES = 3
+
+# An account's alert before it sets one (read when it has no row).
+DEFAULTS: dict[str, Any] = {
+    "max_lines": 0,
+    "max_z_score": 0,
+    "threshold_alert": "separate",
+    "frequency": "hourly",
+    "channels": {"email": [], "pagerduty": [], "slack": [], "webhook": []},
+    "enabled": False,
+}
+
+
+def open_config(sealer: Sealer, row: IndexRateAlert | None) -> dict[str, Any]:
+    text = sealer.open(row.config_sealed) if row is not None else None
+    config: dict[str, Any] = json.loads(text if text is not None else json.dumps(DEFAULTS))
+    return config
 
 
 def exceeded(config: dict[str, Any], count: int, samples: list[int]) -> tuple[bool, str]:
@@ -89,7 +105,6 @@ async def evaluate_index_rates(
     settings: Settings,
     *,
     now_ms: int,
-    open_config: Callable[[Sealer, IndexRateAlert], dict[str, Any]],
 ) -> int:
     """One pass over the enabled alerts; how many fired."""
     fired = 0

@@ -29,8 +29,8 @@ from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.delivery import DeliveryFailed
+from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting
 from tidegate.models import AlertDelivery
-from tidegate.runtime.destination_guard import GuardedTransport, policy_from_setting
 
 log = logging.getLogger(__name__)
 

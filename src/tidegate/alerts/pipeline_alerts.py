@@ -33,8 +33,8 @@ from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.models import PipelineAlert, PipelineUsage
+from tidegate.models.pipeline_usage import BUCKET_MS
 
-BUCKET_MS: Final = 60_000
 SOURCE: Final = "pipeline"
 _NUMERIC: Final = {
     "greater": lambda a, b: a > b,

@@ -21,7 +21,6 @@ from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.index_rate.service import open_config
 from tidegate.shutdown import close_step, stop_task
 
 log = logging.getLogger(__name__)
@@ -80,7 +79,6 @@ class AlertRunner:
                     self._sealer,
                     self.settings,
                     now_ms=self.clock(),
-                    open_config=open_config,
                 )
                 metrics.ALERT_FIRINGS.inc(
                     await evaluate_pipeline_alerts(

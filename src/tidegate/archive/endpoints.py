@@ -10,12 +10,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.archive import schemas, service
 from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.clock import now_ms
-from tidegate.db.session import SessionDep
-from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
+from tidegate.kit.destination_guard import DestinationPolicy, policy_from_setting
 
 router = APIRouter(
     prefix="/v1/config/archiving", tags=["Archiving"], responses=LEGACY_ERRORS_WITH_CONFLICT

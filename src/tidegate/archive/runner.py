@@ -33,13 +33,13 @@ from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.logs.store import DAY_MS
-from tidegate.objectstore.s3 import S3Client, S3Failed
-from tidegate.runtime.destination_guard import (
+from tidegate.kit.destination_guard import (
     DestinationRefused,
     GuardedTransport,
     policy_from_setting,
 )
+from tidegate.logs.store import DAY_MS
+from tidegate.objectstore.s3 import S3Client, S3Failed
 from tidegate.shutdown import close_step, stop_task
 
 __all__ = ["ArchiveRunner"]

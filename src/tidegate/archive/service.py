@@ -17,9 +17,9 @@ from tidegate.archive.targets import endpoint_url
 from tidegate.archive.writer import day_name
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest, Conflict, ErrorItem, NotFound, ValidationFailed
+from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 from tidegate.logs.store import DAY_MS
 from tidegate.models import ArchiveConfig, ArchiveDay
-from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
 
 __all__ = [
     "STATUS_DAYS",

@@ -26,9 +26,9 @@ from typing import Final
 
 from tidegate import json_codec
 from tidegate.db.engine import Database
-from tidegate.export.reading import run_off_loop
-from tidegate.export.repository import LineRow
 from tidegate.export.service import chunk_of_lines, line_record
+from tidegate.logs.read_queries import LineRow
+from tidegate.logs.reading import run_off_loop
 from tidegate.logs.store import DAY_MS
 from tidegate.objectstore.s3 import MIN_PART_BYTES, MultipartUpload, S3Client
 

@@ -8,9 +8,9 @@ from fastapi import APIRouter
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
 from tidegate.boards import schemas, service
-from tidegate.db.session import SessionDep
 
 router = APIRouter(prefix="/v1/config/board", tags=["Boards"], responses=LEGACY_ERRORS)
 

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Path
 
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
 from tidegate.categories import schemas, service
-from tidegate.db.session import SessionDep
 
 router = APIRouter(
     prefix="/v1/config/categories", tags=["Categories"], responses=LEGACY_ERRORS_WITH_CONFLICT

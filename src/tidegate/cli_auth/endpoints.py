@@ -9,12 +9,13 @@ import binascii
 from fastapi import APIRouter, Depends, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.client_address import client_address
 from tidegate.auth.dependencies import CurrentPrincipal, authenticate
-from tidegate.auth.roles import Permission, requires
+from tidegate.auth.permissions import requires
+from tidegate.auth.roles import Permission
 from tidegate.cli_auth import schemas, service
-from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized
 
 login_router = APIRouter(tags=["logdna-cli"], responses=LEGACY_ERRORS)

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
     from tidegate.components.sources.pull import PullContext, Pulled
     from tidegate.components.sources.push import Push, Received
+    from tidegate.kit.destination_guard import DestinationPolicy
     from tidegate.logs.intake import LineIntake
     from tidegate.processing.throttle import Clock, RedisStore, ThrottleBudget
-    from tidegate.runtime.destination_guard import DestinationPolicy
 
 __all__ = [
     "DROPPED",

@@ -31,7 +31,7 @@ from google.protobuf import (  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from tidegate.errors import BadRequest, PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 from tidegate.processing.fields import string_form
 
 __all__ = [

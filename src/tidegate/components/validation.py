@@ -22,8 +22,8 @@ from tidegate.api.validation import translate
 from tidegate.components.catalogue import REGISTRY
 from tidegate.components.registry import Registry, UnknownComponent
 from tidegate.errors import ErrorItem, ValidationFailed
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.processing.conditions import ConditionError
-from tidegate.runtime.destination_guard import DestinationPolicy
 
 __all__ = ["config_error", "node_outputs", "validate_user_config", "vet_config"]
 

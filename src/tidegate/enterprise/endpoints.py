@@ -11,10 +11,10 @@ from fastapi.responses import Response
 from tidegate import mail
 from tidegate.api.envelope import Envelope, Links, Meta, Page, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import EnterpriseId
-from tidegate.db.session import SessionDep
 from tidegate.enterprise import schemas, service
 
 router = APIRouter(prefix="/v3/enterprise", tags=["Enterprise"], responses=V3_ERRORS)

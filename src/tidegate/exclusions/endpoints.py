@@ -9,8 +9,8 @@ from pydantic import Field
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
 from tidegate.exclusions import schemas, service
 
 router = APIRouter(

@@ -19,13 +19,12 @@ from typing import Any
 from sqlalchemy import and_
 
 from tidegate.errors import BadRequest
-from tidegate.export import repository
-from tidegate.export.reading import PageReader
-from tidegate.export.repository import LineRow
 from tidegate.export.schemas import bounded_int
 from tidegate.export.service import CandidateWalk, line_record, row_matches, segment_filter
-from tidegate.export.tiers import MergedWalk, consistent, segment_walk
+from tidegate.logs import read_queries
 from tidegate.logs.filtering import LineFilter, parse_line_filter
+from tidegate.logs.read_queries import LineRow
+from tidegate.logs.reading import PageReader
 from tidegate.logs.segments import (
     LINE_COLUMNS,
     AccountSegments,
@@ -33,6 +32,7 @@ from tidegate.logs.segments import (
     relation,
 )
 from tidegate.logs.sql_filter import translate
+from tidegate.logs.tiers import MergedWalk, consistent, segment_walk
 from tidegate.models import LogLine
 
 DEFAULT_LINES = 20
@@ -111,7 +111,7 @@ def _context(
             return records, False
         walk: CandidateWalk | MergedWalk = CandidateWalk(
             reader=reader,
-            scan=lambda after, limit: repository.neighbours(
+            scan=lambda after, limit: read_queries.neighbours(
                 account_id=account_id,
                 host=anchor.host,
                 host_folded=host_folded,
@@ -161,11 +161,11 @@ def _anchor(
     reader: PageReader, account_id: str, line_id: int, segments: AccountSegments
 ) -> tuple[LineRow, str, str | None] | None:
     """The line (from either tier) and its folded host and app."""
-    rows = reader.all(repository.source_of(account_id=account_id, line_id=line_id))
+    rows = reader.all(read_queries.source_of(account_id=account_id, line_id=line_id))
     if rows:
         host_folded, app_folded = rows[0]
         with closing(
-            reader.rows(repository.line_by_id(account_id=account_id, line_id=line_id))
+            reader.rows(read_queries.line_by_id(account_id=account_id, line_id=line_id))
         ) as found:
             anchor = next(found, None)
         return None if anchor is None else (anchor, host_folded, app_folded)

@@ -12,14 +12,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.auth.scope import scoped_query
 from tidegate.clock import now_ms
-from tidegate.db.session import SessionDep
 from tidegate.errors import BadRequest, NotFound
 from tidegate.export import context, schemas, service
-from tidegate.export.reading import PageReader, run_off_loop
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.views.service import apply_view
 
 router = APIRouter(prefix="/v2/export", tags=["Export"], responses=LEGACY_ERRORS)

@@ -18,8 +18,8 @@ from tidegate.components.catalogue import REGISTRY
 from tidegate.components.sources.push import ROUTE_ITSELF
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.gateway import schemas
-from tidegate.gateway.body import MAX_EVENTS
 from tidegate.gateway.service import Accepted, GatewayRequest, accept
+from tidegate.kit.body import MAX_EVENTS
 
 router = APIRouter(tags=["Gateway"])
 

@@ -24,14 +24,15 @@ from tidegate.errors import (
     ServiceUnavailable,
     Unauthorized,
 )
-from tidegate.gateway.body import decoded_body, events_of
-from tidegate.gateway.signature import verify_signature
+from tidegate.kit.body import decoded_body, events_of
+from tidegate.kit.signature import verify_signature
 from tidegate.models import Account
 from tidegate.pipelines import gateway_service, repository
 from tidegate.runtime.backpressure import Saturated
 from tidegate.runtime.compiler import CompiledPipeline, PipelineBroken, run_graph
+from tidegate.runtime.delivery import Delivery
 from tidegate.runtime.features import enabled_features
-from tidegate.runtime.runtime import Delivery, Runtime
+from tidegate.runtime.runtime import Runtime
 
 log = logging.getLogger("tidegate.gateway")
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
 from tidegate.groups import schemas, service
 
 router = APIRouter(prefix="/v1/config/groups", tags=["Groups"], responses=LEGACY_ERRORS)

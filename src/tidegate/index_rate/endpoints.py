@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId, SealerDep
-from tidegate.db.session import SessionDep
 from tidegate.index_rate import schemas, service
 
 router = APIRouter(

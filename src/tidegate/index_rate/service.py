@@ -12,27 +12,13 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel, ChannelIn
+from tidegate.alerts.index_rate import open_config
 from tidegate.alerts.integrations import checked_channels
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest
 from tidegate.index_rate import schemas
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import IndexRateAlert
-from tidegate.runtime.destination_guard import DestinationPolicy
-
-DEFAULTS: dict[str, Any] = {
-    "max_lines": 0,
-    "max_z_score": 0,
-    "threshold_alert": "separate",
-    "frequency": "hourly",
-    "channels": {"email": [], "pagerduty": [], "slack": [], "webhook": []},
-    "enabled": False,
-}
-
-
-def open_config(sealer: Sealer, row: IndexRateAlert | None) -> dict[str, Any]:
-    text = sealer.open(row.config_sealed) if row is not None else None
-    config: dict[str, Any] = json.loads(text if text is not None else json.dumps(DEFAULTS))
-    return config
 
 
 def _number(value: float | int) -> float | int:

@@ -16,10 +16,10 @@ from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredent
 from fastapi.security.http import HTTPBase
 
 from tidegate.api.error_models import LEGACY_ERRORS, LegacyError, error_response
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.clock import now_ms
-from tidegate.db.session import SessionDep
 from tidegate.errors import Unauthorized, ValidationFailed
 from tidegate.ingest import schemas, service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy
 from tidegate.auth.secrets import Sealer
-from tidegate.db.session import SessionDep
 from tidegate.keys import schemas, service
 
 router = APIRouter(prefix="/v1/config/keys", tags=["Keys"], responses=LEGACY_ERRORS)

@@ -21,7 +21,7 @@ Before 3 commits, the lines are in the row store and the file is registered nowh
 no reader opens it; after, they are in the registered file only. A crash between 2 and 3
 leaves a file that no registry row names: every round first removes such files (and
 temporary ones). Readers list the account's segments and read the row store in one
-consistent view (``tidegate.export.tiers``), so a line is in exactly one tier at every
+consistent view (``tidegate.logs.tiers``), so a line is in exactly one tier at every
 instant a reader can see.
 """
 

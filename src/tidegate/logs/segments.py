@@ -58,7 +58,7 @@ TEMP_SUFFIX = ".tmp"
 # Account ids are 24 characters of [0-9a-z]; anything else would not name a directory.
 _SAFE_ACCOUNT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
-# The columns a read of lines returns, in ``export.repository.LineRow`` order.
+# The columns a read of lines returns, in ``logs.read_queries.LineRow`` order.
 LINE_COLUMNS = ("id", "ts", *NAMES[3:13], "meta_unindexed")
 # DuckDB threads per connection: the export threads (two per process) bound the reads,
 # and each read uses one core, as a database read does.

@@ -8,10 +8,10 @@ from fastapi import APIRouter, BackgroundTasks, Path, Request
 
 from tidegate import mail
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
+from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
-from tidegate.db.session import SessionDep
 from tidegate.members import schemas, service
 
 router = APIRouter(

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from typing import Final
+
 from sqlalchemy import BigInteger, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tidegate.models.base import Base
+
+# One row per component and minute: the width of ``bucket_ms``.
+BUCKET_MS: Final = 60_000
 
 
 class PipelineUsage(Base):

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import ReadSessionDep, SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
-from tidegate.db.session import ReadSessionDep, SessionDep
 from tidegate.parsing_templates import schemas, service
 
 router = APIRouter(

@@ -19,9 +19,9 @@ from tidegate.clock import epoch_ms_of, now_ms
 from tidegate.db.engine import Database
 from tidegate.errors import NotFound, ValidationFailed
 from tidegate.export import schemas as export_schemas
-from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.export.service import page_of_lines
 from tidegate.logs.parsing import MAX_PARSED_CHARS
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.templates import TemplateSet
 from tidegate.logs.timestamps import text_time
 from tidegate.models import ParsingTemplate

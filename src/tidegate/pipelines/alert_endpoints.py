@@ -20,8 +20,8 @@ from fastapi import APIRouter, Depends, Path
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId, SealerDep
-from tidegate.db.session import SessionDep
 from tidegate.pipelines import alert_service
 from tidegate.pipelines.alert_schemas import AlertIn, AlertOut
 from tidegate.pipelines.paths import ERRORS, ID_PATTERN, NodeIdPath, PipelineIdPath

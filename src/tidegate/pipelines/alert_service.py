@@ -23,11 +23,11 @@ from tidegate.alerts.pipeline_alerts import (
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest, Conflict, NotFound
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines.alert_schemas import AlertIn, AlertOut
 from tidegate.pipelines.service import own_pipeline
-from tidegate.runtime.destination_guard import DestinationPolicy
 
 KIND_SEGMENTS: Final = {
     "source": "source",

@@ -11,13 +11,13 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Depends, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
+from tidegate.kit.destination_guard import DestinationPolicy, policy_from_setting
 from tidegate.pipelines import node_service, schemas, service
 from tidegate.pipelines.alert_endpoints import router as alerts_router
 from tidegate.pipelines.paths import ERRORS, NodeIdPath, PipelineIdPath
-from tidegate.runtime.destination_guard import DestinationPolicy, policy_from_setting
 
 router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)
 

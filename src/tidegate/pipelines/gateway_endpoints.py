@@ -11,9 +11,9 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Path, Request, Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
 from tidegate.pipelines import gateway_schemas as schemas
 from tidegate.pipelines import gateway_service as service
 from tidegate.pipelines.paths import ERRORS, ID_PATTERN

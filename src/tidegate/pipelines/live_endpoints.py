@@ -10,10 +10,10 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Query, Request
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.clock import now_ms
-from tidegate.db.session import SessionDep
 from tidegate.export.schemas import epoch_ms
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import live_service as service

@@ -14,12 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database
 from tidegate.errors import ErrorItem, NotFound, RateLimited, ValidationFailed
+from tidegate.kit.tap import TapBusy, TapRegistry, compile_filter
 from tidegate.models import PipelineUsage
+from tidegate.models.pipeline_usage import BUCKET_MS
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import repository
 from tidegate.processing.conditions import ConditionError
-from tidegate.runtime.tap import TapBusy, TapRegistry, compile_filter
-from tidegate.runtime.usage import BUCKET_MS
 
 MAX_BUCKETS: Final = 10_000
 DEFAULT_SPAN_MS: Final = 3_600_000

@@ -18,6 +18,7 @@ from tidegate.components.catalogue import REGISTRY
 from tidegate.components.validation import node_outputs, validate_user_config, vet_config
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import GatewayRoute, Pipeline, PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
@@ -31,7 +32,6 @@ from tidegate.pipelines.service import (
     same_id,
     touch,
 )
-from tidegate.runtime.destination_guard import DestinationPolicy
 
 MAX_NODES_PER_PIPELINE: Final = 200
 _PUBLIC_ONLY: Final = DestinationPolicy()

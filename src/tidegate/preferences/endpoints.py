@@ -6,8 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import CurrentPrincipal
-from tidegate.db.session import SessionDep
 from tidegate.preferences import schemas, service
 
 router = APIRouter(prefix="/v1/auth/preferences", tags=["Sessions"], responses=LEGACY_ERRORS)

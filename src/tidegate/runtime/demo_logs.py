@@ -28,6 +28,7 @@ from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.delivery import DeliveryFailed
 from tidegate.models import PipelineNode
 from tidegate.runtime.compiler import PipelineBroken, run_graph
+from tidegate.runtime.delivery import Delivery
 from tidegate.runtime.features import enabled_features
 
 if TYPE_CHECKING:
@@ -170,8 +171,6 @@ class DemoLogsScheduler:
                 state.next_ms = now_ms + interval
         if not by_node:
             return 0
-        from tidegate.runtime.runtime import Delivery  # runtime.runtime imports this module
-
         outputs = await run_graph(
             pipeline,
             [],

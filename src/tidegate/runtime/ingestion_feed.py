@@ -19,6 +19,7 @@ from tidegate.components.sources.log_analysis_ingestion import (
 from tidegate.delivery import DeliveryFailed
 from tidegate.pipelines import dataplane
 from tidegate.runtime.compiler import PipelineBroken, run_graph
+from tidegate.runtime.delivery import Delivery
 from tidegate.runtime.features import enabled_features
 
 if TYPE_CHECKING:
@@ -102,8 +103,6 @@ class IngestionFeed:
             if not pipelines:
                 continue
             events = await runtime.offload(partial(line_events, lines), work=len(lines))
-            from tidegate.runtime.runtime import Delivery  # runtime.runtime imports this module
-
             delivery = Delivery()
             for pipeline in pipelines:
                 sources = {

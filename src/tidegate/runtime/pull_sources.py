@@ -23,6 +23,7 @@ from tidegate.components.catalogue import REGISTRY
 from tidegate.components.sources.pull import PullContext
 from tidegate.models import PipelineNode
 from tidegate.runtime.compiler import run_graph
+from tidegate.runtime.delivery import Delivery
 from tidegate.runtime.features import enabled_features
 
 if TYPE_CHECKING:
@@ -86,8 +87,6 @@ class PullScheduler:
     async def _account(
         self, runtime: Runtime, intake: LineIntake, account_id: str, source_type: str
     ) -> int:
-        from tidegate.runtime.runtime import Delivery  # runtime.runtime imports this module
-
         component = REGISTRY.get("source", source_type)
         assert component.pull is not None
         async with intake.db.read_sessions() as session:

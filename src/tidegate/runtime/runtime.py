@@ -8,7 +8,6 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -19,50 +18,34 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate import metrics
-from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
+from tidegate.components.base import BuildContext, DeliveryContext, NodeRef
 from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
 from tidegate.delivery import DeliveryFailed
+from tidegate.kit.destination_guard import (
+    DestinationPolicy,
+    GuardedTransport,
+    policy_from_setting,
+)
+from tidegate.kit.tap import TapRegistry
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
+from tidegate.runtime.delivery import Delivery
 from tidegate.runtime.demo_logs import DemoLogsScheduler
-from tidegate.runtime.destination_guard import (
-    DestinationPolicy,
-    GuardedTransport,
-    policy_from_setting,
-)
 from tidegate.runtime.ingestion_feed import IngestionFeed
 from tidegate.runtime.limits import RuntimeLimits
 from tidegate.runtime.pull_sources import PullScheduler
-from tidegate.runtime.tap import TapRegistry
 from tidegate.runtime.usage import UsageCounter
 
 log = logging.getLogger("tidegate.runtime")
 
-__all__ = ["Delivery", "Runtime", "build_runtime", "runtime_of"]
+__all__ = ["Runtime", "build_runtime", "runtime_of"]
 
 Event = dict[str, Any]
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class Delivery:
-    """What one request hands to destinations, by component (each component delivers
-    all its parcels of the request at once)."""
-
-    parcels: dict[Component[Any], list[Parcel]] = field(default_factory=dict)
-
-    def add(self, pipeline: CompiledPipeline, outputs: dict[str, NodeOutput]) -> None:
-        for node in pipeline.destinations():
-            events = outputs[node.id].main
-            if not events or node.component.deliver is None:
-                continue
-            self.parcels.setdefault(node.component, []).append(
-                Parcel(pipeline.pipeline_id, pipeline.account_id, node.id, node.runtime, events)
-            )
 
 
 class Runtime:

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Path
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
 from tidegate.runtime import simulation
 from tidegate.runtime import simulation_schemas as schemas
 

@@ -21,13 +21,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from tidegate.db.engine import Database
 from tidegate.db.periodic import PeriodicFlush
 from tidegate.models import PipelineUsage
+from tidegate.models.pipeline_usage import BUCKET_MS
 from tidegate.runtime.compiler import NodeOutput, RunningNode
 
 log = logging.getLogger("tidegate.runtime")
 
-__all__ = ["BUCKET_MS", "UsageCounter"]
+__all__ = ["UsageCounter"]
 
-BUCKET_MS: Final = 60_000
 MAX_ROWS: Final = 50_000  # rows held between flushes (more only while flushes fail)
 
 _Key = tuple[str, str, str, int]  # account, pipeline, component, bucket start

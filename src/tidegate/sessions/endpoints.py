@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.client_address import client_address
@@ -22,9 +23,9 @@ from tidegate.auth.dependencies import (
     key_principal,
     user_principal,
 )
+from tidegate.auth.permissions import requires
 from tidegate.auth.principal import Principal
-from tidegate.auth.roles import Permission, requires
-from tidegate.db.session import SessionDep
+from tidegate.auth.roles import Permission
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.errors import NotFound, Unauthorized
 from tidegate.sessions import schemas, service

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId
-from tidegate.db.session import SessionDep
 from tidegate.suspensions import schemas, service
 
 router = APIRouter(

@@ -9,11 +9,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.clock import now_ms
-from tidegate.db.session import SessionDep
 from tidegate.ingest.service import utc_today
 from tidegate.usage import schemas, service
 

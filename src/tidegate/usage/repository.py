@@ -1,5 +1,5 @@
 """Usage queries (queries only), run by a ``PageReader`` in an export worker thread
-(tidegate.export.reading): each reads the account's lines with ``from_ms <= ts <
+(tidegate.logs.reading): each reads the account's lines with ``from_ms <= ts <
 to_ms`` through the index (account_id, ts, id) and answers a bounded number of rows.
 
 Apps and hosts group by their folded column (so ``API`` and ``api`` are one app, named

@@ -26,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.auth.scope import AccessScope
 from tidegate.db.engine import Database
 from tidegate.errors import Forbidden
-from tidegate.export.reading import PageReader, run_off_loop
 from tidegate.logs.filtering import parse_line_filter
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.sql_filter import translate
 from tidegate.usage import repository, schemas
 from tidegate.usage.schemas import Kind, Period
@@ -35,7 +35,7 @@ from tidegate.usage.schemas import Kind, Period
 
 @dataclass(frozen=True, slots=True)
 class UsageScope:
-    """Whose lines, and how to read them (off the loop, tidegate.export.reading)."""
+    """Whose lines, and how to read them (off the loop, tidegate.logs.reading)."""
 
     database: Database
     session: AsyncSession

@@ -6,8 +6,8 @@ from fastapi import APIRouter, BackgroundTasks, Request
 
 from tidegate import mail
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
-from tidegate.db.session import SessionDep
 from tidegate.users import schemas, service
 
 router = APIRouter(prefix="/v1/auth", tags=["People"], responses=LEGACY_ERRORS)

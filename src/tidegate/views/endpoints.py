@@ -9,8 +9,8 @@ from fastapi import APIRouter
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy, SealerDep
-from tidegate.db.session import SessionDep
 from tidegate.views import schemas, service
 
 router = APIRouter(prefix="/v1/config", tags=["Views and alerts"], responses=LEGACY_ERRORS)

@@ -13,10 +13,10 @@ from tidegate.alerts.sealed import open_channels, seal_channels
 from tidegate.auth.scope import AccessScope
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest, NotFound
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.models import PresetAlert, View
 from tidegate.models.base import utcnow
-from tidegate.runtime.destination_guard import DestinationPolicy
 from tidegate.views import repository, schemas
 
 

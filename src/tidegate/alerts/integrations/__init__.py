@@ -10,7 +10,7 @@ from tidegate.alerts.integrations.pagerduty import PagerDuty
 from tidegate.alerts.integrations.slack import Slack
 from tidegate.alerts.integrations.webhook import Webhook
 from tidegate.errors import BadRequest
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.kit.destination_guard import DestinationPolicy
 
 INTEGRATIONS: dict[str, Integration] = {
     integration.name: integration for integration in (Email(), Webhook(), Slack(), PagerDuty())

@@ -14,7 +14,7 @@ from tidegate.alerts.channels import Channel
 from tidegate.alerts.notification import Notification
 from tidegate.config import Settings
 from tidegate.delivery import DeliveryFailed
-from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
+from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 
 
 @dataclass(slots=True)

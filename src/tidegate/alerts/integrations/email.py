@@ -13,7 +13,7 @@ from tidegate.alerts.integrations.base import SendContext
 from tidegate.alerts.notification import Notification
 from tidegate.config import Settings
 from tidegate.delivery import DeliveryFailed
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.kit.destination_guard import DestinationPolicy
 
 
 def email_message(channel: Channel, notification: Notification, sender: str) -> EmailMessage:

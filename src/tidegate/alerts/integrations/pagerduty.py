@@ -8,7 +8,7 @@ from typing import Any
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.integrations.base import SendContext, post_json
 from tidegate.alerts.notification import Notification
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.kit.destination_guard import DestinationPolicy
 
 
 def pagerduty_body(channel: Channel, notification: Notification, dedup_key: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.integrations.base import SendContext, post_json, vet_http_url
 from tidegate.alerts.notification import Notification
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.kit.destination_guard import DestinationPolicy
 
 SLACK_HOST = "hooks.slack.com"
 

@@ -8,7 +8,7 @@ from typing import Any
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.integrations.base import SendContext, post_json, vet_http_url
 from tidegate.alerts.notification import Notification, render_template
-from tidegate.runtime.destination_guard import DestinationPolicy
+from tidegate.kit.destination_guard import DestinationPolicy
 
 
 def webhook_body(channel: Channel, notification: Notification) -> Any:

@@ -10,7 +10,7 @@ destination's ``Retry-After`` is honoured, up to 60 s), each attempt bounded by
 once. Only ``MAX_RESPONSE_BYTES`` of an answer are read (undecoded, so a compressed
 answer cannot inflate), then the connection is dropped: a destination answering with an
 endless body cannot hold a worker or its memory. A destination whose host is not a
-public address (``runtime.destination_guard``) fails at once, without retries.
+public address (``kit.destination_guard``) fails at once, without retries.
 
 ``rotate`` (Elasticsearch's several endpoints) is asked for the request to send on
 each retry, so a retry can go to another endpoint.
@@ -28,7 +28,7 @@ import httpx
 
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
-from tidegate.runtime.destination_guard import DestinationRefused
+from tidegate.kit.destination_guard import DestinationRefused
 
 log = logging.getLogger("tidegate.runtime.http")
 

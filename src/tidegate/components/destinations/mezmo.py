@@ -1,6 +1,6 @@
 """The ``mezmo`` destination (alias ``log_analysis``): the account's own log store.
 
-Events become lines (``runtime.log_lines``) and go through the one writer of lines
+Events become lines (``logs.log_lines``) and go through the one writer of lines
 (``logs.intake``), exactly as ``/logs/ingest``: the account's exclusion rules (excluded
 lines counted, not stored; indexonly ones still reach live tail), usage, the group
 commit, the one timestamp rule, then live tail. Every account's lines of one request go
@@ -44,9 +44,9 @@ from tidegate.components.base import (
 from tidegate.components.processors.kit import FieldText
 from tidegate.logs.exclusion import RuleSet
 from tidegate.logs.intake import JudgedLines, judge_lines
+from tidegate.logs.log_lines import DEFAULT_HOST, EVENT_TIME_FIELDS, event_to_line
 from tidegate.logs.store import NewLine
 from tidegate.processing.fields import MISSING, FieldPath
-from tidegate.runtime.log_lines import DEFAULT_HOST, EVENT_TIME_FIELDS, event_to_line
 
 __all__ = ["COMPONENT", "MezmoConfig"]
 

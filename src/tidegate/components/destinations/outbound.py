@@ -28,7 +28,7 @@ from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
 from tidegate.errors import ErrorItem, ValidationFailed
-from tidegate.runtime.destination_guard import DestinationPolicy, DestinationRefused
+from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 
 __all__ = ["BACKGROUND_DEADLINE_S", "MAX_BACKGROUND", "Encoder", "outbound_component", "vet_urls"]
 

@@ -10,7 +10,7 @@
   ``application/octet-stream`` as ``bytes``; anything else a JSON object, an array of
   objects, or NDJSON recognised from the text.
 
-Every JSON form has the limits of ``gateway.body`` (events per request, nesting,
+Every JSON form has the limits of ``kit.body`` (events per request, nesting,
 numbers, surrogates), and every problem is a 400 naming it.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from tidegate.errors import BadRequest
-from tidegate.gateway.body import NDJSON_TYPES, events_of, media_type
+from tidegate.kit.body import NDJSON_TYPES, events_of, media_type
 
 __all__ = ["Decoding", "decode_events"]
 

@@ -26,7 +26,7 @@ from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.decoding import decode_events
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 
 __all__ = ["COMPONENT", "FORWARD_MEDIA_TYPE", "FluentConfig", "forward_events", "receive"]
 

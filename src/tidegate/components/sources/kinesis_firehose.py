@@ -25,7 +25,7 @@ from tidegate.clock import now_ms
 from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 
 __all__ = ["COMPONENT", "KinesisFirehoseConfig", "firehose_events", "receive"]
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import BadRequest, PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 
 __all__ = ["COMPONENT", "MezmoAgentConfig", "agent_events", "receive"]
 

@@ -33,7 +33,7 @@ from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.otlp import attributes, parse_request, response, scope, value
 from tidegate.components.sources.push import Push, Received
 from tidegate.errors import PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 
 __all__ = [
     "COMPONENT",

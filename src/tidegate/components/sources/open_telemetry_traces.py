@@ -44,7 +44,7 @@ from tidegate.components.sources.otlp import (
 )
 from tidegate.components.sources.push import Push, Received
 from tidegate.errors import PayloadTooLarge
-from tidegate.gateway.body import MAX_EVENTS, checked_event
+from tidegate.kit.body import MAX_EVENTS, checked_event
 
 __all__ = ["COMPONENT", "PATHS", "OpenTelemetryTracesConfig", "otlp_span_events", "receive"]
 

@@ -20,7 +20,7 @@ from google.protobuf.message import DecodeError, Message  # type: ignore[import-
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from tidegate.errors import BadRequest, UnsupportedMediaType
-from tidegate.gateway.body import MAX_DEPTH, media_type
+from tidegate.kit.body import MAX_DEPTH, media_type
 
 __all__ = ["attributes", "hex_id", "nanos_to_ms", "parse_request", "response", "scope", "value"]
 

@@ -27,7 +27,7 @@ from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.prometheus_wire import series_events
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import UnsupportedMediaType
-from tidegate.gateway.body import media_type
+from tidegate.kit.body import media_type
 
 __all__ = ["COMPONENT", "PATHS", "PrometheusRemoteWriteSourceConfig", "receive"]
 

@@ -34,7 +34,7 @@ from tidegate.components.sources.sqs import (
     deleter,
     receive_messages,
 )
-from tidegate.gateway.body import MAX_EVENTS
+from tidegate.kit.body import MAX_EVENTS
 from tidegate.objectstore.s3 import S3Target, aws_endpoint, signed_headers
 
 __all__ = ["COMPONENT", "MAX_OBJECT_BYTES", "S3SourceConfig", "object_lines"]

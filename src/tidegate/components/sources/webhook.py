@@ -26,7 +26,7 @@ from tidegate.components.base import BuildContext, Component, Needs, NodeRef
 from tidegate.components.sources.decoding import Decoding, decode_events
 from tidegate.components.sources.push import ROUTE_ITSELF, Push, Received
 from tidegate.errors import Unauthorized
-from tidegate.gateway.signature import verify_signature
+from tidegate.kit.signature import verify_signature
 
 __all__ = ["COMPONENT", "PATHS", "WebhookConfig", "check_webhook_signature", "receive"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from tidegate.ingest.service import IngestParams, build_line
-from tidegate.runtime.log_lines import DEFAULT_HOST, event_to_line
+from tidegate.logs.log_lines import DEFAULT_HOST, event_to_line
 
 RECEIVED = 1_700_000_000_000
 

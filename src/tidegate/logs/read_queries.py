@@ -1,6 +1,6 @@
 """Queries of the export: the high-water mark and keyset range scans.
 
-Each is a Core statement run by a ``PageReader`` (tidegate.export.reading): on SQLite
+Each is a Core statement run by a ``PageReader`` (tidegate.logs.reading): on SQLite
 by the stdlib driver in the export's worker thread, on PostgreSQL by asyncpg on the
 event loop. ``tags`` and ``meta`` are read as their JSON text, so that decoding them
 (however large) happens in the worker thread, never in the driver on the loop.

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from tidegate.app_state import AppState
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.principal import Principal
-from tidegate.logs import tail_repository
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.tail import TailBroker, TailLine
+from tidegate.tail import repository
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class TailCredential:
         self._checked_at = now
         try:
             async with self._sessions() as session:
-                reason = await tail_repository.principal_revoked_reason(
+                reason = await repository.principal_revoked_reason(
                     session=session, principal=self.principal, account_id=self.account_id
                 )
             if reason is None:
@@ -81,11 +81,11 @@ class TailCredential:
                 db=self._db, user_id=person, account_id=self.account_id
             )
             if maker is None or maker.role is None:
-                return tail_repository.MAKER_LEFT
+                return repository.MAKER_LEFT
         scope = await auth_repository.access_scope(
             db=self._db, user_id=person, account_id=self.account_id
         )
-        return None if scope == self.principal.scope else tail_repository.SCOPE_CHANGED
+        return None if scope == self.principal.scope else repository.SCOPE_CHANGED
 
 
 @dataclass(frozen=True, slots=True)

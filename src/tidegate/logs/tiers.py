@@ -29,8 +29,8 @@ from sqlalchemy import ColumnElement
 
 from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
-from tidegate.export.reading import PageReader, SegmentReader
-from tidegate.export.repository import LineRow
+from tidegate.logs.read_queries import LineRow
+from tidegate.logs.reading import PageReader, SegmentReader
 from tidegate.logs.segments import (
     LINE_COLUMNS,
     AccountSegments,

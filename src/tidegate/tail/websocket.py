@@ -43,7 +43,7 @@ from tidegate.auth.scope import AccessScope, scoped_query
 from tidegate.errors import ApiError, RateLimited, ServiceUnavailable
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailUnavailable, TooManySubscribers
-from tidegate.logs.tail_service import (
+from tidegate.tail.service import (
     TOO_MANY_STREAMS,
     UNAVAILABLE,
     Heartbeat,

@@ -6,7 +6,7 @@ Events (``text/event-stream``):
   record as JSON (the export's shape; ``_id`` only when the writer knew it);
 - ``event: dropped`` with ``{"dropped": n}`` when this subscriber fell behind and n
   matching lines were discarded (its queue holds ``DEFAULT_MAX_QUEUED`` lines);
-- a ``: heartbeat`` comment after ``tail_service.HEARTBEAT_SECONDS`` without any event;
+- a ``: heartbeat`` comment after ``tail.service.HEARTBEAT_SECONDS`` without any event;
 - ``event: error`` with ``{"error": "..."}`` just before the server ends the stream: the
   key was deleted or the account deactivated (re-checked in the database every
   ``tail_recheck_s`` seconds, so it works across workers and hosts), or the stream
@@ -29,7 +29,7 @@ from tidegate.auth.scope import scoped_query
 from tidegate.errors import RateLimited
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.tail import TailBroker, TailUnavailable, TooManySubscribers
-from tidegate.logs.tail_service import (
+from tidegate.tail.service import (
     TOO_MANY_STREAMS,
     UNAVAILABLE,
     Heartbeat,

@@ -44,8 +44,8 @@ from tidegate.db.engine import Database
 from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
 from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.errors import ReadBudgetExceeded
-from tidegate.export.fair_share import FairShare, HeavyReaders, lower_priority
-from tidegate.export.repository import LineRow
+from tidegate.logs.fair_share import FairShare, HeavyReaders, lower_priority
+from tidegate.logs.read_queries import LineRow
 from tidegate.logs.segments import duckdb_connection
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class SegmentReader(Protocol):
 
 
 class PageReader(SegmentReader, Protocol):
-    """Runs one statement of tidegate.export.repository; called in the worker thread."""
+    """Runs one statement of tidegate.logs.read_queries; called in the worker thread."""
 
     dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
     # Where the log store's segments are (None: reads leave them out).
