@@ -122,7 +122,7 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # an account's retention (segments, retention) sweep themselves, and the app's
         # own sweep deleted their lines mid-test on a loaded machine.
         retention_enabled=False,
-        # Nor the lower CPU priority of a heavy account's reads (export.fair_share): a
+        # Nor the lower CPU priority of a heavy account's reads (logs.fair_share): a
         # read past a quarter second of CPU (a first DuckDB read) niced the account's
         # next reads for a minute, and niced threads crawl on a loaded machine (a segments
         # test took 141 s instead of 48). tests/export/test_fair_reads.py turns it on.

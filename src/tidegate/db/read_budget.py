@@ -32,5 +32,5 @@ class ReadBudget:
     # handling in Python while a statement is open included; 0: unlimited.
     segment_s: float = 10.0
     # A read that took more of its thread's CPU than this makes its account's next reads
-    # run on the lower-priority threads for a while (export.fair_share); 0: never.
+    # run on the lower-priority threads for a while (logs.fair_share); 0: never.
     heavy_read_cpu_s: float = 0.25
