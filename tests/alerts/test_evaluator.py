@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.alerts.harness import Harness
+from tests.alerts.harness import VIEWS, Harness
 
 
 def webhook(**fields: Any) -> dict[str, Any]:
@@ -49,6 +49,46 @@ async def test_presence_immediate_fires_once_with_the_matches(harness: Harness) 
     harness.clock.move(5)
     assert (await evaluator.evaluate()).firings == 0
     assert len(await harness.deliveries()) == 1
+
+
+async def test_a_line_sent_after_a_channel_is_edited_meets_the_edited_channel(
+    harness: Harness,
+) -> None:
+    """A round reads the views, then a channel is edited to fire at once and a line
+    arrives, all before the round reads its lines (a busy machine, a matching process
+    still starting). The line is judged by the edited channel: judged by the one read
+    before the edit (firing at the end of 15 minutes), it was counted there and lost
+    when the edit took effect, and the alert never fired."""
+    view_id = await harness.view([webhook(triggerlimit=1, triggerinterval="15m")])
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    load = evaluator.watch.load
+    edits = [view_id]
+
+    async def load_then_edit(session: Any) -> Any:
+        specs = await load(session)
+        if edits:
+            edited = await harness.client.put(
+                f"{VIEWS}/{edits.pop()}",
+                json={
+                    "name": "Payments errors",
+                    "query": "payment failed",
+                    "channels": [webhook(triggerlimit=1, immediate="true")],
+                },
+                headers=harness.who.account.headers,
+            )
+            assert edited.status_code == 200, edited.text
+            await harness.ingest("payment failed: card declined")
+        return specs
+
+    evaluator.watch.load = load_then_edit  # type: ignore[method-assign]
+    for _ in range(3):
+        harness.clock.move(1)
+        await evaluator.evaluate()
+    assert not edits
+    [delivery] = await harness.deliveries()
+    assert delivery.payload["count"] == 1
+    assert [m["_line"] for m in delivery.payload["matches"]] == ["payment failed: card declined"]
 
 
 async def test_the_alert_link_opens_the_view_over_the_window_that_fired(

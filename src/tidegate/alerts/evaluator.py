@@ -101,29 +101,35 @@ class Evaluator:
         now = self.clock()
         settle_ms = int(self.settings.alert_settle_s * 1000)
         states: dict[StateKey, dict[str, Any]] = {}
+        # A line is judged by the views as they were read after it committed, never
+        # by older ones: one that arrives after a channel is edited meets the edited
+        # channel. So the lines are fixed before the views are read (the reads are
+        # separate snapshots): on SQLite the batch ends at the last line committed
+        # now (ids commit in order; the matching process reads up to it, later); on
+        # PostgreSQL the views are read again after the lines (cheap: a change stamp).
         async with self.db.read_sessions() as session:
             state = await cursors.read_state(session)
+            top = await cursors.top_line_id(session)
             specs = await self.watch.load(session)
+            if specs and self.db.sqlite_path is None:
+                batch = await cursors.read_batch(
+                    session,
+                    state,
+                    limit=self.settings.alert_batch_lines,
+                    now_ms=now,
+                    track_gaps=self.track_gaps,
+                    gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
+                )
+                specs = await self.watch.load(session)
             if not specs:
                 # Nothing to judge: the cursor follows the store's end.
-                top = await cursors.top_line_id(session)
                 batch = cursors.Batch(
                     rows=[], last_line_id=max(top, state.last_line_id), gaps=[], full=False
                 )
+            elif self._committed is not None and self._committed[0] == state.version:
+                states = self._committed[1]
             else:
-                if self._committed is not None and self._committed[0] == state.version:
-                    states = self._committed[1]
-                else:
-                    states = await self._states(session, specs)
-                if self.db.sqlite_path is None:
-                    batch = await cursors.read_batch(
-                        session,
-                        state,
-                        limit=self.settings.alert_batch_lines,
-                        now_ms=now,
-                        track_gaps=self.track_gaps,
-                        gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
-                    )
+                states = await self._states(session, specs)
         lines = len(batch.rows) if not specs or self.db.sqlite_path is None else 0
         if not specs:
             outcome = Outcome(states={}, firings=[])
@@ -134,6 +140,7 @@ class Evaluator:
                 specs,
                 states,
                 state.last_line_id,
+                top,
                 self.settings.alert_batch_lines,
                 now,
                 settle_ms,

@@ -202,7 +202,7 @@ def evaluate_batch(
 _SQLITE_LINES = (
     "SELECT id, account_id, ts, received_ms, host, app, level, env, file, ip, mac, "
     "CAST(tags AS TEXT), CAST(meta AS TEXT), line, CAST(meta_unindexed AS TEXT) FROM log_lines "
-    "WHERE id > ? ORDER BY id LIMIT ?"
+    "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?"
 )
 _readers: dict[str, sqlite3.Connection] = {}
 
@@ -220,19 +220,22 @@ def evaluate_sqlite_batch(
     specs: list[ViewSpec],
     states: dict[StateKey, dict[str, Any]],
     after_id: int,
+    until_id: int,
     limit: int,
     now_ms: int,
     settle_ms: int,
 ) -> SqliteBatch:
-    """SQLite: read the lines after ``after_id`` here too, through a read-only
-    connection of this process, so the server process does not even read them. (The
-    writer numbers lines under the write lock: ids commit in order, no gaps.)"""
+    """SQLite: read the lines after ``after_id`` and up to ``until_id`` here too,
+    through a read-only connection of this process, so the server process does not
+    even read them. (The writer numbers lines under the write lock: ids commit in
+    order, no gaps.) ``until_id`` was the last line when ``specs`` were read: a line
+    committed since may be for views changed since, and waits for the next batch."""
     reader = _readers.get(path)
     if reader is None:
         # Used by whichever thread of the child's pool runs the batch.
         reader = open_reader(path, wait_s=READ_OFF_LOOP_WAIT_S, any_thread=True)
         _readers[path] = reader
-    cursor = reader.execute(_SQLITE_LINES, (after_id, limit))
+    cursor = reader.execute(_SQLITE_LINES, (after_id, until_id, limit))
     try:
         rows: list[Row] = cursor.fetchall()
     finally:
@@ -276,11 +279,12 @@ class MatchingPool:
         specs: list[ViewSpec],
         states: dict[StateKey, dict[str, Any]],
         after_id: int,
+        until_id: int,
         limit: int,
         now_ms: int,
         settle_ms: int,
     ) -> SqliteBatch:
-        args = (path, specs, states, after_id, limit, now_ms, settle_ms)
+        args = (path, specs, states, after_id, until_id, limit, now_ms, settle_ms)
         if self.in_process:
             return await asyncio.to_thread(evaluate_sqlite_batch, *args)
         loop = asyncio.get_running_loop()
