@@ -102,10 +102,10 @@ def make_account(base_url: str, enterprise_token: str) -> Account:
 PASSWORD = "a long enough password"  # every person's the tests make
 
 
-def make_person(account: Account) -> str:
+def make_person(account: Account, *, name: str = "person") -> str:
     """A readonly member of the account with a password (invited, invitation accepted
-    through the API); their e-mail."""
-    email = f"person-{uuid.uuid4().hex[:8]}@example.com"
+    through the API); their e-mail (``name``, a dash and a unique part, at example.com)."""
+    email = f"{name}-{uuid.uuid4().hex[:8]}@example.com"
     with account.http() as http:
         invited = http.post(
             "/v1/config/members", json={"email": email, "role": "readonly", "groups": []}

@@ -206,6 +206,46 @@ def test_the_header_names_who_and_where_and_the_favicon_is_served(
         assert answer.body().startswith(b"<svg")
 
 
+# Each part of the header, where it was drawn: (test id or text, top, bottom, right).
+HEADER_BOXES = """() => {
+  const header = document.getElementById("top");
+  const parts = [...header.querySelectorAll("a, .who > *:not([hidden])")];
+  return {
+    height: header.getBoundingClientRect().height,
+    width: document.documentElement.clientWidth,
+    parts: parts.map((part) => {
+      const box = part.getBoundingClientRect();
+      return [part.dataset.testid || part.textContent, box.top, box.bottom, box.right];
+    }),
+  };
+}"""
+
+
+def test_the_header_keeps_to_one_line_with_a_long_name_at_1280_pixels(
+    daily_site: Site, page: Page
+) -> None:
+    """A long e-mail and an account shown as its name and id: both are cut (whole in
+    their title), while every link and the sign-out button stay on one line, in view."""
+    account = daily_site.account()
+    email = make_person(account, name="maria.lopez-fernandez.operations")
+    sign_in_as_person(page, daily_site.base_url, email)
+    person = page.get_by_test_id("signed-in-as")
+    expect(person).to_have_text(email)
+    expect(person).to_have_attribute("title", email)
+    expect(page.get_by_test_id("current-account")).to_have_attribute(
+        "title", re.compile(account.account_id)
+    )
+    drawn = page.evaluate(HEADER_BOXES)
+    assert drawn["height"] == 48, drawn
+    one_line = 30  # a line of the header's text is about 20 px; two are about 40
+    assert len(drawn["parts"]) >= 12, drawn  # the brand, nine links, who, sign-out
+    for name, top, bottom, right in drawn["parts"]:
+        assert top >= 0, (name, drawn)
+        assert bottom <= drawn["height"], (name, drawn)
+        assert bottom - top <= one_line, (name, drawn)
+        assert right <= drawn["width"], (name, drawn)
+
+
 # Every text the rate-limit notice shows, recorded as it changes (a wait can be short).
 RECORD_NOTICES = """() => {
   window.noticesSeen = [];

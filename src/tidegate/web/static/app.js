@@ -37,7 +37,9 @@ function renderHeader() {
   header.hidden = !current;
   if (!current) return;
   // Who is signed in, in which account (the switcher when there are several), as what.
-  document.getElementById("who").textContent = signedInAs(current);
+  const who = document.getElementById("who");
+  who.textContent = signedInAs(current);
+  who.title = who.textContent;
   const switcher = document.getElementById("account-switch");
   const accounts = current.accounts || [];
   const here = accounts.find((account) => account.id === current.account_id);
@@ -51,6 +53,7 @@ function renderHeader() {
   const single = document.getElementById("account");
   single.hidden = accounts.length >= 2;
   single.textContent = here ? accountLabel(here) : current.account_id || "";
+  single.title = single.textContent;
   document.getElementById("account-in").hidden = !current.account_id;
   document.getElementById("role").textContent = current.role || "";
   document.body.classList.toggle("readonly", !session.can("content"));
