@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from email.message import Message
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -245,6 +246,60 @@ async def test_members_crud_groups_and_owner_rules(client: AppClient) -> None:
     assert (
         await client.get(f"/v1/config/members/{owner_email}", headers=other.headers)
     ).status_code == 404
+
+
+async def test_only_an_owner_limits_an_owner_through_a_group(client: AppClient) -> None:
+    """A group's scope limits what its members see: an admin cannot put an owner in one,
+    take one out, or change or delete a group an owner is in (an owner can); an admin's
+    own groups and other members' stay theirs to change."""
+    tenant = await make_tenant(client.database_url)
+    account = await make_account(client, tenant)
+    h = account.headers  # a service key made by the enterprise: acts as owner
+    groups = "/v1/config/groups"
+    narrow = (await client.post(groups, json={"name": "web", "apps": ["web"]}, headers=h)).json()
+    other = (await client.post(groups, json={"name": "api", "apps": ["api"]}, headers=h)).json()
+    owner_email = account.data["owneremail"]
+    admin = await add_person(client.database_url, account_id=account.account_id, role="admin")
+    as_admin = (await sign_in_person(client, admin)).headers
+
+    def owner_groups(headers: dict[str, str], ids: list[str]) -> Any:
+        return client.put(
+            f"/v1/config/members/{owner_email}", json={"groups": ids}, headers=headers
+        )
+
+    refused = await owner_groups(as_admin, [narrow["id"]])
+    assert refused.status_code == 403, refused.text
+    assert (await client.get(f"/v1/config/members/{owner_email}", headers=h)).json()["groups"] == []
+    assert (await owner_groups(h, [narrow["id"]])).status_code == 200
+    # The same groups again change nothing: allowed (a form saved as it was).
+    assert (await owner_groups(as_admin, [narrow["id"]])).status_code == 200
+    assert (await owner_groups(as_admin, [])).status_code == 403
+    # The group the owner is in: its scope and its existence are the owner's to change.
+    scoped = await client.patch(
+        f"{groups}/{narrow['id']}", json={"apps": ["nothing"]}, headers=as_admin
+    )
+    assert scoped.status_code == 403, scoped.text
+    renamed = await client.patch(
+        f"{groups}/{narrow['id']}", json={"name": "web!"}, headers=as_admin
+    )
+    assert renamed.status_code == 200, renamed.text
+    assert (await client.delete(f"{groups}/{narrow['id']}", headers=as_admin)).status_code == 403
+    group = (await client.get(f"{groups}/{narrow['id']}", headers=h)).json()
+    assert (group["apps"], group["members"]) == (["web"], [owner_email])
+    # Groups without an owner, and the admin's own membership, stay the admin's.
+    assert (
+        await client.patch(f"{groups}/{other['id']}", json={"apps": ["x"]}, headers=as_admin)
+    ).status_code == 200
+    assert (
+        await client.put(
+            f"/v1/config/members/{admin.email}", json={"groups": [other["id"]]}, headers=as_admin
+        )
+    ).status_code == 200
+    assert (await client.delete(f"{groups}/{other['id']}", headers=as_admin)).status_code == 200
+    assert (
+        await client.patch(f"{groups}/{narrow['id']}", json={"apps": []}, headers=h)
+    ).status_code == 200
+    assert (await client.delete(f"{groups}/{narrow['id']}", headers=h)).status_code == 200
 
 
 async def test_password_reset_requests_are_limited_per_email(

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.api.session import SessionDep
-from tidegate.auth.dependencies import AccountId
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.groups import schemas, service
 
 router = APIRouter(prefix="/v1/config/groups", tags=["Groups"], responses=LEGACY_ERRORS)
@@ -38,15 +38,21 @@ async def get_group(
 
 @router.patch("/{groupId}", summary="Change a group's name or access scope")
 async def update_group(
-    group_id: GroupIdPath, body: schemas.GroupUpdate, session: SessionDep, account_id: AccountId
+    group_id: GroupIdPath,
+    body: schemas.GroupUpdate,
+    session: SessionDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
 ) -> schemas.Group:
     return await service.update_group(
-        session=session, account_id=account_id, group_id=group_id, body=body
+        session=session, principal=principal, account_id=account_id, group_id=group_id, body=body
     )
 
 
 @router.delete("/{groupId}", summary="Delete a group (its members keep their role)")
 async def delete_group(
-    group_id: GroupIdPath, session: SessionDep, account_id: AccountId
+    group_id: GroupIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> schemas.Group:
-    return await service.delete_group(session=session, account_id=account_id, group_id=group_id)
+    return await service.delete_group(
+        session=session, principal=principal, account_id=account_id, group_id=group_id
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.models import Group, GroupMember, User
+from tidegate.models import Group, GroupMember, Membership, User
 
 
 async def groups_of_account(*, session: AsyncSession, account_id: str) -> list[Group]:
@@ -59,3 +59,17 @@ async def set_groups_of_member(
     for group_id in dict.fromkeys(group_ids):
         session.add(GroupMember(group_id=group_id, user_id=user_id))
     await session.flush()
+
+
+async def has_owner(*, session: AsyncSession, account_id: str, group_id: str) -> bool:
+    """Whether an owner of the account is in the group."""
+    rows = await session.execute(
+        select(GroupMember.user_id)
+        .join(
+            Membership,
+            (Membership.user_id == GroupMember.user_id) & (Membership.account_id == account_id),
+        )
+        .where(GroupMember.group_id == group_id, Membership.role == "owner")
+        .limit(1)
+    )
+    return rows.first() is not None

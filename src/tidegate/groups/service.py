@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.auth.principal import Principal
+from tidegate.auth.roles import Role
 from tidegate.auth.scope import validate_scope_query
-from tidegate.errors import BadRequest, NotFound
+from tidegate.errors import BadRequest, Forbidden, NotFound
 from tidegate.groups import repository, schemas
 from tidegate.models import Group
 
@@ -65,11 +67,29 @@ async def create_group(
     return _schema(group, [])
 
 
+async def _owner_rule(
+    session: AsyncSession, principal: Principal, account_id: str, group_id: str
+) -> None:
+    """A group's scope limits what its members see: only an owner changes the scope of
+    a group an owner is in (as only an owner changes an owner's role)."""
+    if principal.role < Role.OWNER and await repository.has_owner(
+        session=session, account_id=account_id, group_id=group_id
+    ):
+        raise Forbidden("Only an owner may change a group an owner is in")
+
+
 async def update_group(
-    *, session: AsyncSession, account_id: str, group_id: str, body: schemas.GroupUpdate
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    account_id: str,
+    group_id: str,
+    body: schemas.GroupUpdate,
 ) -> schemas.Group:
     group = await _own(session=session, account_id=account_id, group_id=group_id)
     given = body.model_fields_set
+    if given & {"apps", "hosts", "query"}:
+        await _owner_rule(session, principal, account_id, group_id)
     if body.name is not None:
         group.name = body.name
     if body.description is not None:
@@ -84,8 +104,11 @@ async def update_group(
     return await get_group(session=session, account_id=account_id, group_id=group_id)
 
 
-async def delete_group(*, session: AsyncSession, account_id: str, group_id: str) -> schemas.Group:
+async def delete_group(
+    *, session: AsyncSession, principal: Principal, account_id: str, group_id: str
+) -> schemas.Group:
     found = await get_group(session=session, account_id=account_id, group_id=group_id)
+    await _owner_rule(session, principal, account_id, group_id)
     group = await _own(session=session, account_id=account_id, group_id=group_id)
     await session.delete(group)
     await session.flush()

@@ -1,7 +1,7 @@
 """Members: who may act in an account, with which role and in which groups. No HTTP.
 
 Admins manage members; only an owner may make someone an owner or change or remove an
-owner, and the last owner stays (docs/people.md, "Roles").
+owner (their role, their groups), and the last owner stays (docs/people.md, "Roles").
 """
 
 from __future__ import annotations
@@ -129,6 +129,12 @@ async def update_member(
         membership.role = body.role
     if body.groups is not None:
         await check_groups(session=session, account_id=account_id, group_ids=body.groups)
+        before = await groups_repository.groups_of_member(
+            session=session, account_id=account_id, user_id=user.id
+        )
+        if sorted(set(body.groups)) != before:
+            # A group limits what its members see: only an owner limits an owner.
+            _owner_rule(principal, membership.role)
         await groups_repository.set_groups_of_member(
             session=session, account_id=account_id, user_id=user.id, group_ids=body.groups
         )
