@@ -79,6 +79,7 @@ def compactor_columns(dialect: str) -> tuple[Any, ...]:
         _lines.app_folded,
         _lines.level_folded,
         *searched,
+        _lines.size_bytes,  # last: write_rows takes it from the end
     )
 
 
@@ -330,9 +331,11 @@ def write_rows(
     lists = [columns[column] for column in NAMES]
     searched = dialect == "postgresql"
     line_folded, meta_folded = lists[17], lists[18]
+    sizes = columns["size_bytes"]
     for row in rows:
         for index in range(17):
             lists[index].append(row[index])
+        sizes.append(row[-1])
         line = row[12].casefold()
         line_folded.append(line)
         if searched:

@@ -7,8 +7,9 @@ columns of ``log_lines`` that reads use, named as there (so the search translati
 ``tidegate.logs.sql_filter`` applies to a segment, in its ``duckdb`` dialect): the
 case-folded line and meta JSON text (the search text's two parts), host, app, level and their folded copies, file, env, ip, mac, tags, meta
 and unindexed meta (JSON text), the line, ts, received_ms and the id (the export's
-ordering key with ts). The compactor (``tidegate.logs.compactor``) writes them; reads
-(export pages, aggregations) open them with DuckDB, read-only, in the export threads.
+ordering key with ts), and the line's size as usage counts it (``size_bytes``). The
+compactor (``tidegate.logs.compactor``) writes them; reads (export pages, aggregations,
+usage) open them with DuckDB, read-only, in the export threads.
 
 Tenant isolation: a segment's file lives under a directory of its account's own
 (``<account_id>/...``); a read lists the segments of its account in the registry
@@ -37,10 +38,11 @@ from tidegate.models import Account, LogLine, LogSegment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
 
-# The columns of a segment, in the order the compactor writes them: all text but the
-# first three (64-bit integers). The search text is in its two parts, the case-folded
-# line and the case-folded meta JSON text (``store.search_text``), so that a line's
-# terms are looked for in its text only, and a phrase is exactly a substring of it.
+# The columns of a segment, in the order the compactor writes them. The search text is
+# in its two parts, the case-folded line and the case-folded meta JSON text
+# (``store.search_text``), so that a line's terms are looked for in its text only, and
+# a phrase is exactly a substring of it. ``size_bytes`` (the line's size as usage counts
+# it) is missing from segments written before it was added: ``SIZE_OF_LINE``.
 NAMES = (
     "id",
     *STORE_COLUMNS[1:13],  # ts, received_ms, host ... line, as the store writes them
@@ -48,8 +50,10 @@ NAMES = (
     *STORE_COLUMNS[14:17],  # host_folded, app_folded, level_folded
     "line_folded",
     "meta_folded",
+    "size_bytes",
 )
-_INTEGERS = 3
+# 64-bit integers; the other columns are text.
+_INTEGERS = frozenset(("id", "ts", "received_ms", "size_bytes"))
 # A row group per this many lines: DuckDB skips the groups whose (ts, id) statistics
 # fall outside a page's range.
 ROW_GROUP_LINES = 16_384
@@ -98,7 +102,7 @@ def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + TEMP_SUFFIX)
     schema = pa.schema(
-        [(column, pa.int64() if i < _INTEGERS else pa.string()) for i, column in enumerate(NAMES)]
+        [(column, pa.int64() if column in _INTEGERS else pa.string()) for column in NAMES]
     )
     table = pa.Table.from_pydict(columns, schema=schema)
     with open(temporary, "wb") as handle:
@@ -333,7 +337,25 @@ def missing_file(error: BaseException) -> bool:
     return duckdb is not None and isinstance(error, duckdb.IOException)
 
 
+def _file_list(files: Sequence[str]) -> str:
+    """The files as a DuckDB list of SQL strings."""
+    return "[" + ", ".join("'" + path.replace("'", "''") + "'" for path in files) + "]"
+
+
 def relation(files: Sequence[str]) -> str:
     """The FROM clause over the files (paths are quoted as SQL strings)."""
-    quoted = ", ".join("'" + path.replace("'", "''") + "'" for path in files)
-    return f"read_parquet([{quoted}]) AS log_lines"
+    return f"read_parquet({_file_list(files)}) AS log_lines"
+
+
+# A line's size in a segment written before ``size_bytes`` was: the UTF-8 length of
+# its text (DuckDB's ``strlen`` counts bytes), which is what the store has always
+# recorded as ``size_bytes`` (``store.NewLine``), so both give the same number for
+# every line stored so far (docs/log-store.md, "Usage from segments").
+SIZE_OF_LINE = "strlen(line)"
+
+
+def having_column(files: Sequence[str]) -> str:
+    """A DuckDB statement listing those of the files whose schema has the column named
+    by its one parameter (their ``file_name`` as given): it reads the files' footers
+    only."""
+    return f"SELECT DISTINCT file_name FROM parquet_schema({_file_list(files)}) WHERE name = ?"

@@ -33,12 +33,14 @@ from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import PageReader, SegmentReader
 from tidegate.logs.segments import (
     LINE_COLUMNS,
+    SIZE_OF_LINE,
     AccountSegments,
     DuckCondition,
     SegmentFile,
     account_retention,
     account_segments,
     duck_condition,
+    having_column,
     missing_file,
     relation,
     retained_from,
@@ -269,3 +271,17 @@ def segment_query(
     yield from reader.segment_rows(
         wrap.replace("{}", inner, 1), [from_ms, to_ms, max_id, *condition.parameters]
     )
+
+
+def by_line_size(reader: SegmentReader, files: list[str]) -> list[tuple[list[str], str]]:
+    """The files grouped by how a line's size (``size_bytes``) is read from them, each
+    group with its DuckDB expression: the column, or for segments written before it
+    was added, ``segments.SIZE_OF_LINE``."""
+    if not files:
+        return []
+    sized = {str(row[0]) for row in reader.segment_rows(having_column(files), ["size_bytes"])}
+    groups = (
+        ([path for path in files if path in sized], "size_bytes"),
+        ([path for path in files if path not in sized], SIZE_OF_LINE),
+    )
+    return [(group, size) for group, size in groups if group]

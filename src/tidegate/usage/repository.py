@@ -1,10 +1,14 @@
 """Usage queries (queries only), run by a ``PageReader`` in an export worker thread
 (tidegate.logs.reading): each reads the account's lines with ``from_ms <= ts <
-to_ms`` through the index (account_id, ts, id) and answers a bounded number of rows.
+to_ms``, in the row store through the index (account_id, ts, id), in the segments
+with DuckDB (``segment_*``, for ``tidegate.logs.tiers.segment_query``).
 
 Apps and hosts group by their folded column (so ``API`` and ``api`` are one app, named
 by the smallest of its spellings); tags are the elements of each line's JSON list
-(``json_each`` on SQLite, ``jsonb_array_elements_text`` on PostgreSQL).
+(``json_each`` on SQLite, ``jsonb_array_elements_text`` on PostgreSQL, ``from_json``
+in DuckDB). Names are compared in code point order in every engine (PostgreSQL's
+``COLLATE "C"``, SQLite's and DuckDB's own), so that the two tiers' groups merge into
+the answer the row store alone would give.
 """
 
 from __future__ import annotations
@@ -47,27 +51,32 @@ def _tag_values(dialect: str) -> Any:
     return func.json_each(LogLine.tags).table_valued("value")
 
 
+def _in_code_point_order(column: Any, dialect: str) -> Any:
+    return column.collate("C") if dialect == "postgresql" else column
+
+
 def top(
     *,
     kind: Kind,
     dialect: str,
     account_id: str,
     period: Period,
-    limit: int,
+    limit: int | None,
     by_bytes: bool,
     name: str | None = None,
     scope: ColumnElement[bool] | None = None,
 ) -> Select[*tuple[Any, ...]]:
-    """``(name, lines, bytes)`` of the ``limit`` apps, hosts or tags with the most lines
-    (or bytes), most first, ties by name; only ``name`` when given (case-insensitive for
-    apps and hosts, exact for tags)."""
+    """``(name, lines, bytes, key)`` of the ``limit`` apps, hosts or tags with the most
+    lines (or bytes), most first, ties by name (``key``: the folded value grouped by, the
+    tag itself); only ``name`` when given (case-insensitive for apps and hosts, exact for
+    tags). ``limit`` None: every one of them, in no order."""
     lines = func.count()
     size = func.coalesce(func.sum(LogLine.size_bytes), 0)
     if kind == "tags":
         tag = _tag_values(dialect)
         value = tag.c.value
         statement = (
-            select(value, lines, size)
+            select(value, lines, size, value)
             .select_from(LogLine)
             .join(tag, value.is_not(None))
             .where(*_in_period(account_id, period, scope), LogLine.tags.is_not(None))
@@ -75,19 +84,67 @@ def top(
         )
         if name is not None:
             statement = statement.where(value == name)
-        label: Any = value
+        label: Any = _in_code_point_order(value, dialect)
     else:
         original, folded = _FOLDED[kind]
-        label = func.min(original)
+        label = func.min(_in_code_point_order(original, dialect))
         statement = (
-            select(label, lines, size)
+            select(label, lines, size, folded)
             .where(*_in_period(account_id, period, scope), folded.is_not(None))
             .group_by(folded)
         )
         if name is not None:
             statement = statement.where(folded == name.casefold())
+    if limit is None:
+        return statement
     order = size if by_bytes else lines
     return statement.order_by(order.desc(), label.asc()).limit(limit)
+
+
+def named(kind: Kind, name: str | None) -> ColumnElement[bool] | None:
+    """The segments' lines of app, host or tag ``name`` (None: every line), as a
+    condition for DuckDB (``tidegate.logs.segments.duck_condition``)."""
+    if name is None:
+        return None
+    if kind == "tags":
+        return func.list_contains(func.from_json(LogLine.tags, _TAG_LIST), name)
+    return _FOLDED[kind][1] == name.casefold()
+
+
+_TAG_LIST = '["VARCHAR"]'
+# A segment query's rows (``segment_query``'s ``columns``) and the statement around
+# them (``wrap``), by app, host or tag: ``(name, lines, bytes, key)`` as ``top``'s,
+# ``{size}`` the files' expression of a line's size.
+_BY_FOLDED = (
+    "SELECT min(name), count(*), sum(size), key FROM ({}) WHERE key IS NOT NULL GROUP BY key"
+)
+_SEGMENT_GROUPS: dict[Kind, tuple[str, str]] = {
+    "apps": ("app_folded AS key, app AS name, {size} AS size", _BY_FOLDED),
+    "hosts": ("host_folded AS key, host AS name, {size} AS size", _BY_FOLDED),
+    "tags": (
+        "tags, {size} AS size",
+        "SELECT value, count(*), sum(size), value FROM (SELECT unnest(from_json(tags, "
+        f"'{_TAG_LIST}')) AS value, size FROM ({{}}) WHERE tags IS NOT NULL) "
+        "WHERE value IS NOT NULL GROUP BY value",
+    ),
+}
+# Every line of the segments (``segment_query``): ``(lines,)``.
+SEGMENT_TOTAL = ("1", "SELECT count(*) FROM ({})")
+
+
+def segment_groups(
+    kind: Kind, *, size: str, top: tuple[int, bool] | None = None
+) -> tuple[str, str]:
+    """``columns`` and ``wrap`` of ``segment_query`` counting each app, host or tag's
+    lines and bytes in segments: rows ``(name, lines, bytes, key)``. ``size``: the
+    files' expression of a line's size (``tiers.by_line_size``). ``top`` (limit, by
+    bytes): only the ``limit`` with the most lines (or bytes), most first, ties by name,
+    as ``top``."""
+    columns, wrap = _SEGMENT_GROUPS[kind]
+    if top is not None:
+        limit, by_bytes = top
+        wrap += f" ORDER BY {3 if by_bytes else 2} DESC, 1 LIMIT {int(limit)}"
+    return columns.replace("{size}", size), wrap
 
 
 def stored_bytes(*, account_id: str, period: Period) -> Select[*tuple[Any, ...]]:
