@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -32,7 +30,7 @@ from pathlib import Path
 import boto3
 import httpx
 
-from harness import free_port, wait_up
+from harness import start_moto
 from tidegate.archive.writer import Encoder, day_rows, write_day
 from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
@@ -96,20 +94,13 @@ async def run(args: argparse.Namespace, work: Path) -> None:
     started = time.perf_counter()
     account_id = await load(url, args.lines)
     print(f"loaded {args.lines:,} lines in {time.perf_counter() - started:.1f} s")
-    port = free_port()
-    moto = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
+    moto, endpoint = start_moto()
     db = Database.connect(url)
     client = httpx.AsyncClient(
         transport=GuardedTransport(policy_from_setting("127.0.0.1"), limits=httpx.Limits()),
         trust_env=False,
     )
     try:
-        wait_up(endpoint + "/moto-api/")
         s3 = boto3.client(
             "s3", endpoint_url=endpoint, region_name=REGION,
             aws_access_key_id=KEY, aws_secret_access_key=SECRET,

@@ -145,24 +145,31 @@ RAW_WHERE = {
 }
 
 
+def raw_aggregation(connection: Any, source: str, case: Case, expected: Expected) -> None:
+    """The aggregation as DuckDB statements over ``source`` alone: the histogram of 60
+    buckets and the top 10 hosts, apps and levels."""
+    where = RAW_WHERE[case.name]
+    width = max(1, (expected.last_ms - expected.first_ms) // 60)
+    connection.execute(
+        f"SELECT ts // {width}, count(*) FROM {source} WHERE {where} GROUP BY 1"
+    ).fetchall()
+    for column in ("host_folded", "app_folded", "level_folded"):
+        connection.execute(
+            f"SELECT {column}, count(*) c FROM {source} WHERE {where} AND {column} IS NOT NULL "
+            "GROUP BY 1 ORDER BY c DESC, 1 LIMIT 10"
+        ).fetchall()
+
+
 def raw_duckdb(files: list[str], case: Case, expected: Expected) -> tuple[float, float, int]:
     """(aggregation s, all matches s, rows) of DuckDB alone, median of RUNS."""
     connection = duckdb.connect(config={"threads": 1})
     where = RAW_WHERE[case.name]
     source = relation(files)
-    width = max(1, (expected.last_ms - expected.first_ms) // 60)
     aggregate_times, walk_times = [], []
     rows = 0
     for _ in range(RUNS):
         started = time.perf_counter()
-        connection.execute(
-            f"SELECT ts // {width}, count(*) FROM {source} WHERE {where} GROUP BY 1"
-        ).fetchall()
-        for column in ("host_folded", "app_folded", "level_folded"):
-            connection.execute(
-                f"SELECT {column}, count(*) c FROM {source} WHERE {where} AND {column} IS NOT NULL "
-                "GROUP BY 1 ORDER BY c DESC, 1 LIMIT 10"
-            ).fetchall()
+        raw_aggregation(connection, source, case, expected)
         aggregate_times.append(time.perf_counter() - started)
         started = time.perf_counter()
         result = connection.execute(

@@ -1,7 +1,7 @@
 """Helpers the benchmarks share: a free loopback port, a real ``tidegate serve`` process
 waiting until it answers, /proc readings of a process (CPU time, VmHWM/VmRSS), an
-enterprise token (CLI or database), an account with an ingestion key, and a scratch
-PostgreSQL database.
+enterprise token (CLI or database), an account with an ingestion key, a scratch
+PostgreSQL database, and moto's S3 API in a process of its own.
 
 The scripts run as ``python bench/bench_x.py``, so this directory is on ``sys.path`` and
 they import it as ``from harness import ...``.
@@ -43,6 +43,24 @@ def wait_up(url: str, timeout: float = 30.0, *, status: int | None = None) -> No
         if status is None or response.status_code == status:
             return
     raise RuntimeError(f"{url} did not come up")
+
+
+def start_moto() -> tuple[subprocess.Popen[bytes], str]:
+    """moto in server mode on a free port, answering: (its process, its endpoint).
+    Terminate the process when done."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(endpoint + "/moto-api/")
+    except BaseException:
+        process.terminate()
+        raise
+    return process, endpoint
 
 
 class Server:

@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.kit.destination_guard import policy_from_setting
     from tidegate.logs.compactor import SegmentRunner
     from tidegate.logs.intake import LineIntake
+    from tidegate.logs.segment_cache import attach_segment_storage
     from tidegate.logs.tail import create_tail_broker
     from tidegate.ratelimit import limiter_redis
     from tidegate.router import include_routes
@@ -106,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 heavy_read_cpu_s=settings.read_heavy_cpu_s,
             ),
         )
-        db.segment_dir = settings.segment_directory
+        attach_segment_storage(db, settings)
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         limiter_client = (
             limiter_redis(settings.redis_url, timeout_s=settings.rate_limit_redis_timeout_s)

@@ -124,24 +124,21 @@ def _db_reindex(_args: argparse.Namespace) -> int:
 
 def _segments_compact(args: argparse.Namespace) -> int:
     """One compactor round (with the lease), for operators and the crash tests."""
+    import dataclasses
     import uuid
 
     from tidegate.db.engine import Database
     from tidegate.logs.compactor import CompactorConfig, compact_round
+    from tidegate.logs.segment_cache import attach_segment_storage
 
     settings = Settings.from_env()
     config = CompactorConfig.of(settings)
     if args.lease_s is not None:
-        config = CompactorConfig(
-            root=config.root,
-            after_ms=config.after_ms,
-            window_ms=config.window_ms,
-            max_lines=config.max_lines,
-            lease_ms=int(args.lease_s * 1000),
-        )
+        config = dataclasses.replace(config, lease_ms=int(args.lease_s * 1000))
 
     async def run() -> dict[str, int | bool]:
         db = Database.connect(settings.database_url)
+        attach_segment_storage(db, settings)
         try:
             result = await compact_round(db, config, owner=uuid.uuid4().hex)
         finally:
@@ -151,6 +148,8 @@ def _segments_compact(args: argparse.Namespace) -> int:
             "segments": result.segments,
             "lines": result.lines,
             "orphans_removed": result.orphans_removed,
+            "bucket_failed": result.bucket_failed,
+            "legacy_uploaded": result.legacy_uploaded,
         }
 
     sys.stdout.write(json.dumps(asyncio.run(run())) + "\n")

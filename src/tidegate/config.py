@@ -204,6 +204,20 @@ class Settings(BaseSettings):
     segment_max_lines: int = Field(default=100_000, ge=1, le=5_000_000)
     segment_dir: Path | None = None
     segment_tick_s: float = Field(default=60.0, gt=0)
+    # Segments in an S3-compatible bucket (docs/log-store.md, "Segments in object
+    # storage"), so that every host reads them: the bucket (empty: segments are the
+    # files of ``segment_dir`` only), the keys' folder in it, the S3 API (empty: AWS's
+    # in the region), the region signed for and the credentials. Each host keeps copies
+    # of the segments it read in ``segment_cache_dir`` (empty: ``<data_dir>/segment-cache``),
+    # the least recently used removed beyond ``segment_cache_bytes``.
+    segment_s3_bucket: str = Field(default="", pattern=r"^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])?$")
+    segment_s3_prefix: str = Field(default="", pattern=r"^[A-Za-z0-9!_.*'()/-]{0,512}$")
+    segment_s3_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    segment_s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,64}$")
+    segment_s3_access_key_id: str = ""
+    segment_s3_secret_access_key: str = ""
+    segment_cache_dir: Path | None = None
+    segment_cache_bytes: int = Field(default=10 * 1024**3, ge=1)
 
     # p10-views
     # Alerts (docs/alerts.md): whether this process runs the alert evaluator and the
@@ -287,6 +301,7 @@ class Settings(BaseSettings):
         "syslog_tls_cert",
         "syslog_tls_key",
         "segment_dir",
+        "segment_cache_dir",
         mode="before",
     )
     @classmethod
@@ -317,10 +332,33 @@ class Settings(BaseSettings):
             raise ValueError("TIDEGATE_SYSLOG_TLS_CERT and TIDEGATE_SYSLOG_TLS_KEY go together")
         return self
 
+    @model_validator(mode="after")
+    def _segment_bucket(self) -> Settings:
+        if self.segment_s3_bucket and not (
+            self.segment_s3_access_key_id and self.segment_s3_secret_access_key
+        ):
+            raise ValueError(
+                "TIDEGATE_SEGMENT_S3_BUCKET needs TIDEGATE_SEGMENT_S3_ACCESS_KEY_ID and "
+                "TIDEGATE_SEGMENT_S3_SECRET_ACCESS_KEY"
+            )
+        if self.segment_s3_bucket and (
+            self.segment_cache_directory.resolve() == self.segment_directory.resolve()
+        ):
+            raise ValueError("TIDEGATE_SEGMENT_CACHE_DIR must not be TIDEGATE_SEGMENT_DIR")
+        return self
+
     @property
     def segment_directory(self) -> Path:
-        """Where the log store's segments live."""
+        """Where the log store's segments live (with a bucket: the segments written
+        before it was set, which the compactor uploads)."""
         return self.segment_dir if self.segment_dir is not None else self.data_dir / "segments"
+
+    @property
+    def segment_cache_directory(self) -> Path:
+        """With a segment bucket: this host's copies of its segments."""
+        if self.segment_cache_dir is not None:
+            return self.segment_cache_dir
+        return self.data_dir / "segment-cache"
 
     @classmethod
     def from_env(cls) -> Settings:

@@ -32,7 +32,7 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -56,6 +56,10 @@ from tidegate.db.sqlite_connect import (
     apply_writer_settings,
     open_reader,
 )
+
+if TYPE_CHECKING:
+    from tidegate.logs.segment_cache import SegmentCache
+    from tidegate.logs.segment_objects import SegmentObjects
 
 _log = logging.getLogger("tidegate.db")
 
@@ -324,6 +328,10 @@ class Database:
     # The log store's segment directory (docs/log-store.md, "Segments"); None: reads
     # leave segments out (tools that only write or manage).
     segment_dir: Path | None = None
+    # With a segment bucket: this host's copies of its segments (reads), and the bucket
+    # itself (the compactor, retention), docs/log-store.md "Segments in object storage".
+    segment_cache: SegmentCache | None = None
+    segment_objects: SegmentObjects | None = None
     _pg_pool: Any = field(default=None, repr=False)
     _pg_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     # What _watch_pool added to tidegate_db_pool_capacity, taken back by dispose.
@@ -467,6 +475,9 @@ class Database:
         return self._pg_pool
 
     async def dispose(self) -> None:
+        if self.segment_objects is not None:
+            objects, self.segment_objects = self.segment_objects, None
+            await objects.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None

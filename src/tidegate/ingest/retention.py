@@ -29,6 +29,7 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 
+import httpx
 from sqlalchemy import delete
 from sqlalchemy.exc import DBAPIError
 
@@ -37,6 +38,7 @@ from tidegate.db.engine import Database
 from tidegate.ingest import repository
 from tidegate.logs.store import DAY_MS, forget_partition
 from tidegate.models import LogSegment
+from tidegate.objectstore.s3 import S3Failed
 
 log = logging.getLogger("tidegate.retention")
 
@@ -77,7 +79,10 @@ async def sweep(
 
 async def drop_expired_segments(*, db: Database, account_id: str, before_ms: int) -> int:
     """Drops the account's segments whose every line was received before ``before_ms``:
-    the registry rows in one transaction, then the files; how many lines went."""
+    the registry rows in one transaction, then the files (and with a segment bucket,
+    the objects and this host's copies); how many lines went. A crash or a failed
+    delete in between leaves files and objects no row names, which the compactor's
+    orphan sweep removes; a registered segment's object is never deleted first."""
     async with db.write_sessions() as session:
         expired = (
             await session.execute(
@@ -93,6 +98,13 @@ async def drop_expired_segments(*, db: Database, account_id: str, before_ms: int
         if root is not None:  # else the compactor's round removes the file (unnamed)
             with contextlib.suppress(FileNotFoundError):
                 await asyncio.to_thread((root / path).unlink)
+        if db.segment_cache is not None:
+            await asyncio.to_thread(db.segment_cache.discard, path)
+        if db.segment_objects is not None:
+            try:
+                await db.segment_objects.delete(path)
+            except (S3Failed, httpx.HTTPError) as error:
+                log.warning("retention: segment object %s stays for now (%s)", path, error)
     return sum(int(lines) for _, lines in expired)
 
 

@@ -23,6 +23,14 @@ leaves a file that no registry row names: every round first removes such files (
 temporary ones). Readers list the account's segments and read the row store in one
 consistent view (``tidegate.logs.tiers``), so a line is in exactly one tier at every
 instant a reader can see.
+
+With a segment bucket (``tidegate.logs.segment_objects``), the file is written into the
+host's cache directory (it stays there as the host's copy) and uploaded between 2 and 3;
+an upload that fails leaves the lines in the row store (the next round tries again). The
+object's name holds a token of its own, so a move only ever removes the object it wrote.
+A crash between the upload and the commit leaves an object no row names: every round
+also removes those (after taking the lease: no other process can register anything
+then), and uploads the files of segments written before the bucket was set.
 """
 
 from __future__ import annotations
@@ -30,12 +38,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 from sqlalchemy import Text, cast, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -43,8 +53,10 @@ from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.logs import search_index
+from tidegate.logs.segment_objects import SegmentObjects
 from tidegate.logs.segments import NAMES, TEMP_SUFFIX, segment_name, stored_files, write_segment
 from tidegate.models import Account, LogLine, LogSegment, SegmentLease
+from tidegate.objectstore.s3 import S3Failed
 from tidegate.shutdown import stop_task
 
 log = logging.getLogger(__name__)
@@ -54,6 +66,8 @@ LEASE = "compactor"
 MAX_SEGMENTS_PER_ROUND = 64
 # Rows read from the database at a time (PostgreSQL decodes them on the event loop).
 READ_BATCH = 2_000
+# Segments written before the bucket was set that one round uploads at most.
+LEGACY_UPLOADS_PER_ROUND = 8
 
 _lines = LogLine.__table__.c
 
@@ -90,24 +104,30 @@ class RoundResult:
     lines: int = 0
     orphans_removed: int = 0
     dropped: int = 0  # segments written and then not registered (lease lost, lines gone)
+    bucket_failed: bool = False  # the bucket refused or could not be reached: round over
+    legacy_uploaded: int = 0  # segments of the segment directory uploaded to the bucket
 
 
 @dataclass(frozen=True, slots=True)
 class CompactorConfig:
-    root: Path
+    root: Path  # where new files are written (with a bucket: the host's cache)
     after_ms: int
     window_ms: int
     max_lines: int
     lease_ms: int
+    # With a bucket: the segment directory, whose registered files are uploaded.
+    legacy_root: Path | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> CompactorConfig:
+        bucket = bool(settings.segment_s3_bucket)
         return cls(
-            root=settings.segment_directory,
+            root=settings.segment_cache_directory if bucket else settings.segment_directory,
             after_ms=int(settings.segment_after_s * 1000),
             window_ms=int(settings.segment_window_s * 1000),
             max_lines=settings.segment_max_lines,
             lease_ms=int(max(60.0, settings.segment_tick_s * 3) * 1000),
+            legacy_root=settings.segment_directory if bucket else None,
         )
 
 
@@ -152,12 +172,17 @@ async def release(db: Database, *, owner: str) -> None:
         await session.commit()
 
 
-async def remove_orphans(db: Database, root: Path) -> int:
+async def registered_names(db: Database) -> set[str]:
+    async with db.read_sessions() as session:
+        return set((await session.execute(select(LogSegment.path))).scalars())
+
+
+async def remove_orphans(db: Database, root: Path, registered: set[str] | None = None) -> int:
     """Remove the files under ``root`` that no registry row names (a move that crashed
     between writing its file and committing), and temporary files. Called by the lease
     holder only, before it writes anything: no file of a move in progress exists."""
-    async with db.read_sessions() as session:
-        registered = set((await session.execute(select(LogSegment.path))).scalars())
+    if registered is None:
+        registered = await registered_names(db)
     removed = 0
     for name, path in await asyncio.to_thread(lambda: list(stored_files(root))):
         if name in registered and not name.endswith(TEMP_SUFFIX):
@@ -167,6 +192,62 @@ async def remove_orphans(db: Database, root: Path) -> int:
             removed += 1
             log.warning("removed segment file %s, which no segment names", name)
     return removed
+
+
+async def remove_orphan_objects(objects: SegmentObjects, registered: set[str]) -> int:
+    """Remove the bucket's segment objects no registry row names (a move that crashed
+    between its upload and its commit; an object retention could not delete).
+    ``registered`` is read after the lease was taken: from then on no other process can
+    register a segment, so an object it does not name is never going to be named."""
+    removed = 0
+    for name in await objects.names():
+        if name not in registered:
+            await objects.delete(name)
+            removed += 1
+            log.warning("removed segment object %s, which no segment names", name)
+    return removed
+
+
+async def upload_legacy(
+    db: Database,
+    config: CompactorConfig,
+    registered: set[str],
+    *,
+    owner: str,
+    clock: Callable[[], int],
+) -> int:
+    """Uploads registered segments of the segment directory (written before the bucket
+    was set), then moves each into the cache: other hosts read them from then on. A
+    crash in between uploads the same file again, under its registered name."""
+    objects, legacy = db.segment_objects, config.legacy_root
+    if objects is None or legacy is None:
+        return 0
+    uploaded = 0
+    for name, path in await asyncio.to_thread(lambda: list(stored_files(legacy))):
+        if uploaded >= LEGACY_UPLOADS_PER_ROUND:
+            break
+        if name not in registered or name.endswith(TEMP_SUFFIX):
+            continue
+        await objects.upload(name, path)
+        await asyncio.to_thread(_into_cache, path, config.root / name)
+        uploaded += 1
+        log.info("uploaded segment %s to the segment bucket", name)
+        async with db.write_sessions() as session:  # uploads may take a while
+            renewed = await claim(session, owner=owner, now=clock(), lease_ms=config.lease_ms)
+            await session.commit()
+        if not renewed:
+            break
+    return uploaded
+
+
+def _into_cache(path: Path, copy: Path) -> None:
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(path, copy)
+    except FileNotFoundError:
+        pass  # retention dropped it meanwhile
+    except OSError:  # another file system: the bucket has it, a read fetches it
+        path.unlink(missing_ok=True)
 
 
 async def compact_round(
@@ -186,7 +267,20 @@ async def compact_round(
         await session.commit()
     if not result.claimed:
         return result
-    result.orphans_removed = await remove_orphans(db, config.root)
+    registered = await registered_names(db)
+    result.orphans_removed = await remove_orphans(db, config.root, registered)
+    if db.segment_objects is not None:
+        try:
+            if config.legacy_root is not None:
+                result.orphans_removed += await remove_orphans(db, config.legacy_root, registered)
+            result.orphans_removed += await remove_orphan_objects(db.segment_objects, registered)
+            result.legacy_uploaded = await upload_legacy(
+                db, config, registered, owner=owner, clock=clock
+            )
+        except (S3Failed, httpx.HTTPError) as error:
+            log.warning("compactor: the segment bucket failed (%s); next round", error)
+            result.bucket_failed = True
+            return result
     if accounts is None:
         async with db.read_sessions() as session:
             accounts = list(
@@ -199,6 +293,9 @@ async def compact_round(
             moved = await _move_one(db, config, owner=owner, account_id=account_id, clock=clock)
             if moved is None:
                 break
+            if moved == _UPLOAD_FAILED:
+                result.bucket_failed = True
+                return result
             if moved < 0:
                 result.dropped += 1
                 if moved == _LEASE_LOST:
@@ -209,6 +306,7 @@ async def compact_round(
     return result
 
 
+_UPLOAD_FAILED = -3
 _LEASE_LOST = -2
 _LINES_GONE = -1
 
@@ -253,14 +351,66 @@ async def _move_one(
             await stream.close()
     if not rows:
         return None
-    first_id, last_id = rows[0][0], rows[-1][0]
-    name = segment_name(account_id, window, first_id)
-    size, bounds = await asyncio.to_thread(write_rows, config.root, name, rows, dialect)
+    ids = rows[0][0], rows[-1][0]  # before write_rows sorts the rows by (ts, id)
+    objects, cache = db.segment_objects, db.segment_cache
+    name = segment_name(account_id, window, ids[0], uuid.uuid4().hex[:16] if objects else "")
+    # The new file is the host's copy: no read of this process evicts it meanwhile.
+    with cache.pinned(name) if cache is not None else contextlib.nullcontext():
+        size, bounds = await asyncio.to_thread(write_rows, config.root, name, rows, dialect)
+        if objects is not None:
+            try:
+                await objects.upload(name, config.root / name)
+            except (S3Failed, httpx.HTTPError, OSError) as error:
+                log.warning("segment %s: upload failed (%s); lines stay, next round", name, error)
+                await _discard(config.root, name)
+                return _UPLOAD_FAILED
+        moved = await _register(
+            db,
+            config,
+            owner=owner,
+            account_id=account_id,
+            clock=clock,
+            name=name,
+            rows=rows,
+            size=size,
+            ids=ids,
+            bounds=bounds,
+            span=(window, window_end),
+        )
+    if moved < 0:
+        await _discard(config.root, name)
+        if objects is not None:
+            # Its own object (the name's token), never a registered segment's.
+            with contextlib.suppress(S3Failed, httpx.HTTPError):
+                await objects.delete(name)
+    elif cache is not None:
+        await asyncio.to_thread(cache.evict)
+    return moved
+
+
+async def _register(
+    db: Database,
+    config: CompactorConfig,
+    *,
+    owner: str,
+    account_id: str,
+    clock: Callable[[], int],
+    name: str,
+    rows: list[tuple[Any, ...]],
+    size: int,
+    ids: tuple[int, int],
+    bounds: tuple[int, int],
+    span: tuple[int, int],
+) -> int:
+    """One transaction: renew the lease, register the segment, delete its lines from
+    the row store. The lines moved, or a negative code (then nothing changed)."""
+    first_id, last_id = ids
     min_ts, max_ts = bounds
+    window, window_end = span
+    dialect = db.write_engine.dialect.name
     async with db.write_sessions() as session:
         if not await _renew(session, owner=owner, now=clock(), lease_ms=config.lease_ms):
             await session.rollback()
-            await _discard(config.root, name)
             return _LEASE_LOST
         await session.execute(
             insert(LogSegment).values(
@@ -291,7 +441,6 @@ async def _move_one(
                 "segment %s: %d lines written, %d deleted; not registered", name, len(rows), gone
             )
             await session.rollback()
-            await _discard(config.root, name)
             return _LINES_GONE
         await session.commit()
     return len(rows)

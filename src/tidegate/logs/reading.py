@@ -51,6 +51,8 @@ from tidegate.logs.segments import duckdb_connection
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
 
+    from tidegate.logs.segment_cache import SegmentCache
+
 T = TypeVar("T")
 
 # Pages in progress per process; more wait. Two keep one big export from starving the
@@ -109,8 +111,10 @@ class PageReader(SegmentReader, Protocol):
     """Runs one statement of tidegate.logs.read_queries; called in the worker thread."""
 
     dialect: str  # "sqlite" or "postgresql", as tidegate.logs.sql_filter names them
-    # Where the log store's segments are (None: reads leave them out).
+    # Where the log store's segments are (None: reads leave them out), and with a
+    # segment bucket, this host's copies of them.
     segment_dir: Path | None
+    segment_cache: SegmentCache | None
 
     def scalar(self, statement: Select[*tuple[Any, ...]]) -> Any: ...
 
@@ -205,6 +209,7 @@ class SqliteReader:
 
     dialect = "sqlite"
     segment_dir: Path | None = None
+    segment_cache: SegmentCache | None = None
     snapshot = False
 
     def __init__(self, path: str, budget: ReadBudget | None = None) -> None:
@@ -306,6 +311,7 @@ class LoopReader:
 
     dialect = "postgresql"
     segment_dir: Path | None = None
+    segment_cache: SegmentCache | None = None
     # Whether the page's statements share one snapshot (REPEATABLE READ).
     snapshot = False
 
@@ -435,6 +441,7 @@ async def run_off_loop(
     else:
         reader = LoopReader(session, loop, database.read_budget)
     reader.segment_dir = database.segment_dir
+    reader.segment_cache = database.segment_cache
 
     heavy_cpu_s = database.read_budget.heavy_read_cpu_s
 

@@ -14,6 +14,10 @@ usage) open them with DuckDB, read-only, in the export threads.
 Tenant isolation: a segment's file lives under a directory of its account's own
 (``<account_id>/...``); a read lists the segments of its account in the registry
 (``log_segments``) and opens only those files, each checked to lie in that directory.
+
+Where the files are: the segment directory, or, with a segment bucket, the bucket, of
+which each host keeps copies in a cache directory (``tidegate.logs.segment_cache``): a
+read is given a ``fetch`` that makes a segment's copy present and returns its path.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,17 +82,28 @@ class SegmentError(Exception):
     """A segment could not be read (missing, or outside its account's directory)."""
 
 
+class SegmentMissing(SegmentError):
+    """The object store has no object for a registered segment: retention dropped it
+    after the read listed it (the read starts over with a new listing)."""
+
+
+class SegmentUnavailable(SegmentError):
+    """The object store could not give a segment (unreachable, refusing) after retries."""
+
+
 def account_directory(root: Path, account_id: str) -> Path:
     if _SAFE_ACCOUNT.fullmatch(account_id) is None:
         raise SegmentError(f"account id {account_id!r} cannot name a directory")
     return root / account_id
 
 
-def segment_name(account_id: str, window_ms: int, min_id: int) -> str:
-    """The file's path relative to the segment directory."""
+def segment_name(account_id: str, window_ms: int, min_id: int, token: str = "") -> str:
+    """The file's path relative to the segment directory. ``token`` (a segment bucket's
+    moves) makes the name one no other move ever writes: an object is then only ever
+    removed by the move that wrote it, the orphan sweep or retention."""
     if _SAFE_ACCOUNT.fullmatch(account_id) is None:
         raise SegmentError(f"account id {account_id!r} cannot name a directory")
-    return f"{account_id}/{window_ms}-{min_id}.parquet"
+    return f"{account_id}/{window_ms}-{min_id}{'-' + token if token else ''}.parquet"
 
 
 def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
@@ -137,11 +153,12 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def stored_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """Every file under the segment directory: (name relative to it, path)."""
+    """Every file under the segment directory: (name relative to it, path). Only the
+    accounts' directories are looked in (a cache's own, ``.partial``, are not)."""
     if not root.is_dir():
         return
     for directory in root.iterdir():
-        if directory.is_dir():
+        if directory.is_dir() and _SAFE_ACCOUNT.fullmatch(directory.name):
             for path in directory.iterdir():
                 yield f"{directory.name}/{path.name}", path
 
@@ -204,6 +221,9 @@ class AccountSegments:
     # (a segment straddling the edge is filtered at read time; retention drops a segment
     # once every line of it is past).
     retained_from_ms: int = 0
+    # With a segment bucket: gives a segment's file on this host (``root`` is then the
+    # cache's directory), downloaded on first use; None: the file is under ``root``.
+    fetch: Callable[[str], Path] | None = None
 
     @classmethod
     def of(
@@ -213,6 +233,7 @@ class AccountSegments:
         rows: Sequence[Sequence[Any]],
         *,
         retained_from_ms: int = 0,
+        fetch: Callable[[str], Path] | None = None,
     ) -> AccountSegments:
         segments = tuple(
             Segment(
@@ -234,6 +255,7 @@ class AccountSegments:
             account_id=account_id,
             segments=segments,
             retained_from_ms=retained_from_ms,
+            fetch=fetch,
         )
 
     def retained(self, where: ColumnElement[bool] | None) -> ColumnElement[bool] | None:
@@ -254,9 +276,16 @@ class AccountSegments:
         return [file.path for file in self.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id)]
 
     def spans(self, *, from_ms: int, to_ms: int, max_id: int) -> list[SegmentFile]:
-        """``files``, each with the time span of its lines."""
+        """``files``, each with the time span of its lines; a file is fetched when its
+        ``path`` is first asked for (a walk asks only for the files of its slices)."""
         return [
-            SegmentFile(self._path(segment), segment.min_ts, segment.max_ts, segment.lines)
+            SegmentFile(
+                segment.path,
+                segment.min_ts,
+                segment.max_ts,
+                segment.lines,
+                locate=partial(self._path, segment),
+            )
             for segment in self.segments
             if not (segment.max_ts < from_ms or segment.min_ts > to_ms or segment.min_id > max_id)
         ]
@@ -275,15 +304,21 @@ class AccountSegments:
         path = (self.root / segment.path).resolve()
         if path.parent != directory:
             raise SegmentError(f"segment {segment.path!r} is not the account's")
-        return str(path)
+        return str(path if self.fetch is None else self.fetch(segment.path))
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentFile:
-    path: str
+    name: str
     min_ts: int
     max_ts: int
     lines: int
+    locate: Callable[[], str] = field(compare=False, repr=False)
+
+    @property
+    def path(self) -> str:
+        """The file on this host (from a segment bucket: fetched on first use)."""
+        return self.locate()
 
 
 # -- reading with DuckDB -------------------------------------------------------------
@@ -331,8 +366,11 @@ def duck_condition(where: ColumnElement[bool] | None) -> DuckCondition:
 
 
 def missing_file(error: BaseException) -> bool:
-    """Whether ``error`` is DuckDB failing to open a file: a segment retention dropped
-    after the read listed it (the read starts over with a new listing)."""
+    """Whether ``error`` is DuckDB failing to open a file, or a segment bucket without
+    the object: a segment retention dropped after the read listed it (the read starts
+    over with a new listing), or a cached copy another process removed meanwhile."""
+    if isinstance(error, SegmentMissing):
+        return True
     duckdb = sys.modules.get("duckdb")
     return duckdb is not None and isinstance(error, duckdb.IOException)
 

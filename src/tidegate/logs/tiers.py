@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +37,7 @@ from tidegate.logs.segments import (
     AccountSegments,
     DuckCondition,
     SegmentFile,
+    SegmentUnavailable,
     account_retention,
     account_segments,
     duck_condition,
@@ -62,6 +63,7 @@ def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegme
     root = reader.segment_dir
     if root is None:
         return read(AccountSegments(root=_NOWHERE, account_id=account_id, segments=()))
+    cache = reader.segment_cache
     retained_from_ms: int | None = None
     for attempt in range(MAX_ATTEMPTS):
         rows = reader.all(account_segments(account_id=account_id))
@@ -69,22 +71,30 @@ def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegme
             # Only an account with segments pays for this lookup.
             retention = reader.scalar(account_retention(account_id=account_id))
             retained_from_ms = retained_from(retention, now_ms())
-        segments = AccountSegments.of(
-            root, account_id, rows, retained_from_ms=retained_from_ms or 0
-        )
-        try:
-            result = read(segments)
-        except Exception as error:
-            if not missing_file(error):
-                raise
-            # A file retention dropped after the listing: start over with a new one,
-            # unless the read's snapshot cannot see the drop (a read older than
-            # retention's grace, which read budgets rule out): then the client retries.
-            if _listing(reader, account_id) == _listing_of(rows):
-                raise ServiceUnavailable("a segment was dropped meanwhile; try again") from None
-        else:
-            if _listing(reader, account_id) == _listing_of(rows):
-                return result
+        with cache.reading() if cache is not None else nullcontext(None) as fetch:
+            segments = AccountSegments.of(
+                root if cache is None else cache.root,
+                account_id,
+                rows,
+                retained_from_ms=retained_from_ms or 0,
+                fetch=fetch,
+            )
+            try:
+                result = read(segments)
+            except SegmentUnavailable:
+                raise ServiceUnavailable("the segment store cannot be reached; try again") from None
+            except Exception as error:
+                if not missing_file(error):
+                    raise
+                # A file retention dropped after the listing: start over with a new one,
+                # unless the read's snapshot cannot see the drop (a read older than
+                # retention's grace, which read budgets rule out): then the client
+                # retries. A cached copy another process removed is fetched again.
+                if cache is None and _listing(reader, account_id) == _listing_of(rows):
+                    raise ServiceUnavailable("a segment was dropped meanwhile; try again") from None
+            else:
+                if _listing(reader, account_id) == _listing_of(rows):
+                    return result
         time.sleep(RETRY_S * 2**attempt)  # the worker thread's, not the loop's
     raise ServiceUnavailable("the log store is being compacted; try again")
 

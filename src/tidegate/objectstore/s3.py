@@ -6,19 +6,23 @@ One shape for AWS S3, IBM Cloud Object Storage and DigitalOcean Spaces: path-sty
 URLs (``<endpoint>/<bucket>/<key>``) on the target's endpoint. ``put_object`` writes
 one object; ``MultipartUpload`` writes an object part by part (at least
 ``MIN_PART_BYTES`` per part but the last), so a writer holds one part in memory, never
-the object. Answers are read up to ``MAX_ANSWER_BYTES``; an endless answer cannot hold
-the worker or its memory.
+the object; ``upload_file`` writes a file either way. ``get_object`` streams an object
+into a file, ``list_keys`` and ``delete_object`` serve a store that sweeps what it no
+longer names. Answers are read up to ``MAX_ANSWER_BYTES`` (a listing's up to
+``MAX_LISTING_BYTES``); an endless answer cannot hold the worker or its memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from pathlib import Path
+from typing import BinaryIO, Final
 from urllib.parse import quote
 
 import httpx
@@ -30,21 +34,36 @@ __all__ = [
     "S3Failed",
     "S3Target",
     "aws_endpoint",
+    "delete_object",
+    "get_object",
+    "list_keys",
     "put_object",
     "signed_headers",
+    "upload_file",
 ]
 
 log = logging.getLogger("tidegate.objectstore")
 
 MIN_PART_BYTES: Final = 5 * 1024 * 1024  # S3's smallest part but the last
 MAX_ANSWER_BYTES: Final = 64 * 1024
+# A page of ListObjectsV2 (1,000 keys) is a few hundred KiB.
+MAX_LISTING_BYTES: Final = 4 * 1024 * 1024
+# Bodies larger than this are signed (hashed) in a worker thread, not on the loop.
+SIGN_OFF_LOOP_BYTES: Final = 256 * 1024
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 _UPLOAD_ID: Final = re.compile(r"<UploadId>([^<]{1,1024})</UploadId>")
 _ERROR_CODE: Final = re.compile(r"<Code>([^<]{1,128})</Code>")
+_LISTED_KEY: Final = re.compile(r"<Key>([^<]{1,4096})</Key>")
+_NEXT_TOKEN: Final = re.compile(r"<NextContinuationToken>([^<]{1,4096})</NextContinuationToken>")
 
 
 class S3Failed(Exception):
-    """A request the S3 API refused or that could not be sent (after the retries)."""
+    """A request the S3 API refused or that could not be sent (after the retries);
+    ``status`` is the refusal's HTTP status (None: nothing was answered)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,43 +156,67 @@ class S3Client:
         query: str = "",
         body: bytes = b"",
         headers: Sequence[tuple[str, str]] = (),
+        into: BinaryIO | None = None,
+        answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> Answer:
+        """The request's answer, retried as the class says. With ``into``, a 2xx
+        answer's body is written there (from its start on each attempt), in the calling
+        thread: pass a file only from a loop of a thread of its own, never the app's."""
         url = self.target.url(key) + (f"?{query}" if query else "")
         attempt = 0
         while True:
+            status = None
             try:
-                answer = await self._exchange(method, url, body, headers)
+                answer = await self._exchange(method, url, body, headers, into, answer_bytes)
                 if 200 <= answer.status < 300:
                     return answer
+                status = answer.status
                 reason = f"answered HTTP {answer.status}{_error_code(answer.head)}"
                 retryable = answer.status in _RETRY_STATUSES or answer.status >= 500
             except httpx.TransportError as error:
                 reason, retryable = f"{type(error).__name__}: {error}".rstrip(": "), True
             if not retryable or attempt >= self.max_retries:
-                raise S3Failed(f"{method} {_bucket_key(self.target, key)}: {reason}")
+                raise S3Failed(f"{method} {_bucket_key(self.target, key)}: {reason}", status=status)
             delay = self.backoff(attempt)
             log.info("S3 %s %s: %s; retry in %.2fs", method, key, reason, delay)
             await asyncio.sleep(delay)
             attempt += 1
 
     async def _exchange(
-        self, method: str, url: str, body: bytes, headers: Sequence[tuple[str, str]]
+        self,
+        method: str,
+        url: str,
+        body: bytes,
+        headers: Sequence[tuple[str, str]],
+        into: BinaryIO | None,
+        answer_bytes: int,
     ) -> Answer:
-        signed = signed_headers(self.target, method, url, body, headers)
+        if len(body) > SIGN_OFF_LOOP_BYTES:  # hashing megabytes: not on the loop
+            signed = await asyncio.to_thread(
+                signed_headers, self.target, method, url, body, headers
+            )
+        else:
+            signed = signed_headers(self.target, method, url, body, headers)
         request = self.client.build_request(
             method, url, content=body, headers=list(signed), timeout=self.timeout_s
         )
         response = await self.client.send(request, stream=True)
         head = bytearray()
         try:
-            async for chunk in response.aiter_raw():
-                head += chunk
-                if len(head) > MAX_ANSWER_BYTES:
-                    break
+            if into is not None and 200 <= response.status_code < 300:
+                into.seek(0)
+                into.truncate()
+                async for chunk in response.aiter_raw():
+                    into.write(chunk)
+            else:
+                async for chunk in response.aiter_raw():
+                    head += chunk
+                    if len(head) > answer_bytes:
+                        break
         finally:
             await response.aclose()
         return Answer(
-            response.status_code, bytes(head[:MAX_ANSWER_BYTES]), response.headers.get("etag")
+            response.status_code, bytes(head[:answer_bytes]), response.headers.get("etag")
         )
 
 
@@ -193,6 +236,65 @@ async def put_object(
     if content_encoding:
         headers.append(("Content-Encoding", content_encoding))
     await s3.send("PUT", key, body=body, headers=headers)
+
+
+async def get_object(s3: S3Client, key: str, into: BinaryIO) -> None:
+    """The object's bytes, streamed into ``into`` (see ``S3Client.send``): a reader holds
+    one chunk of it, never the object. ``S3Failed`` with ``status`` 404: no such key."""
+    await s3.send("GET", key, into=into)
+
+
+async def delete_object(s3: S3Client, key: str) -> None:
+    """Deletes the key (S3 answers 204 whether it existed or not)."""
+    await s3.send("DELETE", key)
+
+
+async def list_keys(s3: S3Client, prefix: str) -> list[str]:
+    """Every key of the bucket that starts with ``prefix`` (ListObjectsV2, a page of
+    1,000 at a time)."""
+    keys: list[str] = []
+    token: str | None = None
+    while True:
+        query = f"list-type=2&max-keys=1000&prefix={quote(prefix, safe='')}"
+        if token is not None:
+            query += f"&continuation-token={quote(token, safe='')}"
+        answer = await s3.send("GET", "", query=query, answer_bytes=MAX_LISTING_BYTES + 1)
+        if len(answer.head) > MAX_LISTING_BYTES:
+            raise S3Failed(f"listing s3://{s3.target.bucket}/{prefix}: answer too large")
+        text = answer.head.decode("utf-8", "replace")
+        keys += (html.unescape(found) for found in _LISTED_KEY.findall(text))
+        next_token = _NEXT_TOKEN.search(text)
+        if "<IsTruncated>true</IsTruncated>" not in text or next_token is None:
+            return keys
+        token = html.unescape(next_token.group(1))
+
+
+async def upload_file(
+    s3: S3Client, key: str, path: Path, *, content_type: str, part_bytes: int
+) -> None:
+    """Writes the file as the object ``key``: one request up to ``part_bytes``, else a
+    multipart upload of parts that size (aborted on failure). The file is read a part
+    at a time in a worker thread: the loop holds one part, never the file."""
+    size = (await asyncio.to_thread(path.stat)).st_size
+    if size <= part_bytes:
+        body = await asyncio.to_thread(path.read_bytes)
+        await put_object(s3, key, body, content_type=content_type, content_encoding=None)
+        return
+    upload = MultipartUpload(s3, key)
+    try:
+        await upload.start(content_type=content_type)
+        for offset in range(0, size, part_bytes):
+            await upload.part(await asyncio.to_thread(_read_part, path, offset, part_bytes))
+        await upload.complete()
+    except BaseException:
+        await asyncio.shield(upload.abort())
+        raise
+
+
+def _read_part(path: Path, offset: int, size: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        return handle.read(size)
 
 
 class MultipartUpload:
