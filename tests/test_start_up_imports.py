@@ -18,7 +18,7 @@ from pathlib import Path
 NOT_AT_APP_IMPORT = (
     "tidegate.router",
     "tidegate.pipelines.endpoints",
-    "tidegate.index_rate.endpoints",
+    "tidegate.alerts.index_rate.endpoints",
     "tidegate.alerts.runner",
     "tidegate.components.catalogue",
     "tidegate.models",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, FastAPI
 
 from tidegate.aggregate.endpoints import router as aggregate_router
+from tidegate.alerts.index_rate.endpoints import router as index_rate_router
 from tidegate.api import health, metrics
 from tidegate.archive.endpoints import router as archiving_router
 from tidegate.auth.dependencies import authenticate, authenticate_export
@@ -23,9 +24,7 @@ from tidegate.export.endpoints import router as export_router
 from tidegate.export.endpoints import v1_router as export_v1_router
 from tidegate.gateway.endpoints import router as gateway_router
 from tidegate.groups.endpoints import router as groups_router
-from tidegate.index_rate.endpoints import router as index_rate_router
 from tidegate.ingest.endpoints import router as ingest_router
-from tidegate.ingest.endpoints import usage_router
 from tidegate.keys.endpoints import router as keys_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.parsing_templates.endpoints import router as parsing_templates_router
@@ -91,7 +90,6 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (groups_router, CONFIG),
         # Suspending ingestion is the owner's (an account setting).
         (suspensions_router, by_method(read=READ, write=Permission.OWN)),
-        (usage_router, requires(READ)),
         (usage_v1_router, requires(READ)),
         (usage_v2_router, requires(READ)),
         # Gateway routes first: "/v3/pipeline/gateway-route" is not a pipeline id.

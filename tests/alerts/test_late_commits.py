@@ -13,7 +13,7 @@ from tests.alerts.harness import open_harness
 from tests.conftest import _create_pg_database, _drop_pg_database, pg_url
 from tests.ingest.factories import make_ingestor
 
-from tidegate.alerts.index_rate import exceeded, z_score
+from tidegate.alerts.index_rate.evaluator import exceeded, z_score
 from tidegate.db.migrate import upgrade_database
 from tidegate.logs.store import NewLine, store_lines
 
@@ -80,7 +80,7 @@ def test_index_rate_thresholds() -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_index_rate_fires_on_the_real_volume(backend: str, tmp_path: Path) -> None:
-    from tidegate.alerts.index_rate import evaluate_index_rates
+    from tidegate.alerts.index_rate.evaluator import evaluate_index_rates
 
     name = None
     if backend == "sqlite":

@@ -13,7 +13,7 @@ from functools import partial
 
 from tidegate import metrics
 from tidegate.alerts.evaluator import Evaluator
-from tidegate.alerts.index_rate import evaluate_index_rates
+from tidegate.alerts.index_rate.evaluator import evaluate_index_rates
 from tidegate.alerts.matching import MatchingPool
 from tidegate.alerts.outbox import Outbox
 from tidegate.alerts.pipeline_alerts import evaluate_pipeline_alerts

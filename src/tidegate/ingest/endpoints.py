@@ -7,7 +7,6 @@ import base64
 import binascii
 import functools
 from collections.abc import Callable, Coroutine
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request, Response
@@ -15,17 +14,14 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials
 from fastapi.security.http import HTTPBase
 
-from tidegate.api.error_models import LEGACY_ERRORS, LegacyError, error_response
-from tidegate.api.session import SessionDep
+from tidegate.api.error_models import LegacyError, error_response
 from tidegate.app_state import app_state
-from tidegate.auth.dependencies import AccountId
 from tidegate.clock import now_ms
-from tidegate.errors import Unauthorized, ValidationFailed
+from tidegate.errors import Unauthorized
 from tidegate.ingest import schemas, service
 from tidegate.ingest.decoding import MAX_LINES_PER_REQUEST
 
 router = APIRouter(tags=["Ingestion"])
-usage_router = APIRouter(prefix="/v1/usage", tags=["Usage"], responses=LEGACY_ERRORS)
 
 # Declared so the OpenAPI document shows the three credential forms; read by hand below
 # (Basic carries the key as the user name, which no standard scheme parser returns).
@@ -219,42 +215,4 @@ for path, summary in (
         responses=_INGEST_RESPONSES,
         openapi_extra={"requestBody": _INGEST_BODY},
         route_class_override=_IngestRoute,
-    )
-
-
-def _day_query(description: str, alias: str | None = None) -> Any:
-    # A string with a pattern, not ``date``: pydantic's lax date also takes numbers
-    # (``to=0`` would be 1970-01-01), and the API takes calendar days only.
-    return Query(
-        alias=alias,
-        description=description,
-        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        json_schema_extra={"format": "date"},
-    )
-
-
-def _day(value: str | None, name: str) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as error:
-        raise ValidationFailed(f"{name}: not a calendar day", context="querystring") from error
-
-
-@usage_router.get("", summary="The account's usage per UTC day", response_model_by_alias=True)
-async def usage(
-    session: SessionDep,
-    account_id: AccountId,
-    from_: Annotated[
-        str | None, _day_query("First day (UTC), default: to - 29 days", alias="from")
-    ] = None,
-    to: Annotated[str | None, _day_query("Last day (UTC), default: today")] = None,
-) -> schemas.Usage:
-    return await service.usage_report(
-        session=session,
-        account_id=account_id,
-        first=_day(from_, "from"),
-        last=_day(to, "to"),
-        today=service.utc_today(),
     )

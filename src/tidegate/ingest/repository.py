@@ -11,7 +11,6 @@ so both give the driver's values and compare equal in the rule cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
 from typing import NamedTuple
 
 from sqlalchemy import bindparam, delete, select, text
@@ -21,7 +20,7 @@ from tidegate.db.engine import Database, RawQuery
 from tidegate.logs import search_index
 from tidegate.logs.repository import changes_of
 from tidegate.logs.store import partition_day
-from tidegate.models import Account, AccountUsage, ApiKey, ExclusionRule, LogLine, ParsingTemplate
+from tidegate.models import Account, ApiKey, ExclusionRule, LogLine, ParsingTemplate
 
 _keys = ApiKey.__table__
 _accounts = Account.__table__
@@ -73,21 +72,6 @@ async def ingestion_key(*, db: Database, key_hash: str) -> IngestionKey | None:
         bool(suspended),
         bool(syslog),
     )
-
-
-async def usage_between(
-    *, session: AsyncSession, account_id: str, first: date, last: date
-) -> list[AccountUsage]:
-    result = await session.execute(
-        select(AccountUsage)
-        .where(
-            AccountUsage.account_id == account_id,
-            AccountUsage.day >= first,
-            AccountUsage.day <= last,
-        )
-        .order_by(AccountUsage.day)
-    )
-    return list(result.scalars())
 
 
 async def retention_policies(

@@ -9,7 +9,6 @@ Unknown fields are ignored (loggers send extras such as ``category``).
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -111,42 +110,3 @@ class IngestBody(BaseModel):
 
 class IngestOk(BaseModel):
     status: Literal["ok"]
-
-
-LinesFallback = Annotated[
-    int,
-    Field(
-        description=(
-            "Lines stored or excluded only after a repair (a timestamp replaced by the "
-            "default time, a non-text field coerced, a field truncated or dropped)"
-        )
-    ),
-]
-
-
-class DayUsage(BaseModel):
-    day: date
-    lines_stored: int
-    bytes_stored: int
-    lines_excluded: int
-    bytes_excluded: int
-    lines_fallback: LinesFallback
-
-
-class UsageTotals(BaseModel):
-    lines_stored: int
-    bytes_stored: int
-    lines_excluded: int
-    bytes_excluded: int
-    lines_fallback: LinesFallback
-
-
-class Usage(BaseModel):
-    """Per UTC day, every day of the range (days with nothing are zeros)."""
-
-    from_: Annotated[date, Field(alias="from")]
-    to: date
-    days: list[DayUsage]
-    totals: UsageTotals
-
-    model_config = ConfigDict(populate_by_name=True)

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 import orjson
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate import json_codec
 from tidegate.auth.secrets import INGESTION_DOMAIN, hash_secret
 from tidegate.clock import now_ms
-from tidegate.errors import BadRequest, Forbidden, ValidationFailed
-from tidegate.ingest import repository, schemas
+from tidegate.errors import BadRequest, Forbidden
+from tidegate.ingest import repository
 from tidegate.ingest.decoding import (
     MAX_DECODED_BYTES,
     bad_request,
@@ -39,7 +38,6 @@ from tidegate.logs.timestamps import clock_skew, epoch_ms, in_range, time_from
 INACTIVE = "Account not found or inactive"
 SUSPENDED = "Ingestion is suspended for this account"
 SYSLOG_DISABLED = "Syslog is not enabled for this account"
-MAX_USAGE_DAYS = 366
 _MAX_HOST = 256
 _MAX_ADDRESS = 64
 _MAX_TAGS = 100
@@ -342,43 +340,3 @@ def prepare(
         rules=rules,
         received_ms=received_ms,
     )
-
-
-async def usage_report(
-    *, session: AsyncSession, account_id: str, first: date | None, last: date | None, today: date
-) -> schemas.Usage:
-    last = last or today
-    if first is None:
-        first = last - timedelta(days=29) if last.toordinal() > 29 else date.min
-    if first > last:
-        raise ValidationFailed("from must not be after to", context="querystring")
-    if (last - first).days >= MAX_USAGE_DAYS:
-        raise ValidationFailed(f"At most {MAX_USAGE_DAYS} days per request", context="querystring")
-    rows = {
-        row.day: row
-        for row in await repository.usage_between(
-            session=session, account_id=account_id, first=first, last=last
-        )
-    }
-    days: list[schemas.DayUsage] = []
-    for offset in range((last - first).days + 1):
-        day = first + timedelta(days=offset)
-        row = rows.get(day)
-        days.append(
-            schemas.DayUsage(
-                day=day,
-                lines_stored=row.lines_stored if row else 0,
-                bytes_stored=row.bytes_stored if row else 0,
-                lines_excluded=row.lines_excluded if row else 0,
-                bytes_excluded=row.bytes_excluded if row else 0,
-                lines_fallback=row.lines_fallback if row else 0,
-            )
-        )
-    totals = schemas.UsageTotals(
-        lines_stored=sum(item.lines_stored for item in days),
-        bytes_stored=sum(item.bytes_stored for item in days),
-        lines_excluded=sum(item.lines_excluded for item in days),
-        bytes_excluded=sum(item.bytes_excluded for item in days),
-        lines_fallback=sum(item.lines_fallback for item in days),
-    )
-    return schemas.Usage(from_=first, to=last, days=days, totals=totals)

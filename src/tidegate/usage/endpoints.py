@@ -1,10 +1,11 @@
 """HTTP for usage in the platform's shapes: ``/v1/usage/{kind}[/{name}]`` (shares of
-lines) and ``/v2/usage[/{kind}[/{name}]]`` (bytes). ``GET /v1/usage`` itself (per day)
-is tidegate.ingest's."""
+lines) and ``/v2/usage[/{kind}[/{name}]]`` (bytes), and ``GET /v1/usage`` (the counters per UTC
+day that ingestion keeps)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import date
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
@@ -14,6 +15,7 @@ from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
 from tidegate.clock import now_ms
+from tidegate.errors import ValidationFailed
 from tidegate.ingest.service import utc_today
 from tidegate.usage import schemas, service
 
@@ -91,3 +93,41 @@ async def name_bytes(
 ) -> schemas.NameUsageV2:
     period = schemas.v2_period(from_, to, today=utc_today())
     return await service.name_bytes(scope=scope, kind=kind, period=period, name=name)
+
+
+def _day_query(description: str, alias: str | None = None) -> Any:
+    # A string with a pattern, not ``date``: pydantic's lax date also takes numbers
+    # (``to=0`` would be 1970-01-01), and the API takes calendar days only.
+    return Query(
+        alias=alias,
+        description=description,
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        json_schema_extra={"format": "date"},
+    )
+
+
+def _day(value: str | None, name: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise ValidationFailed(f"{name}: not a calendar day", context="querystring") from error
+
+
+@v1_router.get("", summary="The account's usage per UTC day", response_model_by_alias=True)
+async def usage(
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[
+        str | None, _day_query("First day (UTC), default: to - 29 days", alias="from")
+    ] = None,
+    to: Annotated[str | None, _day_query("Last day (UTC), default: today")] = None,
+) -> schemas.Usage:
+    return await service.usage_report(
+        session=session,
+        account_id=account_id,
+        first=_day(from_, "from"),
+        last=_day(to, "to"),
+        today=utc_today(),
+    )

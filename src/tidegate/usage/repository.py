@@ -13,9 +13,11 @@ the answer the row store alone would give.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.models import AccountUsage, LogLine
 from tidegate.usage.schemas import Kind, Period
@@ -154,3 +156,18 @@ def stored_bytes(*, account_id: str, period: Period) -> Select[*tuple[Any, ...]]
         AccountUsage.day >= period.first_day,
         AccountUsage.day <= period.last_day,
     )
+
+
+async def usage_between(
+    *, session: AsyncSession, account_id: str, first: date, last: date
+) -> list[AccountUsage]:
+    result = await session.execute(
+        select(AccountUsage)
+        .where(
+            AccountUsage.account_id == account_id,
+            AccountUsage.day >= first,
+            AccountUsage.day <= last,
+        )
+        .order_by(AccountUsage.day)
+    )
+    return list(result.scalars())

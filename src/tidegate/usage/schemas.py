@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tidegate.clock import epoch_ms_of
 from tidegate.errors import BadRequest
@@ -127,3 +127,44 @@ def rfc3339(ms: int) -> str:
 
 def limit(raw: str | None) -> int:
     return bounded_int(raw, name="limit", low=1, high=MAX_LIMIT, default=DEFAULT_LIMIT)
+
+
+# GET /v1/usage: the account's counters per UTC day, written by ingestion.
+
+LinesFallback = Annotated[
+    int,
+    Field(
+        description=(
+            "Lines stored or excluded only after a repair (a timestamp replaced by the "
+            "default time, a non-text field coerced, a field truncated or dropped)"
+        )
+    ),
+]
+
+
+class DayUsage(BaseModel):
+    day: date
+    lines_stored: int
+    bytes_stored: int
+    lines_excluded: int
+    bytes_excluded: int
+    lines_fallback: LinesFallback
+
+
+class UsageTotals(BaseModel):
+    lines_stored: int
+    bytes_stored: int
+    lines_excluded: int
+    bytes_excluded: int
+    lines_fallback: LinesFallback
+
+
+class Usage(BaseModel):
+    """Per UTC day, every day of the range (days with nothing are zeros)."""
+
+    from_: Annotated[date, Field(alias="from")]
+    to: date
+    days: list[DayUsage]
+    totals: UsageTotals
+
+    model_config = ConfigDict(populate_by_name=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_
@@ -31,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.scope import AccessScope
 from tidegate.db.engine import Database
-from tidegate.errors import Forbidden
+from tidegate.errors import Forbidden, ValidationFailed
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.segments import AccountSegments
@@ -306,3 +307,47 @@ async def name_bytes(
     )
     results = _bytes(found[0] if found else Counted(name, 0, 0))
     return schemas.NameUsageV2.model_validate({**_window(period), "results": results})
+
+
+# GET /v1/usage: the counters per UTC day.
+MAX_USAGE_DAYS = 366
+
+
+async def usage_report(
+    *, session: AsyncSession, account_id: str, first: date | None, last: date | None, today: date
+) -> schemas.Usage:
+    last = last or today
+    if first is None:
+        first = last - timedelta(days=29) if last.toordinal() > 29 else date.min
+    if first > last:
+        raise ValidationFailed("from must not be after to", context="querystring")
+    if (last - first).days >= MAX_USAGE_DAYS:
+        raise ValidationFailed(f"At most {MAX_USAGE_DAYS} days per request", context="querystring")
+    rows = {
+        row.day: row
+        for row in await repository.usage_between(
+            session=session, account_id=account_id, first=first, last=last
+        )
+    }
+    days: list[schemas.DayUsage] = []
+    for offset in range((last - first).days + 1):
+        day = first + timedelta(days=offset)
+        row = rows.get(day)
+        days.append(
+            schemas.DayUsage(
+                day=day,
+                lines_stored=row.lines_stored if row else 0,
+                bytes_stored=row.bytes_stored if row else 0,
+                lines_excluded=row.lines_excluded if row else 0,
+                bytes_excluded=row.bytes_excluded if row else 0,
+                lines_fallback=row.lines_fallback if row else 0,
+            )
+        )
+    totals = schemas.UsageTotals(
+        lines_stored=sum(item.lines_stored for item in days),
+        bytes_stored=sum(item.bytes_stored for item in days),
+        lines_excluded=sum(item.lines_excluded for item in days),
+        bytes_excluded=sum(item.bytes_excluded for item in days),
+        lines_fallback=sum(item.lines_fallback for item in days),
+    )
+    return schemas.Usage(from_=first, to=last, days=days, totals=totals)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
+from tidegate.alerts.index_rate import schemas, service
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.session import SessionDep
 from tidegate.auth.dependencies import AccountId, SealerDep
-from tidegate.index_rate import schemas, service
 
 router = APIRouter(
     prefix="/v1/config/index-rate", tags=["Index rate alert"], responses=LEGACY_ERRORS

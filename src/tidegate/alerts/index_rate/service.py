@@ -12,11 +12,11 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel, ChannelIn
-from tidegate.alerts.index_rate import open_config
+from tidegate.alerts.index_rate import schemas
+from tidegate.alerts.index_rate.evaluator import open_config
 from tidegate.alerts.integrations import checked_channels
 from tidegate.auth.secrets import Sealer
 from tidegate.errors import BadRequest
-from tidegate.index_rate import schemas
 from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import IndexRateAlert
 

@@ -1,1 +1,0 @@
-"""The index-rate alert: ``GET|PUT /v1/config/index-rate``."""
