@@ -839,6 +839,43 @@ MISSING_TYPES: list[tuple[str, str, str]] = [
     ("gcp_cloud_operations_destination", "sink", "gcp-cloud-operations"),
     ("datadog_metrics_destination", "sink", "datadog-metrics"),
     ("kafka_destination", "sink", "kafka"),
-    ("script_execution_processor", "transform", "js-script"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
+
+# processors/script_execution.go: ScriptExecutionProcessorFromModel sends {"script"} and
+# reads it back as a string. The scripts of its test (create, then the heredoc of the
+# update step, as Terraform's <<-EOT leaves it), and testdata/processors/script_execution.json.
+APPLIES += [
+    Resource(
+        "script_execution_processor",
+        "transform",
+        "js-script",
+        {"script": "function processEvent(e) { return e }"},
+    ),
+    Resource(
+        "script_execution_processor (update: heredoc)",
+        "transform",
+        "js-script",
+        {
+            "script": "function processEvent(e) {\n  if (e.skip) {\n    return null\n  }\n"
+            "  return e\n}\n"
+        },
+    ),
+    Resource(
+        "script_execution_processor (testdata)",
+        "transform",
+        "js-script",
+        {"script": "function processEvent(e) {\n if (e.skip()) {\n return null \n} return e }"},
+    ),
+]
+REFUSED += [
+    # script_execution_test.go: "Error: server-side validation" expects "script is not
+    # valid JavaScript"; an empty script its schema refuses (LengthAtLeast(1)).
+    Resource(
+        "script_execution_processor (not JavaScript)",
+        "transform",
+        "js-script",
+        {"script": "THIS IS NOT VALID"},
+    ),
+    Resource("script_execution_processor (empty)", "transform", "js-script", {"script": ""}),
+]

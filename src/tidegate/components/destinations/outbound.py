@@ -23,11 +23,17 @@ from typing import Any, Final, Generic, TypeVar
 import httpcore
 from pydantic import BaseModel, HttpUrl
 
-from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    DeliveryContext,
+    NodeRef,
+    Parcel,
+    config_refused,
+)
 from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
-from tidegate.errors import ErrorItem, ValidationFailed
 from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 
 __all__ = ["BACKGROUND_DEADLINE_S", "MAX_BACKGROUND", "Encoder", "outbound_component", "vet_urls"]
@@ -63,18 +69,8 @@ async def vet_urls(urls: Sequence[tuple[str, HttpUrl]], policy: DestinationPolic
             await policy.resolve(url.host or "", url.port or 443)
         except DestinationRefused as error:
             message = f"must not target a non-public address: {error}"
-            raise ValidationFailed(
-                f"body.user_config{pointer.replace('/', '.')} {message}",
-                context="body",
-                errors=[
-                    ErrorItem(
-                        keyword="format",
-                        message=message,
-                        instance_path=f"/user_config{pointer}",
-                        schema_path=f"#/properties/{pointer.strip('/').split('/')[0]}",
-                        params={"format": "uri"},
-                    )
-                ],
+            raise config_refused(
+                pointer, message, keyword="format", params={"format": "uri"}
             ) from None
         except httpcore.ConnectError:
             pass
