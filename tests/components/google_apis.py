@@ -10,7 +10,8 @@ as Google documents them, behind one local HTTP server (``tests.components.recei
   "token_type"}``, a token per scope;
 * Pub/Sub ``POST /v1/projects/<p>/topics/<t>:publish``;
 * Cloud Logging ``POST /v2/entries:write``;
-* Cloud Storage ``POST /upload/storage/v1/b/<bucket>/o?uploadType=multipart``.
+* Cloud Storage ``POST /upload/storage/v1/b/<bucket>/o?uploadType=multipart``;
+* Cloud Monitoring ``POST /v3/projects/<p>/timeSeries``.
 
 Each API checks ``Authorization: Bearer`` against the tokens issued for its scope (else
 401), its content type, body shape and limits, and answers as the API does.
@@ -36,9 +37,14 @@ SCOPES = {
     "pubsub": "https://www.googleapis.com/auth/pubsub",
     "logging": "https://www.googleapis.com/auth/logging.write",
     "storage": "https://www.googleapis.com/auth/devstorage.read_write",
+    "monitoring": "https://www.googleapis.com/auth/monitoring.write",
 }
 _PUBLISH = re.compile(r"^/v1/projects/([^/]+)/topics/([^/:]+):publish$")
 _UPLOAD = re.compile(r"^/upload/storage/v1/b/([^/?]+)/o$")
+_TIME_SERIES = re.compile(r"^/v3/projects/([^/]+)/timeSeries$")
+_METRIC_TYPE = re.compile(r"^custom\.googleapis\.com/[A-Za-z0-9_./]+$")
+_LABEL_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,99}$")
+_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 _LOG_NAME = re.compile(r"^projects/[^/]+/logs/[^/]+$")
 _SEVERITIES = {
     "DEFAULT", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL", "ALERT", "EMERGENCY"
@@ -95,6 +101,7 @@ class Google:
     written: list[dict[str, Any]] = field(default_factory=list)
     objects: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
     buckets: set[str] = field(default_factory=lambda: {"logs"})
+    time_series: list[dict[str, Any]] = field(default_factory=list)
 
     def respond(self, request: Request) -> tuple[int, bytes]:
         status, answer = self._route(request)
@@ -110,6 +117,7 @@ class Google:
             ("pubsub", self._publish),
             ("logging", self._write),
             ("storage", self._upload),
+            ("monitoring", self._create_time_series),
         ):
             if self._is(api, path):
                 scope = self.tokens.get((request.header("authorization") or "")[7:])
@@ -129,6 +137,8 @@ class Google:
             return _PUBLISH.match(path) is not None
         if api == "logging":
             return path == "/v2/entries:write"
+        if api == "monitoring":
+            return _TIME_SERIES.match(path) is not None
         return _UPLOAD.match(path) is not None
 
     def _token(self, request: Request) -> tuple[int, Any]:
@@ -240,6 +250,40 @@ class Google:
             "name": metadata["name"],
             "size": str(len(data)),
         }
+
+    def _create_time_series(self, request: Request) -> tuple[int, Any]:
+        if request.header("content-type") != "application/json":
+            return 400, _error(400, "content type")
+        document = json.loads(request.body)
+        series = document.get("timeSeries") if isinstance(document, dict) else None
+        if not isinstance(series, list) or not 1 <= len(series) <= 200:
+            return 400, _error(400, "1 to 200 time series per request")
+        seen = set()
+        for item in series:
+            metric, resource = item.get("metric") or {}, item.get("resource") or {}
+            if not _METRIC_TYPE.match(str(metric.get("type"))) or not resource.get("type"):
+                return 400, _error(400, "metric.type and resource.type")
+            if not all(_LABEL_KEY.match(key) for key in metric.get("labels", {})):
+                return 400, _error(400, "label keys")
+            identity = json.dumps([metric, resource], sort_keys=True)
+            if identity in seen:
+                return 400, _error(400, "a time series appears twice in the request")
+            seen.add(identity)
+            kind, points = item.get("metricKind"), item.get("points")
+            if kind not in ("GAUGE", "CUMULATIVE") or item.get("valueType") != "DOUBLE":
+                return 400, _error(400, "metricKind GAUGE or CUMULATIVE, valueType DOUBLE")
+            if not isinstance(points, list) or len(points) != 1:
+                return 400, _error(400, "exactly one point per time series")
+            interval, value = points[0].get("interval") or {}, points[0].get("value") or {}
+            if not _TIME.match(str(interval.get("endTime"))) or set(value) != {"doubleValue"}:
+                return 400, _error(400, "point interval and value")
+            start = interval.get("startTime")
+            if (kind == "CUMULATIVE") != (start is not None) or (
+                start is not None and not start < interval["endTime"]
+            ):
+                return 400, _error(400, "a cumulative point's start time is before its end")
+        self.time_series.append(document)
+        return 200, {}
 
 
 def _error(code: int, message: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The ``gcp-cloud-pubsub``, ``gcp-cloud-operations`` and ``gcp-cloud-storage``
-destinations in published pipelines, delivering to protocol-exact receivers of Google's
+"""The ``gcp-cloud-pubsub``, ``gcp-cloud-operations``, ``gcp-cloud-storage`` and
+``gcp-cloud-monitoring`` destinations in published pipelines, delivering to protocol-exact receivers of Google's
 documented APIs (``tests/components/google_apis.py``) that the operator pointed the
 types at (``TIDEGATE_DESTINATION_ENDPOINTS``), with a real service account key whose
 ``token_uri`` is the receiver's token endpoint: the JWT each token costs is verified
@@ -23,6 +23,9 @@ from tests.components.receiver import Receiver
 from tests.conftest import AppClient, make_settings, running_client
 from tests.gateway.factories import new_account
 from tests.waiting import eventually
+
+from tidegate.clock import now_ms
+from tidegate.logs.timestamps import rfc3339_ms
 
 EVENTS = [
     {"message": "one ✓", "app": "api", "timestamp": 1_735_787_045_678, "level": "warn"},
@@ -49,7 +52,8 @@ async def env(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> As
             tmp_path_factory.mktemp("data"),
             destination_allow="127.0.0.1/32",
             destination_endpoints=(
-                f"gcp-cloud-pubsub={base},gcp-cloud-operations={base},gcp-cloud-storage={base}"
+                f"gcp-cloud-pubsub={base},gcp-cloud-operations={base},"
+                f"gcp-cloud-storage={base},gcp-cloud-monitoring={base}"
             ),
         )
         async with running_client(settings) as http:
@@ -320,6 +324,112 @@ async def test_cloud_storage_missing_bucket_is_not_retried(env: Env) -> None:
     status, text = await _send(env, "gcp-cloud-storage", _storage(env, bucket="nope"), EVENTS)
     assert status == 503, text
     assert len(_requests_to(env, before, "/upload/")) == 1
+
+
+def _monitoring(env: Env, **fields: Any) -> dict[str, Any]:
+    # destinations/gcp_cloud_monitoring.go: every attribute, labels as a list.
+    return {
+        "ack_enabled": True,
+        "credentials_json": env.google.key.json(),
+        "project_id": "proj-1",
+        "resource_type": "global",
+        "resource_labels": [{"label_name": "project_id", "label_value": "proj-1"}],
+        **fields,
+    }
+
+
+async def test_cloud_monitoring_time_series(env: Env) -> None:
+    """Gauges, cumulative counters (an incremental one as a running total across
+    deliveries), a histogram's count and sum; one point per series per request (the
+    last); other events skipped."""
+    account = await new_account(env.client, throttle=False)
+    steps = [("out", "destination", "gcp-cloud-monitoring", _monitoring(env), ["source"])]
+    wired = await wire_source(env.client, account, "http", {}, steps)
+    # Times after the node was built (a cumulative series starts then).
+    at = now_ms() + 60_000
+    t = rfc3339_ms
+    events = [
+        {"name": "requests", "namespace": "web", "kind": "incremental",
+         "value": {"type": "counter", "value": 2}, "tags": {"code": 200, "1st": "x"},
+         "timestamp": at},
+        {"name": "temperature", "kind": "absolute", "value": {"type": "gauge", "value": 20},
+         "timestamp": at},
+        {"name": "temperature", "kind": "absolute", "value": {"type": "gauge", "value": 21.5},
+         "timestamp": at + 1000},
+        {"name": "requests", "namespace": "web", "kind": "incremental",
+         "value": {"type": "counter", "value": 3}, "tags": {"code": 200, "1st": "x"},
+         "timestamp": at + 1000},
+        {"name": "uptime", "kind": "absolute", "value": {"type": "sum", "value": 99},
+         "start_timestamp": at - 60_000, "timestamp": at},
+        {"name": "latency", "kind": "absolute", "timestamp": at,
+         "value": {"type": "histogram", "value": {"count": 4, "sum": 2.5, "buckets": []}}},
+        {"message": "not a metric"},
+    ]  # fmt: skip
+    before = len(env.receiver.requests)
+    sent = await env.client.post(wired.url, json=events, headers=wired.auth)
+    assert sent.status_code == 200, sent.text
+    [request] = _requests_to(env, before, "/v3/")
+    assert request.target == "/v3/projects/proj-1/timeSeries"
+    scope = env.google.tokens[request.header("Authorization").removeprefix("Bearer ")]
+    assert scope == SCOPES["monitoring"]
+    series = json.loads(request.body)["timeSeries"]
+    resource = {"type": "global", "labels": {"project_id": "proj-1"}}
+    assert all(item.pop("resource") == resource for item in series)
+    start = series[1]["points"][0]["interval"]["startTime"]
+    assert start < t(at)
+
+    def point(value: float, end: str, begin: str | None = None) -> list[dict[str, Any]]:
+        interval = {"endTime": end} if begin is None else {"startTime": begin, "endTime": end}
+        return [{"interval": interval, "value": {"doubleValue": value}}]
+
+    assert series == [
+        {"metric": {"type": "custom.googleapis.com/temperature", "labels": {}},
+         "metricKind": "GAUGE", "valueType": "DOUBLE",
+         "points": point(21.5, t(at + 1000))},
+        {"metric": {"type": "custom.googleapis.com/web/requests",
+                    "labels": {"code": "200", "t_1st": "x"}},
+         "metricKind": "CUMULATIVE", "valueType": "DOUBLE",
+         "points": point(5.0, t(at + 1000), start)},
+        {"metric": {"type": "custom.googleapis.com/uptime", "labels": {}},
+         "metricKind": "CUMULATIVE", "valueType": "DOUBLE",
+         "points": point(99.0, t(at), t(at - 60_000))},
+        {"metric": {"type": "custom.googleapis.com/latency_count", "labels": {}},
+         "metricKind": "CUMULATIVE", "valueType": "DOUBLE",
+         "points": point(4.0, t(at), start)},
+        {"metric": {"type": "custom.googleapis.com/latency_sum", "labels": {}},
+         "metricKind": "CUMULATIVE", "valueType": "DOUBLE",
+         "points": point(2.5, t(at), start)},
+    ]  # fmt: skip
+    # The next delivery continues the running total, with the same start time.
+    before = len(env.receiver.requests)
+    again = dict(events[0], timestamp=at + 10_000)
+    sent = await env.client.post(wired.url, json=[again], headers=wired.auth)
+    assert sent.status_code == 200, sent.text
+    [request] = _requests_to(env, before, "/v3/")
+    [item] = json.loads(request.body)["timeSeries"]
+    assert item["points"] == point(7.0, t(at + 10_000), start)
+
+
+async def test_cloud_monitoring_batches_and_failures(env: Env) -> None:
+    events = [
+        {"name": f"m{n}", "kind": "absolute", "value": {"type": "gauge", "value": n}}
+        for n in range(450)
+    ]
+    before = len(env.google.time_series)
+    status, text = await _send(env, "gcp-cloud-monitoring", _monitoring(env), events)
+    assert status == 200, text
+    batches = env.google.time_series[before:]
+    assert sorted(len(batch["timeSeries"]) for batch in batches) == [50, 200, 200]
+    before = len(env.receiver.requests)
+    env.google.faults["monitoring"] = [503]
+    status, text = await _send(env, "gcp-cloud-monitoring", _monitoring(env), events[:1])
+    assert status == 200, text
+    assert len(_requests_to(env, before, "/v3/")) == 2
+    before = len(env.receiver.requests)
+    env.google.faults["monitoring"] = [400]
+    status, text = await _send(env, "gcp-cloud-monitoring", _monitoring(env), events[:1])
+    assert status == 503, text
+    assert len(_requests_to(env, before, "/v3/")) == 1
 
 
 def test_the_credentials_are_checked_on_save() -> None:

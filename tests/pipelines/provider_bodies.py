@@ -966,6 +966,45 @@ APPLIES += [
         },
     ),
 ]
+APPLIES += [
+    # destinations/gcp_cloud_monitoring.go and its test (with and without labels)...
+    Resource(
+        "gcp_cloud_monitoring_destination",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "somekey", "label_value": "someval"}],
+        },
+    ),
+    Resource(
+        "gcp_cloud_monitoring_destination (no labels)",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj456",
+            "resource_type": "global2",
+        },
+    ),
+    # ...and testdata/destinations/gcp_cloud_monitoring.json.
+    Resource(
+        "gcp_cloud_monitoring_destination (testdata)",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "project_id": "proj123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "label1", "label_value": "value1"}],
+            "credentials_json": '{"foo": "bar"}',
+        },
+    ),
+]
 # testdata/destinations/datadog_metrics.json: site "datadog", which the provider's schema
 # refuses (OneOf us1, us3, us5, eu1): refused here too.
 REFUSED.append(
@@ -983,7 +1022,6 @@ REFUSED.append(
 MISSING_TYPES: list[tuple[str, str, str]] = [
     ("kafka_source", "source", "kafka"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
-    ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),
     ("kafka_destination", "sink", "kafka"),
     ("script_execution_processor", "transform", "js-script"),
 ]

@@ -10,6 +10,7 @@ from tidegate.components.destinations import (
     datadog_logs,
     datadog_metrics,
     elasticsearch,
+    gcp_cloud_monitoring,
     gcp_cloud_operations,
     gcp_cloud_pubsub,
     gcp_cloud_storage,
@@ -123,5 +124,6 @@ REGISTRY: Final = Registry(
         gcp_cloud_pubsub.COMPONENT,
         gcp_cloud_operations.COMPONENT,
         gcp_cloud_storage.COMPONENT,
+        gcp_cloud_monitoring.COMPONENT,
     ]
 )

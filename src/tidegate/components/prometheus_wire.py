@@ -34,6 +34,7 @@ from tidegate.processing.fields import string_form
 __all__ = [
     "HEADERS",
     "WriteRequest",
+    "full_name",
     "metric_series",
     "series_events",
     "write_request",
@@ -134,13 +135,20 @@ def series_events(body: bytes) -> list[dict[str, Any]]:
 Labels = tuple[tuple[str, str], ...]
 
 
-def _metric_name(event: Mapping[str, Any]) -> str | None:
+def full_name(event: Mapping[str, Any], separator: str) -> str | None:
+    """A metric event's ``<namespace><separator><name>`` (or ``name``); None without a
+    name."""
     name = event.get("name")
     if not isinstance(name, str) or not name:
         return None
     namespace = event.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        name = f"{namespace}_{name}"
+    return f"{namespace}{separator}{name}" if isinstance(namespace, str) and namespace else name
+
+
+def _metric_name(event: Mapping[str, Any]) -> str | None:
+    name = full_name(event, "_")
+    if name is None:
+        return None
     name = _INVALID_NAME.sub("_", name)
     return f"_{name}" if name[0].isdigit() else name
 

@@ -40,6 +40,7 @@ from tidegate.components.base import Component
 from tidegate.components.destinations.datadog_logs import SITES
 from tidegate.components.destinations.vendor import json_arrays, vendor_component
 from tidegate.components.destinations.wire import WireRequest, check_header, compress
+from tidegate.components.prometheus_wire import full_name
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.fields import string_form
 
@@ -75,14 +76,6 @@ def _number(value: Any) -> float | int | None:
     return value if math.isfinite(value) else None
 
 
-def _name(event: Mapping[str, Any]) -> str | None:
-    name = event.get("name")
-    if not isinstance(name, str) or not name:
-        return None
-    namespace = event.get("namespace")
-    return f"{namespace}.{name}" if isinstance(namespace, str) and namespace else name
-
-
 def _tags(tags: Any) -> tuple[list[str], str | None]:
     """``key:value`` tags, and the host tag's value (made a resource)."""
     out: list[str] = []
@@ -102,7 +95,7 @@ def series_of(event: Any, received_ms: int) -> Iterator[dict[str, Any]]:
     """The v2 series of one metric event; nothing for an event that is not one."""
     if not isinstance(event, Mapping):
         return
-    name, value = _name(event), event.get("value")
+    name, value = full_name(event, "."), event.get("value")
     if name is None or not isinstance(value, Mapping):
         return
     millis = epoch_ms(event.get("timestamp")) or received_ms

@@ -1,5 +1,5 @@
 """What the Google Cloud destinations (``gcp-cloud-pubsub``, ``gcp-cloud-operations``,
-``gcp-cloud-storage``) share: the ``credentials_json`` the platform's Terraform provider
+``gcp-cloud-storage``, ``gcp-cloud-monitoring``) share: the ``credentials_json`` the platform's Terraform provider
 sends (a service account key file, as Google's console downloads it), and an access
 token for it.
 
