@@ -145,8 +145,10 @@ def token_uri(credentials_json: str) -> str:
 
 
 def token_urls(credentials_json: str) -> list[tuple[str, HttpUrl]]:
-    """The token endpoint, for the destination guard's check on save."""
-    return [("/credentials_json", HttpUrl(token_uri(credentials_json)))]
+    """The key's own token endpoint, for the destination guard's check on save (Google's
+    default one is public)."""
+    uri = token_uri(credentials_json)
+    return [] if uri == DEFAULT_TOKEN_URI else [("/credentials_json", HttpUrl(uri))]
 
 
 @dataclass(frozen=True, slots=True)
