@@ -8,7 +8,12 @@ from tidegate.components.destinations import (
     azure_blob_storage,
     blackhole,
     datadog_logs,
+    datadog_metrics,
     elasticsearch,
+    gcp_cloud_monitoring,
+    gcp_cloud_operations,
+    gcp_cloud_pubsub,
+    gcp_cloud_storage,
     honeycomb_logs,
     loki,
     mezmo,
@@ -44,6 +49,7 @@ from tidegate.components.processors import (
 from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
+    datadog_agent,
     demo_logs,
     fluent,
     kinesis_firehose,
@@ -80,6 +86,7 @@ REGISTRY: Final = Registry(
         mezmo_agent.COMPONENT,
         sqs.COMPONENT,
         s3_source.COMPONENT,
+        datadog_agent.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -115,5 +122,10 @@ REGISTRY: Final = Registry(
         datadog_logs.COMPONENT,
         new_relic.COMPONENT,
         honeycomb_logs.COMPONENT,
+        datadog_metrics.COMPONENT,
+        gcp_cloud_pubsub.COMPONENT,
+        gcp_cloud_operations.COMPONENT,
+        gcp_cloud_storage.COMPONENT,
+        gcp_cloud_monitoring.COMPONENT,
     ]
 )
