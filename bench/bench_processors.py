@@ -49,6 +49,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "parse-sequentially": {"field": ".kv", "target_field": ".parsed", "parsers": [{"parser": "parse_json", "label": "j"}, {"parser": "parse_key_value", "label": "kv"}]},
     "reduce": {"group_by": [".app"], "max_events": 10},
     "aggregate": {"group_by": [".app"]},
+    "js-script": {"script": "function processEvent(e) { e.service = e.app; if (e.level === 'debug') return null; return e }"},
 }  # fmt: skip
 
 

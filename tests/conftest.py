@@ -125,7 +125,7 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # Nor the lower CPU priority of a heavy account's reads (logs.fair_share): a
         # read past a quarter second of CPU (a first DuckDB read) niced the account's
         # next reads for a minute, and niced threads crawl on a loaded machine (a segments
-        # test took 141 s instead of 48). tests/export/test_fair_reads.py turns it on.
+        # test took 141 s instead of 48). tests/logs/test_fair_reads.py turns it on.
         read_heavy_cpu_s=0,
         # An open stream's credential re-checked every quarter second (3 s in service):
         # the revocation tests wait for one re-check each.

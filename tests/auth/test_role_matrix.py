@@ -55,6 +55,9 @@ PUBLIC = {
     ("POST", "/gateway/{gateway_route_id}/v1/metrics"),
     ("POST", "/gateway/{gateway_route_id}/v1/traces"),
     ("POST", "/gateway/{gateway_route_id}/api/v1/write"),
+    ("POST", "/gateway/{gateway_route_id}/api/v2/logs"),
+    ("POST", "/gateway/{gateway_route_id}/api/v1/series"),
+    ("POST", "/gateway/{gateway_route_id}/api/v2/series"),
 }
 # WebSocket routes authenticate inside their handler (principal_of + principal.require:
 # tidegate/tail/websocket.py requires READ); a new one must be listed here on purpose.

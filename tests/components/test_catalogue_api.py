@@ -34,6 +34,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "metrics-tag-cardinality-limit": {"value_limit": 1, "action": "drop_tag"},
     "trace-sampling": {"sample_type": "head", "trace_id_field": ".app", "rate": 3},
     "data-profiler": {"app_fields": [".app"], "host_fields": [".host"], "level_fields": [".level"], "line_fields": [".message"]},
+    "js-script": {"script": "function processEvent(e) { e.scripted = true; return e }"},
 }  # fmt: skip
 
 EVENT = {
@@ -104,6 +105,7 @@ async def test_every_processor_type_is_accepted_and_simulated(client: AppClient)
     assert nodes["metrics-tag-cardinality-limit"]["output"] == [EVENT, EVENT]  # no tags
     assert nodes["trace-sampling"]["output"] == []  # trace "web": not one in 3
     assert nodes["data-profiler"]["output"] == [EVENT, EVENT]
+    assert nodes["js-script"]["output"] == [{**EVENT, "scripted": True}] * 2
     assert nodes["out"]["output"] == [EVENT, EVENT]
 
 

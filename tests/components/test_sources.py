@@ -33,6 +33,23 @@ async def test_http_source_decoding_bytes_and_metadata(client: AppClient) -> Non
     assert "authorization" not in metadata["headers"]
 
 
+async def test_http_source_metadata_never_holds_a_datadog_api_key(client: AppClient) -> None:
+    """``DD-API-KEY`` is a credential for every source type (the Datadog Agent's): like
+    ``Authorization``, it is not copied into captured metadata."""
+    account = await new_account(client, throttle=False)
+    wired = await wire_source(client, account, "http", {"capture_metadata": True})
+    response = await client.post(
+        wired.url, json={"line": "x"}, headers={"DD-API-KEY": wired.key, "X-Custom": "yes"}
+    )
+    assert response.status_code == 200, response.text
+    (line,) = await stored_lines(client.database_url, account.account_id)
+    assert line.meta is not None
+    headers = line.meta["metadata"]["headers"]
+    assert headers["x-custom"] == "yes"
+    assert "dd-api-key" not in headers
+    assert wired.key not in str(line.meta)
+
+
 async def test_http_source_decoding_ndjson_refuses_an_array(client: AppClient) -> None:
     account = await new_account(client, throttle=False)
     wired = await wire_source(client, account, "http", {"decoding": "ndjson"})

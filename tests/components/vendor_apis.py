@@ -129,3 +129,42 @@ def new_relic_metrics(key: str) -> Api:
         "/metric/v1", "Api-Key", key, 10_000, 1_000_000,
         lambda _document: (202, {"requestId": "7c1e"}), shape=_new_relic_shape("metrics"),
     )  # fmt: skip
+
+
+def _series_shape(document: Any) -> str | None:
+    series = document.get("series") if isinstance(document, dict) else None
+    if not isinstance(series, list) or not series:
+        return 'the body must be {"series": [...]}'
+    for item in series:
+        if not isinstance(item, dict) or not isinstance(item.get("metric"), str):
+            return "each series needs a metric"
+        if item.get("type", 0) not in (0, 1, 2, 3):
+            return "type is 0 (unspecified), 1 (count), 2 (rate) or 3 (gauge)"
+        points = item.get("points")
+        if (
+            not isinstance(points, list)
+            or not points
+            or not all(
+                isinstance(p, dict)
+                and isinstance(p.get("timestamp"), int)
+                and isinstance(p.get("value"), int | float)
+                for p in points
+            )
+        ):
+            return "points are [{timestamp: <s>, value}]"
+        if not all(isinstance(tag, str) for tag in item.get("tags", [])):
+            return "tags are strings"
+        if not all(
+            isinstance(r, dict) and set(r) == {"name", "type"} for r in item.get("resources", [])
+        ):
+            return "resources are [{name, type}]"
+    return None
+
+
+def datadog_metrics(key: str) -> Api:
+    """POST /api/v2/series, DD-API-KEY; {series: [...]}, 5 MiB decompressed; 202
+    {errors: []}."""
+    return Api(
+        "/api/v2/series", "DD-API-KEY", key, 1, 5 * 1024 * 1024,
+        lambda _document: (202, {"errors": []}), shape=_series_shape,
+    )  # fmt: skip

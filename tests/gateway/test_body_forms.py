@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
+import cramjam
 import orjson
 import pytest
 from tests.conftest import AppClient
@@ -99,6 +100,20 @@ def test_parser_refuses_a_gzip_bomb() -> None:
 def test_parser_refuses_broken_gzip() -> None:
     with pytest.raises(BadRequest):
         parse_events(b"not gzip", content_encoding="gzip")
+
+
+def test_zstd_bodies_are_read_within_the_limit() -> None:
+    """The Datadog Agent's default encoding: one or more frames; a frame inflating past
+    10 MB is a 413 whatever it declares, a body that is not zstd a 400."""
+    two_frames = bytes(cramjam.zstd.compress(b'[{"line":"a"},')) + bytes(
+        cramjam.zstd.compress(b'{"line":"b"}]')
+    )
+    assert parse_events(two_frames, content_encoding="zstd") == [{"line": "a"}, {"line": "b"}]
+    bomb = bytes(cramjam.zstd.compress(b"[" + b" " * (11 * 1024 * 1024) + b"]"))
+    with pytest.raises(PayloadTooLarge):
+        parse_events(bomb, content_encoding="zstd")
+    with pytest.raises(BadRequest):
+        parse_events(b"not zstd", content_encoding="zstd")
 
 
 def test_ndjson_content_type_reads_lines_only() -> None:

@@ -280,6 +280,46 @@ async def test_the_same_answers_from_either_tier_and_both(isolated_client: AppCl
     assert await answers(client, account) == hot
 
 
+async def test_a_message_sent_with_unicode_escapes_is_found_in_either_tier(
+    isolated_client: AppClient,
+) -> None:
+    """``café`` finds ``{"message":"caf\\u00e9 opened"}`` (the message is searched as it
+    reads, docs/line-parsing.md), and ``CAF\\u00C9`` as .NET escapes it. A segment
+    searches the line's text, which holds the escapes, not the meta: its filter looks
+    for any escape where the term has a character beyond ASCII."""
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    sent = [
+        ('{"message":"caf\\u00e9 opened"}', {"message": "café opened"}),
+        ('{"message":"CAF\\u00C9 CLOSED"}', {"message": "CAFÉ CLOSED"}),
+        ('{"message":"cafe plain"}', {"message": "cafe plain"}),
+        ("café crème", None),
+        ('{"message":"\\ud83d\\ude00 smile"}', {"message": "\U0001f600 smile"}),
+    ]
+    lines = [
+        NewLine(line=text, ts=HOUR_START + index, host="h", meta=meta)
+        for index, (text, meta) in enumerate(sent)
+    ]
+    await store(url, account.account_id, lines, now_ms() - 10 * DAY_MS)
+    queries = {"café": [0, 1, 3], '"café opened"': [0], "\U0001f600": [4], "cafe": [2]}
+
+    async def found() -> dict[str, list[str]]:
+        return {
+            query: sorted(line["_line"] for line in await walk(client, account, query=query))
+            for query in queries
+        }
+
+    want = {query: sorted(sent[i][0] for i in indexes) for query, indexes in queries.items()}
+    assert await found() == want
+    await compact(
+        url,
+        config(client.settings.segment_directory, after_ms=0, window_ms=DAY_MS, max_lines=100),
+    )
+    assert await tier_counts(url, account.account_id) == (0, len(sent))
+    assert await found() == want
+
+
 async def test_paging_is_exactly_once_while_lines_move(isolated_client: AppClient) -> None:
     client = isolated_client
     url = client.database_url

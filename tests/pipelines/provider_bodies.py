@@ -826,19 +826,240 @@ APPLIES += [
     ),
 ]
 
+APPLIES += [
+    # sources/datadog.go: DatadogSourceFromModel, an empty user_config (and
+    # testdata/sources/datadog.json).
+    Resource("datadog_source", "source", "mezmo-datadog-source", {}),
+    # destinations/datadog_metrics.go: DatadogMetricsFromModel (every attribute sent;
+    # datadog_metrics_test.go's site "us3").
+    Resource(
+        "datadog_metrics_destination",
+        "sink",
+        "datadog-metrics",
+        {"api_key": "<secret-api-key>", "site": "us3", "ack_enabled": True},
+    ),
+]
+# The GCP destinations: their converters send every attribute (encoding default "text",
+# compression "none", batch_timeout_secs 300, ack_enabled true), bucket_prefix and
+# resource_labels (a map turned into a list of {label_name, label_value}) only when set;
+# credentials_json as written, which the provider's own tests make "{}".
+APPLIES += [
+    # destinations/gcp_cloud_pubsub.go and gcp_cloud_pubsub_test.go (create, update)...
+    Resource(
+        "gcp_cloud_pubsub_destination",
+        "sink",
+        "gcp-cloud-pubsub",
+        {
+            "ack_enabled": True,
+            "encoding": "json",
+            "project_id": "proj1",
+            "topic": "topic1",
+            "credentials_json": "{}",
+        },
+    ),
+    Resource(
+        "gcp_cloud_pubsub_destination (update)",
+        "sink",
+        "gcp-cloud-pubsub",
+        {
+            "ack_enabled": False,
+            "encoding": "text",
+            "project_id": "proj2",
+            "topic": "topic2",
+            "credentials_json": "{}",
+        },
+    ),
+    # ...and pkg/resources/testdata/destinations/gcp_cloud_pubsub.json.
+    Resource(
+        "gcp_cloud_pubsub_destination (testdata)",
+        "sink",
+        "gcp-cloud-pubsub",
+        {
+            "ack_enabled": True,
+            "encoding": "text",
+            "project_id": "proj123",
+            "topic": "topic123",
+            "credentials_json": '{"foo": "bar"}',
+        },
+    ),
+    # destinations/gcp_cloud_operations.go and its test (with and without labels)...
+    Resource(
+        "gcp_cloud_operations_destination",
+        "sink",
+        "gcp-cloud-operations",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj123",
+            "log_id": "log123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "somekey", "label_value": "someval"}],
+        },
+    ),
+    Resource(
+        "gcp_cloud_operations_destination (no labels)",
+        "sink",
+        "gcp-cloud-operations",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj456",
+            "log_id": "log456",
+            "resource_type": "global2",
+        },
+    ),
+    # ...and testdata/destinations/gcp_cloud_operations.json.
+    Resource(
+        "gcp_cloud_operations_destination (testdata)",
+        "sink",
+        "gcp-cloud-operations",
+        {
+            "ack_enabled": True,
+            "log_id": "log123",
+            "project_id": "proj123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "label1", "label_value": "value1"}],
+            "credentials_json": '{"foo": "bar"}',
+        },
+    ),
+    # destinations/gcp_cloud_storage.go and its test (prefix set, then removed)...
+    Resource(
+        "gcp_cloud_storage_destination",
+        "sink",
+        "gcp-cloud-storage",
+        {
+            "ack_enabled": True,
+            "batch_timeout_secs": 300,
+            "encoding": "json",
+            "bucket": "test_bucket",
+            "compression": "gzip",
+            "credentials_json": "{}",
+            "bucket_prefix": "bucket_prefix",
+        },
+    ),
+    Resource(
+        "gcp_cloud_storage_destination (no prefix)",
+        "sink",
+        "gcp-cloud-storage",
+        {
+            "ack_enabled": False,
+            "batch_timeout_secs": 300,
+            "encoding": "text",
+            "bucket": "new_bucket",
+            "compression": "none",
+            "credentials_json": "{}",
+        },
+    ),
+    # ...and testdata/destinations/gcp_cloud_storage.json.
+    Resource(
+        "gcp_cloud_storage_destination (testdata)",
+        "sink",
+        "gcp-cloud-storage",
+        {
+            "ack_enabled": True,
+            "compression": "gzip",
+            "encoding": "json",
+            "bucket_prefix": "gcp_",
+            "bucket": "logs",
+            "batch_timeout_secs": 3000,
+            "credentials_json": '{"foo": "bar"}',
+        },
+    ),
+]
+APPLIES += [
+    # destinations/gcp_cloud_monitoring.go and its test (with and without labels)...
+    Resource(
+        "gcp_cloud_monitoring_destination",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "somekey", "label_value": "someval"}],
+        },
+    ),
+    Resource(
+        "gcp_cloud_monitoring_destination (no labels)",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "credentials_json": "{}",
+            "project_id": "proj456",
+            "resource_type": "global2",
+        },
+    ),
+    # ...and testdata/destinations/gcp_cloud_monitoring.json.
+    Resource(
+        "gcp_cloud_monitoring_destination (testdata)",
+        "sink",
+        "gcp-cloud-monitoring",
+        {
+            "ack_enabled": True,
+            "project_id": "proj123",
+            "resource_type": "global",
+            "resource_labels": [{"label_name": "label1", "label_value": "value1"}],
+            "credentials_json": '{"foo": "bar"}',
+        },
+    ),
+]
+# testdata/destinations/datadog_metrics.json: site "datadog", which the provider's schema
+# refuses (OneOf us1, us3, us5, eu1): refused here too.
+REFUSED.append(
+    Resource(
+        "datadog_metrics_destination (testdata: site datadog)",
+        "sink",
+        "datadog-metrics",
+        {"api_key": "my secret key", "site": "datadog", "ack_enabled": True},
+    )
+)
+
 # Types tidegate has no component for (an unknown type is refused before its
 # user_config is read, so the bodies are left empty here); ``docs/components.md``,
 # "The platform's Terraform provider", lists them.
 MISSING_TYPES: list[tuple[str, str, str]] = [
     ("kafka_source", "source", "kafka"),
     ("azure_event_hub_source", "source", "azure-event-hub"),
-    ("datadog_source", "source", "mezmo-datadog-source"),
-    ("gcp_cloud_storage_destination", "sink", "gcp-cloud-storage"),
-    ("gcp_cloud_pubsub_destination", "sink", "gcp-cloud-pubsub"),
-    ("gcp_cloud_monitoring_destination", "sink", "gcp-cloud-monitoring"),
-    ("gcp_cloud_operations_destination", "sink", "gcp-cloud-operations"),
-    ("datadog_metrics_destination", "sink", "datadog-metrics"),
     ("kafka_destination", "sink", "kafka"),
-    ("script_execution_processor", "transform", "js-script"),
 ]
 REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
+
+# processors/script_execution.go: ScriptExecutionProcessorFromModel sends {"script"} and
+# reads it back as a string. The scripts of its test (create, then the heredoc of the
+# update step, as Terraform's <<-EOT leaves it), and testdata/processors/script_execution.json.
+APPLIES += [
+    Resource(
+        "script_execution_processor",
+        "transform",
+        "js-script",
+        {"script": "function processEvent(e) { return e }"},
+    ),
+    Resource(
+        "script_execution_processor (update: heredoc)",
+        "transform",
+        "js-script",
+        {
+            "script": "function processEvent(e) {\n  if (e.skip) {\n    return null\n  }\n"
+            "  return e\n}\n"
+        },
+    ),
+    Resource(
+        "script_execution_processor (testdata)",
+        "transform",
+        "js-script",
+        {"script": "function processEvent(e) {\n if (e.skip()) {\n return null \n} return e }"},
+    ),
+]
+REFUSED += [
+    # script_execution_test.go: "Error: server-side validation" expects "script is not
+    # valid JavaScript"; an empty script its schema refuses (LengthAtLeast(1)).
+    Resource(
+        "script_execution_processor (not JavaScript)",
+        "transform",
+        "js-script",
+        {"script": "THIS IS NOT VALID"},
+    ),
+    Resource("script_execution_processor (empty)", "transform", "js-script", {"script": ""}),
+]

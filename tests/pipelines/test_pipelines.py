@@ -260,7 +260,7 @@ async def test_source_can_move_to_another_route(client: AppClient) -> None:
 @pytest.mark.parametrize(
     ("kind", "body", "keyword", "instance_path"),
     [
-        ("processor", {"type": "js-script"}, "enum", "/type"),
+        ("processor", {"type": "js-script", "user_config": {}}, "required", "/user_config"),
         ("processor", {"type": "no-such-processor"}, "enum", "/type"),
         ("destination", {"type": "no-such-destination"}, "enum", "/type"),
         ("source", {"type": "kafka", "gateway_route_id": "x"}, "enum", "/type"),

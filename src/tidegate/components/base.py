@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVa
 
 from pydantic import BaseModel
 
+from tidegate.errors import ErrorItem, ValidationFailed
+
 if TYPE_CHECKING:
     import httpx
 
@@ -45,6 +47,7 @@ __all__ = [
     "Parcel",
     "ProcessorRuntime",
     "RunContext",
+    "config_refused",
 ]
 
 Event = dict[str, Any]
@@ -242,3 +245,23 @@ class Component(Generic[C]):
     @property
     def names(self) -> tuple[str, ...]:
         return (self.type, *self.aliases)
+
+
+def config_refused(
+    pointer: str, message: str, *, keyword: str, params: dict[str, Any]
+) -> ValidationFailed:
+    """A save-time check's refusal (``vet``) of the ``user_config`` field at ``pointer``
+    (``/uri``), as the v3 validation error."""
+    return ValidationFailed(
+        f"body.user_config{pointer.replace('/', '.')} {message}",
+        context="body",
+        errors=[
+            ErrorItem(
+                keyword=keyword,
+                message=message,
+                instance_path=f"/user_config{pointer}",
+                schema_path=f"#/properties/{pointer.strip('/').split('/')[0]}",
+                params=params,
+            )
+        ],
+    )

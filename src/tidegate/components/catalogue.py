@@ -8,7 +8,12 @@ from tidegate.components.destinations import (
     azure_blob_storage,
     blackhole,
     datadog_logs,
+    datadog_metrics,
     elasticsearch,
+    gcp_cloud_monitoring,
+    gcp_cloud_operations,
+    gcp_cloud_pubsub,
+    gcp_cloud_storage,
     honeycomb_logs,
     loki,
     mezmo,
@@ -27,6 +32,7 @@ from tidegate.components.processors import (
     drop_fields,
     event_to_metric,
     flatten_fields,
+    js_script,
     map_fields,
     metrics_tag_cardinality_limit,
     parse,
@@ -43,6 +49,7 @@ from tidegate.components.processors import (
 from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
+    datadog_agent,
     demo_logs,
     fluent,
     kinesis_firehose,
@@ -79,6 +86,7 @@ REGISTRY: Final = Registry(
         mezmo_agent.COMPONENT,
         sqs.COMPONENT,
         s3_source.COMPONENT,
+        datadog_agent.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -101,6 +109,7 @@ REGISTRY: Final = Registry(
         metrics_tag_cardinality_limit.COMPONENT,
         trace_sampling.COMPONENT,
         data_profiler.COMPONENT,
+        js_script.COMPONENT,
         mezmo.COMPONENT,
         http_destination.COMPONENT,
         blackhole.COMPONENT,
@@ -113,5 +122,10 @@ REGISTRY: Final = Registry(
         datadog_logs.COMPONENT,
         new_relic.COMPONENT,
         honeycomb_logs.COMPONENT,
+        datadog_metrics.COMPONENT,
+        gcp_cloud_pubsub.COMPONENT,
+        gcp_cloud_operations.COMPONENT,
+        gcp_cloud_storage.COMPONENT,
+        gcp_cloud_monitoring.COMPONENT,
     ]
 )

@@ -23,13 +23,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from google.protobuf import (  # type: ignore[import-untyped]
-    descriptor_pb2,
-    descriptor_pool,
-    message_factory,
-)
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
+from tidegate.components.protobuf_shapes import F as _F
+from tidegate.components.protobuf_shapes import message_classes
 from tidegate.errors import BadRequest, PayloadTooLarge
 from tidegate.kit.body import MAX_EVENTS, checked_event
 from tidegate.processing.fields import string_form
@@ -37,6 +34,7 @@ from tidegate.processing.fields import string_form
 __all__ = [
     "HEADERS",
     "WriteRequest",
+    "full_name",
     "metric_series",
     "series_events",
     "write_request",
@@ -49,7 +47,6 @@ HEADERS: Final = (
     ("User-Agent", "tidegate"),
 )
 
-_F = descriptor_pb2.FieldDescriptorProto
 _PACKAGE: Final = "tidegate.prometheus"
 
 
@@ -57,9 +54,6 @@ def _message_classes() -> dict[str, Any]:
     """``prometheus/prompb``'s ``WriteRequest``, ``TimeSeries``, ``Label``, ``Sample``
     and ``MetricMetadata`` (the fields remote write 1.0 uses; others are kept as unknown
     fields)."""
-    file = descriptor_pb2.FileDescriptorProto(
-        name="tidegate/prometheus_remote_write.proto", package=_PACKAGE, syntax="proto3"
-    )
     shapes: dict[str, list[tuple[str, int, int, int, str]]] = {
         "WriteRequest": [
             ("timeseries", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, "TimeSeries"),
@@ -84,18 +78,7 @@ def _message_classes() -> dict[str, Any]:
             ("unit", 5, _F.TYPE_STRING, _F.LABEL_OPTIONAL, ""),
         ],
     }
-    for name, fields in shapes.items():
-        message = file.message_type.add(name=name)
-        for field_name, number, type_, label, type_name in fields:
-            field = message.field.add(name=field_name, number=number, type=type_, label=label)
-            if type_name:
-                field.type_name = f".{_PACKAGE}.{type_name}"
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return {
-        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
-        for name in shapes
-    }
+    return message_classes("tidegate/prometheus_remote_write.proto", _PACKAGE, shapes)
 
 
 _CLASSES: Final = _message_classes()
@@ -152,13 +135,20 @@ def series_events(body: bytes) -> list[dict[str, Any]]:
 Labels = tuple[tuple[str, str], ...]
 
 
-def _metric_name(event: Mapping[str, Any]) -> str | None:
+def full_name(event: Mapping[str, Any], separator: str) -> str | None:
+    """A metric event's ``<namespace><separator><name>`` (or ``name``); None without a
+    name."""
     name = event.get("name")
     if not isinstance(name, str) or not name:
         return None
     namespace = event.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        name = f"{namespace}_{name}"
+    return f"{namespace}{separator}{name}" if isinstance(namespace, str) and namespace else name
+
+
+def _metric_name(event: Mapping[str, Any]) -> str | None:
+    name = full_name(event, "_")
+    if name is None:
+        return None
     name = _INVALID_NAME.sub("_", name)
     return f"_{name}" if name[0].isdigit() else name
 

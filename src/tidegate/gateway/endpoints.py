@@ -57,8 +57,8 @@ _EVENT = {"type": "object", "additionalProperties": True}
 _REQUEST_BODY: Final[dict[str, Any]] = {
     "required": True,
     "description": "One JSON object, a JSON array of objects, or newline-delimited JSON "
-    "(one object per line). `Content-Encoding: gzip` (every member) and `deflate` (zlib "
-    f"or raw) are accepted. At most 10 MB and {MAX_EVENTS} events.",
+    "(one object per line). `Content-Encoding: gzip` (every member), `deflate` (zlib "
+    f"or raw) and `zstd` are accepted. At most 10 MB and {MAX_EVENTS} events.",
     "content": {
         "application/json": {
             "schema": {"oneOf": [_EVENT, {"type": "array", "items": _EVENT}]},
@@ -94,8 +94,8 @@ RESPONSES: Final[dict[int | str, dict[str, Any]]] = {
     description=(
         "Runs the events through every pipeline whose HTTP source is bound to the route. "
         "Credential: one of the route's access keys in `Authorization`, bare or "
-        "`Token <key>` (or in `X-Amz-Firehose-Access-Key`, or `apiKey`, for the "
-        "Kinesis Firehose and agent sources). When the route has signing keys, `X-Hub-Signature: "
+        "`Token <key>` (or in `X-Amz-Firehose-Access-Key`, `apiKey` or `DD-API-KEY`, for the "
+        "Kinesis Firehose, agent and Datadog Agent sources). When the route has signing keys, `X-Hub-Signature: "
         "<sha1|sha256|sha384|sha512>=<hex HMAC of the raw body>` must verify under one "
         "of them, else 401 and nothing is processed. **200** means every destination "
         "stored or acknowledged the events; **429/503** with `Retry-After` means the "
@@ -131,8 +131,8 @@ async def send_events(
 
 # Where senders put the access key: ``Authorization`` first, then the headers of
 # protocols that cannot send one (Kinesis Firehose's HTTP endpoint delivery, the
-# platform agent's ingestion key).
-_CREDENTIAL_HEADERS: Final = ("authorization", "x-amz-firehose-access-key", "apikey")
+# platform agent's ingestion key, the Datadog Agent's API key).
+_CREDENTIAL_HEADERS: Final = ("authorization", "x-amz-firehose-access-key", "apikey", "dd-api-key")
 
 
 def _credential(headers: Mapping[str, str]) -> str | None:

@@ -6,8 +6,9 @@ is read as NDJSON only; otherwise the form is recognised from the text.
 ``Content-Encoding: gzip`` bodies are inflated member by member (``cat a.gz b.gz`` is
 one valid gzip stream), ``deflate`` bodies with or without the zlib header, ``snappy``
 bodies (the block format, as Prometheus remote write sends them; the length in their
-header is checked before anything is inflated), all to at most 10 MiB in total; a
-truncated stream is a 400, not a silently shorter batch.
+header is checked before anything is inflated), ``zstd`` bodies (one or more frames, as
+the Datadog Agent sends them, inflated into a buffer of the limit), all to at most
+10 MiB in total; a truncated stream is a 400, not a silently shorter batch.
 
 At most ``MAX_EVENTS`` events per request (413 beyond). An array is parsed one element
 at a time, so a body of a million tiny elements is refused at element ``MAX_EVENTS + 1``
@@ -110,14 +111,31 @@ def _unsnappy(body: bytes) -> bytes:
         raise BadRequest(f"Body is not valid snappy: {error}") from None
 
 
+def _unzstd(body: bytes) -> bytes:
+    """zstd frames, inflated into a buffer one byte over the limit: a frame claiming or
+    holding more stops there, whatever its header says."""
+    out = bytearray(INGEST_MAX_BYTES + 1)
+    try:
+        size = cramjam.zstd.decompress_into(body, out)
+    except cramjam.DecompressionError as error:
+        if "whole buffer" in str(error):
+            raise PayloadTooLarge(f"Inflated body exceeds {INGEST_MAX_BYTES} bytes") from None
+        raise BadRequest(f"Body is not valid zstd: {error}") from None
+    if size > INGEST_MAX_BYTES:
+        raise PayloadTooLarge(f"Inflated body exceeds {INGEST_MAX_BYTES} bytes")
+    return bytes(out[:size])
+
+
 def decoded_body(body: bytes, content_encoding: str | None) -> bytes:
     """``body`` with its ``Content-Encoding`` undone (at most 10 MiB); 415 for an
-    encoding other than gzip, deflate, snappy or identity."""
+    encoding other than gzip, deflate, snappy, zstd or identity."""
     encoding = (content_encoding or "").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _inflate(body, "deflate" if encoding == "deflate" else "gzip")
     if encoding == "snappy":
         return _unsnappy(body)
+    if encoding == "zstd":
+        return _unzstd(body)
     if encoding not in ("", "identity"):
         raise UnsupportedMediaType(f"Content-Encoding {encoding!r} is not supported")
     return body

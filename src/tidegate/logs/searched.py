@@ -12,6 +12,7 @@ changes nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 import orjson
@@ -51,11 +52,21 @@ def _escaped(message: str) -> str:
 
 def _json_message(line: str, message: str) -> bool:
     """Whether the text holds ``message`` as a JSON object's ``"message":`` value,
-    spelled as orjson or Python's ``json`` writes it (string tests: no parsing)."""
+    spelled as orjson, Python's ``json`` or .NET's System.Text.Json (and Jackson's
+    escaping) write it (string tests: no parsing)."""
     encoded = orjson.dumps(message).decode()
     if not message.isascii() and encoded not in line:
         encoded = json.dumps(message)  # as Python's json writes it: \u00e9
+        if encoded not in line:
+            encoded = _UNICODE_ESCAPE.sub(_upper_hex, encoded)  # and .NET's: \u00E9
     return f'"message":{encoded}' in line or f'"message": {encoded}' in line
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+
+
+def _upper_hex(escape: re.Match[str]) -> str:
+    return "\\u" + escape.group()[2:].upper()
 
 
 class StoredLine(LogLine):

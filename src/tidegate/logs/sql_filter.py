@@ -262,6 +262,8 @@ class _Translator:
             folded = node.text.casefold()
             escaped = orjson.dumps(folded).decode()[1:-1]
             found = [self.contains(text, part="line") for text in dict.fromkeys((folded, escaped))]
+            if self.dialect == "duckdb" and not folded.isascii():
+                found.append(_SEGMENT_LINE.like(_unicode_escaped_pattern(folded), escape="\\"))
             return (found[0] if len(found) == 1 else _any(found)), False
         if isinstance(node, Field):
             return self.field(node)
@@ -483,6 +485,22 @@ def fts_query(literal: str) -> str:
         step = (len(trigrams) - 1) / (MAX_FTS_TRIGRAMS - 1)
         trigrams = [trigrams[round(i * step)] for i in range(MAX_FTS_TRIGRAMS)]
     return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
+
+
+def _unicode_escaped_pattern(folded: str) -> str:
+    r"""A LIKE pattern for ``folded`` as a JSON text that escapes what is beyond ASCII
+    (``caf\u00e9``: Python's ``json.dumps``, Jackson's escaping), whatever the case of
+    the escaped letter (the line is folded, its escapes are not: ``CAF\u00c9`` holds
+    ``café`` in any case): each such character is any ``\uXXXX`` escape (two for one
+    beyond the BMP). A segment's text holds the message so; the row store's search text
+    holds the meta, where it is written as it reads."""
+    parts = []
+    for char in folded:
+        if char.isascii():
+            parts.append(_escape_like(orjson.dumps(char).decode()[1:-1]))
+        else:
+            parts.append("\\\\u____" * (2 if ord(char) > 0xFFFF else 1))
+    return "%" + "".join(parts) + "%"
 
 
 def _escape_like(literal: str) -> str:

@@ -41,6 +41,7 @@ __all__ = [
     "in_range",
     "iso_ms",
     "line_time",
+    "rfc3339_ms",
     "text_time",
     "time_from",
 ]
@@ -64,6 +65,12 @@ _MAX_ISO_CHARS: Final = 64
 def in_range(millis: int) -> int | None:
     """``millis`` when it is an epoch millisecond in ``[0, year 10000)``, else None."""
     return millis if 0 <= millis < MAX_TIMESTAMP_MS else None
+
+
+def rfc3339_ms(millis: int) -> str:
+    """Epoch milliseconds as RFC 3339 UTC with milliseconds: ``2025-01-02T03:04:05.678Z``."""
+    moment = datetime.fromtimestamp(millis // 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
 
 
 def epoch_number(value: int | float | Decimal) -> int | None:

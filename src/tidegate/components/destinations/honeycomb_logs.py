@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 from urllib.parse import quote
 
@@ -30,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tidegate.components.base import Component
 from tidegate.components.destinations.vendor import json_arrays, vendor_component
 from tidegate.components.destinations.wire import WireRequest, check_header, compress
-from tidegate.logs.timestamps import epoch_ms
+from tidegate.logs.timestamps import epoch_ms, rfc3339_ms
 
 __all__ = ["COMPONENT", "HoneycombLogsConfig", "honeycomb_requests"]
 
@@ -52,18 +51,13 @@ class HoneycombLogsConfig(BaseModel):
         return self
 
 
-def _time(millis: int) -> str:
-    moment = datetime.fromtimestamp(millis / 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
-
-
 def _items(events: Sequence[Any]) -> Iterator[bytes]:
     for event in events:
         data = event if isinstance(event, dict) else {"message": event}
         item: dict[str, Any] = {"data": data}
         millis = epoch_ms(data.get("timestamp"))
         if millis is not None:
-            item["time"] = _time(millis)
+            item["time"] = rfc3339_ms(millis)
         yield orjson.dumps(item)
 
 

@@ -145,7 +145,9 @@ def _text(event: Any) -> bytes:
     return orjson.dumps(event)
 
 
-def _encode(event: Any, encoding: str) -> bytes:
+def encode_event(event: Any, encoding: str) -> bytes:
+    """One event as ``json`` or ``ndjson`` (its JSON) or ``text`` (its ``message``, else
+    ``line``, else its JSON) encode it."""
     return _text(event) if encoding == "text" else orjson.dumps(event)
 
 
@@ -180,7 +182,7 @@ def encode_batches(events: Sequence[Any], config: BatchEncoding) -> Iterator[byt
     parts: list[bytes] = []
     size = 0
     for event in events:
-        encoded = _encode(event, config.encoding)
+        encoded = encode_event(event, config.encoding)
         if parts and (len(parts) >= max_events or size + len(encoded) + 1 > max_bytes):
             yield _body(parts, config)
             parts, size = [], 0

@@ -105,7 +105,9 @@ class OutboundSender:
         *,
         deadline: float,
         retry_as: Callable[[int], WireRequest] | None = None,
-    ) -> None:
+    ) -> bytes:
+        """Send ``request`` until it is acknowledged (then its answer's first bytes) or
+        ``DeliveryFailed``."""
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:
@@ -119,7 +121,7 @@ class OutboundSender:
                         request, min(self._timeout_s, remaining)
                     )
                 if 200 <= status < 300 and self._accepted(head):
-                    return
+                    return head
                 if 200 <= status < 300:
                     reason, retryable = f"answered HTTP {status} refusing some events", True
                 else:

@@ -14,8 +14,9 @@ bounded and a slow destination slows its senders down instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, Generic, TypeVar
@@ -23,14 +24,27 @@ from typing import Any, Final, Generic, TypeVar
 import httpcore
 from pydantic import BaseModel, HttpUrl
 
-from tidegate.components.base import BuildContext, Component, DeliveryContext, NodeRef, Parcel
+from tidegate.components.base import (
+    BuildContext,
+    Component,
+    DeliveryContext,
+    NodeRef,
+    Parcel,
+    config_refused,
+)
 from tidegate.components.destinations.http_sender import OutboundSender
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
-from tidegate.errors import ErrorItem, ValidationFailed
 from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 
-__all__ = ["BACKGROUND_DEADLINE_S", "MAX_BACKGROUND", "Encoder", "outbound_component", "vet_urls"]
+__all__ = [
+    "BACKGROUND_DEADLINE_S",
+    "MAX_BACKGROUND",
+    "Authorize",
+    "Encoder",
+    "outbound_component",
+    "vet_urls",
+]
 
 log = logging.getLogger("tidegate.runtime.http")
 
@@ -39,6 +53,9 @@ Event = dict[str, Any]
 Encoder = Callable[[C, list[Event], int, int], list[WireRequest]]
 """``(config, events, received_ms, attempt)`` -> the requests (``attempt`` lets a retry
 pick another endpoint)."""
+Authorize = Callable[[float], Awaitable[Sequence[tuple[str, str]]]]
+"""``(deadline)`` -> headers every request of a delivery carries, asked for once per
+delivery after encoding (an OAuth access token, fetched or refreshed when due)."""
 
 MAX_BACKGROUND: Final = 256
 BACKGROUND_DEADLINE_S: Final = 60.0
@@ -52,6 +69,7 @@ class OutboundRuntime(Generic[C]):
     encode: Encoder[C]
     ack: bool
     rotating: bool
+    authorize: Authorize | None = None
 
 
 async def vet_urls(urls: Sequence[tuple[str, HttpUrl]], policy: DestinationPolicy) -> None:
@@ -63,18 +81,8 @@ async def vet_urls(urls: Sequence[tuple[str, HttpUrl]], policy: DestinationPolic
             await policy.resolve(url.host or "", url.port or 443)
         except DestinationRefused as error:
             message = f"must not target a non-public address: {error}"
-            raise ValidationFailed(
-                f"body.user_config{pointer.replace('/', '.')} {message}",
-                context="body",
-                errors=[
-                    ErrorItem(
-                        keyword="format",
-                        message=message,
-                        instance_path=f"/user_config{pointer}",
-                        schema_path=f"#/properties/{pointer.strip('/').split('/')[0]}",
-                        params={"format": "uri"},
-                    )
-                ],
+            raise config_refused(
+                pointer, message, keyword="format", params={"format": "uri"}
             ) from None
         except httpcore.ConnectError:
             pass
@@ -93,9 +101,12 @@ def outbound_component(
     accepted: Callable[[bytes], bool] | None = None,
     rotating: bool = False,
     bind: Callable[[Encoder[C], BuildContext], Encoder[C]] | None = None,
+    authorizer: Callable[[C, OutboundSender], Authorize] | None = None,
 ) -> Component[C]:
     """``rotating``: a retry re-encodes for attempt n (another endpoint). ``bind``: the
-    encoder of a node built in this context (the ``s3`` destination's endpoint)."""
+    encoder of a node built in this context (the ``s3`` destination's endpoint).
+    ``authorizer``: the node's ``Authorize`` (given its sender, which fetches tokens
+    with the same guard, retries and bounded reads)."""
 
     def build(config: C, context: BuildContext, node: NodeRef) -> OutboundRuntime[C]:
         if context.http_client is None:
@@ -112,7 +123,8 @@ def outbound_component(
             **options,
         )
         encoder = encode if bind is None else bind(encode, context)
-        return OutboundRuntime(config, sender, encoder, ack(config), rotating)
+        authorize = None if authorizer is None else authorizer(config, sender)
+        return OutboundRuntime(config, sender, encoder, ack(config), rotating, authorize)
 
     async def vet(config: C, policy: DestinationPolicy) -> None:
         await vet_urls(urls(config), policy)
@@ -157,16 +169,28 @@ async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> No
         work=len(parcel.events),
     )
 
+    extra: Sequence[tuple[str, str]] = ()
+
     def retry_as(index: int, attempt: int) -> WireRequest:
-        return runtime.encode(runtime.config, parcel.events, context.received_ms, attempt)[index]
+        request = runtime.encode(runtime.config, parcel.events, context.received_ms, attempt)[index]
+        return _with_headers(request, extra)
 
     try:
         async with asyncio.timeout_at(deadline):
+            if runtime.authorize is not None:
+                extra = tuple(await runtime.authorize(deadline))
+                requests = [_with_headers(request, extra) for request in requests]
             await runtime.sender.send_all(
                 requests, deadline=deadline, rotate=retry_as if runtime.rotating else None
             )
     except TimeoutError:
         raise DeliveryFailed(f"{runtime.sender.name}: slower than the delivery deadline") from None
+
+
+def _with_headers(request: WireRequest, extra: Sequence[tuple[str, str]]) -> WireRequest:
+    if not extra:
+        return request
+    return dataclasses.replace(request, headers=(*request.headers, *extra))
 
 
 async def _unacknowledged(parcel: Parcel, context: DeliveryContext) -> None:

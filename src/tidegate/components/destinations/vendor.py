@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, HttpUrl
 
 from tidegate.components.base import BuildContext, Component
-from tidegate.components.destinations.outbound import Encoder, outbound_component
+from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.outbound import Authorize, Encoder, outbound_component
 from tidegate.components.destinations.wire import WireRequest
 
 __all__ = ["VendorEncoder", "json_arrays", "vendor_component"]
@@ -47,7 +48,12 @@ def vendor_component(
     base_url: Callable[[C], str],
     describe: str,
     accepted: Callable[[bytes], bool] | None = None,
+    urls: Callable[[C], list[tuple[str, HttpUrl]]] = lambda _config: [],
+    authorizer: Callable[[C, OutboundSender], Authorize] | None = None,
 ) -> Component[C]:
+    """``urls``: other hosts the node talks to, checked on save (a token endpoint);
+    ``authorizer``: its credential per delivery (``outbound.py``)."""
+
     def encoder(
         base: str | None, config: C, events: list[Any], received_ms: int, _attempt: int
     ) -> list[WireRequest]:
@@ -60,8 +66,9 @@ def vendor_component(
         type_=type_,
         config_model=config_model,
         encode=partial(encoder, None),
-        urls=lambda _config: [],
+        urls=urls,
         describe=describe,
         accepted=accepted,
         bind=bind,
+        authorizer=authorizer,
     )

@@ -28,6 +28,7 @@ _PRIVATE_HEADERS: Final = frozenset(
         "apikey",
         "proxy-authorization",
         "x-amz-firehose-access-key",
+        "dd-api-key",
     }
 )
 
