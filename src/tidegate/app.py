@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.logs.intake import LineIntake
     from tidegate.logs.segment_cache import attach_segment_storage
     from tidegate.logs.tail import create_tail_broker
+    from tidegate.pipelines.sealed_config import bind_sealer
     from tidegate.ratelimit import limiter_redis
     from tidegate.router import include_routes
     from tidegate.runtime.runtime import build_runtime
@@ -120,6 +121,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         shared = SharedCounts(db) if redis is None and settings.workers > 1 else None
         ingest = IngestRuntime.from_settings(settings)
         ingest.start(db)  # its writer is the line intake's
+        sealer = Sealer(
+            load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
+        )
+        # Pipeline nodes' configurations are sealed at rest: every session opens them.
+        bind_sealer(db, sealer)
         app.state.tidegate = AppState(
             settings=settings,
             db=db,
@@ -127,9 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             session_limiter=_limiter(
                 settings, limiter_client, settings.session_rate_limit_per_minute
             ),
-            sealer=Sealer(
-                load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
-            ),
+            sealer=sealer,
             redis=redis,
             tail=tail,
             ingest=ingest,

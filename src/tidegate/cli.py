@@ -8,8 +8,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tidegate.config import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from tidegate.auth.secrets import Sealer
 
 # WebSocket messages a client may send (live tail's clients send none but pings).
 WS_MAX_MESSAGE_BYTES = 64 * 1024
@@ -30,6 +34,13 @@ def _prepare_metrics_dir(settings: Settings) -> None:
             stale.unlink()
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path.resolve())
+
+
+def _server_sealer(settings: Settings) -> Sealer:
+    """The server secret's sealer, for migrations that seal stored data."""
+    from tidegate.auth.secrets import Sealer, load_server_secret
+
+    return Sealer(load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -64,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"({args.workers} workers)",
             file=sys.stderr,
         )
-    asyncio.run(upgrade_log_store(settings.database_url))
+    asyncio.run(upgrade_log_store(settings.database_url, sealer=_server_sealer(settings)))
     if settings.bootstrap:
         written = asyncio.run(
             bootstrap_default_enterprise(
@@ -109,7 +120,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _db_upgrade(_args: argparse.Namespace) -> int:
     from tidegate.logs.schema_upkeep import upgrade_log_store
 
-    asyncio.run(upgrade_log_store(Settings.from_env().database_url))
+    settings = Settings.from_env()
+    asyncio.run(upgrade_log_store(settings.database_url, sealer=_server_sealer(settings)))
     print("tidegate: database is up to date", file=sys.stderr)
     return 0
 
@@ -117,7 +129,8 @@ def _db_upgrade(_args: argparse.Namespace) -> int:
 def _db_reindex(_args: argparse.Namespace) -> int:
     from tidegate.logs.schema_upkeep import reindex_database
 
-    count = asyncio.run(reindex_database(Settings.from_env().database_url))
+    settings = Settings.from_env()
+    count = asyncio.run(reindex_database(settings.database_url, sealer=_server_sealer(settings)))
     print(f"tidegate: search index rebuilt for {count} lines", file=sys.stderr)
     return 0
 
@@ -164,7 +177,7 @@ def _enterprise_create(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
 
     async def run() -> dict[str, str]:
-        await upgrade_log_store(settings.database_url)
+        await upgrade_log_store(settings.database_url, sealer=_server_sealer(settings))
         db = Database.connect(settings.database_url)
         try:
             async with db.write_sessions() as session:

@@ -27,6 +27,7 @@ from tidegate.db.engine import Database
 from tidegate.errors import ServiceUnavailable
 from tidegate.models import AccessKey, SigningKey
 from tidegate.pipelines import dataplane, gateway_service
+from tidegate.pipelines.sealed_config import bind_sealer
 
 SIGNING_A = "whsec-alpha-0123456789abcdef"
 SIGNING_B = "whsec-bravo-fedcba9876543210"
@@ -39,6 +40,7 @@ async def new_account(client: AppClient) -> AccountCtx:
 @asynccontextmanager
 async def db_session(client: AppClient) -> AsyncIterator[AsyncSession]:
     db = Database.connect(client.database_url)
+    bind_sealer(db, sealer_of(client))
     try:
         async with db.read_sessions() as session:
             yield session

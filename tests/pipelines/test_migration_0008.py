@@ -4,6 +4,7 @@ downgrades with data too."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,14 @@ from tests.conftest import make_settings, open_client
 from tests.gateway.factories import new_account
 from tests.pipelines.factories import add_node, make_pipeline, source_with_route
 
+from tidegate.auth.secrets import Sealer
 from tidegate.db.engine import Database
 from tidegate.db.migrate import alembic_config, upgrade_database
 from tidegate.pipelines import dataplane
+from tidegate.pipelines.sealed_config import bind_sealer
+
+# make_settings' server secret ("test-secret"), as load_server_secret derives it.
+SEALER = Sealer(hashlib.sha256(b"test-secret").digest())
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -27,10 +33,12 @@ def empty_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("fresh_pg_url"))
 
 
-async def downgrade(url: str, revision: str) -> None:
+async def downgrade(url: str, revision: str, sealer: Sealer | None = SEALER) -> None:
     def run(connection: Connection) -> None:
         config = alembic_config()
         config.attributes["connection"] = connection
+        if sealer is not None:  # 0020 opens the sealed node configurations
+            config.attributes["open"] = sealer.open
         command.downgrade(config, revision)
 
     engine = create_async_engine(url)
@@ -62,9 +70,10 @@ async def test_pipelines_running_before_0008_still_run(empty_db: str, tmp_path: 
     # Back to the schema before drafts (the pipeline as it was then: saved, so running),
     # then forward again.
     await downgrade(empty_db, "0007")
-    await upgrade_database(empty_db)
+    await upgrade_database(empty_db, sealer=SEALER)
 
     db = Database.connect(empty_db)
+    bind_sealer(db, SEALER)
     try:
         async with db.read_sessions() as session:
             rows = (

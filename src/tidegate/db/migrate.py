@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -36,6 +36,15 @@ MIGRATION_DEADLINE_S = 120.0
 _RETRY_PAUSE_S = 0.2
 
 
+class SecretSealer(Protocol):
+    """What migrations that seal data under the server secret are handed
+    (``auth.secrets.Sealer``): migrations import nothing from the app."""
+
+    def seal(self, secret: str) -> str: ...
+
+    def open(self, sealed: str) -> str | None: ...
+
+
 def alembic_config() -> Config:
     config = Config()
     config.set_main_option("script_location", "tidegate:migrations")
@@ -43,13 +52,19 @@ def alembic_config() -> Config:
 
 
 def _upgrade(
-    connection: Connection, revision: str, then: Callable[[Connection], object] | None
+    connection: Connection,
+    revision: str,
+    then: Callable[[Connection], object] | None,
+    sealer: SecretSealer | None,
 ) -> None:
     if connection.dialect.name == "postgresql":
         # Several hosts may start at once; one migrates, the others wait and find it done.
         connection.execute(text("SELECT pg_advisory_xact_lock(7235401)"))
     config = alembic_config()
     config.attributes["connection"] = connection
+    if sealer is not None:  # 0020 seals pipeline node configurations
+        config.attributes["seal"] = sealer.seal
+        config.attributes["open"] = sealer.open
     command.upgrade(config, revision)
     if then is not None:
         then(connection)
@@ -68,11 +83,17 @@ def _is_locked(error: OperationalError) -> bool:
 
 
 async def upgrade_database(
-    url: str, revision: str = "head", *, then: Callable[[Connection], object] | None = None
+    url: str,
+    revision: str = "head",
+    *,
+    then: Callable[[Connection], object] | None = None,
+    sealer: SecretSealer | None = None,
 ) -> None:
     """The schema at ``revision``; ``then(connection)`` runs in the migration's own
     transaction after it (what the layers above keep in step with the schema: the log
-    store's search index, ``logs.schema_upkeep``)."""
+    store's search index, ``logs.schema_upkeep``). ``sealer``: the server secret's, for
+    migrations that seal stored data (0020); without it they refuse a database that
+    holds such data."""
     ensure_sqlite_dir(url)
     sqlite = url.startswith("sqlite")
     deadline = time.monotonic() + MIGRATION_DEADLINE_S
@@ -83,7 +104,7 @@ async def upgrade_database(
                 async with engine.connect() as connection:
                     await connection.exec_driver_sql("PRAGMA journal_mode=WAL")
             async with engine.begin() as connection:
-                await connection.run_sync(_upgrade, revision, then)
+                await connection.run_sync(_upgrade, revision, then, sealer)
             return
         except OperationalError as error:
             if not (sqlite and _is_locked(error)) or time.monotonic() >= deadline:

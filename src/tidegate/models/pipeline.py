@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tidegate.models.base import Base, UTCDateTime, new_uuid, utcnow
@@ -53,7 +52,9 @@ class PipelineNode(Base):
     # Optimistic concurrency: 0 when created, bumped by each update of the node.
     generation_id: Mapped[int] = mapped_column(Integer, default=0)
     inputs: Mapped[list[str]] = mapped_column(JSON, default=list)
-    user_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The node's user_config, sealed under the server secret (it holds credentials):
+    # read and written only through pipelines.sealed_config.
+    user_config_sealed: Mapped[str] = mapped_column(Text)
     gateway_route_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("gateway_routes.id", ondelete="SET NULL"), index=True, default=None
     )
@@ -79,7 +80,9 @@ class PublishedPipelineNode(Base):
     type: Mapped[str] = mapped_column(String(50))
     title: Mapped[str | None] = mapped_column(String(250), default=None)
     inputs: Mapped[list[str]] = mapped_column(JSON, default=list)
-    user_config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The node's user_config, sealed under the server secret (it holds credentials):
+    # read and written only through pipelines.sealed_config.
+    user_config_sealed: Mapped[str] = mapped_column(Text)
     gateway_route_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("gateway_routes.id", ondelete="SET NULL"), index=True, default=None
     )

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.models import PublishedPipelineNode
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, topological_order
-from tidegate.pipelines.service import node_outputs, node_schema
+from tidegate.pipelines.service import config_of, node_outputs, node_schema
 
 __all__ = [
     "PipelineGraph",
@@ -50,7 +50,8 @@ class PipelineGraph:
         ]
 
 
-def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
+def _published_schema(session: AsyncSession, row: PublishedPipelineNode) -> schemas.Node:
+    user_config = config_of(session, row)
     return schemas.Node(
         id=row.id,
         pipeline_id=row.pipeline_id,
@@ -60,9 +61,9 @@ def _published_schema(row: PublishedPipelineNode) -> schemas.Node:
         description=None,
         generation_id=0,
         inputs=list(row.inputs or []),
-        user_config=dict(row.user_config or {}),
+        user_config=user_config,
         gateway_route_id=row.gateway_route_id,
-        outputs=node_outputs(row.kind, row.type, row.id, dict(row.user_config or {})),
+        outputs=node_outputs(row.kind, row.type, row.id, user_config),
         created_at=row.created_at,
         updated_at=row.created_at,
     )
@@ -97,7 +98,7 @@ async def pipeline_graph(*, session: AsyncSession, pipeline_id: str) -> Pipeline
         pipeline_id=pipeline.id,
         account_id=pipeline.account_id,
         revision=pipeline.published_revision,
-        nodes=[_published_schema(row) for row in rows],
+        nodes=[_published_schema(session, row) for row in rows],
     )
 
 
@@ -111,7 +112,7 @@ async def draft_graph(*, session: AsyncSession, pipeline_id: str) -> PipelineGra
         pipeline_id=pipeline.id,
         account_id=pipeline.account_id,
         revision=pipeline.revision,
-        nodes=[node_schema(row) for row in rows],
+        nodes=[node_schema(session, row) for row in rows],
     )
 
 

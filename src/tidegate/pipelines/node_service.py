@@ -23,8 +23,10 @@ from tidegate.models import GatewayRoute, Pipeline, PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
+from tidegate.pipelines.sealed_config import seal_config
 from tidegate.pipelines.service import (
     check_generation,
+    config_of,
     graph_node,
     node_schema,
     own_pipeline,
@@ -139,7 +141,7 @@ async def list_nodes(
 ) -> list[schemas.Node]:
     pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return [node_schema(node) for node in nodes if node.kind == kind]
+    return [node_schema(session, node) for node in nodes if node.kind == kind]
 
 
 async def get_node(
@@ -152,7 +154,7 @@ async def get_node(
 ) -> schemas.Node:
     pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return node_schema(_find(nodes, kind, node_id))
+    return node_schema(session, _find(nodes, kind, node_id))
 
 
 async def _checked(
@@ -215,12 +217,15 @@ async def create_node(
         description=change.description,
         generation_id=0,
         inputs=change.inputs,
-        user_config=user_config,
+        user_config_sealed=seal_config(session, user_config),
         gateway_route_id=route_id,
         created_at=now,
         updated_at=now,
     )
-    validate_graph([*map(graph_node, nodes), graph_node(node)], changed=node.id)
+    validate_graph(
+        [*(graph_node(session, other) for other in nodes), graph_node(session, node)],
+        changed=node.id,
+    )
     if kind == "source" and route_id is None and routed_source(change.type):
         node.gateway_route_id = await _route_of_its_own(
             session=session, pipeline=pipeline, type_=change.type, title=change.title
@@ -228,7 +233,7 @@ async def create_node(
     session.add(node)
     touch(pipeline)
     await session.flush()
-    return node_schema(node)
+    return node_schema(session, node)
 
 
 async def replace_node(
@@ -279,7 +284,11 @@ async def update_node(
             title=body.title if "title" in given else node.title,
             description=body.description if "description" in given else node.description,
             inputs=list(pick("inputs", node.inputs or [])),
-            user_config=dict(pick("user_config", node.user_config or {})),
+            user_config=dict(
+                body.user_config
+                if "user_config" in given and body.user_config is not None
+                else config_of(session, node)
+            ),
             gateway_route_id=pick("gateway_route_id", None),
         )
 
@@ -329,13 +338,13 @@ async def _update(
         outputs=node_outputs(kind=kind, type_=change.type, user_config=change.user_config),
     )
     validate_graph(
-        [proposed if other.id == node.id else graph_node(other) for other in nodes],
+        [proposed if other.id == node.id else graph_node(session, other) for other in nodes],
         changed=node.id,
     )
     node.type = change.type
     node.title = change.title
     node.description = change.description
-    node.user_config = user_config
+    node.user_config_sealed = seal_config(session, user_config)
     node.inputs = change.inputs
     if route_id is not None:
         node.gateway_route_id = route_id
@@ -343,7 +352,7 @@ async def _update(
     node.updated_at = utcnow()
     touch(pipeline)
     await session.flush()
-    return node_schema(node)
+    return node_schema(session, node)
 
 
 async def delete_node(
@@ -361,8 +370,8 @@ async def delete_node(
     )
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
     node = _find(nodes, kind, node_id)
-    refuse_if_depended_on(map(graph_node, nodes), node.id)
-    gone = node_schema(node)
+    refuse_if_depended_on((graph_node(session, other) for other in nodes), node.id)
+    gone = node_schema(session, node)
     await session.delete(node)
     # Its alerts go with it (they would watch a component that no longer exists).
     await session.execute(

@@ -21,6 +21,7 @@ from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, unconnected, validate_graph
+from tidegate.pipelines.sealed_config import open_config
 
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
 
@@ -63,7 +64,13 @@ def node_outputs(
     return [schemas.NodeOutputRef(id=f"{node_id}.{name}", label=name) for name in names]
 
 
-def node_schema(node: PipelineNode) -> schemas.Node:
+def config_of(session: AsyncSession, node: PipelineNode | PublishedPipelineNode) -> dict[str, Any]:
+    """The node's ``user_config``, opened (sealed at rest: ``pipelines.sealed_config``)."""
+    return open_config(session, node.user_config_sealed, node_id=node.id)
+
+
+def node_schema(session: AsyncSession, node: PipelineNode) -> schemas.Node:
+    user_config = config_of(session, node)
     return schemas.Node(
         id=node.id,
         pipeline_id=node.pipeline_id,
@@ -73,29 +80,32 @@ def node_schema(node: PipelineNode) -> schemas.Node:
         description=node.description,
         generation_id=node.generation_id or 0,
         inputs=list(node.inputs or []),
-        user_config=dict(node.user_config or {}),
+        user_config=user_config,
         gateway_route_id=node.gateway_route_id,
-        outputs=node_outputs(node.kind, node.type, node.id, dict(node.user_config or {})),
+        outputs=node_outputs(node.kind, node.type, node.id, user_config),
         created_at=node.created_at,
         updated_at=node.updated_at,
     )
 
 
-def graph_node(node: PipelineNode) -> GraphNode:
+def graph_node(session: AsyncSession, node: PipelineNode) -> GraphNode:
     return GraphNode(
         id=node.id,
         kind=node.kind,
         type=node.type,
         inputs=tuple(node.inputs or ()),
         outputs=validation.node_outputs(
-            kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
+            kind=node.kind, type_=node.type, user_config=config_of(session, node)
         ),
     )
 
 
-def _detail(pipeline: Pipeline, nodes: Sequence[PipelineNode]) -> schemas.PipelineDetail:
+def _detail(
+    session: AsyncSession, pipeline: Pipeline, nodes: Sequence[PipelineNode]
+) -> schemas.PipelineDetail:
     return schemas.PipelineDetail(
-        **pipeline_schema(pipeline).model_dump(), nodes=[node_schema(node) for node in nodes]
+        **pipeline_schema(pipeline).model_dump(),
+        nodes=[node_schema(session, node) for node in nodes],
     )
 
 
@@ -169,7 +179,9 @@ async def get_pipeline(
     *, session: AsyncSession, account_id: str, pipeline_id: str
 ) -> schemas.PipelineDetail:
     pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    return _detail(pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id))
+    return _detail(
+        session, pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+    )
 
 
 async def create_pipeline(
@@ -195,7 +207,7 @@ async def create_pipeline(
     )
     session.add(pipeline)
     await session.flush()
-    return _detail(pipeline, [])
+    return _detail(session, pipeline, [])
 
 
 async def update_pipeline(
@@ -237,7 +249,9 @@ async def _saved_pipeline(session: AsyncSession, pipeline: Pipeline) -> schemas.
     pipeline.generation_id = (pipeline.generation_id or 0) + 1
     pipeline.updated_at = utcnow()
     await session.flush()
-    return _detail(pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id))
+    return _detail(
+        session, pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+    )
 
 
 async def delete_pipeline(
@@ -248,7 +262,7 @@ async def delete_pipeline(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    gone = _detail(pipeline, nodes)
+    gone = _detail(session, pipeline, nodes)
     await repository.delete_pipeline(session=session, pipeline_id=pipeline.id)
     for row in (*nodes, pipeline):
         session.expunge(row)
@@ -268,12 +282,12 @@ async def publish(
         session=session, account_id=account_id, pipeline_id=pipeline_id, for_update=True
     )
     nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    graph = [graph_node(node) for node in nodes]
+    graph = [graph_node(session, node) for node in nodes]
     validate_graph(graph)
     for node in nodes:
         try:
             validate_user_config(
-                kind=node.kind, type_=node.type, user_config=dict(node.user_config or {})
+                kind=node.kind, type_=node.type, user_config=config_of(session, node)
             )
         except ValidationFailed as error:
             raise ValidationFailed(
@@ -306,7 +320,8 @@ async def publish(
                 type=node.type,
                 title=node.title,
                 inputs=list(node.inputs or []),
-                user_config=dict(node.user_config or {}),
+                # Copied sealed: publishing never needs the configuration in clear.
+                user_config_sealed=node.user_config_sealed,
                 gateway_route_id=node.gateway_route_id,
                 created_at=node.created_at,
             )
@@ -316,4 +331,4 @@ async def publish(
     pipeline.published_revision = pipeline.revision
     pipeline.published_at = utcnow()
     await session.flush()
-    return _detail(pipeline, nodes)
+    return _detail(session, pipeline, nodes)
