@@ -107,11 +107,15 @@ class Evaluator:
         # separate snapshots): on SQLite the batch ends at the last line committed
         # now (ids commit in order; the matching process reads up to it, later); on
         # PostgreSQL the views are read again after the lines (cheap: a change stamp).
+        sqlite = self.db.sqlite_path is not None
         async with self.db.read_sessions() as session:
             state = await cursors.read_state(session)
-            top = await cursors.top_line_id(session)
+            # The store's end: the SQLite batch's bound, or (no views) where the cursor
+            # goes. PostgreSQL's batch is bounded by its LIMIT, so it reads the end only
+            # when there is nothing to judge, before reading the views again.
+            top = await cursors.top_line_id(session) if sqlite else None
             specs = await self.watch.load(session)
-            if specs and self.db.sqlite_path is None:
+            if specs and not sqlite:
                 batch = await cursors.read_batch(
                     session,
                     state,
@@ -121,7 +125,13 @@ class Evaluator:
                     gap_grace_ms=int(self.settings.alert_gap_grace_s * 1000),
                 )
                 specs = await self.watch.load(session)
+            if not specs and top is None:
+                top = await cursors.top_line_id(session)
+                if await self.watch.load(session):
+                    # A view appeared since: the lines up to here wait for the next round.
+                    top = state.last_line_id
             if not specs:
+                assert top is not None
                 # Nothing to judge: the cursor follows the store's end.
                 batch = cursors.Batch(
                     rows=[], last_line_id=max(top, state.last_line_id), gaps=[], full=False
@@ -135,6 +145,7 @@ class Evaluator:
             outcome = Outcome(states={}, firings=[])
         elif self.db.sqlite_path is not None:
             # SQLite: the matching process reads the lines itself.
+            assert top is not None
             done = await self.matching.run_sqlite(
                 self.db.sqlite_path,
                 specs,
