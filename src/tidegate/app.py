@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from tidegate.app_state import AppState
     from tidegate.archive.runner import ArchiveRunner
     from tidegate.auth.passwords import use_profile
-    from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.secrets import server_sealer
     from tidegate.auth.session_activity import SessionActivity
     from tidegate.auth.shared_counts import SharedCounts
     from tidegate.auth.signed_query import ReplayGuard
@@ -121,9 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         shared = SharedCounts(db) if redis is None and settings.workers > 1 else None
         ingest = IngestRuntime.from_settings(settings)
         ingest.start(db)  # its writer is the line intake's
-        sealer = Sealer(
-            load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
-        )
+        sealer = server_sealer(settings)
         # Pipeline nodes' configurations are sealed at rest: every session opens them.
         bind_sealer(db, sealer)
         app.state.tidegate = AppState(

@@ -38,9 +38,9 @@ def _prepare_metrics_dir(settings: Settings) -> None:
 
 def _server_sealer(settings: Settings) -> Sealer:
     """The server secret's sealer, for migrations that seal stored data."""
-    from tidegate.auth.secrets import Sealer, load_server_secret
+    from tidegate.auth.secrets import server_sealer
 
-    return Sealer(load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir))
+    return server_sealer(settings)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -169,6 +169,38 @@ def _segments_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _secrets_rotate(_args: argparse.Namespace) -> int:
+    """Reseal every stored secret under TIDEGATE_SECRET_KEY (README, "Rotating the
+    server secret")."""
+    from tidegate.auth.rotation import rotate_sealed
+    from tidegate.db.engine import Database
+    from tidegate.logs.schema_upkeep import upgrade_log_store
+
+    settings = Settings.from_env()
+    sealer = _server_sealer(settings)
+
+    async def run() -> dict[str, int]:
+        await upgrade_log_store(settings.database_url, sealer=sealer)
+        db = Database.connect(settings.database_url)
+        try:
+            async with db.write_sessions() as session:
+                return (await rotate_sealed(session, sealer)).summary()
+        finally:
+            await db.dispose()
+
+    summary = asyncio.run(run())
+    sys.stdout.write(json.dumps(summary) + "\n")
+    if summary["unopened"]:
+        print(
+            f"tidegate: {summary['unopened']} sealed values open with none of the server "
+            "secrets (named in the log); add the secret they were sealed with to "
+            "TIDEGATE_PREVIOUS_SECRET_KEYS and run this again",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def _enterprise_create(args: argparse.Namespace) -> int:
     from tidegate.db.engine import Database
     from tidegate.enterprise.service import create_enterprise
@@ -234,6 +266,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     compact.add_argument("--lease-s", type=float, default=None, help="the lease's length")
     compact.set_defaults(func=_segments_compact)
+
+    secrets = commands.add_parser("secrets", help="the server secret")
+    secret_commands = secrets.add_subparsers(dest="secrets_command", required=True)
+    rotate = secret_commands.add_parser(
+        "rotate",
+        help="reseal every stored secret under TIDEGATE_SECRET_KEY, opening them with it "
+        "or TIDEGATE_PREVIOUS_SECRET_KEYS (README)",
+    )
+    rotate.set_defaults(func=_secrets_rotate)
 
     enterprise = commands.add_parser("enterprise", help="enterprises")
     ent_commands = enterprise.add_subparsers(dest="enterprise_command", required=True)

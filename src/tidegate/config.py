@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     redis_prefix: str = DEFAULT_REDIS_PREFIX
     data_dir: Path = DEFAULT_DATA_DIR
     secret_key: str | None = None
+    # Server secrets sealed values may still be under (comma list, each as it was set, or
+    # the old secret file's text): opened, never sealed with (README, "Rotating
+    # the server secret").
+    previous_secret_keys: str = ""
     rate_limit_per_minute: int = Field(default=50, ge=0)
     # A signed-in person's browser session (docs/web.md, "Rate limits"): a budget of
     # its own per person (or per key a session signed in with), so the web app's

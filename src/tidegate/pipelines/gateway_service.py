@@ -301,9 +301,9 @@ async def add_signing_key(
     route = await _own_route(
         session=session, account_id=account_id, gateway_route_id=gateway_route_id, for_update=True
     )
-    fingerprint = sealer.fingerprint(body.key)
+    fingerprints = sealer.fingerprints(body.key)
     existing = await repository.signing_key_by_fingerprint(
-        session=session, gateway_route_id=route.id, fingerprint=fingerprint
+        session=session, gateway_route_id=route.id, fingerprints=fingerprints
     )
     if existing is not None:
         return signing_key_schema(existing), False
@@ -318,7 +318,7 @@ async def add_signing_key(
         gateway_route_id=route.id,
         account_id=account_id,
         encrypted_key=sealer.seal(body.key),
-        fingerprint=fingerprint,
+        fingerprint=fingerprints[0],
         created_at=utcnow(),
     )
     session.add(key)

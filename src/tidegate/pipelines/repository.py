@@ -280,12 +280,14 @@ async def signing_key(
 
 
 async def signing_key_by_fingerprint(
-    *, session: AsyncSession, gateway_route_id: str, fingerprint: str
+    *, session: AsyncSession, gateway_route_id: str, fingerprints: list[str]
 ) -> SigningKey | None:
+    """The route's key with one of ``fingerprints`` (the same secret's fingerprint
+    under the current server secret and the previous ones)."""
     result = await session.execute(
         select(SigningKey).where(
             SigningKey.gateway_route_id == gateway_route_id,
-            SigningKey.fingerprint == fingerprint,
+            SigningKey.fingerprint.in_(fingerprints),
         )
     )
     return result.scalars().first()
