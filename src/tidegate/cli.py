@@ -161,6 +161,7 @@ def _segments_compact(args: argparse.Namespace) -> int:
             "segments": result.segments,
             "lines": result.lines,
             "orphans_removed": result.orphans_removed,
+            "uploads_aborted": result.uploads_aborted,
             "bucket_failed": result.bucket_failed,
             "legacy_uploaded": result.legacy_uploaded,
         }

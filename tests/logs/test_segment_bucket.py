@@ -246,6 +246,35 @@ async def test_objects_no_segment_names_are_swept(hosts: Hosts) -> None:
         assert len(await walk(host_a, account, prefer="head")) == 40
 
 
+async def test_uploads_left_in_progress_are_aborted(hosts: Hosts) -> None:
+    """A process that crashed while uploading a large segment (a multipart upload) left
+    its parts in the bucket: the next round aborts the upload. Uploads of keys that are
+    no segment's, or outside the prefix, are left alone."""
+    a = hosts.settings("a")
+    client = hosts.moto.client()
+    segment = f"{PREFIX}/acct1/{HOUR_START}-1-0123456789abcdef.parquet"
+    kept = [f"{PREFIX}/notes.txt", f"elsewhere/acct1/{HOUR_START}-1.parquet"]
+
+    def start(key: str) -> None:
+        upload = client.create_multipart_upload(Bucket=hosts.bucket, Key=key)
+        client.upload_part(
+            Bucket=hosts.bucket, Key=key, UploadId=upload["UploadId"], PartNumber=1, Body=b"x"
+        )
+
+    def in_progress() -> list[str]:
+        listed = client.list_multipart_uploads(Bucket=hosts.bucket)
+        return sorted(upload["Key"] for upload in listed.get("Uploads", []))
+
+    for key in (segment, segment, *kept):
+        await asyncio.to_thread(start, key)
+    assert await asyncio.to_thread(in_progress) == sorted([segment, segment, *kept])
+    (result,) = await compact(a, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=100)
+    assert result.uploads_aborted == 2
+    assert await asyncio.to_thread(in_progress) == sorted(kept)
+    (result,) = await compact(a, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=100)
+    assert result.uploads_aborted == 0
+
+
 def refusing_uploads(request: Request) -> tuple[int, bytes]:
     """An S3 API that lists an empty bucket and refuses every write."""
     if request.method == "GET":
@@ -282,7 +311,8 @@ async def test_a_failed_upload_leaves_the_lines_in_the_row_store(hosts: Hosts) -
             )
         assert result.bucket_failed
         assert (result.segments, result.dropped) == (0, 0)
-        assert [request.method for request in refusing.requests] == ["GET", "PUT"]
+        # The listings (objects, uploads in progress), then the refused upload.
+        assert [request.method for request in refusing.requests] == ["GET", "GET", "PUT"]
         await nothing_moved()
 
         # The bucket is there now: the next rounds move them.

@@ -103,6 +103,7 @@ class RoundResult:
     segments: int = 0
     lines: int = 0
     orphans_removed: int = 0
+    uploads_aborted: int = 0
     dropped: int = 0  # segments written and then not registered (lease lost, lines gone)
     bucket_failed: bool = False  # the bucket refused or could not be reached: round over
     legacy_uploaded: int = 0  # segments of the segment directory uploaded to the bucket
@@ -274,6 +275,9 @@ async def compact_round(
             if config.legacy_root is not None:
                 result.orphans_removed += await remove_orphans(db, config.legacy_root, registered)
             result.orphans_removed += await remove_orphan_objects(db.segment_objects, registered)
+            result.uploads_aborted = await db.segment_objects.abort_uploads()
+            if result.uploads_aborted:
+                log.warning("aborted %d segment uploads left in progress", result.uploads_aborted)
             result.legacy_uploaded = await upload_legacy(
                 db, config, registered, owner=owner, clock=clock
             )

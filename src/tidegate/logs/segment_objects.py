@@ -27,9 +27,11 @@ from tidegate.config import Settings
 from tidegate.objectstore.s3 import (
     S3Client,
     S3Target,
+    abort_upload,
     aws_endpoint,
     delete_object,
     list_keys,
+    list_uploads,
     upload_file,
 )
 
@@ -111,6 +113,18 @@ class SegmentObjects:
         """The names of the segments the bucket holds (registered or not)."""
         keys = await list_keys(self.s3, self.bucket.prefix)
         return [name for name in map(self.bucket.name, keys) if name is not None]
+
+    async def abort_uploads(self) -> int:
+        """Aborts the multipart uploads of segment objects left in progress (a process
+        that crashed while uploading a large segment: its parts are stored, and billed,
+        until aborted); how many. Only the lease holder uploads, so at the start of its
+        round none is its own."""
+        aborted = 0
+        for key, upload_id in await list_uploads(self.s3, self.bucket.prefix):
+            if self.bucket.name(key) is not None:
+                await abort_upload(self.s3, key, upload_id)
+                aborted += 1
+        return aborted
 
     async def close(self) -> None:
         await self._http.aclose()

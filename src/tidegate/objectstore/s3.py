@@ -33,10 +33,12 @@ __all__ = [
     "MultipartUpload",
     "S3Failed",
     "S3Target",
+    "abort_upload",
     "aws_endpoint",
     "delete_object",
     "get_object",
     "list_keys",
+    "list_uploads",
     "put_object",
     "signed_headers",
     "upload_file",
@@ -55,6 +57,9 @@ _UPLOAD_ID: Final = re.compile(r"<UploadId>([^<]{1,1024})</UploadId>")
 _ERROR_CODE: Final = re.compile(r"<Code>([^<]{1,128})</Code>")
 _LISTED_KEY: Final = re.compile(r"<Key>([^<]{1,4096})</Key>")
 _NEXT_TOKEN: Final = re.compile(r"<NextContinuationToken>([^<]{1,4096})</NextContinuationToken>")
+_UPLOAD: Final = re.compile(r"<Upload>(.{1,16384}?)</Upload>", re.DOTALL)
+_NEXT_KEY_MARKER: Final = re.compile(r"<NextKeyMarker>([^<]{1,4096})</NextKeyMarker>")
+_NEXT_UPLOAD_MARKER: Final = re.compile(r"<NextUploadIdMarker>([^<]{1,1024})</NextUploadIdMarker>")
 
 
 class S3Failed(Exception):
@@ -269,6 +274,35 @@ async def list_keys(s3: S3Client, prefix: str) -> list[str]:
         token = html.unescape(next_token.group(1))
 
 
+async def list_uploads(s3: S3Client, prefix: str) -> list[tuple[str, str]]:
+    """The multipart uploads in progress under ``prefix``, as ``(key, upload id)``
+    (ListMultipartUploads, a page of 1,000 at a time)."""
+    uploads: list[tuple[str, str]] = []
+    markers = ""
+    while True:
+        query = f"{markers}max-uploads=1000&prefix={quote(prefix, safe='')}&uploads="
+        answer = await s3.send("GET", "", query=query, answer_bytes=MAX_LISTING_BYTES + 1)
+        if len(answer.head) > MAX_LISTING_BYTES:
+            raise S3Failed(f"listing uploads of s3://{s3.target.bucket}/{prefix}: too large")
+        text = answer.head.decode("utf-8", "replace")
+        for upload in _UPLOAD.findall(text):
+            key, upload_id = _LISTED_KEY.search(upload), _UPLOAD_ID.search(upload)
+            if key is not None and upload_id is not None:
+                uploads.append((html.unescape(key.group(1)), html.unescape(upload_id.group(1))))
+        key_marker, upload_marker = _NEXT_KEY_MARKER.search(text), _NEXT_UPLOAD_MARKER.search(text)
+        if "<IsTruncated>true</IsTruncated>" not in text or key_marker is None:
+            return uploads
+        markers = f"key-marker={quote(html.unescape(key_marker.group(1)), safe='')}&"
+        if upload_marker is not None:
+            upload = quote(html.unescape(upload_marker.group(1)), safe="")
+            markers = f"{markers}upload-id-marker={upload}&"
+
+
+async def abort_upload(s3: S3Client, key: str, upload_id: str) -> None:
+    """Aborts a multipart upload: its parts are deleted (S3 answers 204)."""
+    await s3.send("DELETE", key, query=f"uploadId={quote(upload_id, safe='')}")
+
+
 async def upload_file(
     s3: S3Client, key: str, path: Path, *, content_type: str, part_bytes: int
 ) -> None:
@@ -352,7 +386,7 @@ class MultipartUpload:
         if self.upload_id is None:
             return
         try:
-            await self.s3.send("DELETE", self.key, query=self._query())
+            await abort_upload(self.s3, self.key, self.upload_id)
         except (S3Failed, httpx.HTTPError) as error:
             log.warning("could not abort %s: %s", _bucket_key(self.s3.target, self.key), error)
 
