@@ -338,12 +338,11 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _segment_bucket(self) -> Settings:
-        if self.segment_s3_bucket and not (
-            self.segment_s3_access_key_id and self.segment_s3_secret_access_key
-        ):
+        if bool(self.segment_s3_access_key_id) != bool(self.segment_s3_secret_access_key):
+            # Neither: the AWS default credential chain (an instance or task role, ...).
             raise ValueError(
-                "TIDEGATE_SEGMENT_S3_BUCKET needs TIDEGATE_SEGMENT_S3_ACCESS_KEY_ID and "
-                "TIDEGATE_SEGMENT_S3_SECRET_ACCESS_KEY"
+                "TIDEGATE_SEGMENT_S3_ACCESS_KEY_ID and TIDEGATE_SEGMENT_S3_SECRET_ACCESS_KEY "
+                "go together"
             )
         if self.segment_s3_bucket and (
             self.segment_cache_directory.resolve() == self.segment_directory.resolve()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -46,6 +47,7 @@ from tidegate.logs.segment_cache import SegmentCache, attach_segment_storage
 from tidegate.logs.segment_objects import SegmentBucket
 from tidegate.logs.segments import SegmentMissing, missing_file, stored_files
 from tidegate.models import LogSegment
+from tidegate.objectstore.s3 import S3Target, signed_headers
 
 PREFIX = "tidegate/segments"
 QUERIES = [None, "quarantined", "level:error app:web", '"connection reset by peer"', "host:web*"]
@@ -275,6 +277,47 @@ async def test_uploads_left_in_progress_are_aborted(hosts: Hosts) -> None:
     assert result.uploads_aborted == 0
 
 
+def test_ambient_credentials_are_signed_with_their_session_token() -> None:
+    target = S3Target("http://127.0.0.1:9", "bucket", "us-east-1", "", "")
+    url = target.url("a/b.parquet")
+    signed = dict(signed_headers(target, "GET", url, b"", (), ("ASIAKEY", "secret", "tok")))
+    assert signed["X-Amz-Security-Token"] == "tok"
+    assert "Credential=ASIAKEY/" in signed["Authorization"]
+    assert "x-amz-security-token" in signed["Authorization"]  # signed, not only sent
+
+
+async def test_a_bucket_without_keys_uses_the_default_credential_chain(
+    hosts: Hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No keys set: the AWS default credential chain's, here from an ECS-style container
+    credentials endpoint (a real HTTP server on 127.0.0.1), temporary ones with a
+    session token; moto accepts them and the segments go up and are read back."""
+    credentials = {
+        "AccessKeyId": "ASIATIDEGATETEST",
+        "SecretAccessKey": "temporary-secret",
+        "Token": "temporary-session-token",
+        "Expiration": "2099-01-01T00:00:00Z",
+    }
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    a = hosts.settings("a", segment_s3_access_key_id="", segment_s3_secret_access_key="")
+    async with Receiver(answer=json.dumps(credentials).encode()) as endpoint:
+        monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"{endpoint.base}/creds")
+        async with running_client(a) as host_a:
+            account = await hosts.old_account(host_a, lines=30, seed=12)
+            before = await walk(host_a, account, prefer="head")
+            results = await compact(a, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=100)
+            assert sum(result.segments for result in results) == 1
+            assert not any(result.bucket_failed for result in results)
+            assert await hosts.objects() == await segment_paths(hosts.url, account.account_id)
+            assert await tier_counts(hosts.url, account.account_id) == (0, 30)
+            assert await walk(host_a, account, prefer="head") == before
+        assert [request.target for request in endpoint.requests][:1] == ["/creds"]
+
+
 def refusing_uploads(request: Request) -> tuple[int, bytes]:
     """An S3 API that lists an empty bucket and refuses every write."""
     if request.method == "GET":
@@ -414,9 +457,12 @@ async def test_a_bucket_that_cannot_be_read_answers_503(hosts: Hosts) -> None:
         assert [request.method for request in refusing.requests] == ["GET"]
 
 
-def test_a_bucket_needs_credentials_and_its_own_cache_directory(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="ACCESS_KEY_ID"):
-        Settings(data_dir=tmp_path, segment_s3_bucket="segments")
+def test_a_bucket_needs_both_keys_or_none_and_its_own_cache_directory(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="go together"):
+        Settings(data_dir=tmp_path, segment_s3_bucket="segments", segment_s3_access_key_id="k")
+    bucket = SegmentBucket.of(Settings(data_dir=tmp_path, segment_s3_bucket="segments"))
+    assert bucket is not None
+    assert bucket.target.ambient is not None  # no keys: the default credential chain
     with pytest.raises(ValueError, match="must not be TIDEGATE_SEGMENT_DIR"):
         Settings(
             data_dir=tmp_path,

@@ -25,6 +25,7 @@ import httpx
 
 from tidegate.config import Settings
 from tidegate.objectstore.s3 import (
+    AmbientCredentials,
     S3Client,
     S3Target,
     abort_upload,
@@ -57,13 +58,15 @@ class SegmentBucket:
             return None
         region = settings.segment_s3_region
         folder = settings.segment_s3_prefix.strip("/")
+        keys = settings.segment_s3_access_key_id, settings.segment_s3_secret_access_key
         return cls(
             S3Target(
                 settings.segment_s3_endpoint or aws_endpoint(region),
                 settings.segment_s3_bucket,
                 region,
-                settings.segment_s3_access_key_id,
-                settings.segment_s3_secret_access_key,
+                *keys,
+                # No keys: the AWS default credential chain (the operator's bucket).
+                ambient=None if all(keys) else AmbientCredentials(),
             ),
             f"{folder}/" if folder else "",
         )

@@ -19,10 +19,11 @@ import html
 import logging
 import random
 import re
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import Any, BinaryIO, Final
 from urllib.parse import quote
 
 import httpx
@@ -30,6 +31,7 @@ import httpx
 __all__ = [
     "MAX_ANSWER_BYTES",
     "MIN_PART_BYTES",
+    "AmbientCredentials",
     "MultipartUpload",
     "S3Failed",
     "S3Target",
@@ -83,9 +85,37 @@ class S3Target:
     access_key_id: str
     secret_access_key: str
     bearer: str | None = None
+    # An operator's bucket with no keys set: the AWS default credential chain's (never
+    # for a bucket a tenant names: that would lend them the server's own rights).
+    ambient: AmbientCredentials | None = field(default=None, compare=False)
 
     def url(self, key: str) -> str:
         return f"{self.endpoint.rstrip('/')}/{quote(self.bucket, safe='')}/{quote(key, safe='/')}"
+
+
+class AmbientCredentials:
+    """The AWS default credential chain: environment variables, the shared files, web
+    identity (EKS), the container endpoint (ECS), the instance metadata (EC2). Resolved
+    on first use and kept; botocore refreshes temporary credentials before they expire.
+    ``frozen`` may make HTTP requests (to the metadata or container endpoint): call it
+    in a worker thread, never on the loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._resolved: Any = None
+
+    def frozen(self) -> tuple[str, str, str | None]:
+        """``(access key id, secret access key, session token)``; ``S3Failed`` when the
+        chain finds none (tried again on the next request)."""
+        with self._lock:
+            if self._resolved is None:
+                import botocore.session
+
+                self._resolved = botocore.session.get_session().get_credentials()
+                if self._resolved is None:
+                    raise S3Failed("no AWS credentials: the default credential chain found none")
+            frozen = self._resolved.get_frozen_credentials()
+        return frozen.access_key, frozen.secret_key, frozen.token
 
 
 def aws_endpoint(region: str) -> str:
@@ -98,11 +128,13 @@ def signed_headers(
     url: str,
     body: bytes,
     headers: Sequence[tuple[str, str]] = (),
+    keys: tuple[str, str, str | None] | None = None,
 ) -> tuple[tuple[str, str], ...]:
     """``headers`` with the SigV4 ones added (``Authorization``, ``X-Amz-Date``,
-    ``X-Amz-Content-SHA256``: the payload's hash is always signed). ``Host`` is left to
-    the HTTP client, which sends the URL's. A target with a ``bearer`` token is not
-    signed: the token is the credential."""
+    ``X-Amz-Content-SHA256``: the payload's hash is always signed; with a session token
+    in ``keys``, ``X-Amz-Security-Token``). ``keys``: the ambient credentials, else the
+    target's. ``Host`` is left to the HTTP client, which sends the URL's. A target with
+    a ``bearer`` token is not signed: the token is the credential."""
     if target.bearer is not None:
         return (*headers, ("Authorization", f"Bearer {target.bearer}"))
     # Imported here: botocore is a large package (about a tenth of a second) that only a
@@ -113,7 +145,8 @@ def signed_headers(
 
     request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
     request.context["payload_signing_enabled"] = True
-    credentials = Credentials(target.access_key_id, target.secret_access_key)
+    key_id, secret, token = keys or (target.access_key_id, target.secret_access_key, None)
+    credentials = Credentials(key_id, secret, token)
     S3SigV4Auth(credentials, "s3", target.region).add_auth(request)
     return tuple(
         (name, str(value)) for name, value in request.headers.items() if name.lower() != "host"
@@ -196,12 +229,14 @@ class S3Client:
         into: BinaryIO | None,
         answer_bytes: int,
     ) -> Answer:
+        ambient = self.target.ambient
+        keys = await asyncio.to_thread(ambient.frozen) if ambient is not None else None
         if len(body) > SIGN_OFF_LOOP_BYTES:  # hashing megabytes: not on the loop
             signed = await asyncio.to_thread(
-                signed_headers, self.target, method, url, body, headers
+                signed_headers, self.target, method, url, body, headers, keys
             )
         else:
-            signed = signed_headers(self.target, method, url, body, headers)
+            signed = signed_headers(self.target, method, url, body, headers, keys)
         request = self.client.build_request(
             method, url, content=body, headers=list(signed), timeout=self.timeout_s
         )
