@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlparse
 
 import httpx
@@ -92,6 +92,8 @@ def server(workdir: Path) -> Iterator[tuple[str, str]]:
         "TIDEGATE_BOOTSTRAP": "false",
         # The seeding is a script with a key, past the keys' 50 calls a minute.
         "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+        # The pipeline editor's event counts: the usage metrics saved every second.
+        "TIDEGATE_PIPELINE_USAGE_FLUSH_S": "1",
     }
     tidegate(env, "db", "upgrade")
     token = json.loads(tidegate(env, "enterprise", "create", "--name", "Acme"))["token"]
@@ -329,9 +331,17 @@ ALERT_CHANNELS = [
 ]
 
 
-def content(account: Account) -> tuple[str, str, str]:
-    """Views (one with alert channels), a board, an exclusion rule and a pipeline: the
-    ids of the board, the pipeline and the alerted view."""
+class Content(NamedTuple):
+    board_id: str
+    pipeline_id: str
+    alerted_view_id: str
+    route_id: str
+    access_key: str
+
+
+def content(account: Account) -> Content:
+    """Views (one with alert channels), a board, an exclusion rule and a pipeline
+    (published, its route given an access key)."""
     with account.http() as http:
         views = [
             checked(
@@ -392,7 +402,7 @@ def content(account: Account) -> tuple[str, str, str]:
             condition = {
                 "expressions": [{"field": ".level", "str_operator": "equal", "value": level}]
             }
-            config = {"action": action, "condition": condition}
+            config = {"action": action, "conditional": condition}
             body = {
                 "type": "filter",
                 "title": title,
@@ -413,7 +423,43 @@ def content(account: Account) -> tuple[str, str, str]:
                     json={"type": kind, "title": title, "inputs": [upstream["id"]]},
                 )
             )
-    return board["boardid"], pipeline["id"], views[0]
+        checked(http.post(f"{base}/publish", json={}))
+        key = checked(
+            http.post(
+                f"/v3/pipeline/gateway-route/{route['data']['id']}/access-key",
+                json={"type": "generated", "title": "partners"},
+            )
+        )["data"]["key"]
+    return Content(board["boardid"], pipeline["id"], views[0], route["data"]["id"], key)
+
+
+PARTNERS = ["acme-pay", "shipfast", "mailbird"]
+
+
+def webhook_events(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """What partners post to the pipeline's route: mostly info, some debug and errors."""
+    events = []
+    for _ in range(count):
+        level = rng.choices(["info", "debug", "error"], weights=[6, 3, 1])[0]
+        partner = rng.choice(PARTNERS)
+        message = {
+            "info": f"delivery {rng.randrange(10_000, 99_999)} accepted",
+            "debug": f"retry budget {rng.randrange(1, 5)} left",
+            "error": f"signature mismatch from {partner}",
+        }[level]
+        events.append({"level": level, "partner": partner, "message": message})
+    return events
+
+
+def send_webhooks(account: Account, found: Content, events: list[dict[str, Any]]) -> None:
+    with httpx.Client(base_url=account.base_url, timeout=60) as http:
+        checked(
+            http.post(
+                f"/gateway/{found.route_id}",
+                headers={"Authorization": f"Token {found.access_key}"},
+                json=events,
+            )
+        )
 
 
 # --- the pictures --------------------------------------------------------------------------
@@ -459,8 +505,8 @@ def first_lines(page: Page) -> None:
     expect(page.locator("section.results")).to_have_attribute("aria-busy", "false")
 
 
-def take(page: Page, account: Account, out: Path, ids: tuple[str, str, str]) -> None:
-    board_id, pipeline_id, alerted_view_id = ids
+def take(page: Page, account: Account, out: Path, found: Content) -> None:
+    board_id, pipeline_id, alerted_view_id = found[:3]
     base = account.base_url
     page.goto(f"{base}/signin")
     expect(page.get_by_test_id("signin-key")).to_be_visible()
@@ -562,9 +608,43 @@ def take(page: Page, account: Account, out: Path, ids: tuple[str, str, str]) -> 
     expect(page.get_by_test_id("rule-preview-count")).to_be_visible()
     shoot(page, out, "rules")
 
+    # The pipeline editor: partner webhooks flowing (each node's counts), the filter's
+    # form open and its live tap showing the errors that pass it.
+    rng = random.Random(11)
+    for _ in range(6):
+        send_webhooks(account, found, webhook_events(rng, 40))
     page.goto(f"{base}/pipelines/{pipeline_id}")
     expect(page.get_by_test_id("pipeline-node")).to_have_count(5)
+    node = page.get_by_test_id("pipeline-node")
+    expect(node.filter(has_text="Partner webhooks").get_by_test_id("node-rate")).to_contain_text(
+        "240 in"
+    )
+    node.filter(has_text="Errors only").click()
+    page.get_by_test_id("node-tab-tap").click()
+    tap = page.get_by_test_id("tap-panel")
+    tap.get_by_test_id("tap-start").click()
+    expect(tap.get_by_test_id("tap-status")).to_contain_text("listening")
+    while tap.get_by_test_id("tap-event").count() < 3:
+        send_webhooks(account, found, webhook_events(rng, 10))
+        page.wait_for_timeout(700)
+    tap.get_by_test_id("tap-stop").click()
+    page.evaluate("window.scrollTo(0, 0)")
     shoot(page, out, "pipeline")
+
+    # A node added and left unconnected: the publish refused, shown on that node.
+    page.get_by_test_id("node-add").click()
+    panel = page.get_by_test_id("node-panel")
+    panel.get_by_test_id("node-kind").select_option("processor")
+    panel.get_by_test_id("node-type").select_option("sample")
+    panel.get_by_test_id("node-title").fill("Sample debug")
+    panel.get_by_test_id("node-input").filter(has_text="Partner webhooks").locator("input").check()
+    panel.get_by_test_id("node-config").get_by_label("rate", exact=True).fill("10")
+    panel.get_by_test_id("node-save").click()
+    expect(node).to_have_count(6)
+    page.get_by_test_id("pipeline-publish").click()
+    expect(node.filter(has_text="Sample debug").get_by_test_id("node-error")).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    shoot(page, out, "pipeline-publish")
 
     page.goto(f"{base}/usage")
     expect(page.get_by_test_id("usage-chart").locator("canvas")).to_have_count(1)
@@ -582,7 +662,7 @@ def main() -> None:
         account = Account(base_url, token)
         account.invite_person()
         seed(account, random.Random(22))
-        ids = content(account)
+        found = content(account)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
@@ -594,7 +674,7 @@ def main() -> None:
                     locale="en-GB",
                 )
                 page = context.new_page()
-                take(page, account, args.out, ids)
+                take(page, account, args.out, found)
                 context.close()
             finally:
                 browser.close()

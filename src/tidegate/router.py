@@ -28,6 +28,7 @@ from tidegate.ingest.endpoints import router as ingest_router
 from tidegate.keys.endpoints import router as keys_router
 from tidegate.members.endpoints import router as members_router
 from tidegate.parsing_templates.endpoints import router as parsing_templates_router
+from tidegate.pipelines.catalogue_endpoints import router as component_types_router
 from tidegate.pipelines.endpoints import router as pipelines_router
 from tidegate.pipelines.gateway_endpoints import router as gateway_routes_router
 from tidegate.pipelines.live_endpoints import router as pipeline_live_router
@@ -98,6 +99,8 @@ def include_routes(target: FastAPI | APIRouter) -> None:
         (simulation_router, CONFIG),
         # Before the pipelines: "/v3/pipeline/metric/usage" is not a pipeline's path.
         (pipeline_live_router, CONFIG),
+        # Before the pipelines: "/v3/pipeline/component-type" is not a pipeline id.
+        (component_types_router, CONFIG),
         (pipelines_router, CONFIG),
         # Data plane reads: account-scoped, management credentials, the per-key rate
         # limit counts each export page, aggregation and tail connection once.

@@ -152,7 +152,7 @@ OPERATION_GROUPS = {
     "boards_views_alerts": r"^/v1/config/(board|categories|view|presetalert|index-rate)(/|$)",
     "keys_rules_members": r"^/v1/config/(archiving|groups|ingestion|keys|members|parsing)(/|$)",
     "data_plane": r"^/(logs|v1/aggregate|v1/export|v2/export|v1/usage|v2/usage|gateway)(/|$)",
-    "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
+    "pipelines": r"^/v3/pipeline(/metric/usage|/simulate-processor|/component-type|/\{pipeline_id\}(/[a-z_-]+)?)?/?$",
     "pipeline_nodes": r"^/v3/pipeline/\{pipeline_id\}/(?!alert/)[a-z_-]+/(?!\{component_id\}/alert)",
     "pipeline_alerts": r"^/v3/pipeline/\{pipeline_id\}/(\{kind\}/\{component_id\}/)?alert(/|$)",
     "gateway_routes": r"^/v3/pipeline/gateway-route(/|$)",

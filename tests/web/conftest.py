@@ -68,8 +68,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     calls, which the async tests of other modules could not run beside.)"""
     with serve_site(
         tmp_path_factory.mktemp("web-server"),
-        # Template match counts written within a quarter second (10 s in service).
-        {"TIDEGATE_RATE_LIMIT_PER_MINUTE": "0", "TIDEGATE_TEMPLATE_COUNTS_FLUSH_S": "0.25"},
+        # Template match counts written within a quarter second (10 s in service), and
+        # pipeline usage (the editor's event counts per node) within half a second (5 s).
+        {
+            "TIDEGATE_RATE_LIMIT_PER_MINUTE": "0",
+            "TIDEGATE_TEMPLATE_COUNTS_FLUSH_S": "0.25",
+            "TIDEGATE_PIPELINE_USAGE_FLUSH_S": "0.5",
+        },
     ) as found:
         yield found
 

@@ -9,6 +9,7 @@ plane runs. Pipelines and nodes carry a ``generation_id`` for optimistic concurr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -290,10 +291,14 @@ async def publish(
                 kind=node.kind, type_=node.type, user_config=config_of(session, node)
             )
         except ValidationFailed as error:
+            # Each item names its node, so a client can show it on that node.
             raise ValidationFailed(
                 f"node {node.id} ({node.kind} {node.type}): {error.message}",
                 context="body",
-                errors=error.errors,
+                errors=[
+                    replace(item, params={**item.params, "node_id": node.id})
+                    for item in error.errors
+                ],
             ) from None
     if not allow_unconnected_edges:
         loose = unconnected(graph)

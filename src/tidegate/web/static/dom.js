@@ -147,3 +147,12 @@ export function previewButton(testid, result, waiting, draw) {
 export function formButtons(preview, saveTestid, saveLabel, cancel) {
   return h("div", { class: "buttons" }, preview, h("button", { type: "submit", class: "primary", testid: saveTestid }, saveLabel), h("button", { type: "button", onclick: cancel }, "Cancel"));
 }
+
+// A one-field form that makes something (a board, a pipeline): `create(text)` with the
+// field's trimmed text; an error lands under it.
+export function createForm({ label, input, button, buttonTestid, create }) {
+  const problem = h("div", {});
+  const form = h("form", { class: "inline-form edit" }, field(label, input), h("button", { type: "submit", class: "primary", testid: buttonTestid }, button), problem);
+  onSubmit(form, problem, () => create(input.value.trim()));
+  return form;
+}

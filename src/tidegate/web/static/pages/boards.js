@@ -1,6 +1,6 @@
 // Boards: the account's boards, and a new one.
 import { get, post } from "../api.js";
-import { clear, errorBox, field, h } from "../dom.js";
+import { createForm, errorBox, h } from "../dom.js";
 import { session } from "../session.js";
 
 export async function render(main, { navigate }) {
@@ -8,19 +8,18 @@ export async function render(main, { navigate }) {
   const box = h("div", {});
   if (session.can("content")) {
     const title = h("input", { required: true, maxlength: 250, placeholder: "Board title", testid: "board-title" });
-    const problem = h("div", {});
-    const form = h("form", { class: "inline-form edit" }, field("New board", title), h("button", { type: "submit", class: "primary", testid: "board-create" }, "Create board"), problem);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      clear(problem);
-      try {
-        const board = await post("/v1/config/board", { title: title.value.trim(), graphs: [] });
-        navigate(`/boards/${encodeURIComponent(board.boardid)}`);
-      } catch (error) {
-        problem.append(errorBox(error));
-      }
-    });
-    main.append(form);
+    main.append(
+      createForm({
+        label: "New board",
+        input: title,
+        button: "Create board",
+        buttonTestid: "board-create",
+        create: async (text) => {
+          const board = await post("/v1/config/board", { title: text, graphs: [] });
+          navigate(`/boards/${encodeURIComponent(board.boardid)}`);
+        },
+      }),
+    );
   }
   main.append(box);
   try {

@@ -1,90 +1,270 @@
-// One pipeline's graph of nodes, drawn read-only: a column per depth (sources first,
-// each node one column right of its deepest input), edges from inputs to nodes.
-import { get } from "../api.js";
-import { append, errorBox, h } from "../dom.js";
+// One pipeline: its graph of nodes and, for a role that manages pipelines, the editor.
+// Add a node (its configuration in a form generated from its type's schema), connect
+// it (its inputs), change or remove it, publish the draft (what the server refuses is
+// shown on the nodes it names), tap any node live; every node shows its event counts
+// over the last minutes from the usage metrics. Everything through the public API.
+import { ApiError, api, del, get } from "../api.js";
+import { append, clear, errorBox, formatTime, h } from "../dom.js";
+import { drawGraph } from "../pipeline_graph.js";
+import { newNodePanel, nodePanel } from "../pipeline_node.js";
+import { tapPanel } from "../pipeline_tap.js";
+import { session } from "../session.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-const W = 190;
-const H = 56;
-const GAP_X = 90;
-const GAP_Y = 22;
-const PAD = 16;
+const RATE_WINDOW_MS = 5 * 60_000;
+const RATE_WINDOW = "5 min";
+const RATE_REFRESH_MS = 10_000;
 
-function svg(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
-  for (const child of children) el.append(child);
-  return el;
-}
-
-// Depth of every node: 0 for a node without (known) inputs, else 1 + its deepest
-// input's. Bounded by the node count, so a cycle cannot loop forever.
-export function depths(nodes) {
-  const byId = new Map(nodes.map((node) => [node.id, node]));
-  const depth = new Map(nodes.map((node) => [node.id, 0]));
-  for (let round = 0; round < nodes.length; round += 1) {
-    let changed = false;
-    for (const node of nodes) {
-      for (const input of node.inputs || []) {
-        if (!byId.has(input)) continue;
-        const wanted = Math.min(nodes.length, depth.get(input) + 1);
-        if (wanted > depth.get(node.id)) {
-          depth.set(node.id, wanted);
-          changed = true;
-        }
-      }
+// Which nodes a refused publish names, and what it says of each: `params.node_id` (a
+// configuration), `params.nodes` (loose ends), `params.cycle`, `params.dependents`.
+export function publishProblems(error, nodes) {
+  const found = new Map();
+  const add = (id, problem) => {
+    if (!nodes.some((node) => node.id === id)) return;
+    (found.get(id) || found.set(id, []).get(id)).push(problem);
+  };
+  const items = (error.body && Array.isArray(error.body.errors) && error.body.errors) || [];
+  for (const item of items) {
+    const params = item.params || {};
+    if (params.node_id) {
+      const where = (item.instance_path || "").replace(/^\/user_config/, "");
+      const text = `${where ? `${where.slice(1)} ` : ""}${item.message}`;
+      add(params.node_id, { short: text, message: text });
     }
-    if (!changed) break;
-  }
-  return depth;
-}
-
-function drawGraph(nodes) {
-  const depth = depths(nodes);
-  const columns = [];
-  for (const node of nodes) (columns[depth.get(node.id)] ||= []).push(node);
-  const place = new Map();
-  columns.forEach((column, x) => (column || []).forEach((node, y) => place.set(node.id, { x: PAD + x * (W + GAP_X), y: PAD + y * (H + GAP_Y) })));
-  const width = PAD * 2 + columns.length * (W + GAP_X) - GAP_X;
-  const height = PAD * 2 + Math.max(1, ...columns.map((c) => (c || []).length)) * (H + GAP_Y) - GAP_Y;
-  const root = svg("svg", { class: "pipeline-graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "data-testid": "pipeline-graph" });
-  for (const node of nodes) {
-    const to = place.get(node.id);
-    for (const input of node.inputs || []) {
-      const from = place.get(input);
-      if (!from) continue;
-      const x1 = from.x + W;
-      const y1 = from.y + H / 2;
-      const x2 = to.x;
-      const y2 = to.y + H / 2;
-      const bend = Math.max(30, (x2 - x1) / 2);
-      root.append(svg("path", { class: "edge", d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}` }));
+    for (const id of params.nodes || []) {
+      const node = nodes.find((each) => each.id === id);
+      const none = node && node.kind !== "source" && !(node.inputs || []).length;
+      add(id, {
+        short: `unconnected: ${none ? "no inputs" : "output unused"}`,
+        message: `Not connected: ${none ? "it has no inputs" : "no node takes its output"} (connect it, or publish with loose ends allowed)`,
+      });
     }
+    for (const id of new Set([...(params.cycle || []), ...(params.dependents || [])])) add(id, { short: item.keyword, message: item.message });
   }
-  for (const node of nodes) {
-    const { x, y } = place.get(node.id);
-    const title = svg("title", {});
-    title.textContent = JSON.stringify(node.user_config || {}, null, 2);
-    const name = svg("text", { x: x + 10, y: y + 22, class: "node-title" });
-    name.textContent = (node.title || node.type).slice(0, 26);
-    const kind = svg("text", { x: x + 10, y: y + 42, class: "node-kind" });
-    kind.textContent = `${node.kind} · ${node.type}`.slice(0, 30);
-    root.append(svg("g", { class: `node node-${node.kind}`, "data-testid": "pipeline-node" }, title, svg("rect", { x, y, width: W, height: H, rx: 6 }), name, kind));
-  }
-  return root;
+  return found;
 }
 
-export async function render(main, { params }) {
+// What the page says of a refused publish: the nodes to fix (each says why on the
+// graph and in its panel), or the server's message when it names none.
+function publishSummary(error, problems, nodes) {
+  if (!problems.size) return `Not published: ${error.message}`;
+  const names = [...problems.keys()].map((id) => {
+    const node = nodes.find((each) => each.id === id);
+    return `“${node.title || node.type}”`;
+  });
+  return `Not published: ${names.join(", ")} ${names.length === 1 ? "needs" : "need"} fixing (marked on the graph).`;
+}
+
+// Events in and out of each node over the window: Map id -> {in, out}.
+export function countsOf(points) {
+  const counts = new Map();
+  for (const point of points) {
+    const count = counts.get(point.component_id) || { in: 0, out: 0 };
+    count.in += point.ingress_events || 0;
+    count.out += point.egress_events || 0;
+    counts.set(point.component_id, count);
+  }
+  return counts;
+}
+
+function statusText(pipeline) {
+  if (pipeline.published_revision === null || pipeline.published_revision === undefined) return `Draft revision ${pipeline.revision}, never published: nothing runs yet.`;
+  const when = pipeline.published_at ? ` at ${formatTime(Date.parse(pipeline.published_at))}` : "";
+  return pipeline.has_unpublished_changes
+    ? `Draft revision ${pipeline.revision} has unpublished changes; revision ${pipeline.published_revision} runs (published${when}).`
+    : `Revision ${pipeline.published_revision} runs (published${when}); the draft is the same.`;
+}
+
+export async function render(main, { params, navigate }) {
+  const pipelineId = params.pipeline_id;
+  const base = `/v3/pipeline/${encodeURIComponent(pipelineId)}`;
+  const canEdit = session.can("manage");
+  const state = { pipeline: null, types: [], routes: [], selected: null, adding: false, counts: null, problems: new Map() };
+  const graphBox = h("div", { class: "card scroll-x graph-card" });
+  const panelBox = h("div", { class: "panel-box" });
+  const status = h("p", { class: "muted", testid: "pipeline-status" });
+  const result = h("div", { testid: "publish-result" });
+  const allowLoose = h("input", { type: "checkbox", testid: "publish-allow-unconnected" });
+  let tap = null;
+  let timer = null;
+  let left = false;
+
+  let pipeline;
   try {
-    const pipeline = (await get(`/v3/pipeline/${encodeURIComponent(params.pipeline_id)}`)).data;
-    // dom.append, not Element.append: the DOM's own would print a missing part as "null".
-    append(main, [
-      h("p", {}, h("a", { href: "/pipelines" }, "← Pipelines")),
-      h("h1", {}, pipeline.title),
-      pipeline.description ? h("p", {}, pipeline.description) : null,
-      pipeline.nodes.length ? h("div", { class: "card scroll-x" }, drawGraph(pipeline.nodes)) : h("p", { class: "muted" }, "This pipeline has no nodes yet."),
+    [pipeline, state.types, state.routes] = await Promise.all([
+      get(base).then((answer) => answer.data),
+      // The forms' schemas; routes for a new source's binding (editors only).
+      canEdit ? get("/v3/pipeline/component-type").then((answer) => answer.data) : [],
+      canEdit ? get("/v3/pipeline/gateway-route").then((answer) => answer.data) : [],
     ]);
   } catch (error) {
     main.append(errorBox(error));
+    return null;
   }
+  state.pipeline = pipeline;
+
+  const publish = h("button", { type: "button", class: "primary", testid: "pipeline-publish" }, "Publish");
+  const add = h("button", { type: "button", testid: "node-add" }, "Add node");
+  const remove = h("button", { type: "button", class: "danger", testid: "pipeline-delete" }, "Delete pipeline");
+  append(main, [
+    h("p", {}, h("a", { href: "/pipelines" }, "← Pipelines")),
+    h("div", { class: "page-head" }, h("h1", {}, pipeline.title), canEdit ? remove : null),
+    pipeline.description ? h("p", {}, pipeline.description) : null,
+    status,
+    canEdit ? h("div", { class: "toolbar" }, add, publish, h("label", { class: "check" }, allowLoose, " allow loose ends (nodes not connected)")) : null,
+    result,
+    h("p", { class: "muted small" }, `Each node: the events into and out of it over the last ${RATE_WINDOW} (usage metrics, saved every few seconds).`),
+    h("div", { class: "editor" }, graphBox, panelBox),
+  ]);
+
+  function drawStatus() {
+    status.textContent = statusText(state.pipeline);
+  }
+
+  function drawGraphBox() {
+    clear(graphBox).append(
+      drawGraph(state.pipeline.nodes, {
+        selected: state.selected,
+        counts: state.counts,
+        window: RATE_WINDOW,
+        problems: state.problems,
+        onSelect: (node) => select(node.id),
+      }),
+    );
+  }
+
+  function closePanel() {
+    if (tap) tap.stop();
+    tap = null;
+    state.selected = null;
+    state.adding = false;
+    clear(panelBox);
+    panelBox.classList.remove("open");
+    drawGraphBox();
+  }
+
+  function openPanel(element) {
+    if (tap) tap.stop();
+    tap = null;
+    clear(panelBox).append(element);
+    panelBox.classList.add("open");
+  }
+
+  async function reload() {
+    state.pipeline = (await get(base)).data;
+    drawStatus();
+    drawGraphBox();
+  }
+
+  function select(nodeId) {
+    const node = state.pipeline.nodes.find((each) => each.id === nodeId);
+    if (!node) return closePanel();
+    state.selected = node.id;
+    state.adding = false;
+    const nextTap = canEdit ? tapPanel({ pipelineId, node, published: state.pipeline.published_revision !== null }) : null;
+    openPanel(
+      nodePanel({
+        pipelineId,
+        node,
+        nodes: state.pipeline.nodes,
+        types: state.types,
+        routes: state.routes,
+        canEdit,
+        problems: state.problems.get(node.id) || [],
+        extra: nextTap ? nextTap.element : null,
+        onClose: closePanel,
+        onSaved: async (saved) => {
+          state.problems.delete(saved.id);
+          await reload();
+          select(saved.id);
+        },
+        onRemoved: async (removed) => {
+          state.problems.delete(removed.id);
+          closePanel();
+          await reload();
+        },
+      }),
+    );
+    tap = nextTap;
+    drawGraphBox();
+  }
+
+  add.addEventListener("click", () => {
+    state.selected = null;
+    state.adding = true;
+    openPanel(
+      newNodePanel({
+        pipelineId,
+        nodes: state.pipeline.nodes,
+        types: state.types,
+        routes: state.routes,
+        onCancel: closePanel,
+        onSaved: async (node) => {
+          // A source made with a route of its own: the route is new to the list.
+          if (node.gateway_route_id && !state.routes.some((route) => route.id === node.gateway_route_id)) {
+            state.routes = (await get("/v3/pipeline/gateway-route")).data;
+          }
+          await reload();
+          select(node.id);
+        },
+      }),
+    );
+    drawGraphBox();
+  });
+
+  publish.addEventListener("click", async () => {
+    clear(result);
+    publish.disabled = true;
+    const before = state.selected && state.problems.has(state.selected);
+    try {
+      state.pipeline = (await api("POST", `${base}/publish`, { params: { allow_unconnected_edges: allowLoose.checked ? "true" : undefined }, body: {} })).data;
+      state.problems = new Map();
+      result.append(h("p", { class: "notice card", role: "status", testid: "publish-ok" }, `Published: revision ${state.pipeline.published_revision} runs now.`));
+      drawStatus();
+      refreshRates();
+    } catch (error) {
+      state.problems = error instanceof ApiError ? publishProblems(error, state.pipeline.nodes) : new Map();
+      result.append(h("div", { class: "error", role: "alert", testid: "publish-error" }, publishSummary(error, state.problems, state.pipeline.nodes)));
+    } finally {
+      publish.disabled = false;
+    }
+    drawGraphBox();
+    // The open panel lists its node's problems: drawn again only when they changed (a
+    // running tap or a form being filled in is not thrown away for nothing).
+    if (state.selected && (before || state.problems.has(state.selected))) select(state.selected);
+  });
+
+  remove.addEventListener("click", async () => {
+    if (!confirm(`Delete the pipeline “${pipeline.title}” and all its nodes? It stops running at once.`)) return;
+    try {
+      await del(base);
+      navigate("/pipelines");
+    } catch (error) {
+      result.append(errorBox(error));
+    }
+  });
+
+  // Event counts per node, again every RATE_REFRESH_MS while the page is open.
+  async function refreshRates() {
+    try {
+      const now = Date.now();
+      const points = (await get("/v3/pipeline/metric/usage", { pipeline_id: pipelineId, from: now - RATE_WINDOW_MS, to: now, bucket: "minute" })).data;
+      const counts = countsOf(points);
+      // Drawn again only when a count changed (a redraw loses the keyboard's focus).
+      if (left || (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts]))) return;
+      state.counts = counts;
+      drawGraphBox();
+    } catch {
+      /* the counts are a help: the next round tries again */
+    }
+  }
+
+  drawStatus();
+  drawGraphBox();
+  refreshRates();
+  timer = setInterval(refreshRates, RATE_REFRESH_MS);
+  return () => {
+    left = true;
+    clearInterval(timer);
+    if (tap) tap.stop();
+  };
 }

@@ -1,9 +1,25 @@
-// The account's pipelines (read-only here).
-import { get } from "../api.js";
-import { errorBox, formatTime, h } from "../dom.js";
+// The account's pipelines, and a new one (for a role that manages pipelines).
+import { get, post } from "../api.js";
+import { createForm, errorBox, formatTime, h } from "../dom.js";
+import { session } from "../session.js";
 
-export async function render(main) {
+export async function render(main, { navigate }) {
   main.append(h("h1", {}, "Pipelines"));
+  if (session.can("manage")) {
+    const title = h("input", { required: true, maxlength: 250, placeholder: "Pipeline title", testid: "pipeline-new-title" });
+    main.append(
+      createForm({
+        label: "New pipeline",
+        input: title,
+        button: "Create pipeline",
+        buttonTestid: "pipeline-create",
+        create: async (text) => {
+          const pipeline = (await post("/v3/pipeline", { title: text })).data;
+          navigate(`/pipelines/${encodeURIComponent(pipeline.id)}`);
+        },
+      }),
+    );
+  }
   try {
     const pipelines = (await get("/v3/pipeline")).data || [];
     main.append(
@@ -11,7 +27,7 @@ export async function render(main) {
         ? h(
             "table",
             { class: "list" },
-            h("thead", {}, h("tr", {}, ["Title", "Description", "Revision", "Updated"].map((t) => h("th", {}, t)))),
+            h("thead", {}, h("tr", {}, ["Title", "Description", "Revision", "Published", "Updated"].map((t) => h("th", {}, t)))),
             h(
               "tbody",
               {},
@@ -22,12 +38,13 @@ export async function render(main) {
                   h("td", {}, h("a", { href: `/pipelines/${encodeURIComponent(pipeline.id)}` }, pipeline.title)),
                   h("td", {}, pipeline.description || ""),
                   h("td", {}, String(pipeline.revision ?? "")),
+                  h("td", {}, pipeline.published_revision === null || pipeline.published_revision === undefined ? "never" : `${pipeline.published_revision}${pipeline.has_unpublished_changes ? " (draft changed)" : ""}`),
                   h("td", {}, pipeline.updated_at ? formatTime(Date.parse(pipeline.updated_at)) : ""),
                 ),
               ),
             ),
           )
-        : h("p", { class: "muted" }, "No pipelines yet (they are built through the /v3/pipeline API)."),
+        : h("p", { class: "muted" }, "No pipelines yet."),
     );
   } catch (error) {
     main.append(errorBox(error));

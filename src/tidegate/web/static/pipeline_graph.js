@@ -1,0 +1,133 @@
+// A pipeline's graph of nodes as SVG: a column per depth (sources first, each node one
+// column right of its deepest input), an edge from each input (dashed from a named
+// output, `<id>.dropped`). Each node shows its title, kind and type, its event counts
+// (usage metrics) and, after a refused publish, what is wrong with it; a click (or
+// Enter) on a node selects it.
+import { h } from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const W = 200;
+const H = 82;
+const GAP_X = 60;
+const GAP_Y = 22;
+const PAD = 16;
+
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    el.setAttribute(key, String(value));
+  }
+  for (const child of children) if (child) el.append(child);
+  return el;
+}
+
+function text(attrs, content) {
+  const el = svg("text", attrs);
+  el.textContent = content;
+  return el;
+}
+
+// `<node id>.<output>` names a node's other output: the node is the part before the dot.
+export function inputNode(input) {
+  const dot = input.indexOf(".");
+  return dot < 0 ? input : input.slice(0, dot);
+}
+
+// Depth of every node: 0 for a node without (known) inputs, else 1 + its deepest
+// input's. Bounded by the node count, so a cycle cannot loop forever.
+export function depths(nodes) {
+  const byId = new Map(nodes.map((node) => [node.id, node]));
+  const depth = new Map(nodes.map((node) => [node.id, 0]));
+  for (let round = 0; round < nodes.length; round += 1) {
+    let changed = false;
+    for (const node of nodes) {
+      for (const input of node.inputs || []) {
+        const from = inputNode(input);
+        if (!byId.has(from)) continue;
+        const wanted = Math.min(nodes.length, depth.get(from) + 1);
+        if (wanted > depth.get(node.id)) {
+          depth.set(node.id, wanted);
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return depth;
+}
+
+const short = (value, length) => (value.length > length ? `${value.slice(0, length - 1)}…` : value);
+
+// The node's event counts over the usage window: `{in, out}` or undefined (not loaded).
+function rateLine(x, y, counts, window) {
+  if (!counts) return text({ x, y, class: "node-rate", "data-testid": "node-rate" }, "");
+  const line = counts.in || counts.out ? `${counts.in} in · ${counts.out} out / ${window}` : `no events / ${window}`;
+  return text({ x, y, class: "node-rate", "data-testid": "node-rate", "data-in": counts.in, "data-out": counts.out }, line);
+}
+
+// `options`: `selected` (a node id), `counts` (Map id -> {in, out}, or null before the
+// first answer), `window` ("5 min"), `problems` (Map id -> [{short, message}]),
+// `onSelect(node)`.
+export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null } = {}) {
+  if (!nodes.length) return h("p", { class: "muted", testid: "pipeline-empty" }, "This pipeline has no nodes yet.");
+  const depth = depths(nodes);
+  const columns = [];
+  for (const node of nodes) (columns[depth.get(node.id)] ||= []).push(node);
+  const place = new Map();
+  columns.forEach((column, x) => (column || []).forEach((node, y) => place.set(node.id, { x: PAD + x * (W + GAP_X), y: PAD + y * (H + GAP_Y) })));
+  const width = PAD * 2 + columns.length * (W + GAP_X) - GAP_X;
+  const height = PAD * 2 + Math.max(1, ...columns.map((c) => (c || []).length)) * (H + GAP_Y) - GAP_Y;
+  const root = svg("svg", { class: "pipeline-graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Pipeline graph", "data-testid": "pipeline-graph" });
+  for (const node of nodes) {
+    const to = place.get(node.id);
+    for (const input of node.inputs || []) {
+      const from = place.get(inputNode(input));
+      if (!from) continue;
+      const x1 = from.x + W;
+      const y1 = from.y + H / 2;
+      const x2 = to.x;
+      const y2 = to.y + H / 2;
+      const bend = Math.max(30, (x2 - x1) / 2);
+      const named = input.includes(".");
+      root.append(
+        svg("path", { class: named ? "edge named" : "edge", "data-from": input, "data-to": node.id, d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}` }, named ? Object.assign(svg("title", {}), { textContent: `output ${input.slice(input.indexOf(".") + 1)}` }) : null),
+      );
+    }
+  }
+  for (const node of nodes) {
+    const { x, y } = place.get(node.id);
+    const wrong = problems.get(node.id) || [];
+    const title = svg("title", {});
+    title.textContent = wrong.length ? wrong.map((problem) => problem.message).join("\n") : JSON.stringify(node.user_config || {}, null, 2);
+    const group = svg(
+      "g",
+      {
+        class: `node node-${node.kind}${node.id === selected ? " selected" : ""}${wrong.length ? " invalid" : ""}`,
+        "data-testid": "pipeline-node",
+        "data-node-id": node.id,
+        tabindex: onSelect ? 0 : null,
+        role: onSelect ? "button" : null,
+        "aria-pressed": onSelect ? String(node.id === selected) : null,
+        "aria-label": `${node.title || node.type} (${node.kind} ${node.type})`,
+      },
+      title,
+      svg("rect", { x, y, width: W, height: H, rx: 6 }),
+      text({ x: x + 10, y: y + 20, class: "node-title" }, short(node.title || node.type, 26)),
+      text({ x: x + 10, y: y + 37, class: "node-kind" }, short(`${node.kind} · ${node.type}`, 32)),
+      rateLine(x + 10, y + 55, counts ? counts.get(node.id) || { in: 0, out: 0 } : undefined, window),
+      wrong.length ? text({ x: x + 10, y: y + 72, class: "node-error", "data-testid": "node-error" }, short(`⚠ ${wrong.map((problem) => problem.short).join("; ")}`, 34)) : null,
+    );
+    if (onSelect) {
+      group.addEventListener("click", () => onSelect(node));
+      group.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          onSelect(node);
+        }
+      });
+    }
+    root.append(group);
+  }
+  return root;
+}
