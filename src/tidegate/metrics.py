@@ -292,6 +292,16 @@ def lines_failed(lines: int, size: int) -> None:
         _FAILED_BYTES.inc(size)
 
 
+# Kafka clients of the pipelines (the kafka source and destination, azure-event-hub).
+KAFKA_OPERATIONS = Counter(
+    "tidegate_kafka_operations",
+    "Kafka client operations by outcome: operation produce (a delivery's records), consume "
+    "(a pull's records), connect (a client started); outcome ok, retried (failed, tried "
+    "again), failed (given up), refused (a broker on an address the destination guard refuses)",
+    ["operation", "outcome"],
+)
+
+
 # The children the hot path uses, resolved once (a labels() call costs a lookup).
 _STORED = LINES.labels("stored")
 _EXCLUDED = LINES.labels("excluded")

@@ -1016,15 +1016,150 @@ REFUSED.append(
     )
 )
 
-# Types tidegate has no component for (an unknown type is refused before its
-# user_config is read, so the bodies are left empty here); ``docs/components.md``,
-# "The platform's Terraform provider", lists them.
-MISSING_TYPES: list[tuple[str, str, str]] = [
-    ("kafka_source", "source", "kafka"),
-    ("azure_event_hub_source", "source", "azure-event-hub"),
-    ("kafka_destination", "sink", "kafka"),
+# sources/kafka.go: KafkaSourceFromModel (tls_enabled default true, decoding default
+# "json", sasl_enabled false without sasl{}; with sasl{} and no mechanism, the unknown
+# computed value is sent as ""), the values of its test (create, then two brokers and
+# SASL); destinations/kafka.go: KafkaDestinationFromModel (encoding "text",
+# compression "none", tls_enabled true by default), its test's create and SASL steps;
+# sources/azure_event_hub.go: AzureEventHubSourceFromModel (decoding default "bytes"),
+# its test's create and update, and testdata/sources/azure_event_hub.json.
+_MEZMO_BROKER = {"host": "mezmo.com", "port": 9092}
+_SASL = {
+    "sasl_enabled": True,
+    "sasl_username": "my_username",
+    "sasl_password": "my_password",
+    "sasl_mechanism": "PLAIN",
+}
+_KAFKA_SOURCE = {
+    "brokers": [_MEZMO_BROKER],
+    "topics": ["topic1", "topic2"],
+    "group_id": "my_group_id",
+    "tls_enabled": True,
+    "decoding_codec": "json",
+    "sasl_enabled": False,
+}
+_KAFKA_DESTINATION = {
+    "encoding": "json",
+    "compression": "gzip",
+    "topic": "topic1",
+    "tls_enabled": True,
+    "ack_enabled": True,
+    "event_key_field": "my_key",
+    "brokers": [_MEZMO_BROKER],
+    "sasl_enabled": False,
+}
+APPLIES += [
+    Resource("kafka_source", "source", "kafka", _KAFKA_SOURCE),
+    Resource(
+        "kafka_source (update: two brokers, SASL)",
+        "source",
+        "kafka",
+        {**_KAFKA_SOURCE, "brokers": [_MEZMO_BROKER, {"host": "mezmo.com", "port": 9093}], **_SASL},
+    ),
+    Resource(
+        "kafka_source (SASL without mechanism, bytes)",
+        "source",
+        "kafka",
+        {**_KAFKA_SOURCE, **_SASL, "sasl_mechanism": "", "decoding_codec": "bytes"},
+    ),
+    Resource("kafka_destination", "sink", "kafka", _KAFKA_DESTINATION),
+    Resource(
+        "kafka_destination (update: SASL SCRAM)",
+        "sink",
+        "kafka",
+        {**_KAFKA_DESTINATION, **_SASL, "sasl_mechanism": "SCRAM-SHA-512"},
+    ),
+    Resource(
+        "kafka_destination (defaults)",
+        "sink",
+        "kafka",
+        {
+            "encoding": "text",
+            "compression": "none",
+            "topic": "topic1",
+            "tls_enabled": True,
+            "ack_enabled": True,
+            "brokers": [_MEZMO_BROKER],
+            "sasl_enabled": False,
+        },
+    ),
+    Resource(
+        "azure_event_hub_source",
+        "source",
+        "azure-event-hub",
+        {
+            "decoding_codec": "bytes",
+            "connection_string": "test_connection_string",
+            "namespace": "test_namespace",
+            "group_id": "test_group_id",
+            "topics": ["topic1", "topic2"],
+        },
+    ),
+    Resource(
+        "azure_event_hub_source (update)",
+        "source",
+        "azure-event-hub",
+        {
+            "decoding_codec": "json",
+            "connection_string": "new_connection_string",
+            "namespace": "new_namespace",
+            "group_id": "new_group_id",
+            "topics": ["topic_new"],
+        },
+    ),
+    Resource(
+        "azure_event_hub_source (testdata)",
+        "source",
+        "azure-event-hub",
+        {
+            "decoding_codec": "json",
+            "connection_string": "some-connection-string",
+            "namespace": "new namespace",
+            "group_id": "new group id",
+            "topics": ["foo", "bar"],
+        },
+    ),
 ]
-REFUSED += [Resource(name, segment, type_, {}) for name, segment, type_ in MISSING_TYPES]
+# testdata/sources/kafka.json and testdata/destinations/kafka.json: their broker is
+# localhost:3000, loopback: the destination guard refuses it on save unless the
+# operator allowed it (as azure_blob_storage's testdata).
+REFUSED += [
+    Resource(
+        "kafka_source (testdata: broker on localhost)",
+        "source",
+        "kafka",
+        {
+            "decoding_codec": "json",
+            "brokers": [{"host": "localhost", "port": 3000}],
+            "topics": ["first", "second"],
+            "group_id": "group_2",
+            "tls_enabled": False,
+            "sasl_enabled": True,
+            "sasl_mechanism": "PLAIN",
+            "sasl_username": "user",
+            "sasl_password": "pass",
+        },
+    ),
+    Resource(
+        "kafka_destination (testdata: broker on localhost)",
+        "sink",
+        "kafka",
+        {
+            "ack_enabled": False,
+            "encoding": "json",
+            "compression": "gzip",
+            "event_key_field": "event",
+            "brokers": [{"host": "localhost", "port": 3000}],
+            "topic": "topic name",
+            "group_id": "log_messages",
+            "tls_enabled": False,
+            "sasl_enabled": True,
+            "sasl_username": "user",
+            "sasl_password": "pass",
+            "sasl_mechanism": "PLAIN",
+        },
+    ),
+]
 
 # processors/script_execution.go: ScriptExecutionProcessorFromModel sends {"script"} and
 # reads it back as a string. The scripts of its test (create, then the heredoc of the

@@ -263,7 +263,7 @@ async def test_source_can_move_to_another_route(client: AppClient) -> None:
         ("processor", {"type": "js-script", "user_config": {}}, "required", "/user_config"),
         ("processor", {"type": "no-such-processor"}, "enum", "/type"),
         ("destination", {"type": "no-such-destination"}, "enum", "/type"),
-        ("source", {"type": "kafka", "gateway_route_id": "x"}, "enum", "/type"),
+        ("source", {"type": "no-such-source", "gateway_route_id": "x"}, "enum", "/type"),
         ("processor", {"type": "filter", "user_config": []}, "type", "/user_config"),
         ("processor", {"type": "filter", "inputs": "abc"}, "type", "/inputs"),
         ("processor", {"type": "filter", "inputs": ["x"] * 51}, "maxItems", "/inputs"),

@@ -15,6 +15,7 @@ from tidegate.components.destinations import (
     gcp_cloud_pubsub,
     gcp_cloud_storage,
     honeycomb_logs,
+    kafka,
     loki,
     mezmo,
     new_relic,
@@ -49,6 +50,7 @@ from tidegate.components.processors import (
 from tidegate.components.processors import filter as filter_processor
 from tidegate.components.registry import Registry
 from tidegate.components.sources import (
+    azure_event_hub,
     datadog_agent,
     demo_logs,
     fluent,
@@ -64,6 +66,7 @@ from tidegate.components.sources import (
     webhook,
 )
 from tidegate.components.sources import http as http_source
+from tidegate.components.sources import kafka as kafka_source
 from tidegate.components.sources import prometheus_remote_write as prometheus_source
 from tidegate.components.sources import s3 as s3_source
 
@@ -87,6 +90,8 @@ REGISTRY: Final = Registry(
         sqs.COMPONENT,
         s3_source.COMPONENT,
         datadog_agent.COMPONENT,
+        kafka_source.COMPONENT,
+        azure_event_hub.COMPONENT,
         filter_processor.COMPONENT,
         throttle.COMPONENT,
         route.COMPONENT,
@@ -127,5 +132,6 @@ REGISTRY: Final = Registry(
         gcp_cloud_operations.COMPONENT,
         gcp_cloud_storage.COMPONENT,
         gcp_cloud_monitoring.COMPONENT,
+        kafka.COMPONENT,
     ]
 )

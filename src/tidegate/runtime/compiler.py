@@ -15,9 +15,10 @@ several branches (no copies are made).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -98,10 +99,14 @@ class CompiledPipeline:
 
 class NodeRuntimes:
     """Built runtimes of one worker by ``(pipeline_id, node_id)``, kept while the node's
-    configuration is unchanged (a throttle's windows, an http destination's slots)."""
+    configuration is unchanged (a throttle's windows, an http destination's slots).
+
+    A runtime with an ``aclose`` (a Kafka producer) is closed when it is replaced or
+    forgotten (in a task: the cache changes synchronously), and by ``aclose``."""
 
     def __init__(self) -> None:
         self._running: dict[tuple[str, str], tuple[str, Any]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     def get(self, node: NodeRef, build: Callable[[], T]) -> T:
         key = (node.pipeline_id, node.node_id)
@@ -111,16 +116,45 @@ class NodeRuntimes:
             return runtime
         built = build()
         self._running[key] = (node.fingerprint, built)
+        if found is not None:
+            self._retire(found[1])
         return built
 
     def keep_only(self, pipeline_id: str, node_ids: set[str]) -> None:
         """Forget the pipeline's runtimes whose node is no longer among ``node_ids``."""
         for key in [key for key in self._running if key[0] == pipeline_id]:
             if key[1] not in node_ids:
-                del self._running[key]
+                self._retire(self._running.pop(key)[1])
+
+    def _retire(self, runtime: Any) -> None:
+        close = getattr(runtime, "aclose", None)
+        if close is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: nothing was started
+            return
+        task = loop.create_task(_closed(close))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        """Close every runtime that has an ``aclose`` (the worker stops)."""
+        running, self._running = list(self._running.values()), {}
+        for _fingerprint, runtime in running:
+            self._retire(runtime)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def __len__(self) -> int:
         return len(self._running)
+
+
+async def _closed(close: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await close()
+    except Exception:  # any: a runtime that fails to close is only logged
+        log.exception("closing a node runtime failed")
 
 
 def config_fingerprint(kind: str, type_: str, user_config: dict[str, Any]) -> str:

@@ -6,7 +6,13 @@ them to be fetched again (at-least-once).
 
 Bounds: at most ``MAX_SOURCES`` nodes per worker and tick, polled one after another
 (each answer is bounded by its type). Every worker polls (a queue hands each message to
-one receiver at a time), so no lease is needed.
+one receiver at a time; a Kafka consumer group spreads partitions over its members), so
+no lease is needed.
+
+A node's built runtime is given to its pull (``PullContext.runtime``: a Kafka
+consumer); a runtime with an ``aclose`` that a tick no longer pulls (its pipeline
+unpublished or deleted, its configuration changed) is closed after that tick, and every
+one when the scheduler closes.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Final
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import select
 
@@ -43,6 +50,8 @@ class PullScheduler:
         self._task: asyncio.Task[None] | None = None
         self.pulled = 0
         self.failures = 0
+        self._held: dict[int, Any] = {}
+        """Runtimes with an ``aclose`` pulled by the last tick, by ``id``."""
 
     def start(self, runtime: Runtime, intake: LineIntake) -> None:
         if self._task is None and self._types():
@@ -54,6 +63,8 @@ class PullScheduler:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        held, self._held = self._held, {}
+        await _close_all(held.values())
 
     @staticmethod
     def _types() -> list[str]:
@@ -79,13 +90,22 @@ class PullScheduler:
             )
             owners = sorted({(row[0], row[1]) for row in rows})
         delivered = 0
+        pulled: dict[int, Any] = {}
         for account_id, source_type in owners:
-            delivered += await self._account(runtime, intake, account_id, source_type)
+            delivered += await self._account(runtime, intake, account_id, source_type, pulled)
         self.pulled += delivered
+        gone = [held for key, held in self._held.items() if key not in pulled]
+        self._held = pulled
+        await _close_all(gone)
         return delivered
 
     async def _account(
-        self, runtime: Runtime, intake: LineIntake, account_id: str, source_type: str
+        self,
+        runtime: Runtime,
+        intake: LineIntake,
+        account_id: str,
+        source_type: str,
+        pulled: dict[int, Any],
     ) -> int:
         component = REGISTRY.get("source", source_type)
         assert component.pull is not None
@@ -99,15 +119,19 @@ class PullScheduler:
                 )
                 for p in pipelines
             }
-        context = PullContext(client=runtime.client, s3_endpoint=runtime.s3_endpoint)
         delivered = 0
         for pipeline in pipelines:
             for node in pipeline.nodes:
                 if node.kind != "source" or node.type != source_type:
                     continue
+                if hasattr(node.runtime, "aclose"):
+                    pulled[id(node.runtime)] = node.runtime
+                context = PullContext(
+                    client=runtime.client, s3_endpoint=runtime.s3_endpoint, runtime=node.runtime
+                )
                 try:
-                    pulled = await component.pull(node.config, context)
-                    if not pulled.events:
+                    fetched = await component.pull(node.config, context)
+                    if not fetched.events:
                         continue
                     outputs = await run_graph(
                         pipeline,
@@ -115,16 +139,24 @@ class PullScheduler:
                         gateway_route_id=None,
                         features=features[pipeline.pipeline_id],
                         offload=runtime.offload,
-                        source_events={node.id: pulled.events},
+                        source_events={node.id: fetched.events},
                     )
                     delivery = Delivery()
                     delivery.add(pipeline, outputs)
                     await runtime.deliver(delivery, intake=intake, received_ms=now_ms())
-                    await pulled.done()
-                    delivered += len(pulled.events)
+                    await fetched.done()
+                    delivered += len(fetched.events)
                 except Exception as error:  # one source's failure is its own
                     self.failures += 1
                     log.warning(
                         "pull source %s of pipeline %s: %s", node.id, pipeline.pipeline_id, error
                     )
         return delivered
+
+
+async def _close_all(runtimes: Iterable[Any]) -> None:
+    for held in runtimes:
+        try:
+            await held.aclose()
+        except Exception:  # any: closing one must not stop the others
+            log.exception("pull sources: closing a runtime failed")

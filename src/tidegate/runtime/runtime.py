@@ -127,6 +127,7 @@ class Runtime:
     async def aclose(self, db: Database | None = None) -> None:
         await self.demo_logs.close()
         await self.pull_sources.close()
+        await self.pipelines.runtimes.aclose()
         await self.taps.close()
         if db is not None:
             await self.usage.close(db)

@@ -42,6 +42,8 @@ __all__ = [
     "MAX_BACKGROUND",
     "Authorize",
     "Encoder",
+    "Send",
+    "acknowledged_delivery",
     "outbound_component",
     "vet_urls",
 ]
@@ -135,31 +137,42 @@ def outbound_component(
         config_model=config_model,
         build=build,
         describe=describe,
-        deliver=_deliver,
+        deliver=_DELIVER,
         vet=vet,
         outbound=True,
     )
 
 
-async def _deliver(parcels: Sequence[Parcel], context: DeliveryContext) -> None:
-    """Each node's events, concurrently; every failure of an acknowledged one is
-    reported (``DeliveryFailed``: the sender retries)."""
-    waited = []
-    for parcel in parcels:
-        runtime: OutboundRuntime[Any] = parcel.runtime
-        if not runtime.ack and len(_background) < MAX_BACKGROUND:
-            task = asyncio.create_task(_unacknowledged(parcel, context))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
-        else:
-            waited.append(_send(parcel, context, context.deadline))
-    results = await asyncio.gather(*waited, return_exceptions=True)
-    failures = [result for result in results if isinstance(result, BaseException)]
-    for failure in failures:
-        if not isinstance(failure, Exception):  # cancellation: not ours to swallow
-            raise failure
-    if failures:
-        raise DeliveryFailed("; ".join(str(failure) for failure in failures))
+Send = Callable[[Parcel, DeliveryContext, float], Awaitable[None]]
+"""``(parcel, context, deadline)``: deliver one node's events or raise."""
+
+
+def acknowledged_delivery(
+    send: Send, acknowledged: Callable[[Parcel], bool]
+) -> Callable[[Sequence[Parcel], DeliveryContext], Awaitable[None]]:
+    """A ``Component.deliver``: each node's events through ``send``, concurrently; every
+    failure of an acknowledged node is reported (``DeliveryFailed``: the sender
+    retries); an unacknowledged node's events are sent in the background (within
+    ``BACKGROUND_DEADLINE_S``, at most ``MAX_BACKGROUND`` at once per worker)."""
+
+    async def deliver(parcels: Sequence[Parcel], context: DeliveryContext) -> None:
+        waited = []
+        for parcel in parcels:
+            if not acknowledged(parcel) and len(_background) < MAX_BACKGROUND:
+                task = asyncio.create_task(_unacknowledged(send, parcel, context))
+                _background.add(task)
+                task.add_done_callback(_background.discard)
+            else:
+                waited.append(send(parcel, context, context.deadline))
+        results = await asyncio.gather(*waited, return_exceptions=True)
+        failures = [result for result in results if isinstance(result, BaseException)]
+        for failure in failures:
+            if not isinstance(failure, Exception):  # cancellation: not ours to swallow
+                raise failure
+        if failures:
+            raise DeliveryFailed("; ".join(str(failure) for failure in failures))
+
+    return deliver
 
 
 async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> None:
@@ -187,15 +200,18 @@ async def _send(parcel: Parcel, context: DeliveryContext, deadline: float) -> No
         raise DeliveryFailed(f"{runtime.sender.name}: slower than the delivery deadline") from None
 
 
+_DELIVER: Final = acknowledged_delivery(_send, lambda parcel: bool(parcel.runtime.ack))
+
+
 def _with_headers(request: WireRequest, extra: Sequence[tuple[str, str]]) -> WireRequest:
     if not extra:
         return request
     return dataclasses.replace(request, headers=(*request.headers, *extra))
 
 
-async def _unacknowledged(parcel: Parcel, context: DeliveryContext) -> None:
+async def _unacknowledged(send: Send, parcel: Parcel, context: DeliveryContext) -> None:
     deadline = asyncio.get_running_loop().time() + BACKGROUND_DEADLINE_S
     try:
-        await _send(parcel, context, deadline)
+        await send(parcel, context, deadline)
     except Exception as error:  # any: nobody waits for this delivery
         log.warning("unacknowledged delivery failed: %s", error)

@@ -5,6 +5,7 @@ A pull source fetches its events itself (an SQS queue, S3 objects announced on o
 (``runtime/pull_sources.py``) about once a second per published node. It returns the
 events fetched and ``done``, which the scheduler awaits only once every destination of
 the pipeline took them: what is not done is fetched again later (at-least-once).
+A source may keep state per node in its built runtime (``PullContext.runtime``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class PullContext:
     timeout_s: float = 20.0
     s3_endpoint: str = ""
     """The S3 API's endpoint (``TIDEGATE_S3_ENDPOINT``); empty: AWS's of the region."""
+    runtime: Any = None
+    """The node's built runtime (``Component.build``): a source that keeps a connection
+    (a Kafka consumer) keeps it there; one with an ``aclose`` is closed when the node is
+    no longer pulled."""
 
 
 @dataclass(frozen=True, slots=True)
