@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from tests.components.receiver import Receiver
 from tests.factories import AccountCtx
-from tests.gateway.factories import Wired, make_access_key
+from tests.gateway.factories import Wired, make_access_key, new_account
 from tests.pipelines.factories import add_node, make_pipeline, make_route, publish
 
 Step = tuple[str, str, str, dict[str, Any], list[str]]
@@ -46,3 +47,25 @@ async def wire_source(
         )
     await publish(client, account, pipeline_id)
     return wired
+
+
+async def delivered_ndjson(
+    client: httpx.AsyncClient, steps: list[Step], events: list[dict[str, Any]]
+) -> bytes:
+    """What an ndjson http destination after ``steps`` (the last step's name is its
+    input) receives of ``events`` POSTed to an http source, in a new account. The
+    client must allow destinations on 127.0.0.1, where the receiver listens."""
+    account = await new_account(client, throttle=False)
+    async with Receiver() as receiver:
+        out = {"uri": receiver.base, "encoding": "ndjson"}
+        wired = await wire_source(
+            client,
+            account,
+            "http",
+            {},
+            [*steps, ("out", "destination", "http", out, [steps[-1][0]])],
+        )
+        response = await client.post(wired.url, json=events, headers=wired.auth)
+        assert response.status_code == 200, response.text
+    (request,) = receiver.requests
+    return request.body

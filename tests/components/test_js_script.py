@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tests.components.factories import Step, wire_source
-from tests.components.test_sampling_pipeline import _delivered, _ndjson
+from tests.components.factories import Step, delivered_ndjson, wire_source
+from tests.components.test_sampling_pipeline import _ndjson
 from tests.conftest import AppClient
 from tests.gateway.factories import new_account
 from tests.pipelines.factories import assert_v3_error, make_pipeline
@@ -265,7 +265,7 @@ async def test_a_published_pipeline_delivers_what_the_script_returns(
     ]
     events = [{**event, "timestamp": 7} for event in events]
     steps: list[Step] = [("script", "processor", "js-script", {"script": SCRIPT}, ["source"])]
-    delivered = await _delivered(loopback_client, steps, events)
+    delivered = await delivered_ndjson(loopback_client, steps, events)
     expected = [_done(events[0], 7), *events[2:5], _done(events[5], 7)]
     assert delivered == _ndjson(expected)
 

@@ -8,37 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from tests.components.factories import Step, wire_source
-from tests.components.receiver import Receiver
+from tests.components.factories import Step, delivered_ndjson
 from tests.conftest import AppClient
-from tests.gateway.factories import new_account
 
 from tidegate.components.processors.trace_sampling import keeps_trace
 
 
 def _ndjson(events: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(event) + b"\n" for event in events)
-
-
-async def _delivered(
-    loopback_client: AppClient, steps: list[Step], events: list[dict[str, Any]]
-) -> bytes:
-    """What an ndjson http destination after ``steps`` (the last step's name is its
-    input) receives of ``events`` POSTed to an http source."""
-    account = await new_account(loopback_client, throttle=False)
-    async with Receiver() as receiver:
-        out = {"uri": receiver.base, "encoding": "ndjson"}
-        wired = await wire_source(
-            loopback_client,
-            account,
-            "http",
-            {},
-            [*steps, ("out", "destination", "http", out, [steps[-1][0]])],
-        )
-        response = await loopback_client.post(wired.url, json=events, headers=wired.auth)
-        assert response.status_code == 200, response.text
-    (request,) = receiver.requests
-    return request.body
 
 
 async def test_head_sampled_and_profiled_spans_reach_the_destination(
@@ -59,7 +36,7 @@ async def test_head_sampled_and_profiled_spans_reach_the_destination(
         ("sampler", "processor", "trace-sampling", {"sample_type": "head", "rate": 3}, ["source"]),
         ("profiler", "processor", "data-profiler", profile, ["sampler"]),
     ]
-    delivered = await _delivered(loopback_client, steps, spans)
+    delivered = await delivered_ndjson(loopback_client, steps, spans)
     kept = [span for span in spans if keeps_trace(span["trace_id"], 3)]
     assert 0 < len(kept) < len(spans)
     assert delivered == _ndjson(kept)
@@ -79,6 +56,6 @@ async def test_tag_values_past_the_limit_lose_their_tag(loopback_client: AppClie
     steps: list[Step] = [
         ("limit", "processor", "metrics-tag-cardinality-limit", config, ["source"])
     ]
-    delivered = await _delivered(loopback_client, steps, metrics)
+    delivered = await delivered_ndjson(loopback_client, steps, metrics)
     expected = metrics[:2] + [{**m, "tags": {"app": "api"}} for m in metrics[2:]]
     assert delivered == _ndjson(expected)

@@ -715,18 +715,183 @@ REFUSED: list[Resource] = [
             "file_consolidation": {"enabled": True},
         },
     ),
+    # processors/aggregate.go: evaluate{operation: "CUSTOM", script} (aggregate_test.go's
+    # script) is not built; an interval past 25 hours (its "server-side validation"
+    # step expects an error naming /user_config/window/interval).
+    Resource(
+        "aggregate_processor (custom script)",
+        "transform",
+        "aggregate",
+        {
+            "window": {"type": "sliding", "interval": 10, "window_min": 10},
+            "evaluate": {
+                "operation": "CUSTOM",
+                "script": 'function process(event, metadata) { event.foo = "bar"; return event }',
+            },
+        },
+    ),
+    Resource(
+        "aggregate_processor (interval too large)",
+        "transform",
+        "aggregate",
+        {
+            "window": {"type": "sliding", "interval": 305325235325, "window_min": 10},
+            "evaluate": {"operation": "AVG"},
+        },
+    ),
+    # A grok pattern naming no pattern of the library.
+    Resource(
+        "parse_processor (grok_parser: unknown name)",
+        "transform",
+        "parse",
+        {"field": ".something", "parser": "parse_grok", "options": {"pattern": "%{NOG:x}"}},
+    ),
+]
+
+# processors/parse.go (ParseProcessorFromModel) with the values of parse_test.go: the
+# parser's VRL name, its options object, and target_field "" (unset, it is unknown in
+# the plan, not null, and sent as its empty value).
+APPLIES += [
+    Resource(
+        "parse_processor (json_parser, target_field unset)",
+        "transform",
+        "parse",
+        {"field": ".something", "parser": "parse_json", "target_field": ""},
+    ),
+    Resource(
+        "parse_sequentially_processor (target_field unset)",
+        "transform",
+        "parse-sequentially",
+        {
+            "field": ".something",
+            "target_field": "",
+            "parsers": [{"parser": "parse_json", "label": "json"}],
+        },
+    ),
     Resource(
         "parse_processor (grok_parser)",
         "transform",
         "parse",
-        {"field": ".message", "parser": "parse_grok", "options": {"pattern": "%{WORD:w}"}},
+        {
+            "field": ".something",
+            "parser": "parse_grok",
+            "target_field": "",
+            "options": {"pattern": "%{USERNAME:user} %{EMAILADDRESS:email}"},
+        },
     ),
-    # processors/aggregate.go: window{type, interval} and evaluate{operation}.
     Resource(
-        "aggregate_processor",
+        "parse_processor (cef_log)",
+        "transform",
+        "parse",
+        {"field": ".something", "parser": "parse_cef", "target_field": ""},
+    ),
+    Resource(
+        "parse_processor (cef_log, translate_custom_fields)",
+        "transform",
+        "parse",
+        {
+            "field": ".something",
+            "parser": "parse_cef",
+            "target_field": "",
+            "options": {"translate_custom_fields": True},
+        },
+    ),
+    Resource(
+        "parse_processor (timestamp_parser)",
+        "transform",
+        "parse",
+        {
+            "field": ".something",
+            "parser": "parse_timestamp",
+            "target_field": "",
+            "options": {"format": "%a %d %b %T %Y"},
+        },
+    ),
+    Resource(
+        "parse_processor (timestamp_parser, Custom)",
+        "transform",
+        "parse",
+        {
+            "field": ".something",
+            "parser": "parse_timestamp",
+            "target_field": "",
+            "options": {"format": "Custom", "custom_format": "%Y/%m/%d %H:%M:%S"},
+        },
+    ),
+]
+
+# processors/aggregate.go: AggregateProcessorFromModel sends window{type, interval,
+# window_min (sliding only)} and evaluate{operation} (modelutils/aggregate.go's names),
+# conditional, group_by and event_timestamp when set. event_timestamp and window_min
+# are optional and computed: the provider reads back the server's (its test expects
+# event_timestamp "timestamp"), so the server stores them.
+_SUM_HOUR = {"window": {"type": "tumbling", "interval": 3600}, "evaluate": {"operation": "SUM"}}
+_HOUR_READ_BACK = {"type": "tumbling", "interval": 3600, "window_min": 3600}
+_SLIDING = {"type": "sliding", "interval": 10, "window_min": 10}
+
+
+def _status_200(negate: bool) -> dict[str, Any]:
+    return {
+        "logical_operation": "AND",
+        "expressions": [
+            {"field": ".status", "str_operator": "equal", "value": 200.0, "negate": negate}
+        ],
+    }
+
+
+APPLIES += [
+    Resource(
+        "aggregate_processor (tumbling sum)",
+        "transform",
+        "aggregate",
+        _SUM_HOUR,
+        computed={"window": _HOUR_READ_BACK, "event_timestamp": "timestamp"},
+    ),
+    Resource(
+        "aggregate_processor (group_by)",
+        "transform",
+        "aggregate",
+        {**_SUM_HOUR, "group_by": [".foo", ".bar"]},
+        computed={"window": _HOUR_READ_BACK, "event_timestamp": "timestamp"},
+    ),
+    *(
+        Resource(
+            f"aggregate_processor (sliding average, conditional, negate {negate})",
+            "transform",
+            "aggregate",
+            {
+                "window": _SLIDING,
+                "evaluate": {"operation": "AVG"},
+                "conditional": _status_200(negate),
+            },
+            computed={"event_timestamp": "timestamp"},
+        )
+        for negate in (False, True)
+    ),
+    Resource(
+        "aggregate_processor (event_timestamp)",
+        "transform",
+        "aggregate",
+        {**_SUM_HOUR, "event_timestamp": ".my_ts_field"},
+        computed={"window": _HOUR_READ_BACK},
+    ),
+    Resource(
+        "aggregate_processor (distribution concatenation)",
+        "transform",
+        "aggregate",
+        {"window": _SLIDING, "evaluate": {"operation": "DIST_CONCAT"}},
+        computed={"event_timestamp": "timestamp"},
+    ),
+    # pkg/resources/testdata/processors/aggregate.json: the platform's own type name.
+    Resource(
+        "aggregate_processor (testdata)",
         "transform",
         "aggregate-v2",
-        {"window": {"type": "tumbling", "interval": 60}, "evaluate": {"operation": "SUM"}},
+        {"window": {"type": "sliding", "interval": 10}, "evaluate": {"operation": "AVG"}},
+        computed={
+            "window": {"type": "sliding", "interval": 10, "window_min": 1},
+            "event_timestamp": "timestamp",
+        },
     ),
 ]
 

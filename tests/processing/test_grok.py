@@ -12,6 +12,9 @@ from tidegate.processing.grok import (
     TemplatePatternError,
 )
 
+APACHE = '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326'
+PSQL = "2023-07-30 08:31:50.628 UTC [2176] postgres@chinook starting PostgreSQL 15.3"
+
 # A text each named pattern must match whole, and one it must not.
 EXAMPLES = {
     "WORD": ("hello_1", "two words"),
@@ -45,6 +48,81 @@ EXAMPLES = {
     "SPACE": ("  ", "x"),
     "DATA": ("anything at all", None),
     "GREEDYDATA": ("anything at all", None),
+    "EMAILLOCALPART": ("john.doe+x", "1abc"),
+    "BASE16NUM": ("0x1F", "0xZZ"),
+    "BASE16FLOAT": ("0x1.8", "x."),
+    "URN": ("urn:isbn:0451450523", "urn:"),
+    "CISCOMAC": ("0001.2345.6789", "00:01:23"),
+    "WINDOWSMAC": ("00-1A-2B-3C-4D-5E", "00:1A:2B:3C:4D:5E"),
+    "COMMONMAC": ("00:1a:2b:3c:4d:5e", "00-1a-2b-3c-4d-5e"),
+    "HOST": ("db-1.local", "-x"),
+    "UNIXPATH": ("/var/log/syslog", "C:\\x"),
+    "TTY": ("/dev/pts/0", "/dev/sda"),
+    "WINPATH": ("C:\\Windows\\system32", "/usr"),
+    "URIPROTO": ("git+ssh", "1http"),
+    "URIHOST": ("example.com:8080", "example.com:"),
+    "URIPARAM": ("?a=1&b=2", "a=1"),
+    "URI": ("https://user@example.com:8443/a/b?c=d", "example.com/a"),
+    "MONTH": ("March", "Marc"),
+    "MONTHNUM": ("7", "13"),
+    "MONTHNUM2": ("07", "7"),
+    "MONTHDAY": ("31", "32"),
+    "DAY": ("Thursday", "Thurs"),
+    "YEAR": ("2025", "202"),
+    "HOUR": ("23", "24"),
+    "MINUTE": ("59", "60"),
+    "SECOND": ("60.5", "61"),
+    "TIME": ("08:00:01", "08:00"),
+    "DATE_US": ("11/22/2025", "22/11/2025"),
+    "DATE_EU": ("22.11.2025", "11.22.2025"),
+    "ISO8601_TIMEZONE": ("+05:30", "05:30"),
+    "ISO8601_SECOND": ("59", "x"),
+    "DATE": ("22.11.2025", "2025-11-22"),
+    "DATESTAMP": ("11/22/2025 08:00:01", "11/22/2025"),
+    "TZ": ("PST", "XST"),
+    "DATESTAMP_RFC822": ("Sat Nov 22 2025 08:00:01 UTC", "Sat Nov 22 2025"),
+    "DATESTAMP_RFC2822": ("Sat, 22 Nov 2025 08:00:01 +0000", "Sat, 22 Nov 2025"),
+    "DATESTAMP_OTHER": ("Sat Nov 22 08:00:01 UTC 2025", "Sat Nov 22 08:00:01 2025"),
+    "DATESTAMP_EVENTLOG": ("20251122080001", "2025-11-22"),
+    "PROG": ("sshd", "a[b"),
+    "SYSLOGPROG": ("sshd[123]", "[123]"),
+    "SYSLOGHOST": ("host-1", "-x"),
+    "SYSLOGFACILITY": ("<4.6>", "<4>"),
+    "SYSLOGBASE": ("Nov 22 08:00:01 host sshd[42]:", "Nov 22 08:00:01 host"),
+    "COMMONAPACHELOG": (APACHE, "x"),
+    "COMBINEDAPACHELOG": (APACHE + ' "-" "curl/8.5"', APACHE),
+    "SYSLOG5424PRINTASCII": ("abc", "a b"),
+    "SYSLOGBASE2": ("2025-11-22T08:00:01Z host app[1]:", "host"),
+    "SYSLOGLINE": ("Nov 22 08:00:01 host app: hello", "hello"),
+    "CRON_ACTION": ("CMD", "cmd"),
+    "CRONLOG": (
+        "Nov 22 08:00:01 host CRON[1]: (root) CMD (run-parts /etc/cron.hourly)",
+        "Nov 22 08:00:01 host CRON[1]:",
+    ),
+    "SYSLOG5424PRI": ("<34>", "34"),
+    "SYSLOG5424SD": ('[a b="c"]', "a"),
+    "SYSLOG5424BASE": ("<34>1 2025-11-22T08:00:01Z host app 1 ID47 -", "<34>"),
+    "SYSLOG5424LINE": ("<34>1 2025-11-22T08:00:01Z host app 1 ID47 - hello", "<34>1"),
+    "JSON_OBJECT": ('{"a": 1}', "[1]"),
+    "JSON_ARRAY": ("[1, 2]", "{}"),
+    "XML": ('<a x="1">b</a>', "<a>"),
+    "CURLY_BRACKET": ("{", "("),
+    "SQUARE_BRACKET": ("]", ")"),
+    "TAB": ("\t", " "),
+    "SINGLE_SPACE": (" ", "  "),
+    "ANY_CHAR": ("x", "xy"),
+    "DOUBLE_QUOTE": ('"', "'"),
+    "SINGLE_QUOTE": ("'", '"'),
+    "PERIOD": (".", "x"),
+    "UTF8_WORD": ("España", "a b"),
+    "SENTENCE": ("Visca Barça", "123"),
+    "OPTIONAL_SENTENCE": ("", "123"),
+    "PSQL_LOG": (PSQL, "postgres"),
+    "GOLANG_LOG": ("01/23/2024 16:24:22 INFO this is a demo line", "INFO demo"),
+    "ELASTICSEARCH_LOG": (
+        "[2023-02-24 10:45:49,124][WARN ][index.search.slowlog.query] took[2.9ms]",
+        "[WARN ] took",
+    ),
 }
 
 
@@ -56,7 +134,9 @@ def test_every_named_pattern_is_exemplified() -> None:
 def test_each_named_pattern_matches_what_grok_means(name: str) -> None:
     good, bad = EXAMPLES[name]
     pattern = TemplatePattern(f"^%{{{name}:value}}$")
-    assert pattern.fields(good) == [("value", good)]
+    found = pattern.fields(good)
+    assert found is not None
+    assert found[0] == ("value", good)  # then the captures of its definition, if any
     if bad is not None:
         assert pattern.fields(bad) is None
 
@@ -140,3 +220,54 @@ def test_an_escaped_percent_brace_is_literal() -> None:
     pattern = TemplatePattern(r"^\%{x} %{INT:n:int} \\%{WORD:w}$")
     assert pattern.field_names == ["n", "w"]
     assert pattern.fields("%{x} 5 \\abc") == [("n", 5), ("w", "abc")]
+
+
+def test_library_definitions_nest_and_their_captures_are_fields() -> None:
+    pattern = TemplatePattern("%{COMBINEDAPACHELOG}")
+    line = APACHE + ' "http://example.com/start" "Mozilla/4.08"'
+    assert pattern.fields(line) == [
+        ("clientip", "127.0.0.1"),
+        ("ident", "-"),
+        ("auth", "frank"),
+        ("timestamp", "10/Oct/2000:13:55:36 -0700"),
+        ("verb", "GET"),
+        ("request", "/apache_pb.gif"),
+        ("httpversion", "1.0"),
+        ("response", "200"),
+        ("bytes", "2326"),
+        ("referrer", '"http://example.com/start"'),
+        ("agent", '"Mozilla/4.08"'),
+    ]
+    # A named token keeps its own capture ahead of those of its definition.
+    syslog = TemplatePattern("^%{SYSLOGBASE:head} %{GREEDYDATA:message}$")
+    assert syslog.fields("Nov 22 08:00:01 box sshd[42]: Accepted key") == [
+        ("head", "Nov 22 08:00:01 box sshd[42]:"),
+        ("timestamp", "Nov 22 08:00:01"),
+        ("logsource", "box"),
+        ("program", "sshd"),
+        ("pid", "42"),
+        ("message", "Accepted key"),
+    ]
+
+
+def test_the_platforms_own_patterns() -> None:
+    assert TemplatePattern("%{PSQL_LOG}").fields(PSQL) == [
+        ("timestamp", "2023-07-30 08:31:50.628"),
+        ("pid", "2176"),
+        ("username", "postgres"),
+        ("database", "chinook"),
+        ("message", "starting PostgreSQL 15.3"),
+    ]
+    pattern = TemplatePattern("%{DATA}%{JSON_OBJECT:json} %{LOGLEVEL:level}")
+    assert pattern.fields('hello {"prop": 1} info') == [("json", '{"prop": 1}'), ("level", "info")]
+
+
+def test_nesting_and_expansion_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tidegate.processing.grok as grok
+
+    monkeypatch.setitem(grok.PATTERNS, "LOOP", "a%{LOOP}")
+    with pytest.raises(TemplatePatternError, match="nests more than"):
+        TemplatePattern("%{LOOP:x}")
+    monkeypatch.setattr(grok, "MAX_EXPANDED_CHARS", 1_000)
+    with pytest.raises(TemplatePatternError, match="expands to more than"):
+        TemplatePattern("%{COMBINEDAPACHELOG}")

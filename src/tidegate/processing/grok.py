@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from tidegate.processing.grok_library import LIBRARY
 from tidegate.processing.linear_regex import CapturingRegex, RegexError
 
 __all__ = [
@@ -37,61 +38,13 @@ _INTERNAL: Final = "__tg"
 
 Conversion = Literal["int", "float"]
 
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-_HEX4 = r"[0-9A-Fa-f]{1,4}"
-_HOST = r"[0-9A-Za-z](?:[0-9A-Za-z-]{0,62})(?:\.[0-9A-Za-z](?:[0-9A-Za-z-]{0,62}))*"
-_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
-_IPV6 = "|".join(
-    (
-        rf"(?:{_HEX4}:){{7}}{_HEX4}",
-        rf"(?:{_HEX4}:){{1,7}}:",
-        rf"(?:{_HEX4}:){{1,6}}:{_HEX4}",
-        *(rf"(?:{_HEX4}:){{1,{n}}}(?::{_HEX4}){{1,{7 - n}}}" for n in range(5, 0, -1)),
-        rf":(?:(?::{_HEX4}){{1,7}}|:)",
-    )
-)
-_URIPATH = r"(?:/[A-Za-z0-9$.+!*'(){},~:;=@#%&_\-]*)+"
-_LEVELS = (
-    r"(?i:alert|trace|debug|notice|info(?:rmation)?|warn(?:ing)?|err(?:or)?|crit(?:ical)?"
-    r"|fatal|severe|emerg(?:ency)?)"
-)
+MAX_DEPTH: Final = 12
+"""Library definitions nest at most this deep (``COMBINEDAPACHELOG`` needs 5)."""
+MAX_EXPANDED_CHARS: Final = 32_768
+"""The pattern with every token expanded; RE2's memory cap bounds the program itself."""
 
-# Grok's common names (logstash-patterns-core's grok-patterns), written for RE2.
-PATTERNS: Final[dict[str, str]] = {
-    "WORD": r"\b\w+\b",
-    "NOTSPACE": r"\S+",
-    "SPACE": r"\s*",
-    "DATA": r".*?",
-    "GREEDYDATA": r".*",
-    "INT": r"[+-]?[0-9]+",
-    "POSINT": r"\b[1-9][0-9]*\b",
-    "NONNEGINT": r"\b[0-9]+\b",
-    "NUMBER": r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)",
-    "BASE10NUM": r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)",
-    "QUOTEDSTRING": r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'",
-    "QS": r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'",
-    "UUID": r"[A-Fa-f0-9]{8}-(?:[A-Fa-f0-9]{4}-){3}[A-Fa-f0-9]{12}",
-    "MAC": r"(?:[A-Fa-f0-9]{2}[:-]){5}[A-Fa-f0-9]{2}",
-    "IPV4": _IPV4,
-    "IPV6": _IPV6,
-    "IP": rf"{_IPV4}|{_IPV6}",
-    "HOSTNAME": rf"\b{_HOST}\.?\b",
-    "IPORHOST": rf"{_IPV4}|{_IPV6}|\b{_HOST}\.?\b",
-    "HOSTPORT": rf"(?:{_IPV4}|\b{_HOST}\.?\b):[0-9]{{1,5}}",
-    "USER": r"[a-zA-Z0-9._-]+",
-    "USERNAME": r"[a-zA-Z0-9._-]+",
-    "EMAILADDRESS": rf"[a-zA-Z0-9._%+-]+@{_HOST}",
-    "PATH": r"(?:/[\w%!$@:.,+~-]*)+",
-    "URIPATH": _URIPATH,
-    "URIPATHPARAM": _URIPATH + r"(?:\?[A-Za-z0-9$.+!*'|(){},~@#%&/=:;_?\-\[\]<>]*)?",
-    "TIMESTAMP_ISO8601": (
-        r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]{1,9})?)?"
-        r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
-    ),
-    "HTTPDATE": r"[0-9]{2}/[A-Za-z]{3}/[0-9]{4}:[0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{4}",
-    "SYSLOGTIMESTAMP": r"[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}",
-    "LOGLEVEL": _LEVELS,
-}
+PATTERNS: Final[dict[str, str]] = LIBRARY
+"""Grok's names (``processing.grok_library``): each is RE2 text that may use others."""
 
 
 class TemplatePatternError(ValueError):
@@ -113,20 +66,23 @@ def _valid_field_name(name: str) -> bool:
     return all(part and all(c.isalnum() or c in "_@-" for c in part) for part in name.split("."))
 
 
-def _token(body: str, index: int) -> tuple[str, CapturedField | None]:
-    """``NAME``, ``NAME:field`` or ``NAME:field:int``: the RE2 text and its capture."""
+def _token(body: str, captures: list[CapturedField], depth: int) -> str:
+    """``NAME``, ``NAME:field`` or ``NAME:field:int``: its RE2 text; its capture, and
+    those of the definitions it uses, are appended to ``captures`` in pattern order."""
     parts = body.split(":")
     if len(parts) > 3:
         raise TemplatePatternError(
             f"%{{{body}}}: write %{{NAME}}, %{{NAME:field}} or %{{NAME:field:int}}"
         )
     name = parts[0]
-    expansion = PATTERNS.get(name)
-    if expansion is None:
+    definition = PATTERNS.get(name)
+    if definition is None:
         known = ", ".join(sorted(PATTERNS))
         raise TemplatePatternError(f"%{{{name}}} is not a known pattern name (known: {known})")
+    if depth >= MAX_DEPTH:
+        raise TemplatePatternError(f"%{{{name}}} nests more than {MAX_DEPTH} definitions deep")
     if len(parts) == 1:
-        return f"(?:{expansion})", None
+        return f"(?:{_expand(definition, captures, depth + 1)})"
     field = parts[1]
     if not _valid_field_name(field):
         raise TemplatePatternError(
@@ -137,8 +93,9 @@ def _token(body: str, index: int) -> tuple[str, CapturedField | None]:
         if parts[2] not in ("int", "float"):
             raise TemplatePatternError(f"%{{{body}}}: the conversion is int or float")
         conversion = "int" if parts[2] == "int" else "float"
-    group = f"{_INTERNAL}{index}"
-    return f"(?P<{group}>{expansion})", CapturedField(group, field, conversion)
+    group = f"{_INTERNAL}{len(captures)}"
+    captures.append(CapturedField(group, field, conversion))
+    return f"(?P<{group}>{_expand(definition, captures, depth + 1)})"
 
 
 def _escaped(pattern: str, index: int) -> bool:
@@ -149,10 +106,10 @@ def _escaped(pattern: str, index: int) -> bool:
     return run % 2 == 1
 
 
-def _expand(pattern: str) -> tuple[str, list[CapturedField]]:
-    """The pattern with its ``%{...}`` tokens as RE2 text, and the tokens' captures."""
+def _expand(pattern: str, captures: list[CapturedField], depth: int = 0) -> str:
+    """The pattern with its ``%{...}`` tokens as RE2 text (library definitions expanded
+    in turn); the tokens' captures are appended to ``captures``."""
     out: list[str] = []
-    captures: list[CapturedField] = []
     position = 0
     search = 0
     while (start := pattern.find("%{", search)) >= 0:
@@ -162,14 +119,11 @@ def _expand(pattern: str) -> tuple[str, list[CapturedField]]:
         end = pattern.find("}", start + 2)
         if end < 0:
             raise TemplatePatternError(f"the %{{ at character {start + 1} is never closed")
-        regex, capture = _token(pattern[start + 2 : end], len(captures))
         out.append(pattern[position:start])
-        out.append(regex)
-        if capture is not None:
-            captures.append(capture)
+        out.append(_token(pattern[start + 2 : end], captures, depth))
         position = search = end + 1
     out.append(pattern[position:])
-    return "".join(out), captures
+    return "".join(out)
 
 
 class TemplatePattern:
@@ -185,7 +139,14 @@ class TemplatePattern:
         if len(pattern) > MAX_PATTERN_CHARS:
             raise TemplatePatternError(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
         self.pattern = pattern
-        expanded, captures = _expand(pattern)
+        captures: list[CapturedField] = []
+        expanded = _expand(pattern, captures)
+        if len(expanded) > MAX_EXPANDED_CHARS:
+            raise TemplatePatternError(
+                f"the pattern expands to more than {MAX_EXPANDED_CHARS} characters of RE2"
+            )
+        if len(captures) > MAX_CAPTURES:  # before RE2 compiles what would be refused
+            raise TemplatePatternError(f"the pattern captures more than {MAX_CAPTURES} fields")
         try:
             self._regex = CapturingRegex(expanded)
         except RegexError as error:

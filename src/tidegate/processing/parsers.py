@@ -15,16 +15,20 @@ from typing import Any, Final
 
 import orjson
 
+from tidegate.processing.grok import TemplatePattern
 from tidegate.processing.linear_regex import CapturingRegex
+from tidegate.processing.timestamp_format import TimestampFormat, rfc3339
 
 __all__ = [
     "MAX_PAIRS",
     "parse_access_log",
     "parse_csv_row",
+    "parse_grok",
     "parse_json",
     "parse_key_value",
     "parse_regex",
     "parse_syslog",
+    "parse_timestamp",
 ]
 
 MAX_PAIRS: Final = 1_000
@@ -123,6 +127,25 @@ def parse_regex(text: str, regex: CapturingRegex) -> dict[str, Any] | None:
     if groups is None:
         return None
     return {name: value for name, value in groups.items() if value is not None}
+
+
+def parse_grok(text: str, pattern: TemplatePattern) -> dict[str, Any] | None:
+    """The fields a grok pattern captures in its first match, by the names written
+    (``%{IP:client.ip}`` is the key ``client.ip``, as VRL's ``parse_grok`` answers);
+    a name captured twice keeps its first value that took part."""
+    found = pattern.fields(text)
+    if found is None:
+        return None
+    result: dict[str, Any] = {}
+    for name, value in found:
+        result.setdefault(name, value)
+    return result
+
+
+def parse_timestamp(text: str, time_format: TimestampFormat) -> str | None:
+    """The time the whole text states in ``time_format``, as RFC 3339 in UTC."""
+    moment = time_format.read(text)
+    return None if moment is None else rfc3339(moment)
 
 
 _MONTHS: Final = {

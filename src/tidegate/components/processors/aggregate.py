@@ -1,4 +1,10 @@
-"""The ``aggregate`` processor: counts (or sums, min, max, average of ``field``) the
+"""The ``aggregate`` processor, in two shapes.
+
+The platform's (its aggregate-v2, as its Terraform provider writes it): ``window{}``
+and ``evaluate{}``, metric events folded per series in tumbling or sliding windows;
+``aggregate_windows`` runs it.
+
+tidegate's own: counts (or sums, min, max, average of ``field``) the
 events matching ``conditional`` per ``group_by`` values in tumbling windows of
 ``interval`` ms, and emits one metric event per group and window:
 
@@ -32,6 +38,12 @@ from tidegate.components.base import (
     NodeRef,
     RunContext,
 )
+from tidegate.components.processors.aggregate_windows import (
+    Evaluate,
+    MetricAggregator,
+    Window,
+    default_window_min_s,
+)
 from tidegate.components.processors.kit import FieldText, processing_clock
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.conditions import Condition
@@ -42,22 +54,54 @@ __all__ = ["COMPONENT", "MAX_GROUPS", "AggregateConfig"]
 MAX_GROUPS: Final = 10_000
 
 
+# Fields of tidegate's own shape, refused beside the platform's window{}/evaluate{}.
+_OWN_SHAPE: Final = frozenset({"interval", "window_type", "operation", "field", "metric_name"})
+DEFAULT_EVENT_TIMESTAMP: Final = "timestamp"
+"""The platform's shape: the field read as the event's time when none is named."""
+
+
 class AggregateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # tidegate's own shape
     interval: Annotated[int, Field(strict=True, ge=1_000, le=86_400_000)] = 60_000
-    conditional: Condition | None = None
-    group_by: Annotated[list[FieldText], Field(max_length=10)] = []
     window_type: Literal["tumbling"] = "tumbling"
     operation: Literal["count", "sum", "min", "max", "average"] = "count"
     field: FieldText | None = None
-    event_timestamp: bool = False
     metric_name: Annotated[str, Field(min_length=1, max_length=256)] = "aggregate"
+    # both shapes
+    conditional: Condition | None = None
+    group_by: Annotated[list[FieldText], Field(max_length=10)] = []
+    event_timestamp: bool | FieldText = Field(
+        default=False,
+        description="own shape: true to window by the event's `timestamp`; the platform's "
+        "shape: the field holding the event's time (default `timestamp`)",
+    )
+    # the platform's shape
+    window: Window | None = None
+    evaluate: Evaluate | None = None
 
     @model_validator(mode="after")
-    def _field_for_operation(self) -> AggregateConfig:
-        if self.operation != "count" and self.field is None:
-            raise ValueError(f"operation {self.operation} needs `field`")
+    def _one_shape(self) -> AggregateConfig:
+        if self.window is None and self.evaluate is None:
+            if isinstance(self.event_timestamp, str):
+                raise ValueError("event_timestamp is true or false (a field with window{})")
+            if self.operation != "count" and self.field is None:
+                raise ValueError(f"operation {self.operation} needs `field`")
+            return self
+        if self.window is None or self.evaluate is None:
+            raise ValueError("window and evaluate go together")
+        mixed = sorted(self.model_fields_set & _OWN_SHAPE)
+        if mixed:
+            raise ValueError(f"{', '.join(mixed)}: not beside window and evaluate")
+        if isinstance(self.event_timestamp, bool) and "event_timestamp" in self.model_fields_set:
+            raise ValueError("event_timestamp is a field path beside window and evaluate")
         return self
+
+    @property
+    def time_field(self) -> str:
+        """The platform's shape: the field read as the event's time."""
+        stamp = self.event_timestamp
+        return stamp if isinstance(stamp, str) else DEFAULT_EVENT_TIMESTAMP
 
 
 class _Window:
@@ -165,10 +209,33 @@ class AggregateProcessor:
         }
 
 
-def _build(config: AggregateConfig, context: BuildContext, _node: NodeRef) -> AggregateProcessor:
-    return AggregateProcessor(
-        config, clock=processing_clock(context), flush_at_end=context.simulation
-    )
+def _build(
+    config: AggregateConfig, context: BuildContext, _node: NodeRef
+) -> AggregateProcessor | MetricAggregator:
+    clock = processing_clock(context)
+    if config.window is not None and config.evaluate is not None:
+        return MetricAggregator(
+            window=config.window,
+            evaluate=config.evaluate,
+            group_by=config.group_by,
+            conditional=config.conditional,
+            event_timestamp=config.time_field,
+            clock=clock,
+            flush_at_end=context.simulation,
+        )
+    return AggregateProcessor(config, clock=clock, flush_at_end=context.simulation)
+
+
+def _stored(config: AggregateConfig, user_config: dict[str, Any]) -> dict[str, Any]:
+    """The platform's shape with the defaults its Terraform provider reads back as
+    computed: ``event_timestamp`` and ``window.window_min``."""
+    if config.window is None or not isinstance(user_config.get("window"), dict):
+        return user_config
+    stored = {**user_config, "event_timestamp": config.time_field}
+    if user_config["window"].get("window_min") is None:
+        window_min = default_window_min_s(config.window)
+        stored["window"] = {**user_config["window"], "window_min": window_min}
+    return stored
 
 
 COMPONENT: Component[AggregateConfig] = Component(
@@ -176,6 +243,9 @@ COMPONENT: Component[AggregateConfig] = Component(
     type="aggregate",
     config_model=AggregateConfig,
     build=_build,
-    describe="Counts (or sum/min/max/average of `field`) matching events per `group_by` "
-    "in tumbling windows of `interval` ms, emitted as metric events",
+    describe="The platform's window{}/evaluate{} metric aggregation (tumbling or sliding "
+    "windows of `interval` s), or counts (sum/min/max/average of `field`) of matching "
+    "events per `group_by` in tumbling windows of `interval` ms",
+    aliases=("aggregate-v2",),
+    stored=_stored,
 )

@@ -1,12 +1,17 @@
 """The ``parse`` processor: parses the text at ``field`` with ``parser`` (json,
-key_value, regex, apache, nginx, syslog, csv_row; see ``parsing``) and puts the result
-at ``target_field``, or in place of ``field`` when no target is given.
+key_value, regex, grok, apache, nginx, syslog, csv_row, cef, timestamp; see
+``parsing``) and puts the result at ``target_field``, or in place of ``field`` when no
+target is given (the platform's Terraform provider sends an empty one).
 
 An event whose field is missing, not a string, or not of the parser's format passes
 unchanged (the ``parse-sequentially`` processor has an ``_unmatched`` output for those).
 """
 
 from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
 
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import FieldText, PerEventProcessor
@@ -21,7 +26,9 @@ MAX_TEXT = 1024 * 1024
 
 class ParseConfig(ParserSpec):
     field: FieldText = ".message"
-    target_field: FieldText | None = None
+    target_field: FieldText | Literal[""] | None = Field(
+        default=None, description="where the result goes; none or empty: in place of `field`"
+    )
 
 
 def _build(config: ParseConfig, _context: BuildContext, _node: NodeRef) -> PerEventProcessor:
@@ -47,6 +54,6 @@ COMPONENT: Component[ParseConfig] = Component(
     type="parse",
     config_model=ParseConfig,
     build=_build,
-    describe="Parses `field` (json, key_value, regex, apache, nginx, syslog, csv_row) "
-    "into `target_field`",
+    describe="Parses `field` (json, key_value, regex, grok, apache, nginx, syslog, csv_row, "
+    "cef, timestamp) into `target_field`",
 )

@@ -10,7 +10,7 @@ field is missing or not text) leave on ``<id>._unmatched``. A parser may carry a
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -48,7 +48,7 @@ class SequentialParser(ParserSpec):
 class ParseSequentiallyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     field: FieldText = ".message"
-    target_field: FieldText | None = None
+    target_field: FieldText | Literal[""] | None = None
     parsers: Annotated[list[SequentialParser], Field(min_length=1, max_length=20)]
     _names: tuple[str, ...] = PrivateAttr(default=())
 

@@ -4,7 +4,11 @@ take them: ``{"parser": "regex", "options": {"pattern": "..."}}``.
 The platform's Terraform provider names parsers by their VRL function
 (``modelutils/parsers.go``: ``parse_json``, ``parse_nginx_log``, ...) with its own
 option names; ``_platform_parser`` reads those it has a parser for (``VRL_NAMES``) and
-refuses the others by name. What was sent is stored and read back."""
+refuses the others by name. What was sent is stored and read back.
+
+Tenant patterns and formats (``regex``, ``grok``, ``timestamp``) are compiled once,
+when the configuration is validated, on RE2: a bad one is a 400 at
+``/user_config/options/<option>`` saying why."""
 
 from __future__ import annotations
 
@@ -12,15 +16,41 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from tidegate.processing import parsers
+from tidegate.processing.cef import parse_cef
+from tidegate.processing.grok import MAX_PATTERN_CHARS, TemplatePattern, TemplatePatternError
 from tidegate.processing.linear_regex import CapturingRegex, RegexError
+from tidegate.processing.timestamp_format import (
+    MAX_FORMAT,
+    TimestampFormat,
+    TimestampFormatError,
+)
 
 __all__ = ["ParserName", "ParserOptions", "ParserSpec", "make_parser"]
 
-ParserName = Literal["json", "key_value", "regex", "apache", "nginx", "syslog", "csv_row"]
+ParserName = Literal[
+    "json",
+    "key_value",
+    "regex",
+    "grok",
+    "apache",
+    "nginx",
+    "syslog",
+    "csv_row",
+    "cef",
+    "timestamp",
+]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
+ACCESS_LOG_FORMATS: Final = ("common", "combined")
 
 
 class ParserOptions(BaseModel):
@@ -28,11 +58,22 @@ class ParserOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     pattern: Annotated[str, Field(min_length=1, max_length=10_000)] | None = Field(
-        default=None, description="regex: RE2 syntax, named groups `(?P<name>...)`"
+        default=None,
+        description="regex: RE2 syntax, named groups `(?P<name>...)`; grok: `%{NAME:field}` "
+        "tokens of grok's library and RE2",
     )
     case_sensitive: bool = Field(default=True, description="regex")
-    format: Literal["common", "combined"] = Field(
-        default="combined", description="apache, nginx: the access log format"
+    format: Annotated[str, Field(min_length=1, max_length=MAX_FORMAT)] | None = Field(
+        default=None,
+        description="apache, nginx: the access log format, combined (default) or common; "
+        "timestamp: a strftime format (chrono's specifiers), or `Custom` with "
+        "`custom_format`",
+    )
+    custom_format: Annotated[str, Field(min_length=1, max_length=MAX_FORMAT)] | None = Field(
+        default=None, description="timestamp: the strftime format when `format` is Custom"
+    )
+    translate_custom_fields: bool = Field(
+        default=False, description="cef: custom fields (cs1...) keyed by their labels"
     )
     field_delimiter: Delimiter = Field(default=" ", description="key_value")
     key_value_delimiter: Delimiter = Field(default="=", description="key_value")
@@ -43,28 +84,19 @@ class ParserOptions(BaseModel):
         Annotated[list[Annotated[str, Field(max_length=256)]], Field(max_length=1000)] | None
     ) = Field(default=None, description="csv_row: column names (else a list of strings)")
 
-    @field_validator("pattern")
-    @classmethod
-    def _linear(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                compiled = CapturingRegex(pattern)
-            except RegexError as error:
-                raise ValueError(f"not a valid RE2 pattern: {error}") from None
-            if not compiled.group_names:
-                raise ValueError("the pattern has no named group (?P<name>...)")
-        return pattern
-
 
 VRL_NAMES: Final = {
     "parse_json": "json",
     "parse_key_value": "key_value",
     "parse_regex": "regex",
+    "parse_grok": "grok",
     "parse_apache_log": "apache",
     "parse_nginx_log": "nginx",
     "parse_common_log": "apache",
     "parse_syslog": "syslog",
     "parse_csv": "csv_row",
+    "parse_cef": "cef",
+    "parse_timestamp": "timestamp",
 }
 # Options of the platform read as no-ops: an access log's time is read in its own
 # standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
@@ -86,7 +118,7 @@ def _platform_parser(data: Any) -> Any:
         options.pop(key, None)
     if name == "parse_common_log":
         options.setdefault("format", "common")
-    if options.get("format") == "error":
+    if options.get("format") == "error" and name != "parse_timestamp":
         raise ValueError(f"parser {name!r}: the error log format is not supported")
     if name == "parse_csv" and "field_names" in options:
         options["headers"] = options.pop("field_names")
@@ -99,18 +131,85 @@ def _platform_parser(data: Any) -> Any:
     return {**data, "parser": VRL_NAMES[name], "options": options}
 
 
+def _option_error(option: str, message: str, value: Any) -> ValidationError:
+    """A refusal located at ``options/<option>`` (raised from the spec's validator,
+    which alone knows which parser the options are for)."""
+    return ValidationError.from_exception_data(
+        "ParserSpec",
+        [
+            {
+                "type": "value_error",
+                "loc": ("options", option),
+                "input": value,
+                "ctx": {"error": ValueError(message)},
+            }
+        ],
+    )
+
+
 class ParserSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     parser: ParserName
     options: ParserOptions = ParserOptions()
+    _compiled: Any = PrivateAttr(default=None)
 
     _platform = model_validator(mode="before")(_platform_parser)
 
     @model_validator(mode="after")
     def _complete(self) -> ParserSpec:
-        if self.parser == "regex" and self.options.pattern is None:
-            raise ValueError("the regex parser needs options.pattern")
+        options = self.options
+        if self.parser in ("regex", "grok"):
+            if options.pattern is None:
+                raise ValueError(f"the {self.parser} parser needs options.pattern")
+            self._compiled = _pattern(self.parser, options)
+        elif self.parser == "timestamp":
+            self._compiled = _time_format(options)
+        elif self.parser in ("apache", "nginx") and options.format not in (
+            None,
+            *ACCESS_LOG_FORMATS,
+        ):
+            message = "the access log format is combined or common"
+            raise _option_error("format", message, options.format)
         return self
+
+    @property
+    def compiled(self) -> Any:
+        """The compiled pattern (regex, grok) or format (timestamp), else None."""
+        return self._compiled
+
+
+def _pattern(parser: str, options: ParserOptions) -> CapturingRegex | TemplatePattern:
+    pattern = options.pattern
+    assert pattern is not None
+    if parser == "grok":
+        if len(pattern) > MAX_PATTERN_CHARS:
+            message = f"not a grok pattern: longer than {MAX_PATTERN_CHARS} characters"
+            raise _option_error("pattern", message, pattern)
+        try:
+            return TemplatePattern(pattern)
+        except TemplatePatternError as error:
+            raise _option_error("pattern", f"not a grok pattern: {error}", pattern) from None
+    try:
+        compiled = CapturingRegex(pattern, case_sensitive=options.case_sensitive)
+    except RegexError as error:
+        raise _option_error("pattern", f"not a valid RE2 pattern: {error}", pattern) from None
+    if not compiled.group_names:
+        raise _option_error("pattern", "the pattern has no named group (?P<name>...)", pattern)
+    return compiled
+
+
+def _time_format(options: ParserOptions) -> TimestampFormat:
+    """The timestamp parser's format: ``format``, or ``custom_format`` when ``format``
+    is ``Custom`` (the platform's Terraform provider)."""
+    option, text = "format", options.format
+    if text == "Custom":
+        option, text = "custom_format", options.custom_format
+    if text is None:
+        raise _option_error(option, f"the timestamp parser needs options.{option}", None)
+    try:
+        return TimestampFormat(text)
+    except TimestampFormatError as error:
+        raise _option_error(option, f"not a timestamp format: {error}", text) from None
 
 
 def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
@@ -125,11 +224,15 @@ def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
             key_value_delimiter=options.key_value_delimiter,
         )
     if spec.parser == "regex":
-        assert options.pattern is not None
-        regex = CapturingRegex(options.pattern, case_sensitive=options.case_sensitive)
-        return partial(parsers.parse_regex, regex=regex)
+        return partial(parsers.parse_regex, regex=spec.compiled)
+    if spec.parser == "grok":
+        return partial(parsers.parse_grok, pattern=spec.compiled)
+    if spec.parser == "timestamp":
+        return partial(parsers.parse_timestamp, time_format=spec.compiled)
+    if spec.parser == "cef":
+        return partial(parse_cef, translate_custom_fields=options.translate_custom_fields)
     if spec.parser in ("apache", "nginx"):
-        return partial(parsers.parse_access_log, log_format=options.format)
+        return partial(parsers.parse_access_log, log_format=options.format or "combined")
     if spec.parser == "syslog":
         return parsers.parse_syslog
     return partial(parsers.parse_csv_row, delimiter=options.delimiter, headers=options.headers)
