@@ -1,6 +1,7 @@
 """Benchmark: what parsing lines into fields costs at ingestion, side by side in one run.
 
     python bench/bench_line_parsing.py [--lines 20000] [--batch 1000] [--repeat 3]
+        [--compare-src /path/to/other/checkout/src]
 
 A corpus where half the lines are JSON (Kubernetes-style objects, some after a text
 prefix) and the rest plain text with a level, logfmt, Apache combined, nginx error and
@@ -22,6 +23,13 @@ file:
   ``log_search``, nothing else: once with the rows the parsing cell built (meta holding
   the parsed fields, a longer search text) and once with those of the cell without.
 
+The start-up heap is frozen before the cells run, as a served worker freezes its own
+(``tidegate.app.freeze_start_up_heap``), in both trees alike.
+
+``--compare-src DIR``: the cells of this tree and of another checkout's ``src`` (e.g.
+``main``'s), each in a process of its own, the two taking turns ``--repeat`` times, side
+by side with their ratios (parsing against no parsing and against the floors).
+
 Also printed: the parser alone (``parse_line``) per 1,000 lines of each kind, and the
 parser on adversarial texts near each form at 8k, 16k and 32k characters (the fixed
 regular expressions run on Python's ``re``, whose time the tests cannot count: it must
@@ -32,9 +40,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import random
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -249,18 +261,9 @@ def best(repeat: int, run: Callable[[int], float]) -> float:
     return min(run(attempt) for attempt in range(repeat))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--lines", type=int, default=20_000)
-    parser.add_argument("--batch", type=int, default=1_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--templates", type=int, default=5, choices=(0, 5))
-    args = parser.parse_args()
-    texts = corpus(args.lines)
+def measure(args: argparse.Namespace, texts: list[str]) -> dict[str, float]:
+    """CPU seconds of each cell for the whole corpus, best of ``--repeat``."""
     bodies = [body(texts[start : start + args.batch]) for start in range(0, len(texts), args.batch)]
-    per_k = 1000 / len(texts)
     with tempfile.TemporaryDirectory() as workdir:
         built: dict[str, list[Any]] = {}
 
@@ -286,27 +289,108 @@ def main() -> int:
                 connection.close()
 
         # Alternated, so that a change in the machine's load touches every cell alike.
-        parsing = no_parsing = floor_parsed = floor_plain = float("inf")
-        templated = matching = float("inf")
+        runs: dict[str, Callable[[int], float]] = {
+            "parsing": cell(True, no_rules, "parsed"),
+            "no parsing": cell(False, no_rules, "plain"),
+        }
+        if args.templates:
+            runs["5 templates"] = cell(True, rules_with(TEMPLATES), "t")
+            runs["5 templates, 1 in 12"] = cell(True, rules_with(MATCHING), "m")
+        runs["floor, parsed rows"] = lambda attempt: floor(attempt, "parsed")
+        runs["floor, plain rows"] = lambda attempt: floor(attempt, "plain")
+        best = dict.fromkeys(runs, float("inf"))
         for attempt in range(args.repeat):
-            parsing = min(parsing, cell(True, no_rules, "parsed")(attempt))
-            no_parsing = min(no_parsing, cell(False, no_rules, "plain")(attempt))
-            if args.templates:
-                templated = min(templated, cell(True, rules_with(TEMPLATES), "t")(attempt))
-                matching = min(matching, cell(True, rules_with(MATCHING), "m")(attempt))
-            floor_parsed = min(floor_parsed, floor(attempt, "parsed"))
-            floor_plain = min(floor_plain, floor(attempt, "plain"))
+            for name, run in runs.items():
+                best[name] = min(best[name], run(attempt))
+    return best
 
+
+CELLS = (
+    "parsing",
+    "no parsing",
+    "5 templates",
+    "5 templates, 1 in 12",
+    "floor, parsed rows",
+    "floor, plain rows",
+)
+
+
+def compare(args: argparse.Namespace, trees: dict[str, str]) -> int:
+    """Each tree's cells in a process of its own (``--json``, ``PYTHONPATH`` its
+    ``src``), the trees taking turns ``--repeat`` times; best of each."""
+    best: dict[str, dict[str, float]] = {tree: {} for tree in trees}
+    for _attempt in range(args.repeat):
+        for tree, src in trees.items():
+            env = {**os.environ, "PYTHONPATH": src, "PYTHONDONTWRITEBYTECODE": "1"}
+            command = [sys.executable, __file__, "--json", "--repeat", "1"]
+            command += ["--lines", str(args.lines), "--batch", str(args.batch)]
+            command += ["--templates", str(args.templates)]
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            for name, used in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                best[tree][name] = min(best[tree].get(name, float("inf")), used)
+    print(
+        f"{args.lines:,} lines (half JSON), transactions of {args.batch:,} lines, SQLite, "
+        f"best of {args.repeat}, the trees taking turns; CPU ms per 1,000 lines"
+    )
+    names = list(trees)
+    print(f"{'cell':<34}" + "".join(f"{name:>16}" for name in names))
+    for cell in CELLS:
+        if cell in best[names[0]]:
+            print(f"{cell:<34}" + "".join(f"{best[name][cell]:>16.2f}" for name in names))
+    for label, top, bottom in (
+        ("parsing / no parsing", "parsing", "no parsing"),
+        ("parsing / its floor", "parsing", "floor, parsed rows"),
+        ("no parsing / its floor", "no parsing", "floor, plain rows"),
+        ("parsing / floor of plain rows", "parsing", "floor, plain rows"),
+    ):
+        print(f"{label:<34}" + "".join(f"{best[n][top] / best[n][bottom]:>16.2f}" for n in names))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--lines", type=int, default=20_000)
+    parser.add_argument("--batch", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--templates", type=int, default=5, choices=(0, 5))
+    parser.add_argument(
+        "--compare-src", type=Path, help="another checkout's src/ to measure beside this one"
+    )
+    parser.add_argument("--json", action="store_true", help="the cells only, as JSON")
+    args = parser.parse_args()
+    if args.compare_src is not None:
+        here = str(Path(__file__).resolve().parent.parent / "src")
+        return compare(args, {"this tree": here, str(args.compare_src): str(args.compare_src)})
+    texts = corpus(args.lines)
+    per_k = 1000 / len(texts)
+    # As a served worker does once started (``tidegate.app.freeze_start_up_heap``): the
+    # start-up objects (~140,000 here) out of the collector's reach, so that a full
+    # collection, walking them, does not fall in one cell or another by chance (about
+    # 6 ms per 1,000 lines in the cell it falls in).
+    gc.collect()
+    gc.freeze()
+    cells = measure(args, texts)
+    if args.json:
+        print(json.dumps({name: used * per_k * 1000 for name, used in cells.items()}))
+        return 0
+    parsing, no_parsing = cells["parsing"], cells["no parsing"]
+    floor_parsed, floor_plain = cells["floor, parsed rows"], cells["floor, plain rows"]
     print(
         f"{len(texts):,} lines (half JSON), transactions of {args.batch:,} lines, SQLite, best of {args.repeat}"
     )
     print(f"{'cell':<34}{'CPU ms / 1,000 lines':>22}{'x floor':>10}")
-    cells = (
+    rows = (
         ("parsing", parsing, floor_parsed),
         *(
             (
-                ("parsing, 5 templates, none match", templated, floor_parsed),
-                ("parsing, 5 templates, 1 in 12 match", matching, floor_parsed),
+                ("parsing, 5 templates, none match", cells["5 templates"], floor_parsed),
+                (
+                    "parsing, 5 templates, 1 in 12 match",
+                    cells["5 templates, 1 in 12"],
+                    floor_parsed,
+                ),
             )
             if args.templates
             else ()
@@ -315,13 +399,14 @@ def main() -> int:
         ("floor: rows with parsed fields", floor_parsed, floor_parsed),
         ("floor: rows without", floor_plain, floor_plain),
     )
-    for name, used, against in cells:
+    for name, used, against in rows:
         print(f"{name:<34}{used * per_k * 1000:>22.2f}{used / against:>10.2f}")
     print(
         f"parsing adds {(parsing - no_parsing) * per_k * 1000:.2f} ms per 1,000 lines "
         f"({(parsing / no_parsing - 1) * 100:+.0f}% of the path without it)"
     )
     if args.templates:
+        templated = cells["5 templates"]
         print(
             f"5 templates (none match) add {(templated - parsing) * per_k * 1000:.2f} ms per "
             f"1,000 lines ({(templated / parsing - 1) * 100:+.0f}% of the path with parsing)"

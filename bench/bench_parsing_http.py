@@ -2,6 +2,7 @@
 real HTTP, against the same server with parsing off and the database driver's floor.
 
     python bench/bench_parsing_http.py [--seconds 10] [--databases sqlite,postgres]
+        [--rounds 1] [--compare-src /path/to/other/checkout/src]
 
 The requests are the agent's (logdna-agent-v2, ``shared/spec/clients.md``): ``POST
 /logs/agent?hostname=&mac=&ip=&now=<epoch s>&tags=`` with an ``apiKey`` header and a
@@ -20,6 +21,11 @@ worker, for ``--seconds`` per cell. Cells, per backend:
   pragmas; ``pg_write``: binary COPY on asyncpg), 5,000 lines per transaction, no HTTP,
   no JSON, no parsing: the rows each server cell built.
 
+``--compare-src DIR``: the same cells for another checkout's ``src`` (e.g. ``main``'s),
+each tree on a database of its own migrated by it, the trees' servers taking turns
+cell by cell (``--rounds`` times, the least CPU of each cell kept), and each tree's
+floors from the rows it built.
+
 Reported: lines/s, CPU per 1,000 lines of the server (every thread of its one process,
 user + system, from /proc) or of the floor's process, and on PostgreSQL of the
 backends connected to the benchmark's database (not PostgreSQL's background processes,
@@ -33,6 +39,8 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
+import pickle
 import re
 import subprocess
 import sys
@@ -125,12 +133,28 @@ def run_wrk(base: str, script: Path, seconds: int) -> tuple[int, int]:
     return (int(total.group(1)) - failed) * BATCH, failed
 
 
+def tree_env(env: dict[str, str], src: str | None) -> dict[str, str]:
+    """``env`` running the tidegate of ``src`` (another checkout's ``src``; None: this
+    one's), writing no bytecode into it."""
+    if src is None:
+        return env
+    return {**env, "PYTHONPATH": src, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def http_cell(
-    url: str, workdir: Path, token: str, seconds: int, *, parsing: bool, database: str | None
+    url: str,
+    workdir: Path,
+    token: str,
+    seconds: int,
+    *,
+    parsing: bool,
+    database: str | None,
+    src: str | None = None,
 ) -> tuple[Cell, str]:
-    """One server (parsing on or off), one new account: the cell and the account."""
+    """One server (parsing on or off; the tidegate of ``src``), one new account: the
+    cell and the account."""
     prefix = () if parsing else (sys.executable, WITHOUT_PARSING)
-    server = Server(server_env(url, workdir), "--workers", "1", prefix=prefix)
+    server = Server(tree_env(server_env(url, workdir), src), "--workers", "1", prefix=prefix)
     try:
         enterprise = {"Authorization": f"Token {token}"}
         account_id = new_account(server.base, enterprise)
@@ -205,36 +229,111 @@ class Row:
     floor: Cell | None = None
 
 
-def bench_backend(backend: str, seconds: int, workdir: Path) -> list[Row]:
-    pg_name = None
-    if backend == "sqlite":
-        path = workdir / "bench.sqlite3"
-        url = f"sqlite+aiosqlite:///{path}"
-    else:
-        pg_name = asyncio.run(create_pg_database())
-        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_name}"
-    try:
+def floor_batch_of(src: str, account_id: str, *, parsing: bool, workdir: Path) -> StoreBatch:
+    """``floor_batch`` as the tidegate of ``src`` builds it (in a process of its own)."""
+    out = workdir / "floor-batch.pickle"
+    script = (
+        "import pickle, sys; sys.path.insert(0, sys.argv[1]); "
+        "from bench_parsing_http import floor_batch; "
+        "b = floor_batch(sys.argv[2], parsing=sys.argv[3] == '1'); "
+        "open(sys.argv[4], 'wb').write(pickle.dumps("
+        "(b.account_id, b.received_ms, b.rows, b.lines_stored, b.bytes_stored)))"
+    )
+    bench = str(Path(__file__).resolve().parent)
+    flag = "1" if parsing else "0"
+    command = [sys.executable, "-c", script, bench, account_id, flag, str(out)]
+    subprocess.run(command, env=tree_env(dict(os.environ), src), check=True)
+    account, received_ms, rows, stored, size = pickle.loads(out.read_bytes())
+    return StoreBatch(account, received_ms, rows, stored, size)
+
+
+@dataclass
+class Tree:
+    """A checkout to measure: its name and ``src`` (None: this one)."""
+
+    name: str
+    src: str | None = None
+
+
+def migrate(url: str, tree: Tree, workdir: Path) -> None:
+    """The database brought to the schema of ``tree``'s tidegate."""
+    if tree.src is None:
         asyncio.run(upgrade_database(url))
-        token = asyncio.run(db_enterprise_token(url))
-        parsed, account_id = http_cell(url, workdir, token, seconds, parsing=True, database=pg_name)
-        plain, _ = http_cell(url, workdir, token, seconds, parsing=False, database=pg_name)
-        floors = {}
-        for parsing in (True, False):
-            batch = floor_batch(account_id, parsing=parsing)
-            floors[parsing] = (
-                sqlite_floor(str(path), account_id, seconds, batch)
-                if backend == "sqlite"
-                else asyncio.run(pg_floor(url, account_id, seconds, batch, pg_name))
-            )
+        return
+    env = tree_env(server_env(url, workdir), tree.src)
+    command = [sys.executable, "-m", "tidegate", "db", "upgrade"]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+
+
+def bench_backend(
+    backend: str, seconds: int, workdir: Path, trees: list[Tree], rounds: int
+) -> dict[str, list[Row]]:
+    """Each tree's cells on a database of its own, the trees taking turns cell by cell,
+    ``rounds`` times (the least CPU of each cell kept); then each tree's floors."""
+    urls: dict[str, str] = {}
+    pg_names: dict[str, str] = {}
+    for number, tree in enumerate(trees):
+        if backend == "sqlite":
+            urls[tree.name] = f"sqlite+aiosqlite:///{workdir / f'bench{number}.sqlite3'}"
+        else:
+            pg_names[tree.name] = asyncio.run(create_pg_database())
+            urls[tree.name] = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{pg_names[tree.name]}"
+    try:
+        tokens = {}
+        for tree in trees:
+            migrate(urls[tree.name], tree, workdir)
+            tokens[tree.name] = asyncio.run(db_enterprise_token(urls[tree.name]))
+        cells: dict[tuple[str, bool], Cell] = {}
+        accounts: dict[str, str] = {}
+        for _round in range(rounds):
+            for parsing in (True, False):
+                for tree in trees:
+                    cell, account_id = http_cell(
+                        urls[tree.name],
+                        workdir,
+                        tokens[tree.name],
+                        seconds,
+                        parsing=parsing,
+                        database=pg_names.get(tree.name),
+                        src=tree.src,
+                    )
+                    accounts.setdefault(tree.name, account_id)
+                    kept = cells.get((tree.name, parsing))
+                    if kept is None or _total(cell) < _total(kept):
+                        cells[tree.name, parsing] = cell
+        floors: dict[tuple[str, bool], Cell] = {}
+        for tree in trees:
+            for parsing in (True, False):
+                account_id = accounts[tree.name]
+                batch = (
+                    floor_batch(account_id, parsing=parsing)
+                    if tree.src is None
+                    else floor_batch_of(tree.src, account_id, parsing=parsing, workdir=workdir)
+                )
+                url = urls[tree.name]
+                floors[tree.name, parsing] = (
+                    sqlite_floor(
+                        url.removeprefix("sqlite+aiosqlite:///"), account_id, seconds, batch
+                    )
+                    if backend == "sqlite"
+                    else asyncio.run(pg_floor(url, account_id, seconds, batch, pg_names[tree.name]))
+                )
     finally:
-        if pg_name:
-            asyncio.run(drop_pg_database(pg_name))
-    return [
-        Row("parsing", parsed, floors[True]),
-        Row("no parsing", plain, floors[False]),
-        Row("floor, parsed rows", floors[True]),
-        Row("floor, plain rows", floors[False]),
-    ]
+        for name in pg_names.values():
+            asyncio.run(drop_pg_database(name))
+    return {
+        tree.name: [
+            Row("parsing", cells[tree.name, True], floors[tree.name, True]),
+            Row("no parsing", cells[tree.name, False], floors[tree.name, False]),
+            Row("floor, parsed rows", floors[tree.name, True]),
+            Row("floor, plain rows", floors[tree.name, False]),
+        ]
+        for tree in trees
+    }
+
+
+def _total(cell: Cell) -> float:
+    return cell.cpu_ms + (cell.db_cpu_ms or 0.0)
 
 
 def table(backend: str, rows: list[Row]) -> list[str]:
@@ -268,7 +367,14 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--databases", default="sqlite,postgres")
+    parser.add_argument("--rounds", type=int, default=1, help="cells run this many times")
+    parser.add_argument(
+        "--compare-src", type=Path, help="another checkout's src/ to measure beside this one"
+    )
     args = parser.parse_args()
+    trees = [Tree("this tree")]
+    if args.compare_src is not None:
+        trees.append(Tree(str(args.compare_src), str(args.compare_src.resolve())))
     print(
         f"POST /logs/agent as logdna-agent-v2 sends it (gzip, {BATCH} lines a request, "
         f"half JSON), wrk -t2 -c{CONNECTIONS}, {args.seconds}s a cell, one worker; floor: "
@@ -276,15 +382,23 @@ def main() -> int:
         "HTTP. CPU: ms per 1,000 lines (server: the tidegate process, or the floor's; "
         "db: the backends of its PostgreSQL database; total: both); x floor: against the floor of "
         "the same rows; the last row of each backend: parsing against no parsing."
+        + (
+            f" Trees taking turns cell by cell, best of {args.rounds} (least total CPU)."
+            if len(trees) > 1 or args.rounds > 1
+            else ""
+        )
     )
-    print("| backend  | cell               |   lines/s |   server |       db |    total "
-          "|  x floor | non-2xx |")  # fmt: skip
-    print("|----------|--------------------|-----------|----------|----------|----------"
-          "|----------|---------|")  # fmt: skip
+    name_width = max(len(tree.name) for tree in trees)
+    print(f"| {'tree':<{name_width}} | backend  | cell               |   lines/s |   server "
+          "|       db |    total |  x floor | non-2xx |")  # fmt: skip
+    print(f"|{'-' * (name_width + 2)}|----------|--------------------|-----------|----------"
+          "|----------|----------|----------|---------|")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for backend in args.databases.split(","):
-            for line in table(backend, bench_backend(backend.strip(), args.seconds, Path(tmp))):
-                print(line, flush=True)
+            measured = bench_backend(backend.strip(), args.seconds, Path(tmp), trees, args.rounds)
+            for tree in trees:
+                for line in table(backend, measured[tree.name]):
+                    print(f"| {tree.name:<{name_width}} {line}", flush=True)
     return 0
 
 

@@ -37,9 +37,10 @@ from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import SegmentStatements
 from tidegate.logs.segments import LINE_COLUMNS
 from tidegate.logs.sql_filter import SqlFilter, translate
-from tidegate.logs.store import NewLine, store_lines
+from tidegate.logs.store import NewLine, document_json, store_lines
 from tidegate.logs.tiers import segment_query
 from tidegate.models import LogLine as LogLineModel
+from tidegate.search.compiler import PREFIXED_FIELDS
 
 # -- lines ------------------------------------------------------------------------------
 
@@ -67,8 +68,12 @@ NUMBERS = [
     400.0, 1.5, -0.0, 0.5, 1e16, 1.5e16, -2.5e20, 1.5e-5, 1e-7, 0.0001, 4e-300, 1e300,
 ]  # fmt: skip
 SCALAR = st.one_of(WORD, TEXT, st.sampled_from(NUMBERS), st.booleans(), st.none())
-# ``status`` and ``_status``: a query for a reserved name tests both spellings.
-META_KEYS = ["a", "b", "a.b", "St", "\u017ft", "k", 'q"', "status", "_status"]
+# ``status`` and ``_status``: a query for a reserved name tests both spellings (and
+# ``__source`` is how a parsed ``_source`` is stored); ``message`` is what bare terms
+# search in a line that holds it.
+META_KEYS = [
+    "a", "b", "a.b", "St", "\u017ft", "k", 'q"', "status", "_status", "__source", "message",
+]  # fmt: skip
 META_VALUE = st.recursive(
     SCALAR,
     lambda inner: st.one_of(
@@ -92,20 +97,41 @@ OPTIONAL_WORD = st.sampled_from([False, True, True, True]).flatmap(
 QUERY_WORD = st.one_of(PREFIX, WORD).filter(lambda word: word not in ("AND", "OR"))
 
 
+def as_the_text_wrote_it(meta: dict[str, Any]) -> str:
+    """The meta's JSON text as a JSON line that was parsed into it spells it: its
+    reserved top-level names without the ``_`` parsing gave them (``"status":`` for
+    ``_status``), so that the line holds its meta and is indexed by its text alone."""
+    plain = {}
+    for key, value in meta.items():
+        name = key[1:] if key[1:] in PREFIXED_FIELDS and key[1:] not in meta else key
+        plain[name] = value
+    return str(document_json(plain))
+
+
+@st.composite
+def log_line(draw: st.DrawFn) -> NewLine:
+    meta = draw(META)
+    if meta is not None and draw(st.booleans()):
+        # A line whose text holds its meta (a JSON line, parsed): the search text leaves
+        # the meta out (``store.meta_in_line``).
+        around = st.sampled_from(["", "ab ", "\u017ft: ", " ß"])
+        line = draw(around) + as_the_text_wrote_it(meta) + draw(around)
+    else:
+        line = draw(TEXT)
+    return NewLine(
+        line=line,
+        ts=0,  # placed in the example's own window when stored
+        host=draw(FIELD_WORD),
+        app=draw(OPTIONAL_WORD),
+        level=draw(OPTIONAL_WORD),
+        file=draw(OPTIONAL_WORD),
+        meta=meta,
+    )
+
+
 @st.composite
 def log_lines(draw: st.DrawFn) -> list[NewLine]:
-    return [
-        NewLine(
-            line=draw(TEXT),
-            ts=0,  # placed in the example's own window when stored
-            host=draw(FIELD_WORD),
-            app=draw(OPTIONAL_WORD),
-            level=draw(OPTIONAL_WORD),
-            file=draw(OPTIONAL_WORD),
-            meta=draw(META),
-        )
-        for _ in range(draw(st.integers(min_value=1, max_value=8)))
-    ]
+    return [draw(log_line()) for _ in range(draw(st.integers(min_value=1, max_value=8)))]
 
 
 # -- queries ----------------------------------------------------------------------------
@@ -125,7 +151,8 @@ VALUE_TEXT = st.one_of(QUERY_WORD, st.sampled_from(LITERALS)).filter(
 )
 FIELD_NAME = st.sampled_from(
     ["host", "app", "app", "level", "file", "source", "a", "a", "b", "a.b", "meta.a", "meta", "k",
-     "_account", "_host", "_app", "_file", "_line", "status", "_status", "status.a"]
+     "_account", "_host", "_app", "_file", "_line", "status", "_status", "status.a",
+     "_source", "__source", "message"]
 )  # fmt: skip
 MODIFIER = st.sampled_from(["", "=", "==", "==="])
 NUMBER = st.sampled_from(["0", "4", "400", "-5", "1.5", "1e3", "1e16", "0.0001"])
@@ -391,6 +418,23 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(lines=log_lines(), filters=st.lists(FILTERS, min_size=1, max_size=4))
+# A line that holds its meta (a parsed JSON line) is indexed by its text alone: a
+# reserved name's parsed key (``_status``, ``__source``) is found as the text wrote it.
+@example(
+    lines=[
+        _line(
+            'x {"status":200,"_source":"K8s","message":"Ab \\"ß"}',
+            meta={"_status": 200, "__source": "K8s", "message": 'Ab "ß'},
+        ),
+        _line('{"status":200}', meta={"_status": 200, "k": 1}),
+    ],
+    filters=[
+        Filter("_status:200 __source:k8s"),
+        Filter("status:200 _source:k8s"),
+        Filter('"b \\"ss" message:ab'),
+        Filter("k:* OR x"),
+    ],
+)
 # A float of 1e16 or more is stored as the integer it is (jsonb reads it back so too).
 @example(lines=[_line(meta={"a": 1.5e16})], filters=[Filter("a:15"), Filter("a:==15e15")])
 # Below 1e-4 Python spells '1.5e-05' where orjson wrote '0.000015'.

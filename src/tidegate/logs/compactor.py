@@ -493,9 +493,16 @@ def write_rows(
         line_folded.append(line)
         if searched:
             # PostgreSQL keeps the search text; its meta part is the store's own JSON
-            # spelling (not jsonb's), which the search text starts after the line.
+            # spelling (not jsonb's), which the search text starts after the line. A
+            # search text that left the meta out (the line holds it:
+            # ``store.search_text``) has none: the meta is written in the store's
+            # spelling again, as a rebuilt index does (keys in jsonb's order).
             search: str = row[17]
-            meta_folded.append(search[len(line) + 1 :] if len(search) > len(line) else None)
+            if len(search) > len(line):
+                meta_folded.append(search[len(line) + 1 :])
+            else:
+                meta = search_index.stored_json(row[11])
+                meta_folded.append(None if meta is None else meta.casefold())
         else:
             # SQLite keeps no copy of it (a contentless index): the stored meta JSON
             # text is the store's own spelling.

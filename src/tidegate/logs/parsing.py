@@ -223,7 +223,7 @@ def _structured(text: str) -> Parsed | None:
     if not stripped:
         return None
     first = stripped[0]
-    if first == "<" or first.isalpha():
+    if first == "<" or first.isupper():  # RFC 5424's "<", RFC 3164's month ("Nov")
         parsed = parse_syslog(stripped)
         if parsed is not None:
             return parsed
@@ -246,9 +246,10 @@ def _structured(text: str) -> Parsed | None:
         if parsed is not None:
             return parsed
     if first.isalnum() or first == ":":  # an IPv4 or IPv6 address, or a host name
-        parsed = _access_log(stripped)
-        if parsed is not None:
-            return parsed
+        if '] "' in stripped:  # the access log's "[time] "request"": a C test first
+            parsed = _access_log(stripped)
+            if parsed is not None:
+                return parsed
         fields = access_log(stripped)  # load balancers', S3's, HAProxy's
         if fields is not None:
             return Parsed(fields=fields)

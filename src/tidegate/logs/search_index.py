@@ -5,6 +5,10 @@ The index holds each line's search text (``store.search_text``): case-folded by 
 Unicode version the index was built with is recorded in ``log_store_state``; when the
 server runs on a Python whose Unicode version differs, ``refresh_if_stale`` rebuilds the
 index so folded literals and folded lines agree again (``tidegate db upgrade`` calls it).
+So is the rule the search text was made by (``store.SEARCH_TEXT_VERSION``): a SQLite
+index made by another rule is rebuilt (its deletes recompute each entry by the rule);
+PostgreSQL's stored texts are kept, as those of the older rule hold all the newer holds
+(the line and its whole meta).
 
 On SQLite the FTS5 table is contentless: removing a line's entry takes the exact text it
 was indexed with, which is why that text is a pure function of the stored row (the
@@ -25,7 +29,7 @@ from sqlalchemy import Delete, Text, cast, column, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.logs.store import document_json, search_text
+from tidegate.logs.store import SEARCH_TEXT_VERSION, document_json, search_text
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +88,7 @@ def reindex(connection: Connection) -> int:
         else:
             # jsonb prints its own spelling; the store's is what the search text holds.
             entries = [
-                {"id": row[0], "text": search_text(row[1], _stored_json(row[2]))} for row in rows
+                {"id": row[0], "text": search_text(row[1], stored_json(row[2]))} for row in rows
             ]
         if sqlite:
             connection.execute(
@@ -94,26 +98,49 @@ def reindex(connection: Connection) -> int:
             connection.execute(text("UPDATE log_lines SET search = :text WHERE id = :id"), entries)
         last = rows[-1][0]
         done += len(rows)
-    connection.execute(
-        text("UPDATE log_store_state SET unidata_version = :version WHERE id = 1"),
-        {"version": unicode_version()},
-    )
+    _record(connection)
     return done
 
 
-def _stored_json(jsonb_text: str | None) -> str | None:
+def _record(connection: Connection) -> None:
+    connection.execute(
+        text(
+            "UPDATE log_store_state SET unidata_version = :version, "
+            "search_text_version = :rule WHERE id = 1"
+        ),
+        {"version": unicode_version(), "rule": SEARCH_TEXT_VERSION},
+    )
+
+
+def stored_json(jsonb_text: str | None) -> str | None:
+    """PostgreSQL: a jsonb document's text as the store spells it (``document_json``;
+    keys in jsonb's order)."""
     return None if jsonb_text is None else document_json(orjson.loads(jsonb_text))
 
 
 def refresh_if_stale(connection: Connection) -> None:
-    """Rebuild the index when it was folded under another Unicode version."""
-    recorded = connection.execute(
-        text("SELECT unidata_version FROM log_store_state WHERE id = 1")
-    ).scalar()
-    if recorded is not None and recorded != unicode_version():
+    """Rebuild the index when it was folded under another Unicode version, or made by
+    another rule on SQLite (see the module's docstring)."""
+    row = connection.execute(
+        text("SELECT unidata_version, search_text_version FROM log_store_state WHERE id = 1")
+    ).first()
+    if row is None:
+        return
+    recorded, rule = row
+    if recorded != unicode_version():
         log.warning(
             "search index folded under Unicode %s, this Python has %s: rebuilding it",
             recorded,
             unicode_version(),
         )
         reindex(connection)
+    elif rule != SEARCH_TEXT_VERSION:
+        if connection.dialect.name == "sqlite":
+            log.warning(
+                "search index made by rule %s, this version writes rule %s: rebuilding it",
+                rule,
+                SEARCH_TEXT_VERSION,
+            )
+            reindex(connection)
+        else:
+            _record(connection)

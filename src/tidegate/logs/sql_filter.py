@@ -36,7 +36,13 @@ from sqlalchemy.sql.expression import column, table
 
 from tidegate.logs.filtering import LineFilter
 from tidegate.models import LogLine
-from tidegate.search.compiler import BUILTIN_FIELDS, RESERVED_FIELDS, compile_line, meta_path
+from tidegate.search.compiler import (
+    BUILTIN_FIELDS,
+    PREFIXED_FIELDS,
+    RESERVED_FIELDS,
+    compile_line,
+    meta_path,
+)
 from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.nodes import (
     And,
@@ -85,6 +91,10 @@ _SMALL_FLOAT_PREFIX = re.compile(r"-[1-9]|[1-9][.e]")
 # An `==` number that every equal number spells with: integers below 1e15 are written
 # n or n.0 (never with an exponent), so 'n' is in the text of each of them.
 _PLAIN_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,14}")
+
+
+# A reserved name's parsed spelling, folded, to the name as a line's text writes it.
+_UNPREFIXED = {"_" + name: name for name in PREFIXED_FIELDS}
 
 
 # A prefix test of a built-in field: (field, case-folded prefix).
@@ -385,7 +395,12 @@ class _Translator:
         key, tried first by the matcher): either way the JSON text holds ``key"``."""
         if _ESCAPED_IN_JSON.search(key):
             return true()  # spelled with escapes in the JSON text
-        return self.contains(key.casefold() + '"', part="meta")
+        folded = key.casefold()
+        # A reserved name's parsed copy (``_status``, ``__source``) is looked for
+        # without its ``_``: a line whose text holds its meta as the text wrote it
+        # (``"status":``) is indexed by its text alone (``store.meta_in_line``).
+        # ``status"`` is in ``_status"`` too.
+        return self.contains(_UNPREFIXED.get(folded, folded) + '"', part="meta")
 
     def meta_value(self, node: ValueNode) -> Condition:
         if isinstance(node, Match):

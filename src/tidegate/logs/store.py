@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -26,6 +27,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from tidegate.clock import epoch_ms_of
+from tidegate.search.compiler import PREFIXED_FIELDS
 
 
 @dataclass(slots=True)
@@ -105,9 +107,47 @@ def utc_day(epoch_ms: int) -> date:
 def search_text(line: str, meta_json: str | None) -> str:
     """What the search index holds for a line: its text and its meta's JSON text, both
     case-folded as the query matcher folds them, so a folded literal the line (or a meta
-    value) contains is a substring of this text. ``meta_json`` is the exact text stored."""
+    value) contains is a substring of this text. ``meta_json`` is the exact text stored.
+
+    The meta is left out when the line's text holds it already (``meta_in_line``: a
+    JSON line whose fields are its meta, the usual parsed line): every literal a query
+    looks for in the meta is then in the text. A pure function of the line and the
+    stored meta text (SQLite's index is contentless: a delete recomputes the entry);
+    ``SEARCH_TEXT_VERSION`` names this rule (a store indexed under another is rebuilt,
+    ``logs.search_index``)."""
     folded = line.casefold()
-    return folded + SEARCH_SEPARATOR + meta_json.casefold() if meta_json else folded
+    if not meta_json or meta_in_line(line, meta_json):
+        return folded
+    return folded + SEARCH_SEPARATOR + meta_json.casefold()
+
+
+# The rule of ``search_text``: 1, the line and its meta JSON; 2, the meta left out when
+# the line holds it (``meta_in_line``).
+SEARCH_TEXT_VERSION = 2
+# A reserved top-level name as a parsed line's meta spells it (``status`` as ``_status``,
+# ``_source`` as ``__source``: logs.parsing). Only ``status`` is not itself ``_``-led.
+_PREFIXED_KEY = '"_status":'
+_UNDERSCORED_KEYS = re.compile(
+    '"_(' + "|".join(sorted(re.escape(name) for name in PREFIXED_FIELDS if name[0] == "_")) + ')":'
+)
+
+
+def meta_in_line(line: str, meta_json: str) -> bool:
+    """Whether ``line`` holds the meta JSON text ``meta_json`` (case-sensitive, which
+    implies it case-folded: ``str.casefold`` maps each character alone), once the ``_``
+    of every reserved name's key (``"_status":``, ``"__source":``) is taken out, as the
+    line's own JSON wrote them (``"status":``). Every literal the SQL translation looks
+    for in the meta is then in the line's text: a key is looked for as ``name"``, so
+    ``_status:`` as ``status"`` (``logs.sql_filter``), and a value, a message or a key
+    never spans a taken-out ``_`` (it sits in a key, right after its opening quote)."""
+    if meta_json in line:
+        return True
+    if '"_' not in meta_json:
+        return False
+    unprefixed = meta_json.replace(_PREFIXED_KEY, '"status":')
+    if '"__' in unprefixed:
+        unprefixed = _UNDERSCORED_KEYS.sub(r'"\1":', unprefixed)
+    return unprefixed != meta_json and unprefixed in line
 
 
 def document_json(value: Any) -> str | None:
