@@ -53,6 +53,9 @@ __all__ = [
     "LINES_REPAIRED",
     "LINE_BYTES",
     "MULTIPROCESS_ENV",
+    "SEGMENT_FILES",
+    "SEGMENT_INDEX_OUTCOMES",
+    "SEGMENT_ROW_GROUPS",
     "SYSLOG_CONNECTIONS",
     "SYSLOG_LINES",
     "TAIL_SESSIONS",
@@ -205,6 +208,22 @@ GROUP_COMMIT_WAIT_SECONDS = Histogram(
     "Seconds a write waited from being handed to the writer to its commit (gathering "
     "delay, the group ahead of it, and its own transaction)",
     buckets=_LATENCY_BUCKETS,
+)
+
+# The segment index (tidegate.logs.tiers): what reads with a search literal skipped.
+SEGMENT_INDEX_OUTCOMES = ("searched", "skipped", "unindexed")
+SEGMENT_FILES = Counter(
+    "tidegate_segment_files",
+    "Segments in the range of a read with a search literal, by what the segment index "
+    "said: searched (may hold a match), skipped (cannot: not opened, not downloaded), "
+    "unindexed (written without an index: read whole)",
+    ["outcome"],
+)
+SEGMENT_ROW_GROUPS = Counter(
+    "tidegate_segment_row_groups",
+    "Row groups of the indexed segments in the range of a read with a search literal: "
+    "searched (may hold a match: read), skipped (cannot: not read)",
+    ["outcome"],
 )
 
 # Archiving (tidegate.archive.runner).

@@ -7,7 +7,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tidegate.api.request_metrics import CODES, GROUPS, INGEST_RESULTS
-from tidegate.metrics import SYSLOG_LINE_OUTCOMES
+from tidegate.metrics import SEGMENT_INDEX_OUTCOMES, SYSLOG_LINE_OUTCOMES
 
 Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
 # The only label values a series may carry: fixed sets, none from a request.
@@ -18,7 +18,8 @@ ALLOWED_LABELS = {
     "outcome": {"stored", "excluded", "failed", "ok"}  # lines, group commits
     | {"evaluated", "standby", "delivered", "retried"}  # alerts
     | set(SYSLOG_LINE_OUTCOMES)
-    | {"accepted", "refused"},  # syslog lines and connections
+    | {"accepted", "refused"}  # syslog lines and connections
+    | set(SEGMENT_INDEX_OUTCOMES),
     "transport": {"sse", "websocket"},
     "integration": {"email", "webhook", "slack", "pagerduty"},
     "pool": {"main", "read", "write", "fetch"},

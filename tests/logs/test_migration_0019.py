@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from tests.conftest import make_settings, open_client
-from tests.factories import make_account, make_tenant
+from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.test_migration_0008 import downgrade
 
 from tidegate.db.engine import Database
@@ -37,14 +37,19 @@ async def _execute(url: str, sql: str, **values: object) -> list[tuple[object, .
         await db.dispose()
 
 
-async def test_segments_registered_before_0019_get_a_bound(empty_db: str, tmp_path: Path) -> None:
-    await upgrade_database(empty_db)
-    client, lifespan = await open_client(make_settings(empty_db, tmp_path))
+async def account_of_a_new_database(url: str, tmp_path: Path) -> AccountCtx:
+    """An account of a database brought up to date, to register segments of."""
+    await upgrade_database(url)
+    client, lifespan = await open_client(make_settings(url, tmp_path))
     try:
-        account = await make_account(client, await make_tenant(empty_db))
+        return await make_account(client, await make_tenant(url))
     finally:
         await client.aclose()
         await lifespan.__aexit__(None, None, None)
+
+
+async def test_segments_registered_before_0019_get_a_bound(empty_db: str, tmp_path: Path) -> None:
+    account = await account_of_a_new_database(empty_db, tmp_path)
     await downgrade(empty_db, "0018")
     await _execute(
         empty_db,

@@ -24,6 +24,7 @@ from tests.components.receiver import Receiver, Request
 from tests.conftest import BACKENDS, AppClient, DatabaseTemplates, make_settings, running_client
 from tests.export.helpers import now_ms
 from tests.factories import AccountCtx, make_account, make_tenant
+from tests.logs.test_segment_index import NEEDLES, needle_lines
 from tests.logs.test_segments import (
     DAY_MS,
     generated_lines,
@@ -202,6 +203,41 @@ async def test_host_b_reads_what_host_a_compacted(hosts: Hosts) -> None:
             assert response.status_code == 200, response.text
             contexts.append(response.json())
         assert contexts[0] == contexts[1]
+
+
+async def test_host_b_downloads_only_the_segments_the_index_leaves(hosts: Hosts) -> None:
+    """A search for a literal opens only the segments whose index says they may hold it
+    (docs/log-store.md, "The segment index"): host B downloads nothing else."""
+    a = hosts.settings("a")
+    lines = needle_lines()
+    async with running_client(a) as host_a:
+        account = await make_account(host_a, await make_tenant(hosts.url))
+        await store(hosts.url, account.account_id, lines, now_ms() - 10 * DAY_MS)
+        hot = {query: await walk(host_a, account, query=query) for query in NEEDLES}
+    # Six segments of 20 lines; the needles are in the first, the fourth and the sixth.
+    await compact(a, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=20, row_group_lines=8)
+    names = await segment_paths(hosts.url, account.account_id)
+    assert len(names) == 6
+    async with running_client(hosts.settings("b")) as host_b:
+        cache = cache_of(host_b)
+        for downloaded, (query, place) in enumerate(NEEDLES.items(), start=1):
+            found = await walk(host_b, account, query=query)
+            assert found == hot[query]
+            assert [line["_line"] for line in found] == [lines[place].line]
+            response = await host_b.get(
+                "/v1/aggregate",
+                params={"from": HOUR_START, "to": HOUR_START + HOUR_MS - 1, "query": query},
+                headers=account.headers,
+            )
+            assert response.status_code == 200, response.text
+            assert response.json()["total"] == 1
+            assert copies(hosts.settings("b").segment_cache_directory) == sorted(
+                names[index // 20] for index in list(NEEDLES.values())[:downloaded]
+            )
+            assert cache.downloads == downloaded
+        # Without a literal, every segment is read.
+        assert len(await walk(host_b, account)) == len(lines)
+        assert cache.downloads == len(names)
 
 
 async def test_retention_deletes_the_objects_and_the_copies(hosts: Hosts) -> None:

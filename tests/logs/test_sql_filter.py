@@ -30,15 +30,15 @@ from tests.property_sizes import examples
 from tidegate.db.engine import Database
 from tidegate.errors import BadRequest
 from tidegate.export.service import segment_filter
-from tidegate.logs import filter_plan, read_queries
+from tidegate.logs import filter_plan, read_queries, segment_index, segment_lookup
 from tidegate.logs.compactor import CompactorConfig, compact_round, compactor_columns, write_rows
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import SegmentStatements
-from tidegate.logs.segments import LINE_COLUMNS
+from tidegate.logs.segments import LINE_COLUMNS, RowRanges, SegmentFile
 from tidegate.logs.sql_filter import SqlFilter, translate
 from tidegate.logs.store import NewLine, document_json, store_lines
-from tidegate.logs.tiers import segment_query
+from tidegate.logs.tiers import located, segment_query
 from tidegate.models import LogLine as LogLineModel
 from tidegate.search.compiler import PREFIXED_FIELDS
 
@@ -50,6 +50,9 @@ from tidegate.search.compiler import PREFIXED_FIELDS
 WORDS = [
     "ab", "Ab", "AB", "ß", "ss", "SS", "\u017fs", "straße", "STRASSE", "\u212aa", "ka", "İx",
     "i\u0307x", "ix", "e_1", "a-b", "4e2", "400", "1.5", 'x"y', "x\\y", "true",
+    # Words as long as the segment index's word prefixes (six characters and more), one
+    # inside another, so that it is asked where a word starts.
+    "quarantined", "unquarantined", "Straßenbahn", "STRASSENBAHN", "e_1quarantined",
 ]  # fmt: skip
 CHARS = ["ß", "\u017f", "\u212a", "İ", "\u0307", "s", "S", "k", "a", "e", "1", "_", "-", ".", "+"]
 WORD = st.one_of(
@@ -333,8 +336,9 @@ def _matches(line_filter: LineFilter, row: LineRow) -> bool:
     )
 
 
-def segment_rows(files: list[str], sql: SqlFilter) -> list[LineRow]:
-    """The candidates DuckDB selects from the segment files."""
+def segment_rows(files: list[str], sql: SqlFilter, rows: RowRanges | None = None) -> list[LineRow]:
+    """The candidates DuckDB selects from the segment files (``rows``: of files narrowed
+    by the segment index, the row ranges read)."""
     return [
         LineRow(*row)
         for row in segment_query(
@@ -345,12 +349,43 @@ def segment_rows(files: list[str], sql: SqlFilter) -> list[LineRow]:
             from_ms=-(2**62),
             to_ms=2**62,
             max_id=2**62,
+            rows=rows,
         )
     ]
 
 
-async def as_segment(store: Store, window: tuple[int, int], directory: Path) -> list[str]:
-    """The window's lines written as a segment, as the compactor writes one."""
+def indexed_rows(segment: Segment, sql: SqlFilter) -> list[LineRow]:
+    """The candidates DuckDB selects from the row groups of the segment its index does
+    not rule out (as ``tiers.searched`` narrows a read's files)."""
+    path, lines, filters = segment
+    index = segment_index.parse(filters)
+    assert index is not None
+    assert index.lines == lines
+    found = segment_lookup.lookup(sql.where)
+    if found is None:
+        return segment_rows([path], sql)
+    file = SegmentFile(path, -(2**62), 2**62, lines, locate=lambda: path)
+    narrowed, candidates = segment_lookup.narrow(file, index, found)
+    event(
+        "the index ruled out every row group"
+        if narrowed is None
+        else "the index ruled out some row groups"
+        if candidates < len(index.blocks)
+        else "the index ruled out no row group"
+    )
+    if narrowed is None:
+        return []
+    paths, rows = located([narrowed])
+    return segment_rows(paths, sql, rows)
+
+
+# A segment written by ``as_segment``: its file, its lines and its index.
+Segment = tuple[str, int, bytes]
+
+
+async def as_segment(store: Store, window: tuple[int, int], directory: Path) -> Segment:
+    """The window's lines written as a segment, as the compactor writes one, in row
+    groups of one line (so that the index has row groups to rule out)."""
     statement = (
         select(*compactor_columns(store.dialect))
         .where(
@@ -363,8 +398,10 @@ async def as_segment(store: Store, window: tuple[int, int], directory: Path) -> 
     async with store.db.read_sessions() as session:
         rows = [tuple(row) for row in (await session.execute(statement)).all()]
     name = f"{store.account_id}/{window[0]}-{rows[0][0]}.parquet"
-    await asyncio.to_thread(write_rows, directory, name, rows, store.dialect)
-    return [str(directory / name)]
+    _size, _bounds, filters = await asyncio.to_thread(
+        write_rows, directory, name, rows, store.dialect, row_group_lines=1
+    )
+    return str(directory / name), len(rows), filters
 
 
 async def check(store: Store, lines: list[NewLine], filters: list[Filter], directory: Path) -> None:
@@ -402,10 +439,17 @@ async def check(store: Store, lines: list[NewLine], filters: list[Filter], direc
         # The segments' dialect (DuckDB over the same lines as a Parquet segment): the
         # same contract, superset and exact where it says so.
         cold = segment_filter(line_filter)
-        found = {row.id for row in segment_rows(segment, cold)}
+        found = {row.id for row in segment_rows([segment[0]], cold)}
         assert expected <= found, (case, "a matching line was not selected by DuckDB")
         if cold.exact:
             assert found == expected, (case, "DuckDB: exact, but selected a non-match")
+        # Read through the segment index: the row groups it rules out hold no matching
+        # line, and none of an exact condition's (it looks a term's or a meta value's
+        # first word up where the matcher finds it, which DuckDB's LIKE does not ask).
+        indexed = {row.id for row in indexed_rows(segment, cold)}
+        assert expected <= indexed <= found, (case, "the index ruled out a match")
+        if cold.exact:
+            assert indexed == found, (case, "the index changed an exact answer")
 
 
 def _line(line: str = "x", **fields: Any) -> NewLine:
@@ -468,6 +512,22 @@ def _line(line: str = "x", **fields: Any) -> NewLine:
         Filter("_line:=Ab -_app:x"),
         Filter("_line:(* -x)"),
         Filter("_file:==ab OR _host:h"),
+    ],
+)
+# A phrase and a meta value's text found inside a word: the segment index looks up the
+# words that start inside them only (a term's and a meta value's first word too: they
+# start one).
+@example(
+    lines=[_line("unquarantined x", meta={"a": "e_1quarantined", "b": ["straßenbahn"]})],
+    filters=[
+        Filter('"quarantined"'),
+        Filter("quarantined"),
+        Filter("unquarantine"),
+        Filter('"e_1quarantined x"'),
+        Filter("a:quarantined"),
+        Filter('a:"e_1quarant"'),
+        Filter("b:STRASSENBAHN"),
+        Filter('b:"enbahn"'),
     ],
 )
 # A negated term's lookup is not in the condition, so it must not drive the scan.
@@ -619,8 +679,23 @@ async def test_both_tiers_answer_as_the_row_store(
     root = store.client.settings.segment_directory
     states = [
         None,  # all in the row store
-        CompactorConfig(root=root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=3, lease_ms=60_000),
-        CompactorConfig(root=root, after_ms=0, window_ms=3_600_000, max_lines=3, lease_ms=60_000),
+        # Row groups of one line: the segment index rules out some of them.
+        CompactorConfig(
+            root=root,
+            after_ms=DAY_MS,
+            window_ms=DAY_MS,
+            max_lines=3,
+            lease_ms=60_000,
+            row_group_lines=1,
+        ),
+        CompactorConfig(
+            root=root,
+            after_ms=0,
+            window_ms=3_600_000,
+            max_lines=3,
+            lease_ms=60_000,
+            row_group_lines=1,
+        ),
     ]
     for state in states:
         if state is not None:

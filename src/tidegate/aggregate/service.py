@@ -30,9 +30,9 @@ from tidegate.logs.filter_plan import FilterPlan, newest_id, plan_filter
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import PageReader, run_off_loop
-from tidegate.logs.segments import AccountSegments
+from tidegate.logs.segments import AccountSegments, RowRanges
 from tidegate.logs.sql_filter import SqlFilter
-from tidegate.logs.tiers import consistent, segment_query
+from tidegate.logs.tiers import consistent, located, searched, segment_query
 from tidegate.search.compiler import BUILTIN_FIELDS, FieldGetter, field_getter
 from tidegate.search.line import LogLine as SearchLine
 from tidegate.search.values import as_text
@@ -315,6 +315,7 @@ class _Cold:
 
     reader: PageReader
     files: list[str]
+    rows: RowRanges  # of the files narrowed by the segment index
     sql: SqlFilter
     request: AggregateRequest
     max_id: int
@@ -331,13 +332,17 @@ class _Cold:
         max_id: int,
         width: int,
     ) -> _Cold | None:
-        files = segments.files(from_ms=request.from_ms, to_ms=request.to_ms, max_id=max_id)
-        if not files:
+        spans = segments.spans(from_ms=request.from_ms, to_ms=request.to_ms, max_id=max_id)
+        if not spans:
             return None
         sql = segment_filter(request.line_filter)
         # Lines past the account's retention are counted by no aggregation.
         sql = replace(sql, where=segments.retained(sql.where))
-        return cls(reader, files, sql, request, max_id, width)
+        # Only the segments (and row groups) that may hold a match are opened.
+        files, rows = located(searched(reader, segments, spans, sql.where))
+        if not files:
+            return None  # no segment can hold a match
+        return cls(reader, files, rows, sql, request, max_id, width)
 
     def _rows(
         self,
@@ -355,6 +360,7 @@ class _Cold:
             to_ms=self.request.to_ms,
             max_id=self.max_id,
             wrap=wrap,
+            rows=self.rows,
         )
 
     def bucket_counts(self) -> Iterator[tuple[int, int]]:

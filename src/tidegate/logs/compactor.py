@@ -52,9 +52,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.logs import search_index
+from tidegate.logs import search_index, segment_index
 from tidegate.logs.segment_objects import SegmentObjects
-from tidegate.logs.segments import NAMES, TEMP_SUFFIX, segment_name, stored_files, write_segment
+from tidegate.logs.segments import (
+    NAMES,
+    ROW_GROUP_LINES,
+    TEMP_SUFFIX,
+    segment_name,
+    stored_files,
+    write_segment,
+)
 from tidegate.models import Account, LogLine, LogSegment, SegmentLease
 from tidegate.objectstore.s3 import S3Failed
 from tidegate.shutdown import stop_task
@@ -118,6 +125,8 @@ class CompactorConfig:
     lease_ms: int
     # With a bucket: the segment directory, whose registered files are uploaded.
     legacy_root: Path | None = None
+    # Lines per row group of a file, and per block of its index (segment_index).
+    row_group_lines: int = ROW_GROUP_LINES
 
     @classmethod
     def of(cls, settings: Settings) -> CompactorConfig:
@@ -360,7 +369,9 @@ async def _move_one(
     name = segment_name(account_id, window, ids[0], uuid.uuid4().hex[:16] if objects else "")
     # The new file is the host's copy: no read of this process evicts it meanwhile.
     with cache.pinned(name) if cache is not None else contextlib.nullcontext():
-        size, bounds = await asyncio.to_thread(write_rows, config.root, name, rows, dialect)
+        size, bounds, index = await asyncio.to_thread(
+            write_rows, config.root, name, rows, dialect, row_group_lines=config.row_group_lines
+        )
         if objects is not None:
             try:
                 await objects.upload(name, config.root / name)
@@ -380,6 +391,7 @@ async def _move_one(
             ids=ids,
             bounds=bounds,
             span=(window, window_end),
+            index=index,
         )
     if moved < 0:
         await _discard(config.root, name)
@@ -405,9 +417,11 @@ async def _register(
     ids: tuple[int, int],
     bounds: tuple[int, int],
     span: tuple[int, int],
+    index: bytes,
 ) -> int:
-    """One transaction: renew the lease, register the segment, delete its lines from
-    the row store. The lines moved, or a negative code (then nothing changed)."""
+    """One transaction: renew the lease, register the segment (with its index), delete
+    its lines from the row store. The lines moved, or a negative code (then nothing
+    changed)."""
     first_id, last_id = ids
     min_ts, max_ts = bounds
     window, window_end = span
@@ -429,6 +443,7 @@ async def _register(
                 max_id=last_id,
                 created_ms=clock(),
                 max_received_ms=max(row[2] for row in rows),
+                trigram_filters=index,
             )
         )
         gone = await _delete_moved(
@@ -476,9 +491,16 @@ async def _discard(root: Path, name: str) -> None:
 
 
 def write_rows(
-    root: Path, name: str, rows: list[tuple[Any, ...]], dialect: str
-) -> tuple[int, tuple[int, int]]:
-    """Sorts the rows by (ts, id), writes the file; its size and (min ts, max ts)."""
+    root: Path,
+    name: str,
+    rows: list[tuple[Any, ...]],
+    dialect: str,
+    *,
+    row_group_lines: int = ROW_GROUP_LINES,
+) -> tuple[int, tuple[int, int], bytes]:
+    """Sorts the rows by (ts, id), writes the file and builds its index
+    (``segment_index``, a block per row group); the file's size, (min ts, max ts) and
+    the index."""
     rows.sort(key=lambda row: (row[1], row[0]))
     columns: dict[str, list[Any]] = {name: [] for name in NAMES}
     lists = [columns[column] for column in NAMES]
@@ -507,8 +529,9 @@ def write_rows(
             # SQLite keeps no copy of it (a contentless index): the stored meta JSON
             # text is the store's own spelling.
             meta_folded.append(None if row[11] is None else row[11].casefold())
-    size = write_segment(root, name, columns)
-    return size, (rows[0][1], rows[-1][1])
+    size = write_segment(root, name, columns, row_group_lines=row_group_lines)
+    filters = segment_index.build(columns, block_lines=row_group_lines)
+    return size, (rows[0][1], rows[-1][1]), filters
 
 
 class SegmentRunner:

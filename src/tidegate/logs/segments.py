@@ -26,7 +26,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -106,10 +106,17 @@ def segment_name(account_id: str, window_ms: int, min_id: int, token: str = "") 
     return f"{account_id}/{window_ms}-{min_id}{'-' + token if token else ''}.parquet"
 
 
-def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
+def write_segment(
+    root: Path,
+    name: str,
+    columns: dict[str, list[Any]],
+    *,
+    row_group_lines: int = ROW_GROUP_LINES,
+) -> int:
     """Writes the rows (``columns`` by ``NAMES``, already sorted by (ts, id)) as the
-    segment ``name``: to a temporary file, fsynced, renamed into place, the directory
-    fsynced. Returns the file's size. Plain CPU and disk: call it off the event loop."""
+    segment ``name``, in row groups of ``row_group_lines``: to a temporary file,
+    fsynced, renamed into place, the directory fsynced. Returns the file's size. Plain
+    CPU and disk: call it off the event loop."""
     # Imported here: only the compactor writes (start-up imports stay small).
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -126,7 +133,7 @@ def write_segment(root: Path, name: str, columns: dict[str, list[Any]]) -> int:
             table,
             handle,
             compression=COMPRESSION,
-            row_group_size=ROW_GROUP_LINES,
+            row_group_size=row_group_lines,
             use_dictionary=["host", "app", "level", "env", "file", "ip", "mac", "tags"],
             write_statistics=[
                 "id",
@@ -309,11 +316,16 @@ class AccountSegments:
 
 @dataclass(frozen=True, slots=True)
 class SegmentFile:
+    """A segment a read may open. Narrowed by the segment index (``tiers.searched``):
+    ``rows``, the file row numbers (first, last) of the row groups that may hold a match
+    (None: every row), and the span and count of the lines in them."""
+
     name: str
     min_ts: int
     max_ts: int
     lines: int
     locate: Callable[[], str] = field(compare=False, repr=False)
+    rows: tuple[tuple[int, int], ...] | None = None
 
     @property
     def path(self) -> str:
@@ -380,9 +392,30 @@ def _file_list(files: Sequence[str]) -> str:
     return "[" + ", ".join("'" + path.replace("'", "''") + "'" for path in files) + "]"
 
 
-def relation(files: Sequence[str]) -> str:
-    """The FROM clause over the files (paths are quoted as SQL strings)."""
-    return f"read_parquet({_file_list(files)}) AS log_lines"
+# The file row numbers of the row groups of some files a read may need, by path.
+RowRanges = Mapping[str, Sequence[tuple[int, int]]]
+
+
+def relation(files: Sequence[str], rows: RowRanges | None = None) -> str:
+    """The FROM clause over the files (paths are quoted as SQL strings). A file with
+    ``rows`` is read in those ranges of its row numbers only: DuckDB reads none of its
+    row groups outside them (a file's own scan, since each file's ranges are its own)."""
+    narrowed = [path for path in files if rows and path in rows]
+    if not narrowed:
+        return f"read_parquet({_file_list(files)}) AS log_lines"
+    assert rows is not None
+    whole = [path for path in files if path not in rows]
+    parts = [f"SELECT * FROM read_parquet({_file_list(whole)})"] if whole else []
+    for path in narrowed:
+        within = " OR ".join(
+            f"file_row_number BETWEEN {int(first)} AND {int(last)}" for first, last in rows[path]
+        )
+        parts.append(
+            "SELECT * EXCLUDE (file_row_number) FROM "
+            f"read_parquet({_file_list([path])}, file_row_number = true) WHERE {within or 'FALSE'}"
+        )
+    # By name: a segment written before ``size_bytes`` lacks that last column.
+    return "(" + " UNION ALL BY NAME ".join(parts) + ") AS log_lines"
 
 
 # A line's size in a segment written before ``size_bytes`` was: the UTF-8 length of

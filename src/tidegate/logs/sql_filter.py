@@ -81,6 +81,13 @@ _SEGMENT_LINE: ColumnElement[str] = _SEGMENT.c.line_folded
 _SEGMENT_META: ColumnElement[str] = _SEGMENT.c.meta_folded
 # The built-in fields with a case-folded copy (``<name>_folded``, indexed).
 _FOLDED = frozenset({"host", "app", "level"})
+# DuckDB: the mark on the condition of a literal every selected line holds at a word
+# start of a segment column's searched text (a term in the line's searched text, a meta
+# value at the start of its JSON value): (column name, the case-folded literal). An
+# SQLAlchemy annotation, which leaves the SQL as it is; the segment index
+# (tidegate.logs.segment_index) reads it to look the literal's first word up.
+STARTS_WORD = "tidegate_starts_word"
+_WORD_START = re.compile(r"\w")
 
 # Literals a JSON text may spell differently from the matcher's view of the value
 # (``as_text`` of the value as read back): see _Translator.meta_match.
@@ -274,7 +281,11 @@ class _Translator:
             found = [self.contains(text, part="line") for text in dict.fromkeys((folded, escaped))]
             if self.dialect == "duckdb" and not folded.isascii():
                 found.append(_SEGMENT_LINE.like(_unicode_escaped_pattern(folded), escape="\\"))
-            return (found[0] if len(found) == 1 else _any(found)), False
+            condition = found[0] if len(found) == 1 else _any(found)
+            if isinstance(node, Term):
+                # The matcher finds a term where no word character is right before it.
+                condition = self.starts_word(condition, folded, part="line")
+            return condition, False
         if isinstance(node, Field):
             return self.field(node)
         if isinstance(node, Not):
@@ -428,7 +439,16 @@ class _Translator:
             return true()
         if _SMALL_FLOAT_PREFIX.match(literal):
             return true()
-        return self.contains(literal, part="meta")
+        # The literal starts the value's JSON text: after '"', ':', ',' or '['.
+        return self.starts_word(self.contains(literal, part="meta"), literal, part="meta")
+
+    def starts_word(self, condition: Condition, literal: str, *, part: str) -> Condition:
+        """DuckDB: ``condition`` marked (``STARTS_WORD``) as a test of a literal every
+        selected line holds at a word start of its searched text (``part``)."""
+        if self.dialect != "duckdb" or _WORD_START.match(literal) is None:
+            return condition
+        column = "line_folded" if part == "line" else "meta_folded"
+        return condition._annotate({STARTS_WORD: (column, literal)})
 
     # -- the search text -------------------------------------------------------------
 

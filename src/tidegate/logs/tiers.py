@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, select
 
 from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
+from tidegate.logs import segment_index, segment_lookup
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import PageReader, SegmentReader
 from tidegate.logs.segments import (
@@ -36,6 +37,7 @@ from tidegate.logs.segments import (
     SIZE_OF_LINE,
     AccountSegments,
     DuckCondition,
+    RowRanges,
     SegmentFile,
     SegmentUnavailable,
     account_retention,
@@ -46,6 +48,8 @@ from tidegate.logs.segments import (
     relation,
     retained_from,
 )
+from tidegate.metrics import SEGMENT_FILES, SEGMENT_ROW_GROUPS
+from tidegate.models import LogSegment
 
 T = TypeVar("T")
 
@@ -55,6 +59,9 @@ MAX_ATTEMPTS = 6
 RETRY_S = 0.02
 # The most rows one DuckDB statement of a walk asks for (then the next continues).
 MAX_CHUNK = 20_000
+# Segment indexes read from the registry per statement (about 0.5 MB each for 100,000
+# lines of the search bench's data; at most 1.8 MB).
+INDEX_FETCH = 8
 
 
 def consistent(reader: PageReader, account_id: str, read: Callable[[AccountSegments], T]) -> T:
@@ -154,11 +161,11 @@ class SegmentWalk:
                 low, high = max(self.from_ms, edge - width + 1), edge
             else:
                 low, high = edge, min(self.to_ms, edge + width - 1)
-            files = [file.path for file in self.files if file.max_ts >= low and file.min_ts <= high]
+            spanned = [file for file in self.files if file.max_ts >= low and file.min_ts <= high]
             chunk = 0
-            if files:
+            if spanned:
                 sql = (
-                    f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(files)} "
+                    f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(*located(spanned))} "
                     "WHERE ts >= ? AND ts <= ? AND id <= ?"
                 )
                 parameters: list[Any] = [low, high, self.max_id]
@@ -245,10 +252,13 @@ def segment_walk(
     budget: int,
     wanted: Callable[[], int],
 ) -> SegmentWalk:
+    where = segments.retained(where)
     return SegmentWalk(
         reader=reader,
-        files=segments.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id),
-        condition=duck_condition(segments.retained(where)),
+        files=searched(
+            reader, segments, segments.spans(from_ms=from_ms, to_ms=to_ms, max_id=max_id), where
+        ),
+        condition=duck_condition(where),
         from_ms=from_ms,
         to_ms=to_ms,
         max_id=max_id,
@@ -256,6 +266,77 @@ def segment_walk(
         budget=budget,
         wanted=wanted,
     )
+
+
+def searched(
+    reader: PageReader,
+    segments: AccountSegments,
+    files: list[SegmentFile],
+    where: ColumnElement[bool] | None,
+) -> list[SegmentFile]:
+    """The files that may hold a line ``where`` selects, each narrowed to the row
+    groups that may (``segment_lookup``): the others are never opened (nor, from a
+    segment bucket, downloaded). The indexes come from the registry, in the read's
+    snapshot, once per process and segment. Files without an index are kept whole."""
+    found = segment_lookup.lookup(where)
+    if found is None or not files:
+        return files
+    root = str(segments.root)
+    indexes = {
+        name: index
+        for (_root, name), index in segment_index.INDEXES.known(
+            (root, file.name) for file in files
+        ).items()
+    }
+    missing = [file.name for file in files if file.name not in indexes]
+    for first in range(0, len(missing), INDEX_FETCH):
+        # A few at a time: on PostgreSQL the rows pass through the event loop.
+        rows = reader.all(
+            select(LogSegment.path, LogSegment.trigram_filters).where(
+                LogSegment.account_id == segments.account_id,
+                LogSegment.path.in_(missing[first : first + INDEX_FETCH]),
+            )
+        )
+        for name, data in rows:
+            index = indexes[name] = segment_index.parse(data)
+            segment_index.INDEXES.add((root, name), index)
+    kept: list[SegmentFile] = []
+    counts = dict.fromkeys(("searched", "skipped", "unindexed"), 0)
+    blocks = {"searched": 0, "skipped": 0}
+    for file in files:
+        index = indexes.get(file.name)
+        if index is None or index.lines != file.lines:
+            counts["unindexed"] += 1
+            kept.append(file)
+            continue
+        narrowed, candidates = segment_lookup.narrow(file, index, found)
+        blocks["searched"] += candidates
+        blocks["skipped"] += len(index.blocks) - candidates
+        if narrowed is None:
+            counts["skipped"] += 1
+        else:
+            counts["searched"] += 1
+            kept.append(narrowed)
+    for outcome, count in counts.items():
+        if count:
+            SEGMENT_FILES.labels(outcome).inc(count)
+    for outcome, count in blocks.items():
+        if count:
+            SEGMENT_ROW_GROUPS.labels(outcome).inc(count)
+    return kept
+
+
+def located(files: list[SegmentFile]) -> tuple[list[str], RowRanges]:
+    """The files' paths on this host (fetched from a segment bucket on first use) and
+    the row ranges of those narrowed by the segment index, for ``relation``."""
+    paths: list[str] = []
+    rows: dict[str, tuple[tuple[int, int], ...]] = {}
+    for file in files:
+        path = file.path
+        paths.append(path)
+        if file.rows is not None:
+            rows[path] = file.rows
+    return paths, rows
 
 
 def segment_query(
@@ -268,14 +349,16 @@ def segment_query(
     to_ms: int,
     max_id: int,
     wrap: str = "{}",
+    rows: RowRanges | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """Rows of ``SELECT columns FROM <the files> WHERE <range, where>``, placed in
-    ``wrap`` at ``{}`` (an outer query of it)."""
+    ``wrap`` at ``{}`` (an outer query of it); ``rows``: the row ranges of files
+    narrowed by the segment index (``searched``, ``located``)."""
     condition = duck_condition(where)
     if not files or condition.nothing:
         return
     inner = (
-        f"SELECT {columns} FROM {relation(files)} WHERE ts >= ? AND ts <= ? AND id <= ? "
+        f"SELECT {columns} FROM {relation(files, rows)} WHERE ts >= ? AND ts <= ? AND id <= ? "
         f"AND {condition.sql}"
     )
     yield from reader.segment_rows(

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String
+import builtins
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tidegate.models.base import Base
@@ -35,6 +37,15 @@ class LogSegment(Base):
     max_id: Mapped[int] = mapped_column(BigInteger)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     max_received_ms: Mapped[int] = mapped_column(BigInteger)
+    # The segment index (tidegate.logs.segment_index): Bloom filters of the trigrams of
+    # each row group's folded line and meta, so a read skips the segments and row groups
+    # that cannot hold a search literal without opening their file. Null for a segment
+    # written before it (migration 0021): read whole. Deferred: the ORM never loads it
+    # with the row; reads select it on its own.
+    # (``builtins.bytes``: this class's ``bytes`` is the file's size.)
+    trigram_filters: Mapped[builtins.bytes | None] = mapped_column(
+        LargeBinary, default=None, deferred=True
+    )
 
 
 class SegmentLease(Base):
