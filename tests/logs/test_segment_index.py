@@ -379,10 +379,11 @@ async def compacted(client: AppClient, lines: list[NewLine]) -> tuple[AccountCtx
     db = Database.connect(url)
     owner = uuid.uuid4().hex
     try:
-        while (
-            await compact_round(db, config, owner=owner, accounts=[account.account_id])
-        ).segments:
-            pass
+        while True:
+            result = await compact_round(db, config, owner=owner, accounts=[account.account_id])
+            assert result.claimed  # the database is shared: no other owner's lease left
+            if not result.segments:
+                break
         await release(db, owner=owner)
         async with db.read_sessions() as session:
             hot = await session.scalar(
