@@ -53,7 +53,8 @@ def test_every_page_address_serves_the_shell_and_assets_are_cached_by_digest(sit
         assert shell.headers["content-type"].startswith("text/html")
         assert "frame-ancestors 'none'" in shell.headers["content-security-policy"]
         assets = re.findall(r'(?:href|src)="(/web/[^"]+)"', shell.text)
-        assert len(assets) == 5  # the icon, two styles, two scripts
+        preloads = re.findall(r'<link rel="modulepreload" href="(/web/[^"]+)"', shell.text)
+        assert len(assets) - len(preloads) == 6  # the icon, two styles, three scripts
         for address in assets:
             asset = http.get(address)
             assert asset.status_code == 200, address

@@ -13,6 +13,8 @@ address at once and a browser never mixes two releases' modules."""
 from __future__ import annotations
 
 import hashlib
+import posixpath
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
@@ -54,6 +56,16 @@ _MEDIA_TYPES = {
     ".svg": "image/svg+xml",
     "": "text/plain; charset=utf-8",  # LICENSE
 }
+# The modules the shell names as `<link rel="modulepreload">`: what asks the search
+# page's first lines, the app's entry and the search page (the first page after
+# sign-in, and `/`), each with every module it imports statically, so the browser asks
+# for them all at once instead of one level of imports after another.
+PRELOADED_MODULES = ("search_start.js", "app.js", "pages/search.js")
+# `import ... from "./x.js"`, `export ... from "../x.js"`, `import "./x.js"` (a dynamic
+# `import("./x.js")` is not followed: it loads when a page asks).
+_STATIC_IMPORT = re.compile(
+    r'^\s*(?:(?:import|export)\b[^;"\']*?\bfrom\s*|import\s*)"(\.{1,2}/[^"]+)"', re.MULTILINE
+)
 _CACHE_FOREVER = "public, max-age=31536000, immutable"
 # Scripts and styles from this origin only; uPlot sets element styles from script
 # (CSSOM), which 'self' allows, but its legend uses style attributes, hence
@@ -97,12 +109,38 @@ def release() -> str:
     return digest.hexdigest()[:12]
 
 
+def static_imports(name: str, text: str | None = None) -> list[str]:
+    """The modules the module ``name`` (its source ``text``, else the asset's) imports
+    statically, by their paths under static/."""
+    source = _assets()[name].content.decode() if text is None else text
+    folder = posixpath.dirname(name)
+    return [
+        posixpath.normpath(posixpath.join(folder, found))
+        for found in _STATIC_IMPORT.findall(source)
+    ]
+
+
+@cache
+def preloaded_modules() -> list[str]:
+    """``PRELOADED_MODULES`` and every module they import statically, in the order met."""
+    found: dict[str, None] = {}
+    todo = list(PRELOADED_MODULES)
+    while todo:
+        name = todo.pop(0)
+        if name not in found:
+            found[name] = None
+            todo.extend(static_imports(name))
+    return list(found)
+
+
 @cache
 def _shell() -> str:
     env = Environment(
         loader=FileSystemLoader(_HERE / "templates"), autoescape=select_autoescape(["html"])
     )
-    return env.get_template("index.html").render(assets=f"{ASSETS_PREFIX}/{release()}")
+    return env.get_template("index.html").render(
+        assets=f"{ASSETS_PREFIX}/{release()}", preloads=preloaded_modules()
+    )
 
 
 def build_web_router() -> APIRouter:

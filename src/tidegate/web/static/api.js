@@ -106,7 +106,8 @@ async function send(method, path, { params, body, signal }) {
   }
 }
 
-export async function api(method, path, { params, body, signal } = {}) {
+// `quiet`: a 401 is only thrown, not taken as the session's end (search_start.js).
+export async function api(method, path, { params, body, signal, quiet = false } = {}) {
   const response = await send(method, path, { params, body, signal });
   const text = await response.text();
   let data = null;
@@ -118,7 +119,7 @@ export async function api(method, path, { params, body, signal } = {}) {
     }
   }
   if (!response.ok) {
-    if (response.status === 401 && !path.startsWith("/v1/auth/")) onUnauthorized();
+    if (response.status === 401 && !quiet && !path.startsWith("/v1/auth/")) onUnauthorized();
     const error = new ApiError(response.status, data);
     if (response.status === 429 && response.headers.has("Retry-After")) {
       error.message += ` (try again in ${Math.round(retryAfterMs(response.headers.get("Retry-After")) / 1000)} s)`;

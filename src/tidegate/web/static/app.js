@@ -2,6 +2,8 @@
 import { whenRateLimited, whenUnauthorized } from "./api.js";
 import { clear, errorBox, formatClock, h } from "./dom.js";
 import { preferences } from "./preferences.js";
+// Asks the search page's first lines when it runs (the shell has it run even earlier).
+import "./search_start.js";
 import { accountLabel, session, signedInAs } from "./session.js";
 
 const ROUTES = [
@@ -184,5 +186,8 @@ whenUnauthorized(() => {
   navigate("/signin", { replace: true });
 });
 
+// The page's module loads beside the session check (route() finds it loaded).
+const opening = ROUTES.find(([pattern]) => pattern.test(location.pathname));
+if (opening) opening[1]().catch(() => {}); // a failure is shown when route() loads it
 await session.load().catch(() => null);
 route();

@@ -4,7 +4,7 @@
 import { ApiError, get } from "../api.js";
 import { histogram } from "../chart.js";
 import { attachCompletion } from "../completion.js";
-import { clear, errorBox, formatCount, formatTime, h, splitList } from "../dom.js";
+import { clear, errorBox, formatCount, formatTime, h } from "../dom.js";
 import { contextButton, contextParts } from "../context.js";
 import { fieldFacet, fieldPaths } from "../field_facet.js";
 import { markHits } from "../highlight.js";
@@ -13,13 +13,13 @@ import { currentEra, entryKey, keep, pushEntry, takeKept } from "../kept.js";
 import { lineElement } from "../lines.js";
 import { copyButtons, markLinked, revealLine } from "../linked.js";
 import { LiveFacets } from "../live_facets.js";
+import { FIRST_PAGE, filterParams, stateFromUrl, takeFirstPage } from "../search_start.js";
 import { LiveTail } from "../tail.js";
 import { timePicker } from "../time_picker.js";
-import { rangeFromParams, rangeToParams, resolve } from "../timerange.js";
+import { rangeToParams, resolve } from "../timerange.js";
 import { saveViewButton } from "../views.js";
 import { VirtualList } from "../virtual.js";
 
-const FIRST_PAGE = 100; // small: the first lines show as soon as the database has them
 const NEXT_PAGE = 500;
 const EMPTY_PAGES_PER_SCROLL = 5; // a page may be empty without being the last
 const FACETS = [
@@ -30,17 +30,6 @@ const FACETS = [
 
 const LIVE_FACETS_EVERY_MS = 1000; // live facets redrawn at most this often
 
-export function stateFromUrl(query) {
-  return {
-    q: query.get("q") || "",
-    range: rangeFromParams(query),
-    hosts: splitList(query.get("hosts")),
-    apps: splitList(query.get("apps")),
-    levels: splitList(query.get("levels")),
-    field: query.get("field") || "", // the field picker's field (its top values)
-  };
-}
-
 export function searchUrl(state) {
   const params = new URLSearchParams();
   if (state.q) params.set("q", state.q);
@@ -48,10 +37,6 @@ export function searchUrl(state) {
   for (const [, list] of FACETS) if (state[list].length) params.set(list, state[list].join(","));
   if (state.field) params.set("field", state.field);
   return `/search?${params}`;
-}
-
-function filterParams(state) {
-  return { query: state.q, hosts: state.hosts, apps: state.apps, levels: state.levels };
 }
 
 // The API's 400 names the column where the query stopped parsing: point at it.
@@ -81,6 +66,7 @@ export async function render(main, { query }) {
   let shownHref = location.pathname + location.search;
   let fieldShown = null; // the picked field's values drawn: {name, rows, exact}
   const restored = takeKept(historyKey, shownHref);
+  let early = takeFirstPage(shownHref); // asked as the app started (search_start.js)
   const era = currentEra();
 
   const input = h("input", {
@@ -142,8 +128,11 @@ export async function render(main, { query }) {
     ...times.elements,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
-    await saveViewButton(() => state),
   );
+  // Never in the way of the first lines: the button comes when the server says views exist.
+  saveViewButton(() => state)
+    .then((button) => button && form.append(button))
+    .catch(() => {});
   attachCompletion(input, {
     names: () => fieldPaths(lines.entries.slice(0, 500).map((entry) => entry.record)),
     range: () => resolve(state.range),
@@ -249,17 +238,20 @@ export async function render(main, { query }) {
     sentinel.textContent = "Loading older lines…";
     try {
       for (let tries = 0; tries < EMPTY_PAGES_PER_SCROLL; tries += 1) {
-        const answer = await get(
-          "/v2/export",
-          {
-            ...filterParams(state),
-            ...cursor.bounds,
-            size: cursor.pagination_id ? NEXT_PAGE : FIRST_PAGE,
-            prefer: "tail",
-            pagination_id: cursor.pagination_id,
-          },
-          signal,
-        );
+        const asked = cursor.first; // the first page, already asked (search_start.js)
+        cursor.first = null;
+        const answer = await (asked ||
+          get(
+            "/v2/export",
+            {
+              ...filterParams(state),
+              ...cursor.bounds,
+              size: cursor.pagination_id ? NEXT_PAGE : FIRST_PAGE,
+              prefer: "tail",
+              pagination_id: cursor.pagination_id,
+            },
+            signal,
+          ));
         lines.append(answer.lines);
         cursor.pagination_id = answer.pagination_id;
         cursor.done = !answer.pagination_id;
@@ -304,8 +296,11 @@ export async function render(main, { query }) {
     lines.clear();
     fieldShown = null;
     sentinel.textContent = "Searching…";
-    const bounds = resolve(state.range);
-    cursor = { bounds, pagination_id: null, done: false };
+    const first = early;
+    early = null;
+    if (first) signal.addEventListener("abort", first.abort);
+    const bounds = first ? first.bounds : resolve(state.range);
+    cursor = { bounds, pagination_id: null, done: false, first: first && first.answer };
     loading = false;
     const shown = (error) => {
       if (signal.aborted) return;
