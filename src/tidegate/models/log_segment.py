@@ -40,7 +40,7 @@ class LogSegment(Base):
     # The segment index (tidegate.logs.segment_index): Bloom filters of the trigrams of
     # each row group's folded line and meta, so a read skips the segments and row groups
     # that cannot hold a search literal without opening their file. Null for a segment
-    # written before it (migration 0021): read whole. Deferred: the ORM never loads it
+    # written before it (migration 0022): read whole. Deferred: the ORM never loads it
     # with the row; reads select it on its own.
     # (``builtins.bytes``: this class's ``bytes`` is the file's size.)
     trigram_filters: Mapped[builtins.bytes | None] = mapped_column(
