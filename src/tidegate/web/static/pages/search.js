@@ -129,8 +129,11 @@ export async function render(main, { query }) {
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
   );
-  // Never in the way of the first lines: the button comes when the server says views exist.
-  saveViewButton(() => state)
+  // Never in the way of the first lines: the views check is asked once they have come
+  // (or failed), and the button is added when the server says views exist.
+  let linesCame;
+  new Promise((done) => (linesCame = done))
+    .then(() => saveViewButton(() => state))
     .then((button) => button && form.append(button))
     .catch(() => {});
   attachCompletion(input, {
@@ -269,6 +272,7 @@ export async function render(main, { query }) {
 
   // The page as it was left, on Back (kept.js): nothing is asked again.
   function resume(saved) {
+    linesCame();
     controller = new AbortController();
     linkedLine = null; // found (and marked) when the page was first drawn
     cursor = saved.cursor;
@@ -320,6 +324,7 @@ export async function render(main, { query }) {
       failed = true;
       shown(error);
     });
+    linesCame();
     if (linkedLine && !failed && !signal.aborted) {
       const id = linkedLine;
       linkedLine = null;
