@@ -4,6 +4,7 @@ same sources over real HTTP are in ``test_sources_live.py``)."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -281,6 +282,22 @@ def test_demo_logs_formats(format_: Any, pattern: str) -> None:
         event = demo_event(config, number, NOW)
         assert event["timestamp"] == NOW
         assert re.match(pattern, event["message"]), event["message"]
+
+
+@pytest.mark.parametrize(
+    ("moment", "stamp"),
+    [
+        (datetime(2026, 11, 28, 0, 23, 46, tzinfo=UTC), "Nov 28 00:23:46"),
+        (datetime(2026, 11, 5, 9, 3, 4, tzinfo=UTC), "Nov  5 09:03:04"),
+        (datetime(2026, 11, 10, 10, 0, 0, tzinfo=UTC), "Nov 10 10:00:00"),
+    ],
+)
+def test_bsd_syslog_pads_the_day_and_never_the_hour(moment: datetime, stamp: str) -> None:
+    # Once " 0" was replaced by two spaces: right for "Nov 05", but on a two-digit day
+    # between midnight and ten it turned "Nov 28 00:23:46" into "Nov 28  0:23:46".
+    config = DemoLogsConfig.model_validate({"format": "bsd_syslog"})
+    event = demo_event(config, 1, int(moment.timestamp() * 1000))
+    assert event["message"].split(">", 1)[1].startswith(stamp + " ")
 
 
 def test_demo_logs_json_and_shuffle() -> None:

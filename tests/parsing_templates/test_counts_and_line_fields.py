@@ -135,7 +135,7 @@ async def test_captures_set_the_lines_app_host_level_and_time(client: AppClient)
     )
     now = datetime.now(UTC)
     iso = now.replace(microsecond=123000).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    syslog_time = now.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
+    syslog_time = f"{now:%b} {now.day:2d} {now:%H:%M:%S}"  # "Nov  5", "Nov 28 00:23:46"
     lines = [
         {"line": f"[{iso}] db-7 billing[42] err: card declined", "app": "sent-app"},
         {"line": f"[{syslog_time}] edge-2 cdn[1] WARN: slow origin"},

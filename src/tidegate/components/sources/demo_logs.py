@@ -149,7 +149,8 @@ def demo_event(config: DemoLogsConfig, number: int, now_ms: int) -> dict[str, An
         text = f"<{priority}>1 {stamp} {host} {app} {1000 + number % 9000} ID{number} - {message}"
     elif config.format == "bsd_syslog":
         priority = 8 + _SEVERITY[level]
-        stamp = moment.strftime("%b %d %H:%M:%S").replace(" 0", "  ", 1)
+        # RFC 3164: the day of the month padded with a space ("Nov  5"), never the hour.
+        stamp = f"{moment:%b} {moment.day:2d} {moment:%H:%M:%S}"
         text = f"<{priority}>{stamp} {host} {app}[{1000 + number % 9000}]: {message}"
     else:  # shuffle
         text = config.lines[number % len(config.lines)]
