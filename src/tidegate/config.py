@@ -174,6 +174,9 @@ class Settings(BaseSettings):
     # the number of workers (set by ``tidegate serve --workers``).
     db_pool_size: int | None = Field(default=None, ge=4)
     workers: int = Field(default=1, ge=1)
+    # How ``tidegate serve --workers N`` starts its workers: forked from the supervisor
+    # with the app imported (Linux), or spawned as fresh interpreters.
+    worker_start: Literal["fork", "spawn"] = "fork"
     # Seconds each step of a worker's shutdown may take (closing the alert runner, the
     # pipeline and ingest runtimes, live tail, the database, Redis) before it is logged
     # by name and left behind, so a stop always completes.

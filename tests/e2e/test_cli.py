@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from tests.live import live_get, live_post
+from tests.waiting import until
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -71,6 +72,54 @@ def test_first_start_bootstraps_a_key_file(live_server_factory: Any, tmp_path: P
     )
     assert response.status_code == 200
     assert response.json()["data"]["name"] == "default"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat_line = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_workers_are_forked_with_the_app_imported(
+    live_server_factory: Any, tmp_path: Path, start: str
+) -> None:
+    """``serve --workers 2`` forks its workers from the supervisor, which imported the
+    app once (a spawned worker is a fresh interpreter running multiprocessing's
+    ``spawn_main``, importing everything again); ``TIDEGATE_WORKER_START=spawn`` keeps
+    the old way."""
+    server = live_server_factory(
+        env={
+            "TIDEGATE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'w.sqlite3'}",
+            "TIDEGATE_WORKER_START": start,
+        },
+        workers=2,
+    )
+    assert server.process is not None
+
+    def workers() -> list[bytes] | None:
+        lines = []
+        for pid in _children(server.process.pid):
+            try:
+                lines.append(Path(f"/proc/{pid}/cmdline").read_bytes())
+            except OSError:
+                return None
+        # multiprocessing's resource tracker (spawn only) is a child too, not a worker.
+        found = [line for line in lines if b"resource_tracker" not in line]
+        return found if len(found) == 2 else None
+
+    found = until(workers, timeout=60, what="the server's two workers")
+    spawned = [b"spawn_main" in line for line in found]
+    assert spawned == [start == "spawn"] * 2, found
+    assert live_get(server.base_url + "/healthz").status_code == 200
 
 
 def test_serve_with_four_workers(live_server_factory: Any, server_db: str, tmp_path: Path) -> None:
