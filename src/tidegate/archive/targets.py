@@ -1,5 +1,6 @@
 """Where an account's archive goes: its configuration (as sent) and the server's
-settings become an ``S3Target``.
+settings become the upload of a day's object (``open_upload``): an S3 multipart upload
+to an ``S3Target``, or an Azure block blob.
 
 * ``s3``: the bucket on AWS (or ``TIDEGATE_S3_ENDPOINT``), written with the server's
   own credentials (``TIDEGATE_ARCHIVE_S3_*``), as the platform writes with its own
@@ -8,6 +9,9 @@ settings become an ``S3Target``.
   ``accesskey`` and ``secretkey`` (SigV4; Spaces take the region ``us-east-1``).
 * ``ibm``: IBM Cloud Object Storage: ``bucket`` at ``endpoint``, with an IAM token that
   the account's ``apikey`` is exchanged for at ``TIDEGATE_IBM_IAM_TOKEN_URL``.
+* ``azblob``: Azure Blob Storage: the account ``accountname`` at
+  ``TIDEGATE_AZURE_BLOB_ENDPOINT`` (``https://<account>.blob.core.windows.net``), Shared
+  Key with ``accountkey``, in the container ``TIDEGATE_ARCHIVE_AZURE_CONTAINER``.
 
 An endpoint written without a scheme (``s3.us-south.cloud-object-storage.appdomain.cloud``,
 as the provider's examples have it) is HTTPS.
@@ -15,15 +19,26 @@ as the provider's examples have it) is HTTPS.
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Final
 
 import httpx
 
 from tidegate import json_codec
+from tidegate.archive.writer import BLOCK_BYTES, PART_BYTES, ObjectUpload
 from tidegate.config import Settings
-from tidegate.objectstore.s3 import S3Failed, S3Target, aws_endpoint
+from tidegate.objectstore.azure import AzureBlobClient, AzureTarget, BlockBlobUpload
+from tidegate.objectstore.http import StoreFailed
+from tidegate.objectstore.s3 import MultipartUpload, S3Client, S3Target, aws_endpoint
 
-__all__ = ["ArchiveUnavailable", "endpoint_url", "target_for"]
+__all__ = [
+    "ArchiveUnavailable",
+    "azure_target",
+    "endpoint_url",
+    "open_upload",
+    "part_bytes_for",
+    "target_for",
+]
 
 SPACES_REGION: Final = "us-east-1"
 IBM_REGION: Final = "us-standard"
@@ -74,6 +89,31 @@ async def target_for(
     )
 
 
+def azure_target(config: dict[str, Any], *, settings: Settings) -> AzureTarget:
+    """The ``azblob`` account's Blob service (its key was checked on save)."""
+    account = config["accountname"]
+    endpoint = settings.azure_blob_endpoint.replace("{account}", account).rstrip("/")
+    return AzureTarget(endpoint, account, key=base64.b64decode(config["accountkey"]))
+
+
+def part_bytes_for(config: dict[str, Any]) -> int:
+    """The size of the parts (blocks) a day goes up in: a few MiB."""
+    return BLOCK_BYTES if config["integration"] == "azblob" else PART_BYTES
+
+
+async def open_upload(
+    config: dict[str, Any], key: str, *, settings: Settings, client: httpx.AsyncClient
+) -> ObjectUpload:
+    """The upload of the object ``key`` to the configuration's bucket (or container)."""
+    if config["integration"] == "azblob":
+        azure = AzureBlobClient(
+            client, azure_target(config, settings=settings), settings.archive_azure_container
+        )
+        return BlockBlobUpload(azure, key)
+    target = await target_for(config, settings=settings, client=client)
+    return MultipartUpload(S3Client(client, target), key)
+
+
 async def ibm_token(apikey: str, *, settings: Settings, client: httpx.AsyncClient) -> str:
     """IBM IAM: ``POST`` the API key (``grant_type=urn:ibm:params:oauth:grant-type:apikey``)
     and take ``access_token`` from the answer."""
@@ -104,6 +144,6 @@ async def ibm_token(apikey: str, *, settings: Settings, client: httpx.AsyncClien
 
 
 def describe_failure(error: Exception) -> str:
-    if isinstance(error, S3Failed | ArchiveUnavailable):
+    if isinstance(error, StoreFailed | ArchiveUnavailable):
         return str(error)
     return f"{type(error).__name__}: {error}".rstrip(": ")
