@@ -139,6 +139,12 @@ class Settings(BaseSettings):
     archive_azure_container: str = Field(
         default="tidegate-archive", max_length=63, pattern=r"^[a-z0-9](-?[a-z0-9]){2,62}$"
     )
+    # The ``gcs`` archive integration (a bucket and a project id): the JSON API's
+    # endpoint (empty: ``https://storage.googleapis.com``; else scheme and host, e.g. an
+    # emulator), and the server's own service account key file (JSON, as Google's
+    # console downloads it) that tidegate writes with: the bucket grants it.
+    gcs_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    archive_gcs_credentials_file: str = ""
     # IBM Cloud Object Storage: the IAM endpoint that exchanges an API key for a token.
     ibm_iam_token_url: str = Field(
         default="https://iam.cloud.ibm.com/identity/token", pattern=r"^https?://\S{1,2048}$"

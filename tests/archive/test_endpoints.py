@@ -48,9 +48,9 @@ APPLIES = [
         "accountname": "examplestore",
         "accountkey": "ZXhhbXBsZSBrZXk=",
     },
+    {"integration": "gcs", "bucket": "example", "projectid": "id"},
 ]
 REFUSED = [
-    {"integration": "gcs", "bucket": "example", "projectid": "id"},
     {
         "integration": "swift",
         "authurl": "example.com",

@@ -24,8 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import live_get, stop_process
-from tests.waiting import until
+from tests.live import live_get, serving
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "azurite"
 BINARY = TOOLS / "node_modules" / ".bin" / "azurite-blob"
@@ -139,13 +138,5 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
         stderr=subprocess.DEVNULL,
     )
     endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
-    try:
-        until(
-            lambda: process.poll() is not None or _reachable(endpoint),
-            timeout=120,
-            what="Azurite answering",
-        )
-        assert process.poll() is None, "Azurite exited"
+    with serving(process, lambda: _reachable(endpoint), what="Azurite answering", timeout=120):
         yield Azurite(endpoint)
-    finally:
-        stop_process(process)

@@ -32,9 +32,9 @@ INTEGRATIONS: Final[dict[str, tuple[str, ...]]] = {
     "dos": ("space", "endpoint", "accesskey", "secretkey"),
     "swift": ("authurl", "username", "password", "tenantname"),
 }
-# The integrations tidegate writes to (through the S3 API, or Azure Blob's); the
-# others are refused.
-BUILT: Final = frozenset({"s3", "ibm", "dos", "azblob"})
+# The integrations tidegate writes to (through the S3 API, Azure Blob's or GCS's);
+# the others (swift) are refused.
+BUILT: Final = frozenset({"s3", "ibm", "dos", "azblob", "gcs"})
 _OPTIONAL: Final[dict[str, tuple[str, ...]]] = {"swift": ("expires",)}
 MAX_FIELD_CHARS: Final = 1024
 # Azure's storage account names: 3 to 24 lower-case letters and digits.

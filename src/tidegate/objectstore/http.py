@@ -16,7 +16,7 @@ import asyncio
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, ClassVar, Final
 
@@ -45,6 +45,7 @@ class Answer:
     status: int
     head: bytes
     etag: str | None
+    location: str | None = None
 
 
 def error_code(head: bytes) -> str:
@@ -92,6 +93,10 @@ class StoreClient:
         with ``query``."""
         raise NotImplementedError
 
+    def explain(self, head: bytes) -> str:
+        """What a refusal's body says (the XML ``<Code>`` both S3 and Azure send)."""
+        return error_code(head)
+
     async def send(
         self,
         method: str,
@@ -108,15 +113,33 @@ class StoreClient:
         attempt), in the calling thread: pass a file only from a loop of a thread of its
         own, never the app's."""
         url = self.url(key, query)
+        return await self.request(
+            method, url, key, body=body, headers=headers, into=into, answer_bytes=answer_bytes
+        )
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        key: str,
+        *,
+        body: bytes = b"",
+        headers: Sequence[tuple[str, str]] = (),
+        into: BinaryIO | None = None,
+        answer_bytes: int = MAX_ANSWER_BYTES,
+        accept: Collection[int] = (),
+    ) -> Answer:
+        """``send`` to a URL given whole (``key`` names it in errors); an answer whose
+        status is in ``accept`` is taken as well as a 2xx."""
         attempt = 0
         while True:
             status = None
             try:
                 answer = await self._exchange(method, url, body, headers, into, answer_bytes)
-                if 200 <= answer.status < 300:
+                if 200 <= answer.status < 300 or answer.status in accept:
                     return answer
                 status = answer.status
-                reason = f"answered HTTP {answer.status}{error_code(answer.head)}"
+                reason = f"answered HTTP {answer.status}{self.explain(answer.head)}"
                 retryable = answer.status in _RETRY_STATUSES or answer.status >= 500
             except httpx.TransportError as error:
                 reason, retryable = f"{type(error).__name__}: {error}".rstrip(": "), True
@@ -156,5 +179,8 @@ class StoreClient:
         finally:
             await response.aclose()
         return Answer(
-            response.status_code, bytes(head[:answer_bytes]), response.headers.get("etag")
+            response.status_code,
+            bytes(head[:answer_bytes]),
+            response.headers.get("etag"),
+            response.headers.get("location"),
         )
