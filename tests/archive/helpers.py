@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 
 from tests.conftest import AppClient
-from tests.ingest.factories import Ingestor, ingest
+from tests.ingest.factories import Ingestor, ingest, make_ingestor
 from tests.objectstore.moto_server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoServer
 
 from tidegate import json_codec
@@ -129,3 +129,16 @@ async def write(
         return await runner.write(who.account_id, day)
     finally:
         await runner.close()
+
+
+async def account_with_day(
+    client: AppClient, body: dict[str, Any], *, days_ago: int, lines: int
+) -> tuple[Ingestor, int]:
+    """A new account with ``lines`` in a past day, archiving configured with ``body``,
+    and that day asked for on demand (pending)."""
+    who = await make_ingestor(client)
+    day = past_day(days_ago)
+    await lines_of_day(client, who, day, lines)
+    await configure(client, who, body)
+    assert (await request_run(client, who, day))["status"] == "pending"
+    return who, day

@@ -16,14 +16,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 from tests.archive.helpers import (
-    configure,
+    account_with_day,
     day_statuses,
     exported_day,
     gunzip,
-    lines_of_day,
     ndjson,
-    past_day,
-    request_run,
     runner_for,
     state_of,
     write,
@@ -58,17 +55,6 @@ def _settings(client: AppClient, azurite: Azurite, container: str) -> Settings: 
 
 def _container() -> str:
     return f"arch-{uuid.uuid4().hex[:12]}"
-
-
-async def _account_with_day(
-    client: AppClient, *, days_ago: int, lines: int, key: str = KEY
-) -> tuple[Ingestor, int]:
-    who = await make_ingestor(client)
-    day = past_day(days_ago)
-    await lines_of_day(client, who, day, lines)
-    await configure(client, who, {**BODY, "accountkey": key})
-    assert (await request_run(client, who, day))["status"] == "pending"
-    return who, day
 
 
 async def _blob_is_the_export(
@@ -133,7 +119,7 @@ async def test_a_day_is_archived_to_a_block_blob_byte_for_byte(
     azurite: Azurite,  # noqa: F811
 ) -> None:
     container = await asyncio.to_thread(azurite.make_container, _container())
-    who, day = await _account_with_day(client, days_ago=3, lines=300)
+    who, day = await account_with_day(client, BODY, days_ago=3, lines=300)
     assert await write(client, who, day, settings=_settings(client, azurite, container)) == 1
     key = object_key(who.account_id, day)
     assert await asyncio.to_thread(azurite.names, container) == [key]
@@ -152,7 +138,7 @@ async def test_a_day_larger_than_a_block_commits_several_blocks(
     """Chunks of 100 lines, blocks of 8 KiB: the writer holds one block, the blocks make
     the whole day; the container (private) is made by the writer."""
     container = _container()
-    who, day = await _account_with_day(client, days_ago=4, lines=1_200)
+    who, day = await account_with_day(client, BODY, days_ago=4, lines=1_200)
     settings = _settings(client, azurite, container)
     assert await write(client, who, day, settings=settings, chunk_lines=100, part_bytes=8192) == 1
     stored, _ = await _blob_is_the_export(client, azurite, container, who, day, signed=True)
@@ -170,7 +156,9 @@ async def test_a_wrong_key_is_reported_and_retried(
     azurite: Azurite,  # noqa: F811
 ) -> None:
     container = await asyncio.to_thread(azurite.make_container, _container())
-    who, day = await _account_with_day(client, days_ago=5, lines=40, key=WRONG_KEY)
+    who, day = await account_with_day(
+        client, {**BODY, "accountkey": WRONG_KEY}, days_ago=5, lines=40
+    )
     clock = [now_ms()]
     runner = runner_for(
         client, settings=_settings(client, azurite, container), clock=lambda: clock[0]

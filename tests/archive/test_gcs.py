@@ -13,18 +13,17 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from tests.archive.helpers import (
-    configure,
+    account_with_day,
     day_statuses,
     exported_day,
     gunzip,
-    lines_of_day,
     ndjson,
     past_day,
-    request_run,
     runner_for,
     state_of,
     write,
@@ -62,15 +61,8 @@ def _settings(client: AppClient, emulator: GcsEmulator, key_file: Path | str) ->
     )
 
 
-async def _account_with_day(
-    client: AppClient, bucket: str, *, days_ago: int, lines: int
-) -> tuple[Ingestor, int]:
-    who = await make_ingestor(client)
-    day = past_day(days_ago)
-    await lines_of_day(client, who, day, lines)
-    await configure(client, who, {"integration": "gcs", "bucket": bucket, "projectid": "proj-1"})
-    assert (await request_run(client, who, day))["status"] == "pending"
-    return who, day
+def _body(bucket: str) -> dict[str, Any]:
+    return {"integration": "gcs", "bucket": bucket, "projectid": "proj-1"}
 
 
 async def _object_is_the_export(
@@ -92,7 +84,7 @@ async def test_a_day_is_archived_by_a_resumable_upload_byte_for_byte(
 ) -> None:
     tokens, key_file = google
     bucket = await asyncio.to_thread(gcs_emulator.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who, day = await _account_with_day(client, bucket, days_ago=3, lines=300)
+    who, day = await account_with_day(client, _body(bucket), days_ago=3, lines=300)
     asked = len(tokens.assertions)
     settings = _settings(client, gcs_emulator, key_file)
     assert await write(client, who, day, settings=settings) == 1
@@ -161,7 +153,7 @@ async def test_a_failed_upload_is_reported_and_retried(
     google: tuple[Google, Path],
 ) -> None:
     bucket = f"arch-{uuid.uuid4().hex[:10]}"
-    who, day = await _account_with_day(client, bucket, days_ago=5, lines=30)
+    who, day = await account_with_day(client, _body(bucket), days_ago=5, lines=30)
     clock = [now_ms()]
     settings = _settings(client, gcs_emulator, google[1])
     runner = runner_for(client, settings=settings, clock=lambda: clock[0])
@@ -190,7 +182,7 @@ async def test_no_service_account_is_reported(
     gcs_emulator: GcsEmulator,  # noqa: F811
 ) -> None:
     bucket = await asyncio.to_thread(gcs_emulator.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
-    who, day = await _account_with_day(client, bucket, days_ago=6, lines=10)
+    who, day = await account_with_day(client, _body(bucket), days_ago=6, lines=10)
     assert await write(client, who, day, settings=_settings(client, gcs_emulator, "")) == 0
     status = (await day_statuses(client, who))[day_name(day)]
     assert status["status"] == "retrying"
