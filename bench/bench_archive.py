@@ -25,20 +25,21 @@ import os
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import boto3
 import httpx
 
 from harness import start_moto
-from tidegate.archive.writer import Encoder, day_rows, write_day
+from tidegate.archive.writer import Encoder, day_rows, object_key, write_day
 from tidegate.db.engine import Database
 from tidegate.db.migrate import upgrade_database
 from tidegate.enterprise.schemas import AccountCreate
 from tidegate.enterprise.service import create_account, create_enterprise
 from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting
 from tidegate.logs.store import DAY_MS, NewLine, store_lines
-from tidegate.objectstore.s3 import S3Client, S3Target
+from tidegate.objectstore.s3 import MultipartUpload, S3Client, S3Target
 
 DAY = 20_000  # 2024-10-04
 KEY, SECRET, REGION = "bench", "bench-secret", "us-east-1"
@@ -89,6 +90,29 @@ async def floor(db: Database, account_id: str) -> bytes:
     return bytes(out + encoder.finish())
 
 
+def report(
+    args: argparse.Namespace, best: dict[str, float], *, size: int, peak: int, parts: str
+) -> None:
+    print(f"one day: {args.lines:,} lines, object {size / 2**20:.1f} MiB, best of {args.rounds}")
+    for name, seconds in best.items():
+        ratio = best["floor"] / seconds
+        print(
+            f"  {name:10s} {seconds:7.2f} s {args.lines / seconds:12,.0f} lines/s  {ratio:5.2f} x floor"
+        )
+    print(f"  write_day peak Python memory {peak / 2**20:.1f} MiB ({parts})")
+
+
+def main_with(run: Callable[[argparse.Namespace, Path], Awaitable[None]], part: str) -> None:
+    """Parses ``--lines``, ``--rounds`` and ``--<part>-mib``, runs in a temporary folder."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(f"--{part}-mib", type=int, default=10 if part == "part" else 4)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        asyncio.run(run(args, Path(work)))
+
+
 async def run(args: argparse.Namespace, work: Path) -> None:
     url = f"sqlite+aiosqlite:///{work / 'bench.sqlite3'}"
     started = time.perf_counter()
@@ -119,7 +143,7 @@ async def run(args: argparse.Namespace, work: Path) -> None:
             t = time.perf_counter()
             written = await write_day(
                 db=db,
-                s3=S3Client(client, target),
+                upload=MultipartUpload(S3Client(client, target), object_key(account_id, DAY)),
                 account_id=account_id,
                 day=DAY,
                 part_bytes=args.part_mib * 1024 * 1024,
@@ -131,7 +155,7 @@ async def run(args: argparse.Namespace, work: Path) -> None:
         tracemalloc.start()
         await write_day(
             db=db,
-            s3=S3Client(client, target),
+            upload=MultipartUpload(S3Client(client, target), object_key(account_id, DAY)),
             account_id=account_id,
             day=DAY,
             part_bytes=args.part_mib * 1024 * 1024,
@@ -140,17 +164,7 @@ async def run(args: argparse.Namespace, work: Path) -> None:
         tracemalloc.stop()
         stored = s3.get_object(Bucket="bench", Key=written.key)["Body"].read()
         assert stored == body, "the object differs from the floor's bytes"
-        print(
-            f"one day: {args.lines:,} lines, object {size / 2**20:.1f} MiB, best of {args.rounds}"
-        )
-        for name, seconds in best.items():
-            ratio = best["floor"] / seconds
-            print(
-                f"  {name:10s} {seconds:7.2f} s {args.lines / seconds:12,.0f} lines/s  {ratio:5.2f} x floor"
-            )
-        print(
-            f"  write_day peak Python memory {peak / 2**20:.1f} MiB (parts of {args.part_mib} MiB)"
-        )
+        report(args, best, size=size, peak=peak, parts=f"parts of {args.part_mib} MiB")
     finally:
         await client.aclose()
         await db.dispose()
@@ -158,16 +172,6 @@ async def run(args: argparse.Namespace, work: Path) -> None:
         moto.wait()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lines", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--part-mib", type=int, default=10)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        asyncio.run(run(args, Path(work)))
-
-
 if __name__ == "__main__":
     os.environ.setdefault("TIDEGATE_PASSWORD_HASH_PROFILE", "owasp-minimum")
-    main()
+    main_with(run, "part")

@@ -8,9 +8,12 @@ these, with one generous timeout. pytest-timeout (300 s a test) still bounds a h
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import httpx
+from tests.waiting import until
 
 LIVE_SECONDS = 60.0
 LIVE_TIMEOUT = httpx.Timeout(LIVE_SECONDS, connect=30.0)
@@ -69,3 +72,17 @@ def stop_process(process: ServerProcess | None, *, grace_s: float = 15) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@contextmanager
+def serving(
+    process: subprocess.Popen[bytes], ready: Callable[[], bool], *, what: str, timeout: float = 60
+) -> Iterator[None]:
+    """While a server process started for the tests runs: once ``ready`` (else a
+    failure naming ``what``, never a skip), until the block ends, when it is stopped."""
+    try:
+        until(lambda: process.poll() is not None or ready(), timeout=timeout, what=what)
+        assert process.poll() is None, f"{what}: the process exited"
+        yield
+    finally:
+        stop_process(process)

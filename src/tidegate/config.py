@@ -128,6 +128,23 @@ class Settings(BaseSettings):
     archive_s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,64}$")
     archive_s3_access_key_id: str = ""
     archive_s3_secret_access_key: str = ""
+    # The ``azblob`` archive integration (an account name and key): the Blob service's
+    # URL, ``{account}`` replaced by the account name (another cloud's suffix, or
+    # Azurite's path-style ``http://127.0.0.1:10000/{account}``), and the container
+    # the archives go to (made when missing; docs/archiving.md).
+    azure_blob_endpoint: str = Field(
+        default="https://{account}.blob.core.windows.net",
+        pattern=r"^https?://[^?#\s]{0,255}\{account\}[^?#\s]{0,255}$",
+    )
+    archive_azure_container: str = Field(
+        default="tidegate-archive", max_length=63, pattern=r"^[a-z0-9](-?[a-z0-9]){2,62}$"
+    )
+    # The ``gcs`` archive integration (a bucket and a project id): the JSON API's
+    # endpoint (empty: ``https://storage.googleapis.com``; else scheme and host, e.g. an
+    # emulator), and the server's own service account key file (JSON, as Google's
+    # console downloads it) that tidegate writes with: the bucket grants it.
+    gcs_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
+    archive_gcs_credentials_file: str = ""
     # IBM Cloud Object Storage: the IAM endpoint that exchanges an API key for a token.
     ibm_iam_token_url: str = Field(
         default="https://iam.cloud.ibm.com/identity/token", pattern=r"^https?://\S{1,2048}$"

@@ -1,18 +1,23 @@
 """Archiving test helpers: an app whose operator allow-listed loopback and pointed the
 S3 API at the session's moto server, a runner on that app's database, and the lines
-of a day read back through the export API."""
+of a day read back through the export API; a day of lines stored, archiving
+configured, a day asked for and the days' status, through the API."""
 
 from __future__ import annotations
 
 import gzip
+import uuid
 from typing import Any
 
 from tests.conftest import AppClient
+from tests.ingest.factories import Ingestor, ingest, make_ingestor
 from tests.objectstore.moto_server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoServer
 
 from tidegate import json_codec
 from tidegate.app_state import AppState
 from tidegate.archive.runner import ArchiveRunner
+from tidegate.archive.writer import day_name
+from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.logs.store import DAY_MS
 
@@ -66,3 +71,74 @@ def ndjson(records: list[dict[str, Any]]) -> bytes:
 
 def gunzip(data: bytes) -> bytes:
     return gzip.decompress(data)
+
+
+def past_day(days_ago: int) -> int:
+    return now_ms() // DAY_MS - days_ago
+
+
+async def lines_of_day(client: AppClient, who: Ingestor, day: int, count: int) -> None:
+    """``count`` lines spread over the day (and one on each side of it, not archived)."""
+    start = day * DAY_MS
+    lines: list[dict[str, Any]] = [
+        {
+            "line": f"{index} GET /api/{index} status={200 + index % 3} é ✓ {uuid.uuid4().hex}",
+            "app": f"app-{index % 4}",
+            "level": ("INFO", "WARN", "ERROR")[index % 3],
+            "timestamp": start + index * (DAY_MS // count),
+            "meta": {"n": index, "nested": {"ok": index % 2 == 0}},
+        }
+        for index in range(count)
+    ]
+    lines += [
+        {"line": "the day before", "timestamp": start - 1},
+        {"line": "the day after", "timestamp": start + DAY_MS},
+    ]
+    for offset in range(0, len(lines), 500):
+        response = await ingest(client, who, lines[offset : offset + 500])
+        assert response.status_code == 200, response.text
+
+
+async def configure(client: AppClient, who: Ingestor, body: dict[str, Any]) -> None:
+    response = await client.post("/v1/config/archiving", json=body, headers=who.account.headers)
+    assert response.status_code == 200, response.text
+
+
+async def day_statuses(client: AppClient, who: Ingestor) -> dict[str, Any]:
+    response = await client.get("/v1/config/archiving/status", headers=who.account.headers)
+    assert response.status_code == 200, response.text
+    days: dict[str, Any] = {item["day"]: item for item in response.json()["days"]}
+    return days
+
+
+async def request_run(client: AppClient, who: Ingestor, day: int) -> dict[str, Any]:
+    run = await client.post(
+        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
+    )
+    assert run.status_code == 200, run.text
+    body: dict[str, Any] = run.json()
+    return body
+
+
+async def write(
+    client: AppClient, who: Ingestor, day: int, *, settings: Settings | None = None, **options: Any
+) -> int:
+    """One attempt at the day by a runner of its own (1: written)."""
+    runner = runner_for(client, settings=settings, **options)
+    try:
+        return await runner.write(who.account_id, day)
+    finally:
+        await runner.close()
+
+
+async def account_with_day(
+    client: AppClient, body: dict[str, Any], *, days_ago: int, lines: int
+) -> tuple[Ingestor, int]:
+    """A new account with ``lines`` in a past day, archiving configured with ``body``,
+    and that day asked for on demand (pending)."""
+    who = await make_ingestor(client)
+    day = past_day(days_ago)
+    await lines_of_day(client, who, day, lines)
+    await configure(client, who, body)
+    assert (await request_run(client, who, day))["status"] == "pending"
+    return who, day

@@ -12,14 +12,20 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 from tests.archive.helpers import (
+    configure,
+    day_statuses,
     exported_day,
     gunzip,
+    lines_of_day,
     ndjson,
+    past_day,
+    request_run,
     runner_for,
     state_of,
+    write,
 )
 from tests.conftest import AppClient
-from tests.ingest.factories import Ingestor, ingest, make_ingestor
+from tests.ingest.factories import Ingestor, make_ingestor
 from tests.objectstore.moto_server import (
     ACCESS_KEY_ID,
     SECRET_ACCESS_KEY,
@@ -32,57 +38,10 @@ from tidegate.logs.compactor import CompactorConfig, compact_round, release
 from tidegate.logs.store import DAY_MS
 
 
-def _past_day(days_ago: int) -> int:
-    return now_ms() // DAY_MS - days_ago
-
-
-async def _lines_of_day(client: AppClient, who: Ingestor, day: int, count: int) -> None:
-    """``count`` lines spread over the day (and one on each side of it, not archived)."""
-    start = day * DAY_MS
-    lines: list[dict[str, Any]] = [
-        {
-            "line": f"{index} GET /api/{index} status={200 + index % 3} é ✓ {uuid.uuid4().hex}",
-            "app": f"app-{index % 4}",
-            "level": ("INFO", "WARN", "ERROR")[index % 3],
-            "timestamp": start + index * (DAY_MS // count),
-            "meta": {"n": index, "nested": {"ok": index % 2 == 0}},
-        }
-        for index in range(count)
-    ]
-    lines += [
-        {"line": "the day before", "timestamp": start - 1},
-        {"line": "the day after", "timestamp": start + DAY_MS},
-    ]
-    for offset in range(0, len(lines), 500):
-        response = await ingest(client, who, lines[offset : offset + 500])
-        assert response.status_code == 200, response.text
-
-
-async def _configure(client: AppClient, who: Ingestor, body: dict[str, Any]) -> None:
-    response = await client.post("/v1/config/archiving", json=body, headers=who.account.headers)
-    assert response.status_code == 200, response.text
-
-
-async def _status(client: AppClient, who: Ingestor) -> dict[str, Any]:
-    response = await client.get("/v1/config/archiving/status", headers=who.account.headers)
-    assert response.status_code == 200, response.text
-    days: dict[str, Any] = {item["day"]: item for item in response.json()["days"]}
-    return days
-
-
 def _attempts(outcome: str) -> float:
     """``tidegate_archive_attempts_total`` of this test process (docs/metrics.md)."""
     value = REGISTRY.get_sample_value("tidegate_archive_attempts_total", {"outcome": outcome})
     return value or 0.0
-
-
-async def _request_run(client: AppClient, who: Ingestor, day: int) -> dict[str, Any]:
-    run = await client.post(
-        "/v1/config/archiving/run", json={"day": day_name(day)}, headers=who.account.headers
-    )
-    assert run.status_code == 200, run.text
-    body: dict[str, Any] = run.json()
-    return body
 
 
 async def _archived_account(
@@ -99,20 +58,12 @@ async def _archived_account(
     if make_bucket:
         await asyncio.to_thread(moto_server.make_bucket, bucket)
     who = await make_ingestor(client)
-    day = _past_day(days_ago)
+    day = past_day(days_ago)
     if lines:
-        await _lines_of_day(client, who, day, lines)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
-    assert (await _request_run(client, who, day))["status"] == "pending"
+        await lines_of_day(client, who, day, lines)
+    await configure(client, who, {"integration": "s3", "bucket": bucket})
+    assert (await request_run(client, who, day))["status"] == "pending"
     return who, day, bucket
-
-
-async def _write(client: AppClient, who: Ingestor, day: int, **options: Any) -> int:
-    runner = runner_for(client, **options)
-    try:
-        return await runner.write(who.account_id, day)
-    finally:
-        await runner.close()
 
 
 async def _object_is_the_export(
@@ -128,14 +79,14 @@ async def _object_is_the_export(
 
 async def test_a_day_is_archived_byte_for_byte(client: AppClient, moto_server: MotoServer) -> None:
     who, day, bucket = await _archived_account(client, moto_server, days_ago=3, lines=300)
-    assert await _write(client, who, day) == 1
+    assert await write(client, who, day) == 1
     key = object_key(who.account_id, day)
     name = day_name(day)
     assert key == f"{who.account_id}/{name.replace('-', '/')}/{who.account_id}.{name}.json.gz"
     assert await asyncio.to_thread(moto_server.keys, bucket) == [key]
     stored = await _object_is_the_export(client, moto_server, bucket, who, day)
     assert len(await exported_day(client, who.account.headers, day)) == 300
-    status = (await _status(client, who))[name]
+    status = (await day_statuses(client, who))[name]
     assert status["status"] == "done"
     assert (status["object"], status["lines"], status["bytes"]) == (key, 300, stored["size"])
     assert status["attempts"] == 1
@@ -148,7 +99,7 @@ async def test_a_large_day_streams_in_many_parts(
     """Small chunks and parts (moto's part minimum lowered for the test server): the
     writer never holds more than a part, and the parts make the whole day."""
     who, day, bucket = await _archived_account(client, moto_server, days_ago=4, lines=1_200)
-    assert await _write(client, who, day, chunk_lines=100, part_bytes=8 * 1024) == 1
+    assert await write(client, who, day, chunk_lines=100, part_bytes=8 * 1024) == 1
     meta = await _object_is_the_export(client, moto_server, bucket, who, day)
     # A multipart object's ETag ends in "-<number of parts>".
     assert int(meta["ETag"].strip('"').rsplit("-", 1)[1]) >= 3, meta["ETag"]
@@ -166,21 +117,21 @@ async def test_a_failed_upload_is_reported_and_retried(
     try:
         assert await runner.write(who.account_id, day) == 0
         assert _attempts("retried") == before["retried"] + 1
-        status = (await _status(client, who))[day_name(day)]
+        status = (await day_statuses(client, who))[day_name(day)]
         assert status["status"] == "retrying"
         assert "NoSuchBucket" in status["error"]
         assert status["attempts"] == 1
         assert status["object"] is None
         # Not due before its backoff: nothing happens.
         assert await runner.write(who.account_id, day) == 0
-        assert (await _status(client, who))[day_name(day)]["attempts"] == 1
+        assert (await day_statuses(client, who))[day_name(day)]["attempts"] == 1
 
         await asyncio.to_thread(moto_server.make_bucket, bucket)
         clock[0] += 31_000  # past the first backoff (30 s in these settings)
         assert await runner.write(who.account_id, day) == 1
     finally:
         await runner.close()
-    status = (await _status(client, who))[day_name(day)]
+    status = (await day_statuses(client, who))[day_name(day)]
     assert (status["status"], status["attempts"], status["error"]) == ("done", 2, None)
     assert _attempts("written") == before["written"] + 1
     await _object_is_the_export(client, moto_server, bucket, who, day)
@@ -197,7 +148,7 @@ async def test_several_runners_write_a_day_once(client: AppClient, moto_server: 
     finally:
         for runner in runners:
             await runner.close()
-    assert (await _status(client, who))[day_name(day)]["attempts"] == 1
+    assert (await day_statuses(client, who))[day_name(day)]["attempts"] == 1
 
 
 async def test_the_daily_round_schedules_yesterday(
@@ -205,19 +156,19 @@ async def test_the_daily_round_schedules_yesterday(
 ) -> None:
     bucket = await asyncio.to_thread(moto_server.make_bucket, f"arch-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
-    yesterday = _past_day(1)
-    await _lines_of_day(client, who, yesterday, 30)
-    await _configure(client, who, {"integration": "s3", "bucket": bucket})
+    yesterday = past_day(1)
+    await lines_of_day(client, who, yesterday, 30)
+    await configure(client, who, {"integration": "s3", "bucket": bucket})
     # Just after midnight plus the settle delay (15 min by default).
     clock = (yesterday + 1) * DAY_MS + 16 * 60_000
     runner = runner_for(client, clock=lambda: clock)
     try:
         await runner.schedule()
-        assert (await _status(client, who))[day_name(yesterday)]["status"] == "pending"
+        assert (await day_statuses(client, who))[day_name(yesterday)]["status"] == "pending"
         assert await runner.write(who.account_id, yesterday) == 1
         # The next rounds of the day find it scheduled: nothing is made again.
         await runner.schedule()
-        assert (await _status(client, who))[day_name(yesterday)]["status"] == "done"
+        assert (await day_statuses(client, who))[day_name(yesterday)]["status"] == "done"
     finally:
         await runner.close()
     assert await asyncio.to_thread(moto_server.keys, bucket) == [
@@ -229,8 +180,8 @@ async def test_a_day_without_lines_writes_no_object(
     client: AppClient, moto_server: MotoServer
 ) -> None:
     who, day, bucket = await _archived_account(client, moto_server, days_ago=8, lines=0)
-    assert await _write(client, who, day) == 1
-    status = (await _status(client, who))[day_name(day)]
+    assert await write(client, who, day) == 1
+    status = (await day_statuses(client, who))[day_name(day)]
     assert (status["status"], status["lines"], status["object"]) == ("done", 0, None)
     assert await asyncio.to_thread(moto_server.keys, bucket) == []
 
@@ -241,9 +192,9 @@ async def test_digitalocean_spaces_through_the_s3_api(
     """``dos``: the account's own endpoint and keys (loopback is allowed here)."""
     space = await asyncio.to_thread(moto_server.make_bucket, f"space-{uuid.uuid4().hex[:10]}")
     who = await make_ingestor(client)
-    day = _past_day(3)
-    await _lines_of_day(client, who, day, 40)
-    await _configure(
+    day = past_day(3)
+    await lines_of_day(client, who, day, 40)
+    await configure(
         client,
         who,
         {
@@ -254,8 +205,8 @@ async def test_digitalocean_spaces_through_the_s3_api(
             "secretkey": SECRET_ACCESS_KEY,
         },
     )
-    await _request_run(client, who, day)
-    assert await _write(client, who, day) == 1
+    await request_run(client, who, day)
+    assert await write(client, who, day) == 1
     await _object_is_the_export(client, moto_server, space, who, day)
 
 
@@ -283,9 +234,9 @@ async def test_a_day_in_both_tiers_is_archived_once_in_order(
     assert (moved.segments, moved.lines) == (3, 120)
     assert await exported_day(client, who.account.headers, day) == exported
     # Chunks of 50 cross the tiers' boundary.
-    assert await _write(client, who, day, chunk_lines=50) == 1
+    assert await write(client, who, day, chunk_lines=50) == 1
     stored, _meta = await asyncio.to_thread(
         moto_server.read, bucket, object_key(who.account_id, day)
     )
     assert gunzip(stored) == ndjson(exported)
-    assert (await _status(client, who))[day_name(day)]["lines"] == 300
+    assert (await day_statuses(client, who))[day_name(day)]["lines"] == 300

@@ -24,8 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import live_get, stop_process
-from tests.waiting import until
+from tests.live import live_get, serving
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "azurite"
 BINARY = TOOLS / "node_modules" / ".bin" / "azurite-blob"
@@ -46,21 +45,26 @@ class Azurite:
             f"BlobEndpoint={self.endpoint};"
         )
 
-    def make_container(self, name: str) -> str:
-        """A container whose blobs anyone may list and read (signed by hand here,
-        from Azure's documented Shared Key rules)."""
-        date = formatdate(usegmt=True)
-        headers = {
-            "x-ms-blob-public-access": "container",
-            "x-ms-date": date,
-            "x-ms-version": "2021-08-06",
-        }
+    def _signed(
+        self, method: str, path: str, query: dict[str, str], **extra: str
+    ) -> dict[str, str]:
+        """Headers of a request signed by hand here, from Azure's documented Shared Key
+        rules (no tidegate code): ``path`` under the account, no body."""
+        headers = {**extra, "x-ms-date": formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
         canonical = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
-        resource = f"/{ACCOUNT}/{ACCOUNT}/{name}\nrestype:container"
-        to_sign = "PUT\n" + "\n" * 11 + canonical + resource
+        resource = f"/{ACCOUNT}/{ACCOUNT}/{path}" + "".join(
+            f"\n{k}:{v}" for k, v in sorted(query.items())
+        )
+        to_sign = f"{method}\n" + "\n" * 11 + canonical + resource
         digest = hmac.new(base64.b64decode(KEY), to_sign.encode(), hashlib.sha256).digest()
         headers["Authorization"] = f"SharedKey {ACCOUNT}:{base64.b64encode(digest).decode()}"
-        made = httpx.put(f"{self.endpoint}/{name}?restype=container", headers=headers)
+        return headers
+
+    def make_container(self, name: str) -> str:
+        """A container whose blobs anyone may list and read."""
+        query = {"restype": "container"}
+        headers = self._signed("PUT", name, query, **{"x-ms-blob-public-access": "container"})
+        made = httpx.put(f"{self.endpoint}/{name}", params=query, headers=headers)
         assert made.status_code == 201, made.text
         return name
 
@@ -70,11 +74,25 @@ class Azurite:
         root = ElementTree.fromstring(listed.content)
         return sorted(element.text or "" for element in root.iter("Name"))
 
-    def read(self, container: str, name: str) -> tuple[bytes, httpx.Headers]:
-        """The blob as stored (never inflated on the way) and its headers."""
-        with httpx.stream("GET", f"{self.endpoint}/{container}/{name}") as got:
+    def read(
+        self, container: str, name: str, *, signed: bool = False
+    ) -> tuple[bytes, httpx.Headers]:
+        """The blob as stored (never inflated on the way) and its headers; ``signed``:
+        with the account's key (a private container)."""
+        headers = self._signed("GET", f"{container}/{name}", {}) if signed else {}
+        with httpx.stream("GET", f"{self.endpoint}/{container}/{name}", headers=headers) as got:
             got.raise_for_status()
             return b"".join(got.iter_raw()), got.headers
+
+    def committed_blocks(self, container: str, name: str) -> list[int]:
+        """The sizes of the blob's committed blocks (``Get Block List``, signed)."""
+        query = {"comp": "blocklist", "blocklisttype": "committed"}
+        headers = self._signed("GET", f"{container}/{name}", query)
+        got = httpx.get(f"{self.endpoint}/{container}/{name}", params=query, headers=headers)
+        assert got.status_code == 200, got.text
+        committed = ElementTree.fromstring(got.content).find("CommittedBlocks")
+        assert committed is not None
+        return [int(block.findtext("Size") or -1) for block in committed.iter("Block")]
 
 
 def _install() -> None:
@@ -120,13 +138,5 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
         stderr=subprocess.DEVNULL,
     )
     endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
-    try:
-        until(
-            lambda: process.poll() is not None or _reachable(endpoint),
-            timeout=120,
-            what="Azurite answering",
-        )
-        assert process.poll() is None, "Azurite exited"
+    with serving(process, lambda: _reachable(endpoint), what="Azurite answering", timeout=120):
         yield Azurite(endpoint)
-    finally:
-        stop_process(process)

@@ -15,8 +15,7 @@ import boto3
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import live_get, stop_process
-from tests.waiting import until
+from tests.live import live_get, serving
 
 REGION = "us-east-1"
 ACCESS_KEY_ID = "tidegate-test-key"
@@ -68,13 +67,5 @@ def moto_server() -> Iterator[MotoServer]:
         stderr=subprocess.DEVNULL,
     )
     endpoint = f"http://127.0.0.1:{port}"
-    try:
-        until(
-            lambda: process.poll() is not None or _reachable(endpoint),
-            timeout=60,
-            what="moto_server answering",
-        )
-        assert process.poll() is None, "moto_server exited"
+    with serving(process, lambda: _reachable(endpoint), what="moto_server answering", timeout=60):
         yield MotoServer(endpoint)
-    finally:
-        stop_process(process)

@@ -27,8 +27,13 @@ import httpx
 from tidegate import metrics
 from tidegate.archive import repository
 from tidegate.archive.service import open_config
-from tidegate.archive.targets import ArchiveUnavailable, describe_failure, target_for
-from tidegate.archive.writer import CHUNK_LINES, PART_BYTES, day_name, write_day
+from tidegate.archive.targets import (
+    ArchiveUnavailable,
+    describe_failure,
+    open_upload,
+    part_bytes_for,
+)
+from tidegate.archive.writer import CHUNK_LINES, day_name, object_key, write_day
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
 from tidegate.config import Settings
@@ -39,7 +44,7 @@ from tidegate.kit.destination_guard import (
     policy_from_setting,
 )
 from tidegate.logs.store import DAY_MS
-from tidegate.objectstore.s3 import S3Client, S3Failed
+from tidegate.objectstore.http import StoreFailed
 from tidegate.shutdown import close_step, stop_task
 
 __all__ = ["ArchiveRunner"]
@@ -49,7 +54,7 @@ log = logging.getLogger("tidegate.archive")
 LEASE_MS: Final = 10 * 60 * 1000
 DAYS_PER_ROUND: Final = 8
 _FAILURES = (
-    S3Failed,
+    StoreFailed,
     ArchiveUnavailable,
     DestinationRefused,
     httpx.HTTPError,
@@ -66,7 +71,7 @@ class ArchiveRunner:
         *,
         clock: Callable[[], int] = now_ms,
         chunk_lines: int = CHUNK_LINES,
-        part_bytes: int = PART_BYTES,
+        part_bytes: int | None = None,
     ) -> None:
         self.db = db
         self.sealer = sealer
@@ -74,7 +79,7 @@ class ArchiveRunner:
         self.clock = clock
         self.owner = uuid.uuid4().hex
         self.chunk_lines = chunk_lines
-        self.part_bytes = part_bytes
+        self.part_bytes = part_bytes  # None: the integration's (``part_bytes_for``)
         # Every connection through the destination guard: an archive endpoint is the
         # tenant's choice, as a destination's is.
         self.client = httpx.AsyncClient(
@@ -154,14 +159,19 @@ class ArchiveRunner:
             if row is None:
                 raise ArchiveUnavailable("archiving is no longer configured for this account")
             config = open_config(row, self.sealer)
-            target = await target_for(config, settings=self.settings, client=self.client)
+            upload = await open_upload(
+                config,
+                object_key(account_id, day),
+                settings=self.settings,
+                client=self.client,
+            )
             written = await write_day(
                 db=self.db,
-                s3=S3Client(self.client, target),
+                upload=upload,
                 account_id=account_id,
                 day=day,
                 chunk_lines=self.chunk_lines,
-                part_bytes=self.part_bytes,
+                part_bytes=self.part_bytes or part_bytes_for(config),
                 on_part=partial(self._renew, account_id, day),
             )
         except _FAILURES as error:

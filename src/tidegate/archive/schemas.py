@@ -5,6 +5,9 @@ reads it back). Stored and answered as sent, so a client reads back no drift."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from typing import Any, Final
 
 from pydantic import BaseModel, Field
@@ -29,10 +32,13 @@ INTEGRATIONS: Final[dict[str, tuple[str, ...]]] = {
     "dos": ("space", "endpoint", "accesskey", "secretkey"),
     "swift": ("authurl", "username", "password", "tenantname"),
 }
-# The integrations tidegate writes to (through the S3 API); the others are refused.
-BUILT: Final = frozenset({"s3", "ibm", "dos"})
+# The integrations tidegate writes to (through the S3 API, Azure Blob's or GCS's);
+# the others (swift) are refused.
+BUILT: Final = frozenset({"s3", "ibm", "dos", "azblob", "gcs"})
 _OPTIONAL: Final[dict[str, tuple[str, ...]]] = {"swift": ("expires",)}
 MAX_FIELD_CHARS: Final = 1024
+# Azure's storage account names: 3 to 24 lower-case letters and digits.
+_AZURE_ACCOUNT: Final = re.compile(r"[a-z0-9]{3,24}")
 
 
 def _invalid(message: str, pointer: str, keyword: str, **params: Any) -> ValidationFailed:
@@ -99,7 +105,32 @@ def parse_config(body: Any) -> dict[str, Any]:
                 "maxLength",
                 limit=MAX_FIELD_CHARS,
             )
+    if integration == "azblob":
+        _check_azure(body)
     return dict(body)
+
+
+def _check_azure(body: dict[str, Any]) -> None:
+    """An account name Azure could have and a key that is base64 (as Azure gives it):
+    anything else could never be written to."""
+    if not _AZURE_ACCOUNT.fullmatch(body["accountname"]):
+        raise _invalid(
+            "an Azure storage account name is 3 to 24 lower-case letters and digits",
+            "/accountname",
+            "pattern",
+            pattern=_AZURE_ACCOUNT.pattern,
+        )
+    try:
+        key = base64.b64decode(body["accountkey"], validate=True)
+    except binascii.Error:
+        key = b""
+    if not key:
+        raise _invalid(
+            "the storage account's access key, base64 as Azure gives it",
+            "/accountkey",
+            "format",
+            format="base64",
+        )
 
 
 class ArchiveRunRequest(BaseModel):

@@ -4,8 +4,9 @@ and export read it) falls in the day, oldest first, each as the JSON export retu
 
 Memory is bounded: lines are read ``chunk_lines`` at a time (keyset pages of the
 export's own scan, a new short read transaction each), compressed as they come, and the
-compressed bytes go up as parts of a multipart upload whenever ``part_bytes`` have
-gathered; the worker never holds more than one part and one chunk. Encoding and
+compressed bytes go up as parts of an ``ObjectUpload`` (an S3 multipart upload, or an
+Azure block blob's blocks) whenever ``part_bytes`` have gathered; the worker never
+holds more than one part and one chunk. Encoding and
 compression run in a worker thread, off the loop, and so do the reads (lines in the
 row store and in segments alike, merged in (ts, id) order, as export pages read them).
 The object's lines are those committed when the write began (the account's largest line
@@ -22,7 +23,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Final
+from typing import Final, Protocol
 
 from tidegate import json_codec
 from tidegate.db.engine import Database
@@ -30,13 +31,15 @@ from tidegate.export.service import chunk_of_lines, line_record
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import run_off_loop
 from tidegate.logs.store import DAY_MS
-from tidegate.objectstore.s3 import MIN_PART_BYTES, MultipartUpload, S3Client
+from tidegate.objectstore.s3 import MIN_PART_BYTES
 
 __all__ = [
+    "BLOCK_BYTES",
     "CHUNK_LINES",
     "PART_BYTES",
     "DayWritten",
     "Encoder",
+    "ObjectUpload",
     "day_name",
     "day_rows",
     "object_key",
@@ -44,8 +47,28 @@ __all__ = [
 ]
 
 CHUNK_LINES: Final = 1_000
-PART_BYTES: Final = 2 * MIN_PART_BYTES
+PART_BYTES: Final = 2 * MIN_PART_BYTES  # an S3 multipart upload's parts
+BLOCK_BYTES: Final = 4 * 1024 * 1024  # an Azure block blob's blocks (the SDKs' size)
 CONTENT_TYPE: Final = "application/gzip"
+
+
+class ObjectUpload(Protocol):
+    """One object written part by part (``MultipartUpload``, ``BlockBlobUpload``): not
+    there until ``complete``; ``abort`` after a failure."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def started(self) -> bool: ...
+
+    async def start(self, *, content_type: str, content_encoding: str | None = None) -> None: ...
+
+    async def part(self, data: bytes) -> None: ...
+
+    async def complete(self) -> None: ...
+
+    async def abort(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +136,24 @@ async def day_rows(
 async def write_day(
     *,
     db: Database,
-    s3: S3Client,
+    upload: ObjectUpload,
     account_id: str,
     day: int,
     chunk_lines: int = CHUNK_LINES,
     part_bytes: int = PART_BYTES,
     on_part: Callable[[], Awaitable[None]] | None = None,
 ) -> DayWritten:
-    """The day written (or no object when it has no lines); ``S3Failed`` (after the
-    writer's retries) or a transport error otherwise, the upload aborted."""
+    """The day written to ``upload`` (made for ``object_key(account_id, day)``), or no
+    object when it has no lines; ``StoreFailed`` (after the client's retries) or a
+    transport error otherwise, the upload aborted."""
     encoder = Encoder()
-    upload = MultipartUpload(s3, object_key(account_id, day))
     buffer = bytearray()
     lines = size = 0
     chunks = day_rows(db=db, account_id=account_id, day=day, chunk_lines=chunk_lines)
     try:
         async with aclosing(chunks):
             async for rows in chunks:
-                if upload.upload_id is None:
+                if not upload.started:
                     await upload.start(content_type=CONTENT_TYPE)
                 lines += len(rows)
                 buffer += await asyncio.to_thread(encoder.encode, rows)
@@ -140,7 +163,7 @@ async def write_day(
                     buffer.clear()
                     if on_part is not None:
                         await on_part()
-        if upload.upload_id is None:
+        if not upload.started:
             return DayWritten(None, 0, 0)
         buffer += encoder.finish()
         size += len(buffer)

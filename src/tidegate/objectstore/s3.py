@@ -1,6 +1,6 @@
 """The S3 API: requests signed with AWS Signature V4 (botocore's signer), sent through
 the caller's ``httpx.AsyncClient`` (the destination guard's: every connection is vetted,
-docs/runtime.md), with retries and backoff.
+docs/runtime.md), with retries and backoff (``tidegate.objectstore.http``).
 
 One shape for AWS S3, IBM Cloud Object Storage and DigitalOcean Spaces: path-style
 URLs (``<endpoint>/<bucket>/<key>``) on the target's endpoint. ``put_object`` writes
@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import random
 import re
 import threading
 from collections.abc import Sequence
@@ -28,11 +27,14 @@ from urllib.parse import quote
 
 import httpx
 
+from tidegate.objectstore.http import MAX_ANSWER_BYTES, StoreClient, StoreFailed, error_code
+
 __all__ = [
     "MAX_ANSWER_BYTES",
     "MIN_PART_BYTES",
     "AmbientCredentials",
     "MultipartUpload",
+    "S3Client",
     "S3Failed",
     "S3Target",
     "abort_upload",
@@ -49,14 +51,11 @@ __all__ = [
 log = logging.getLogger("tidegate.objectstore")
 
 MIN_PART_BYTES: Final = 5 * 1024 * 1024  # S3's smallest part but the last
-MAX_ANSWER_BYTES: Final = 64 * 1024
 # A page of ListObjectsV2 (1,000 keys) is a few hundred KiB.
 MAX_LISTING_BYTES: Final = 4 * 1024 * 1024
 # Bodies larger than this are signed (hashed) in a worker thread, not on the loop.
 SIGN_OFF_LOOP_BYTES: Final = 256 * 1024
-_RETRY_STATUSES: Final = frozenset({408, 425, 429})
 _UPLOAD_ID: Final = re.compile(r"<UploadId>([^<]{1,1024})</UploadId>")
-_ERROR_CODE: Final = re.compile(r"<Code>([^<]{1,128})</Code>")
 _LISTED_KEY: Final = re.compile(r"<Key>([^<]{1,4096})</Key>")
 _NEXT_TOKEN: Final = re.compile(r"<NextContinuationToken>([^<]{1,4096})</NextContinuationToken>")
 _UPLOAD: Final = re.compile(r"<Upload>(.{1,16384}?)</Upload>", re.DOTALL)
@@ -64,13 +63,8 @@ _NEXT_KEY_MARKER: Final = re.compile(r"<NextKeyMarker>([^<]{1,4096})</NextKeyMar
 _NEXT_UPLOAD_MARKER: Final = re.compile(r"<NextUploadIdMarker>([^<]{1,1024})</NextUploadIdMarker>")
 
 
-class S3Failed(Exception):
-    """A request the S3 API refused or that could not be sent (after the retries);
-    ``status`` is the refusal's HTTP status (None: nothing was answered)."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
+class S3Failed(StoreFailed):
+    """A request the S3 API refused or that could not be sent (after the retries)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,120 +147,36 @@ def signed_headers(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    status: int
-    head: bytes
-    etag: str | None
+class S3Client(StoreClient):
+    """Signed requests to a bucket with retries (``tidegate.objectstore.http``)."""
 
+    failure = S3Failed
+    service = "S3"
 
-class S3Client:
-    """Signed requests with retries: connection errors, timeouts, 408, 425, 429 and 5xx
-    are retried up to ``max_retries`` times with exponential backoff and jitter; each
-    attempt is signed anew (a fresh date), bounded by ``timeout_s``."""
-
-    def __init__(
-        self,
-        client: httpx.AsyncClient,
-        target: S3Target,
-        *,
-        timeout_s: float = 60.0,
-        max_retries: int = 4,
-        backoff_base_s: float = 0.5,
-        backoff_cap_s: float = 30.0,
-    ) -> None:
-        self.client = client
+    def __init__(self, client: httpx.AsyncClient, target: S3Target, **options: Any) -> None:
+        super().__init__(client, **options)
         self.target = target
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_cap_s = backoff_cap_s
 
-    def backoff(self, attempt: int) -> float:
-        ceiling: float = min(self.backoff_cap_s, self.backoff_base_s * 2.0**attempt)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+    def url(self, key: str, query: str) -> str:
+        return self.target.url(key) + (f"?{query}" if query else "")
 
-    async def send(
-        self,
-        method: str,
-        key: str,
-        *,
-        query: str = "",
-        body: bytes = b"",
-        headers: Sequence[tuple[str, str]] = (),
-        into: BinaryIO | None = None,
-        answer_bytes: int = MAX_ANSWER_BYTES,
-    ) -> Answer:
-        """The request's answer, retried as the class says. With ``into``, a 2xx
-        answer's body is written there (from its start on each attempt), in the calling
-        thread: pass a file only from a loop of a thread of its own, never the app's."""
-        url = self.target.url(key) + (f"?{query}" if query else "")
-        attempt = 0
-        while True:
-            status = None
-            try:
-                answer = await self._exchange(method, url, body, headers, into, answer_bytes)
-                if 200 <= answer.status < 300:
-                    return answer
-                status = answer.status
-                reason = f"answered HTTP {answer.status}{_error_code(answer.head)}"
-                retryable = answer.status in _RETRY_STATUSES or answer.status >= 500
-            except httpx.TransportError as error:
-                reason, retryable = f"{type(error).__name__}: {error}".rstrip(": "), True
-            if not retryable or attempt >= self.max_retries:
-                raise S3Failed(f"{method} {_bucket_key(self.target, key)}: {reason}", status=status)
-            delay = self.backoff(attempt)
-            log.info("S3 %s %s: %s; retry in %.2fs", method, key, reason, delay)
-            await asyncio.sleep(delay)
-            attempt += 1
-
-    async def _exchange(
-        self,
-        method: str,
-        url: str,
-        body: bytes,
-        headers: Sequence[tuple[str, str]],
-        into: BinaryIO | None,
-        answer_bytes: int,
-    ) -> Answer:
+    async def sign(
+        self, method: str, url: str, body: bytes, headers: Sequence[tuple[str, str]]
+    ) -> Sequence[tuple[str, str]]:
         ambient = self.target.ambient
         keys = await asyncio.to_thread(ambient.frozen) if ambient is not None else None
         if len(body) > SIGN_OFF_LOOP_BYTES:  # hashing megabytes: not on the loop
-            signed = await asyncio.to_thread(
+            return await asyncio.to_thread(
                 signed_headers, self.target, method, url, body, headers, keys
             )
-        else:
-            signed = signed_headers(self.target, method, url, body, headers, keys)
-        request = self.client.build_request(
-            method, url, content=body, headers=list(signed), timeout=self.timeout_s
-        )
-        response = await self.client.send(request, stream=True)
-        head = bytearray()
-        try:
-            if into is not None and 200 <= response.status_code < 300:
-                into.seek(0)
-                into.truncate()
-                async for chunk in response.aiter_raw():
-                    into.write(chunk)
-            else:
-                async for chunk in response.aiter_raw():
-                    head += chunk
-                    if len(head) > answer_bytes:
-                        break
-        finally:
-            await response.aclose()
-        return Answer(
-            response.status_code, bytes(head[:answer_bytes]), response.headers.get("etag")
-        )
+        return signed_headers(self.target, method, url, body, headers, keys)
+
+    def describe(self, key: str) -> str:
+        return _bucket_key(self.target, key)
 
 
 def _bucket_key(target: S3Target, key: str) -> str:
     return f"s3://{target.bucket}/{key}"
-
-
-def _error_code(head: bytes) -> str:
-    found = _ERROR_CODE.search(head.decode("utf-8", "replace"))
-    return f" ({found.group(1)})" if found else ""
 
 
 async def put_object(
@@ -376,6 +286,10 @@ class MultipartUpload:
         self.upload_id: str | None = None
         self.etags: list[str] = []
 
+    @property
+    def started(self) -> bool:
+        return self.upload_id is not None
+
     async def start(self, *, content_type: str, content_encoding: str | None = None) -> None:
         headers = [("Content-Type", content_type)]
         if content_encoding:
@@ -414,7 +328,7 @@ class MultipartUpload:
         # S3 may answer 200 and still fail the completion, in the body.
         if b"<Error>" in answer.head:
             raise S3Failed(
-                f"completing {_bucket_key(self.s3.target, self.key)}{_error_code(answer.head)}"
+                f"completing {_bucket_key(self.s3.target, self.key)}{error_code(answer.head)}"
             )
 
     async def abort(self) -> None:
