@@ -40,7 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,13 +147,26 @@ async def on_reader(db: Database, account_id: str, work: Callable[[PageReader], 
         return await run_off_loop(database=db, session=session, account_id=account_id, page=work)
 
 
+async def timed(run: Callable[[], Awaitable[Any]]) -> tuple[float, float, Any]:
+    """(median wall s, median CPU s of this process, the last answer) of RUNS runs. The
+    CPU is the read's own (the DuckDB and SQLite work run in this process; PostgreSQL's
+    server is not counted), and moves less than the wall time with other load beside."""
+    times, cpu = [], []
+    answer = None
+    for _ in range(RUNS):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        answer = await run()
+        times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+    return statistics.median(times), statistics.median(cpu), answer
+
+
 async def first_page_s(
     db: Database, sealer: Sealer, account_id: str, case: Case, expected: Expected
-) -> float:
-    times = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        await on_reader(
+) -> tuple[float, float]:
+    """(wall s, CPU s) of the first page."""
+    wall, cpu, _answer = await timed(
+        lambda: on_reader(
             db,
             account_id,
             lambda reader: page_of_lines(
@@ -163,8 +176,8 @@ async def first_page_s(
                 request=export_request(case, expected, None),
             ),
         )
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    )
+    return wall, cpu
 
 
 async def walk(
@@ -190,7 +203,8 @@ async def walk(
 
 async def aggregate_s(
     db: Database, account_id: str, case: Case, expected: Expected
-) -> tuple[float, Any]:
+) -> tuple[float, float, Any]:
+    """(wall s, CPU s, the answer) of the aggregation."""
     request = AggregateRequest(
         from_ms=expected.first_ms,
         to_ms=expected.last_ms,
@@ -198,17 +212,13 @@ async def aggregate_s(
         top=10,
         line_filter=parse_line_filter(hosts=None, apps=None, levels=None, query=case.query),
     )
-    times = []
-    answer = None
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        answer = await on_reader(
+    return await timed(
+        lambda: on_reader(
             db,
             account_id,
             lambda reader: aggregation(reader=reader, account_id=account_id, request=request),
         )
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), answer
+    )
 
 
 # DuckDB alone: the same cases as hand-written SQL over the segment files.
@@ -275,8 +285,8 @@ def directory_bytes(root: Path) -> int:
 
 
 # (first page s, all matches s, aggregation s, matches, row groups read by an
-# aggregation, row groups skipped by it)
-Result = tuple[float, float, float, int, int, int]
+# aggregation, row groups skipped by it, first page CPU s, aggregation CPU s)
+Result = tuple[float, float, float, int, int, int, float, float]
 
 
 def row_groups(outcome: str) -> int:
@@ -302,14 +312,14 @@ async def measure(
     results: dict[str, Result] = {}
     try:
         for case in cases:
-            first = await first_page_s(db, sealer, account_id, case, expected)
+            first, first_cpu = await first_page_s(db, sealer, account_id, case, expected)
             walk_s, got = await walk(db, sealer, account_id, case, expected)
             selected = expected.selected[case.name]
             want = sorted(ids[index] for index in range(len(selected)) if selected[index])
             if len(got) != len(set(got)) or sorted(got) != want:
                 problems.append(f"MISMATCH {target.backend} {label} {case.name}: walk")
             searched, skipped = row_groups("searched"), row_groups("skipped")
-            agg_s, answer = await aggregate_s(db, account_id, case, expected)
+            agg_s, agg_cpu, answer = await aggregate_s(db, account_id, case, expected)
             searched = (row_groups("searched") - searched) // RUNS
             skipped = (row_groups("skipped") - skipped) // RUNS
             # The row store's aggregation is capped (exact: false past 200,000
@@ -320,10 +330,13 @@ async def measure(
                     f"MISMATCH {target.backend} {label} {case.name}: aggregate "
                     f"{answer.total} (exact {answer.exact}) for {len(want)}"
                 )
-            results[case.name] = (first, walk_s, agg_s, len(want), searched, skipped)
+            results[case.name] = (
+                first, walk_s, agg_s, len(want), searched, skipped, first_cpu, agg_cpu
+            )  # fmt: skip
             print(
-                f"{target.backend} {label:9} {case.name:13} first {first * 1000:7.0f} ms  "
-                f"walk {walk_s:7.2f} s  aggregate {agg_s * 1000:7.0f} ms  {len(want):>9,}"
+                f"{target.backend} {label:9} {case.name:13} first {first * 1000:7.0f} ms "
+                f"({first_cpu * 1000:5.0f} CPU)  walk {walk_s:7.2f} s  aggregate "
+                f"{agg_s * 1000:7.0f} ms ({agg_cpu * 1000:5.0f} CPU)  {len(want):>9,}"
                 + ("" if answer.exact else f"  (aggregate capped: {answer.total:,} counted)")
                 + (
                     f"  row groups read {searched}/{searched + skipped}"
@@ -412,7 +425,9 @@ def index_build_s(files: list[str]) -> tuple[float, int]:
     return cpu, lines
 
 
-async def compact_all(target: Target, segment_dir: Path) -> tuple[float, int]:
+async def compact_all(target: Target, segment_dir: Path) -> tuple[float, float, int]:
+    """(wall s, this process's CPU s, lines moved) of moving every line into segments
+    (the database server's own CPU, PostgreSQL's, is not counted)."""
     db = Database.connect(target.url)
     config = CompactorConfig(
         root=segment_dir,
@@ -423,6 +438,7 @@ async def compact_all(target: Target, segment_dir: Path) -> tuple[float, int]:
     )
     moved = 0
     started = time.perf_counter()
+    cpu_started = time.process_time()
     try:
         while True:
             result = await compact_round(db, config, owner="bench")
@@ -431,7 +447,7 @@ async def compact_all(target: Target, segment_dir: Path) -> tuple[float, int]:
                 break
     finally:
         await db.dispose()
-    return time.perf_counter() - started, moved
+    return time.perf_counter() - started, time.process_time() - cpu_started, moved
 
 
 async def run(args: argparse.Namespace, work: Path) -> int:
@@ -450,10 +466,11 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         size = await target.size()
         hot, found = await measure(target, expected, segment_dir, "row store", cases)
         problems += found
-        move_s, moved = await compact_all(target, segment_dir)
+        move_s, move_cpu, moved = await compact_all(target, segment_dir)
         print(
             f"{target.backend}: compacted {moved:,} lines in {move_s:.1f} s "
-            f"({moved / move_s:,.0f} lines/s)",
+            f"({moved / move_s:,.0f} lines/s; {move_cpu / moved * 1e6:,.1f} s of this "
+            "process's CPU per million lines)",
             flush=True,
         )
         print(
@@ -496,31 +513,24 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             f"built in {build_cpu / build_lines * 1e6:,.1f} s of CPU per million lines"
         )
         print(
-            "| case | matches | first page ms (rows / segs / segs no index) "
+            "| case | matches | first page ms, CPU ms in brackets (rows / segs / segs no index) "
             "| all matches s (rows / segs / segs no index / duckdb) "
-            "| hist+top ms (rows / segs / segs no index / duckdb) | row groups read |"
+            "| hist+top ms, CPU ms in brackets (rows / segs / segs no index / duckdb) "
+            "| row groups read |"
         )
         print("|---|---:|---|---|---|---:|")
         for case in cases:
             raw_agg, raw_walk, raw_rows = raw_duckdb(account_files, case, expected)
             h, c = hot[case.name], cold[case.name]
-            w = whole.get(case.name)
-            no_index = (
-                ("", "", "")
-                if w is None
-                else (
-                    f" / {w[0] * 1000:,.0f}",
-                    f" / {w[1]:.2f}",
-                    f" / {w[2] * 1000:,.0f}",
-                )
-            )
+            tiers = [h, c, *([whole[case.name]] if case.name in whole else [])]
+            first = " / ".join(f"{r[0] * 1000:,.0f} ({r[6] * 1000:,.0f})" for r in tiers)
+            walks = " / ".join(f"{r[1]:.2f}" for r in tiers)
+            aggregates = " / ".join(f"{r[2] * 1000:,.0f} ({r[7] * 1000:,.0f})" for r in tiers)
             rows_note = f" ({raw_rows:,})" if raw_rows != h[3] else ""
             read = f"{c[4]:,} of {c[4] + c[5]:,}" if c[4] + c[5] else "all"
             print(
-                f"| {case.name} | {h[3]:,} | {h[0] * 1000:,.0f} / {c[0] * 1000:,.0f}{no_index[0]} "
-                f"| {h[1]:.2f} / {c[1]:.2f}{no_index[1]} / {raw_walk:.2f}{rows_note} "
-                f"| {h[2] * 1000:,.0f} / {c[2] * 1000:,.0f}{no_index[2]} / {raw_agg * 1000:,.0f} "
-                f"| {read} |",
+                f"| {case.name} | {h[3]:,} | {first} | {walks} / {raw_walk:.2f}{rows_note} "
+                f"| {aggregates} / {raw_agg * 1000:,.0f} | {read} |",
                 flush=True,
             )
         await target.drop()

@@ -13,8 +13,9 @@ import json
 import random
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
@@ -33,9 +34,9 @@ from tidegate.logs import segment_index, segment_lookup
 from tidegate.logs.compactor import CompactorConfig, compact_round, release, write_rows
 from tidegate.logs.filtering import parse_line_filter
 from tidegate.logs.reading import SegmentStatements
-from tidegate.logs.segments import LINE_COLUMNS, SegmentFile, duckdb_connection
+from tidegate.logs.segments import LINE_COLUMNS, SegmentFile, duck_condition, duckdb_connection
 from tidegate.logs.store import NewLine
-from tidegate.logs.tiers import located, segment_query
+from tidegate.logs.tiers import SegmentWalk, located, segment_query
 from tidegate.models import LogLine, LogSegment
 
 
@@ -245,10 +246,41 @@ def _row(line_id: int, ts: int, line: str, meta: dict[str, Any] | None) -> tuple
     )  # fmt: skip
 
 
-def _row_groups_scanned(profile: Path) -> tuple[int, int]:
+def _profiled(tmp_path: Path, read: Callable[[], list[int]]) -> tuple[list[int], dict[str, Any]]:
+    """What ``read`` returns, and DuckDB's JSON profile of its (last) statement."""
+    profile = tmp_path / f"profile-{uuid.uuid4().hex}.json"
+    connection = duckdb_connection()
+    connection.execute("PRAGMA enable_profiling = 'json'")
+    connection.execute(f"PRAGMA profiling_output = '{profile}'")
+    try:
+        found = read()
+    finally:
+        connection.execute("PRAGMA disable_profiling")
+    return found, json.loads(profile.read_text())
+
+
+def _ids(paths: list[str], where: Any, rows: Any) -> list[int]:
+    """The ids of the lines ``segment_query`` reads from the files (``rows``: those
+    narrowed by the index)."""
+    return [
+        int(row[0])
+        for row in segment_query(
+            SegmentStatements(budget_s=0),
+            paths,
+            columns=", ".join(LINE_COLUMNS),
+            where=where,
+            from_ms=0,
+            to_ms=10**6,
+            max_id=10**6,
+            rows=rows,
+        )
+    ]
+
+
+def _row_groups_scanned(profile: dict[str, Any]) -> tuple[int, int]:
     """(row groups scanned, row groups there were) of every Parquet scan profiled."""
     scanned = total = 0
-    pending = [json.loads(profile.read_text())]
+    pending = [profile]
     while pending:
         node = pending.pop()
         if "row_groups_scanned" in node:
@@ -301,27 +333,8 @@ def test_duckdb_reads_only_the_row_groups_the_index_keeps(
     assert narrowed.lines == 8 * candidates
 
     def read(rows: Any) -> tuple[set[int], tuple[int, int]]:
-        profile = tmp_path / f"profile-{uuid.uuid4().hex}.json"
-        connection = duckdb_connection()
-        connection.execute("PRAGMA enable_profiling = 'json'")
-        connection.execute(f"PRAGMA profiling_output = '{profile}'")
-        try:
-            ids = {
-                int(row[0])
-                for row in segment_query(
-                    SegmentStatements(budget_s=0),
-                    [path],
-                    columns=", ".join(LINE_COLUMNS),
-                    where=where,
-                    from_ms=0,
-                    to_ms=10**6,
-                    max_id=10**6,
-                    rows=rows,
-                )
-            }
-        finally:
-            connection.execute("PRAGMA disable_profiling")
-        return ids, _row_groups_scanned(profile)
+        ids, profile = _profiled(tmp_path, lambda: _ids([path], where, rows))
+        return set(ids), _row_groups_scanned(profile)
 
     whole, (scanned, total) = read(None)
     assert whole == holding
@@ -331,6 +344,82 @@ def test_duckdb_reads_only_the_row_groups_the_index_keeps(
     narrow, (scanned, total) = read(ranges)
     assert narrow == holding
     assert (scanned, total) == (candidates, 10)
+
+
+def _rows_out_of_scans(profile: dict[str, Any]) -> list[int]:
+    """The rows each Parquet scan of a profiled statement passed on (after the filters
+    it applies itself)."""
+    counts = []
+    pending = [profile]
+    while pending:
+        node = pending.pop()
+        if node.get("name") == "READ_PARQUET":
+            counts.append(int(node["intermediate_rows"]))
+        pending.extend(node.get("children", []))
+        pending.extend(node.get("operator", []))
+    return counts
+
+
+def test_each_narrowed_scan_filters_itself(tmp_path: Path) -> None:
+    """Two segments, each narrowed to the row group holding a rare word (with near
+    misses of it in every row group): each file's scan of its kept row group applies
+    the read's condition itself, passing on only the matching line, not the row group's
+    eight (which a condition applied to the union of the scans, outside them, made
+    every such read decode whole: slower than no index once many row groups are kept).
+    For an aggregation's rows and for an export walk's chunk (ordered and limited)."""
+    rng = random.Random(9)
+    words = ["disk", "quota", "exceeded", "zyxw", "ok", "zyxwv"]
+    where = segment_filter(
+        parse_line_filter(hosts=None, apps=None, levels=None, query="zyxwvut")
+    ).where
+    found = segment_lookup.lookup(where)
+    assert found is not None
+    holding = {10, 52}
+    files = []
+    for part in range(2):
+        rows = []
+        for line_id in range(part * 40, part * 40 + 40):
+            text = ", ".join(rng.sample(words, 3))
+            if line_id in holding:
+                text += " zyxwvut"
+            rows.append(_row(line_id, 1_000 + line_id, text, None))
+        name = f"acct/{part}-0.parquet"
+        _size, _bounds, filters = write_rows(tmp_path, name, rows, "sqlite", row_group_lines=8)
+        index = segment_index.parse(filters)
+        assert index is not None
+        path = str(tmp_path / name)
+        file = SegmentFile(
+            name, 1_000 + part * 40, 1_039 + part * 40, 40, locate=lambda path=path: path
+        )
+        narrowed, candidates = segment_lookup.narrow(file, index, found)
+        assert narrowed is not None
+        assert candidates == 1
+        files.append(narrowed)
+    paths, ranges = located(files)
+
+    ids, profile = _profiled(tmp_path, lambda: _ids(paths, where, ranges))
+    assert sorted(ids) == sorted(holding)
+    assert _rows_out_of_scans(profile) == [1, 1]
+
+    for newest_first in (False, True):
+        # One statement: a slice spanning both segments, as many lines wanted as there.
+        walk = SegmentWalk(
+            reader=cast(Any, SegmentStatements(budget_s=0)),
+            files=files,
+            condition=duck_condition(where),
+            from_ms=1_000,
+            to_ms=1_079,
+            max_id=10**6,
+            newest_first=newest_first,
+            budget=80,
+            wanted=lambda: 80,
+        )
+        ids, profile = _profiled(tmp_path, lambda walk=walk: [row.id for row in walk.rows(None)])
+        assert ids == sorted(holding, reverse=newest_first)
+        assert walk.exhausted
+        # Each scan (DuckDB scans a file twice for a top-N: the keys of the lines kept,
+        # then their columns) passes on its one line.
+        assert set(_rows_out_of_scans(profile)) == {1}
 
 
 # -- through the app --------------------------------------------------------------------

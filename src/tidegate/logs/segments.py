@@ -396,26 +396,58 @@ def _file_list(files: Sequence[str]) -> str:
 RowRanges = Mapping[str, Sequence[tuple[int, int]]]
 
 
-def relation(files: Sequence[str], rows: RowRanges | None = None) -> str:
-    """The FROM clause over the files (paths are quoted as SQL strings). A file with
-    ``rows`` is read in those ranges of its row numbers only: DuckDB reads none of its
-    row groups outside them (a file's own scan, since each file's ranges are its own)."""
+def relation(files: Sequence[str]) -> str:
+    """The FROM clause over the whole files (paths are quoted as SQL strings)."""
+    return f"read_parquet({_file_list(files)}) AS log_lines"
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """A DuckDB statement over some files (``scan``) and its positional parameters."""
+
+    sql: str
+    parameters: list[Any]
+
+
+def scan(
+    files: Sequence[str],
+    rows: RowRanges | None,
+    *,
+    columns: str,
+    where: str,
+    parameters: Sequence[Any],
+    top: tuple[str, int] | None = None,
+) -> Scan:
+    """``SELECT columns FROM <the files> WHERE where`` (``parameters``: those of
+    ``where``), with ``top`` (order, limit): ``ORDER BY order LIMIT limit``. A file with
+    ``rows`` (narrowed by the segment index) is read in those ranges of its row numbers
+    only, in a scan of its own (its ranges are its own); each scan then carries the
+    whole condition, the columns and the order and limit (its parameters repeated, in
+    order, for each), and the statement orders and limits their union again: DuckDB
+    filters each scan as it reads it (a condition outside the union it would apply only
+    after reading every row of the kept row groups, which made a read keeping many of
+    them slower than one without the index; docs/log-store.md, "The segment index")."""
+    tail = "" if top is None else f" ORDER BY {top[0]} LIMIT ?"
+    own = [*parameters, *(() if top is None else (top[1],))]
     narrowed = [path for path in files if rows and path in rows]
     if not narrowed:
-        return f"read_parquet({_file_list(files)}) AS log_lines"
+        return Scan(f"SELECT {columns} FROM {relation(files)} WHERE {where}{tail}", own)
     assert rows is not None
     whole = [path for path in files if path not in rows]
-    parts = [f"SELECT * FROM read_parquet({_file_list(whole)})"] if whole else []
+    parts = [f"SELECT {columns} FROM {relation(whole)} WHERE {where}{tail}"] if whole else []
     for path in narrowed:
         within = " OR ".join(
             f"file_row_number BETWEEN {int(first)} AND {int(last)}" for first, last in rows[path]
         )
         parts.append(
-            "SELECT * EXCLUDE (file_row_number) FROM "
-            f"read_parquet({_file_list([path])}, file_row_number = true) WHERE {within or 'FALSE'}"
+            f"SELECT {columns} FROM read_parquet({_file_list([path])}, file_row_number = true) "
+            f"AS log_lines WHERE ({within or 'FALSE'}) AND {where}{tail}"
         )
-    # By name: a segment written before ``size_bytes`` lacks that last column.
-    return "(" + " UNION ALL BY NAME ".join(parts) + ") AS log_lines"
+    # Each scan's columns are the same list: the union is by position.
+    union = " UNION ALL ".join(f"({part})" for part in parts)
+    if top is None:
+        return Scan(union, own * len(parts))
+    return Scan(f"SELECT * FROM ({union}){tail}", [*own * len(parts), top[1]])
 
 
 # A line's size in a segment written before ``size_bytes`` was: the UTF-8 length of

@@ -45,8 +45,8 @@ from tidegate.logs.segments import (
     duck_condition,
     having_column,
     missing_file,
-    relation,
     retained_from,
+    scan,
 )
 from tidegate.metrics import SEGMENT_FILES, SEGMENT_ROW_GROUPS
 from tidegate.models import LogSegment
@@ -164,18 +164,20 @@ class SegmentWalk:
             spanned = [file for file in self.files if file.max_ts >= low and file.min_ts <= high]
             chunk = 0
             if spanned:
-                sql = (
-                    f"SELECT {', '.join(LINE_COLUMNS)} FROM {relation(*located(spanned))} "
-                    "WHERE ts >= ? AND ts <= ? AND id <= ?"
-                )
+                where = "ts >= ? AND ts <= ? AND id <= ?"
                 parameters: list[Any] = [low, high, self.max_id]
                 if after is not None:
                     op = "<" if self.newest_first else ">"
-                    sql += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
+                    where += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
                     parameters += [after[0], after[0], after[1]]
-                sql += f" AND {self.condition.sql} ORDER BY ts {direction}, id {direction} LIMIT ?"
-                parameters += [*self.condition.parameters, limit]
-                with closing(self.reader.segment_rows(sql, parameters)) as rows:
+                statement = scan(
+                    *located(spanned),
+                    columns=", ".join(LINE_COLUMNS),
+                    where=f"{where} AND {self.condition.sql}",
+                    parameters=[*parameters, *self.condition.parameters],
+                    top=(f"ts {direction}, id {direction}", limit),
+                )
+                with closing(self.reader.segment_rows(statement.sql, statement.parameters)) as rows:
                     for row in rows:
                         chunk += 1
                         after = (row[1], row[0])
@@ -328,7 +330,7 @@ def searched(
 
 def located(files: list[SegmentFile]) -> tuple[list[str], RowRanges]:
     """The files' paths on this host (fetched from a segment bucket on first use) and
-    the row ranges of those narrowed by the segment index, for ``relation``."""
+    the row ranges of those narrowed by the segment index, for ``segments.scan``."""
     paths: list[str] = []
     rows: dict[str, tuple[tuple[int, int], ...]] = {}
     for file in files:
@@ -357,13 +359,14 @@ def segment_query(
     condition = duck_condition(where)
     if not files or condition.nothing:
         return
-    inner = (
-        f"SELECT {columns} FROM {relation(files, rows)} WHERE ts >= ? AND ts <= ? AND id <= ? "
-        f"AND {condition.sql}"
+    inner = scan(
+        files,
+        rows,
+        columns=columns,
+        where=f"ts >= ? AND ts <= ? AND id <= ? AND {condition.sql}",
+        parameters=[from_ms, to_ms, max_id, *condition.parameters],
     )
-    yield from reader.segment_rows(
-        wrap.replace("{}", inner, 1), [from_ms, to_ms, max_id, *condition.parameters]
-    )
+    yield from reader.segment_rows(wrap.replace("{}", inner.sql, 1), inner.parameters)
 
 
 def by_line_size(reader: SegmentReader, files: list[str]) -> list[tuple[list[str], str]]:
