@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import JSON, Boolean, DateTime, Select, event
+from sqlalchemy import JSON, Boolean, DateTime, Select, bindparam, event, select
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import Connection, make_url
@@ -319,6 +319,16 @@ class RawQuery:
         pg = statement.compile(dialect=pg_dialect, compile_kwargs={"render_postcompile": True})
         self.pg_sql = str(pg)
         self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
+
+
+def account_rows(model: Any) -> RawQuery:
+    """Every column of ``model``'s rows of the account ``:account_id``, oldest first
+    (``created_at``, then ``id``): the management lists' read."""
+    return RawQuery(
+        select(*model.__table__.columns)
+        .where(model.account_id == bindparam("account_id"))
+        .order_by(model.created_at, model.id)
+    )
 
 
 def pg_connection_lost() -> tuple[type[BaseException], ...]:

@@ -66,9 +66,9 @@ def _account(data: schemas.Account) -> Envelope[schemas.Account]:
 
 @router.get("", summary="Get an Enterprise and its child Accounts")
 async def get_enterprise(
-    session: SessionDep, enterprise_id: EnterpriseId
+    request: Request, enterprise_id: EnterpriseId
 ) -> Envelope[schemas.Enterprise]:
-    data = await service.get_enterprise(session=session, enterprise_id=enterprise_id)
+    data = await service.read_enterprise(db=app_state(request).db, enterprise_id=enterprise_id)
     return envelope(
         data,
         type="enterprise",
@@ -80,9 +80,9 @@ async def get_enterprise(
 
 @router.get("/account", summary="List the enterprise's child accounts")
 async def list_accounts(
-    session: SessionDep, enterprise_id: EnterpriseId
+    request: Request, enterprise_id: EnterpriseId
 ) -> Envelope[list[schemas.Account]]:
-    data = await service.list_accounts(session=session, enterprise_id=enterprise_id)
+    data = await service.read_accounts(db=app_state(request).db, enterprise_id=enterprise_id)
     return envelope(data, type="account", pk="account_id", links=ACCOUNT_LINKS)
 
 

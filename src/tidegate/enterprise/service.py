@@ -146,6 +146,20 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
     if enterprise is None:
         raise NotFound()
     views = await repository.account_views(session=session, enterprise_id=enterprise_id)
+    return _enterprise_schema(enterprise, views)
+
+
+async def read_enterprise(*, db: Database, enterprise_id: str) -> schemas.Enterprise:
+    """get_enterprise on raw records, no session (the routes' reads)."""
+    enterprise = await repository.raw_enterprise(db=db, enterprise_id=enterprise_id)
+    if enterprise is None:
+        raise NotFound()
+    views = await repository.raw_account_views(db=db, enterprise_id=enterprise_id)
+    return _enterprise_schema(enterprise, views)
+
+
+def _enterprise_schema(enterprise: Enterprise, views: list[AccountView]) -> schemas.Enterprise:
+    """From the ORM object or a raw record, with its account views, oldest first."""
     owned: dict[str, list[str]] = defaultdict(list)
     for view in views:
         owned[view.owner_id].append(view.short_id)
@@ -161,6 +175,10 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
 
 async def list_accounts(*, session: AsyncSession, enterprise_id: str) -> list[schemas.Account]:
     return (await get_enterprise(session=session, enterprise_id=enterprise_id)).accounts
+
+
+async def read_accounts(*, db: Database, enterprise_id: str) -> list[schemas.Account]:
+    return (await read_enterprise(db=db, enterprise_id=enterprise_id)).accounts
 
 
 async def get_account(

@@ -7,17 +7,12 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.db.engine import Database, RawQuery
+from tidegate.db.engine import Database, RawQuery, account_rows
 from tidegate.models import ExclusionRule
 
-_RULE = select(*ExclusionRule.__table__.columns)
-_RULES_OF = RawQuery(
-    _RULE.where(ExclusionRule.account_id == bindparam("account_id")).order_by(
-        ExclusionRule.created_at, ExclusionRule.id
-    )
-)
+_RULES_OF = account_rows(ExclusionRule)
 _RULE_OF = RawQuery(
-    _RULE.where(
+    select(*ExclusionRule.__table__.columns).where(
         ExclusionRule.id == bindparam("rule_id"),
         ExclusionRule.account_id == bindparam("account_id"),
     )
