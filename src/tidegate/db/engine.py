@@ -321,11 +321,13 @@ class RawQuery:
         self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
 
 
-def account_rows(model: Any) -> RawQuery:
-    """Every column of ``model``'s rows of the account ``:account_id``, oldest first
-    (``created_at``, then ``id``): the management lists' read."""
+def account_rows(model: Any, *names: str) -> RawQuery:
+    """The columns ``names`` (none: every column) of ``model``'s rows of the account
+    ``:account_id``, oldest first (``created_at``, then ``id``): the management lists'
+    read. Naming only what the response is built from spares converting the rest."""
+    table = model.__table__
     return RawQuery(
-        select(*model.__table__.columns)
+        select(*(table.c[name] for name in names) if names else table.columns)
         .where(model.account_id == bindparam("account_id"))
         .order_by(model.created_at, model.id)
     )

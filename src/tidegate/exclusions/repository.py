@@ -10,9 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.db.engine import Database, RawQuery, account_rows
 from tidegate.models import ExclusionRule
 
-_RULES_OF = account_rows(ExclusionRule)
+# What a rule's representation (service.rule_schema) is built from.
+_COLUMNS = ("id", "title", "hosts", "apps", "query", "active", "indexonly")
+_RULES_OF = account_rows(ExclusionRule, *_COLUMNS)
 _RULE_OF = RawQuery(
-    select(*ExclusionRule.__table__.columns).where(
+    select(*(ExclusionRule.__table__.c[name] for name in _COLUMNS)).where(
         ExclusionRule.id == bindparam("rule_id"),
         ExclusionRule.account_id == bindparam("account_id"),
     )

@@ -18,9 +18,10 @@ from tidegate.models import ApiKey, Membership
 ACCOUNT_KINDS = ("service", "ingestion")
 
 # The list's reads, one statement per kind asked for (None: every account kind).
+_KEY_COLUMNS = ("id", "name", "kind", "sealed_key", "created_at", "hint", "made_by")
 _KEYS_OF = {
     kind: RawQuery(
-        select(*ApiKey.__table__.columns)
+        select(*(ApiKey.__table__.c[name] for name in _KEY_COLUMNS))
         .where(
             ApiKey.account_id == bindparam("account_id"),
             # Not IN: an expanding parameter is not compiled once (RawQuery).

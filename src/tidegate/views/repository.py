@@ -13,8 +13,12 @@ from tidegate.models import AlertDelivery, PresetAlert, View
 MAX_LOG_ENTRIES = 500
 
 
-_VIEWS_OF = account_rows(View)
-_PRESETS_OF = account_rows(PresetAlert)
+# What service.view_schema and preset_schema build the representations from.
+_VIEWS_OF = account_rows(
+    View, "id", "name", "query", "apps", "hosts", "levels", "tags", "category", "preset_id",
+    "channels_sealed",
+)  # fmt: skip
+_PRESETS_OF = account_rows(PresetAlert, "id", "name", "channels_sealed")
 
 
 async def view_records(*, db: Database, account_id: str) -> list[Any]:
