@@ -110,6 +110,33 @@ def _secret(request: Request) -> str | None:
     return request.headers.get("servicekey")
 
 
+def _key_hash(request: Request) -> str | None:
+    secret = _secret(request)
+    return None if secret is None else hmac.new(DOMAIN, secret.encode(), hashlib.sha256).hexdigest()
+
+
+def _checked(key: Any, key_hash: str) -> Any:
+    if key is None or not hmac.compare_digest(key[3].encode(), key_hash.encode()):
+        return None
+    return key
+
+
+def _sqlite_key(request: Request) -> Any:
+    """The presented key's row joined to its account, or None (SQLite)."""
+    key_hash = _key_hash(request)
+    if key_hash is None:
+        return None
+    return _checked(_db.execute(_KEY.format(p="?"), (key_hash,)).fetchone(), key_hash)
+
+
+async def _pg_key(conn: Any, request: Request) -> Any:
+    """The presented key's row joined to its account, or None (PostgreSQL)."""
+    key_hash = _key_hash(request)
+    if key_hash is None:
+        return None
+    return _checked(await conn.fetchrow(_KEY.format(p="$1"), key_hash), key_hash)
+
+
 def _unauthorized() -> Response:
     return Response(b'{"status":401}', status_code=401, media_type="application/json")
 
@@ -123,12 +150,8 @@ if DATABASE_URL.startswith("sqlite"):
 
     @fastapi_floor.get("/v3/enterprise/account/{account_id}")
     async def sqlite_account(account_id: str, request: Request) -> Response:
-        secret = _secret(request)
-        if secret is None:
-            return _unauthorized()
-        key_hash = hmac.new(DOMAIN, secret.encode(), hashlib.sha256).hexdigest()
-        key = _db.execute(_KEY.format(p="?"), (key_hash,)).fetchone()
-        if key is None or not hmac.compare_digest(key[3].encode(), key_hash.encode()):
+        key = _sqlite_key(request)
+        if key is None:
             return _unauthorized()
         row = _db.execute(_ACCOUNT.format(p="?", q="?"), (account_id, key[2])).fetchone()
         if row is None:
@@ -142,18 +165,17 @@ elif DATABASE_URL:
     _pool: asyncpg.Pool | None = None
     _dsn = DATABASE_URL.replace("postgresql+asyncpg://", "postgresql://")
 
-    @fastapi_floor.get("/v3/enterprise/account/{account_id}")
-    async def pg_account(account_id: str, request: Request) -> Response:
+    async def _pg_pool() -> asyncpg.Pool:
         global _pool
         if _pool is None:
             _pool = await asyncpg.create_pool(_dsn, min_size=4, max_size=10)
-        secret = _secret(request)
-        if secret is None:
-            return _unauthorized()
-        key_hash = hmac.new(DOMAIN, secret.encode(), hashlib.sha256).hexdigest()
-        async with _pool.acquire() as conn:
-            key = await conn.fetchrow(_KEY.format(p="$1"), key_hash)
-            if key is None or not hmac.compare_digest(key[3].encode(), key_hash.encode()):
+        return _pool
+
+    @fastapi_floor.get("/v3/enterprise/account/{account_id}")
+    async def pg_account(account_id: str, request: Request) -> Response:
+        async with (await _pg_pool()).acquire() as conn:
+            key = await _pg_key(conn, request)
+            if key is None:
                 return _unauthorized()
             row = await conn.fetchrow(_ACCOUNT.format(p="$1", q="$2"), account_id, key[2])
             if row is None:
@@ -178,3 +200,77 @@ async def asgi_floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 return
     await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
     await send({"type": "http.response.body", "body": BODY})
+
+
+# The floor of bench_management_reads: per route, the same credential read and the same
+# rows (every column of the route's table, by the same account or enterprise and in the
+# same order) through the raw driver, answered as JSON objects keyed by column name.
+# The bodies are the same rows, not byte-identical to tidegate's documents.
+MANAGEMENT_READS: dict[str, str] = {
+    "/v1/config/ingestion/exclusions": (
+        "SELECT * FROM exclusion_rules WHERE account_id = {account} ORDER BY created_at, id"
+    ),
+    "/v1/config/ingestion/exclusions/{id}": (
+        "SELECT * FROM exclusion_rules WHERE account_id = {account} AND id = {id}"
+    ),
+    "/v1/config/keys": "SELECT * FROM api_keys WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/view": "SELECT * FROM views WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/board": "SELECT * FROM boards WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/members": (
+        "SELECT m.role, m.created_at, u.id, u.email, u.firstname, u.lastname FROM memberships"
+        " AS m JOIN users AS u ON u.id = m.user_id WHERE m.account_id = {account}"
+        " ORDER BY m.created_at"
+    ),
+    "/v3/pipeline": "SELECT * FROM pipelines WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/presetalert": (
+        "SELECT * FROM preset_alerts WHERE account_id = {account} ORDER BY created_at"
+    ),
+    "/v3/enterprise/account": (
+        "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
+        " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"
+        " ORDER BY a.created_at"
+    ),
+}
+
+
+def _rows_json(columns: list[str], rows: Any) -> bytes:
+    return orjson.dumps([dict(zip(columns, row, strict=True)) for row in rows])
+
+
+management_floor = FastAPI()
+
+
+def _management_route(path: str, sql: str) -> None:
+    if DATABASE_URL.startswith("sqlite"):
+        query = sql.format(account="?", enterprise="?", id="?")
+
+        async def read(request: Request) -> Response:
+            key = _sqlite_key(request)
+            if key is None:
+                return _unauthorized()
+            owner = key[2] if "{enterprise}" in sql else key[4]
+            args = (owner, request.path_params["id"]) if "{id}" in sql else (owner,)
+            cursor = _db.execute(query, args)
+            columns = [column[0] for column in cursor.description]
+            return Response(_rows_json(columns, cursor.fetchall()), media_type="application/json")
+
+    else:
+        query = sql.format(account="$1", enterprise="$1", id="$2")
+
+        async def read(request: Request) -> Response:
+            async with (await _pg_pool()).acquire() as conn:
+                key = await _pg_key(conn, request)
+                if key is None:
+                    return _unauthorized()
+                owner = key[2] if "{enterprise}" in sql else key[4]
+                args = (owner, request.path_params["id"]) if "{id}" in sql else (owner,)
+                rows = await conn.fetch(query, *args)
+            columns = list(rows[0].keys()) if rows else []
+            return Response(_rows_json(columns, rows), media_type="application/json")
+
+    management_floor.add_api_route(path, read, methods=["GET"])
+
+
+if DATABASE_URL:
+    for _path, _sql in MANAGEMENT_READS.items():
+        _management_route(_path, _sql)

@@ -9,8 +9,11 @@ they import it as ``from harness import ...``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -270,3 +273,147 @@ async def store_batches(database_url: str, account_id: str, batches: Iterable[li
                 await session.commit()
     finally:
         await db.dispose()
+
+
+def pinned(cpu: int, command: list[str]) -> list[str]:
+    """``command`` pinned to ``cpu`` when ``taskset`` is present (it execs the command)."""
+    return ["taskset", "-c", str(cpu), *command] if shutil.which("taskset") else command
+
+
+def wrk(url: str, headers: dict[str, str], seconds: int, pid: int) -> dict[str, float]:
+    """``wrk -t1 -c32`` for ``seconds`` against ``url`` (pinned to CPU 1), with the server
+    ``pid``'s CPU time over the run: req/s, p50 and p99 in ms, CPU ms per request."""
+    command = ["wrk", "-t1", "-c32", f"-d{seconds}s", "--latency"]
+    for name, value in headers.items():
+        command += ["-H", f"{name}: {value}"]
+    cpu_before = cpu_seconds(pid)
+    out = subprocess.run(
+        pinned(1, [*command, url]), capture_output=True, text=True, check=True
+    ).stdout
+    cpu = cpu_seconds(pid) - cpu_before
+    if "Non-2xx" in out:
+        raise RuntimeError("non-2xx answers during the run:\n" + out)
+
+    def latency_ms(percentile: str) -> float:
+        match = re.search(rf"^\s+{percentile}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        assert match, out
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    served = re.search(r"(\d+) requests in", out)
+    assert rps, out
+    assert served, out
+    return {
+        "rps": float(rps.group(1)),
+        "p50": latency_ms("50"),
+        "p99": latency_ms("99"),
+        "cpu_ms": cpu * 1000 / max(1, int(served.group(1))),
+    }
+
+
+def pinned_start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    # taskset execs the command, so the pid is the server's own.
+    return subprocess.Popen(pinned(0, command), env=env)
+
+
+class SideBySide:
+    """The servers of a side-by-side run over one scratch database (an SQLite file, or a
+    new PostgreSQL database), each pinned to CPU 0: ``tidegate serve`` from this checkout
+    or another ``src`` and floors served by uvicorn (uvloop, httptools). The rate limiter
+    stays on with a ceiling no run reaches, so its cost is measured. Use as a context
+    manager: on exit the servers stop and the database goes."""
+
+    def __init__(self, database: str) -> None:
+        import asyncio
+        import tempfile
+
+        self.work = Path(tempfile.mkdtemp(prefix="tidegate-bench-"))
+        self.pg_name: str | None = None
+        if database == "sqlite":
+            self.database_url = f"sqlite+aiosqlite:///{self.work / 'bench.sqlite3'}"
+        else:
+            self.pg_name = asyncio.run(create_pg_database())
+            self.database_url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{self.pg_name}"
+        self.env = {
+            **os.environ,
+            "TIDEGATE_DATABASE_URL": self.database_url,
+            "TIDEGATE_DATA_DIR": str(self.work / "var"),
+            "TIDEGATE_BOOTSTRAP": "0",
+            "TIDEGATE_RATE_LIMIT_PER_MINUTE": str(10**9),
+        }
+        self.servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+
+    def __enter__(self) -> SideBySide:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        import asyncio
+
+        for process, _port in self.servers.values():
+            process.terminate()
+            process.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+        if self.pg_name:
+            asyncio.run(drop_pg_database(self.pg_name))
+
+    def url(self, name: str, path: str) -> str:
+        return f"http://127.0.0.1:{self.servers[name][1]}{path}"
+
+    def pid(self, name: str) -> int:
+        return self.servers[name][0].pid
+
+    def tidegate(self, name: str, src: Path | None = None) -> str:
+        """``tidegate serve`` (from ``src`` when given) as ``name``, once /healthz answers;
+        returns its base URL."""
+        env = {**self.env, "PYTHONPATH": str(src.resolve())} if src else self.env
+        port = str(free_port())
+        command = [sys.executable, "-m", "tidegate", "serve", "--log-level", "warning"]
+        self.servers[name] = (pinned_start([*command, "--port", port], env), port)
+        wait_up(self.url(name, "/healthz"))
+        return self.url(name, "")
+
+    def floor(self, name: str, app: str, **env: str) -> None:
+        """``bench.bare_app:<app>`` under uvicorn as ``name`` (extra ``env``), once it
+        answers."""
+        port = str(free_port())
+        command = [
+            sys.executable, "-m", "uvicorn", "--loop", "uvloop", "--http", "httptools",
+            "--no-access-log", "--log-level", "warning", "--port", port, f"bench.bare_app:{app}",
+        ]  # fmt: skip
+        root = str(Path(__file__).resolve().parent.parent)
+        self.servers[name] = (pinned_start(command, {**self.env, "PYTHONPATH": root, **env}), port)
+        wait_up(self.url(name, "/"))
+
+
+CPU_HEADER = f"{'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms/req':>10} {'x floor':>7}"
+
+
+def cpu_row(result: dict[str, float], floor_cpu_ms: float) -> str:
+    """A ``wrk`` result's columns under ``CPU_HEADER``, with its ratio to the floor's CPU."""
+    return (
+        f"{result['rps']:>8.0f} {result['p50']:>7.2f} {result['p99']:>7.2f} "
+        f"{result['cpu_ms']:>10.3f} {result['cpu_ms'] / floor_cpu_ms:>7.2f}"
+    )
+
+
+def side_by_side_args(doc: str | None, *, seconds: int) -> argparse.ArgumentParser:
+    """The arguments every side-by-side benchmark takes: ``--database``, ``--seconds``,
+    ``--rounds`` and ``--compare-src``."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--seconds", type=int, default=seconds)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--compare-src", type=Path, help="another checkout's src/ to run as a second tidegate"
+    )
+    return parser
+
+
+def have_wrk() -> bool:
+    if shutil.which("wrk"):
+        return True
+    print("bench: wrk is needed (apt-get install wrk)", file=sys.stderr)
+    return False

@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     from tidegate.api.body_guard import BodyGuard
     from tidegate.api.docs import build_docs_router
     from tidegate.api.request_metrics import RequestMetrics
+    from tidegate.api.route_prefilter import prefilter_routers
     from tidegate.app_state import AppState
     from tidegate.archive.runner import ArchiveRunner
     from tidegate.auth.passwords import use_profile
@@ -246,6 +247,8 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_web_router())
+    # Requests skip the routers that cannot match their path (api/route_prefilter.py).
+    prefilter_routers(app)
     return app
 
 

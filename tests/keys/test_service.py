@@ -76,7 +76,11 @@ async def test_enterprise_keys_are_invisible(client: AppClient, session: AsyncSe
             key_id=enterprise_key.id,
             reader_role=Role.OWNER,
         )
-    listed = await service.list_keys(
-        session=session, sealer=SEALER, account_id=account.account_id, reader_role=Role.OWNER
-    )
+    db = Database.connect(client.database_url)
+    try:
+        listed = await service.list_keys(
+            db=db, sealer=SEALER, account_id=account.account_id, reader_role=Role.OWNER
+        )
+    finally:
+        await db.dispose()
     assert listed == []

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.boards import schemas, service
 
@@ -18,8 +19,8 @@ BoardIdPath = Annotated[str, id_path(alias="boardid", description="The board's i
 
 
 @router.get("", summary="List the account's boards")
-async def list_boards(session: SessionDep, account_id: AccountId) -> list[schemas.BoardSummary]:
-    return await service.list_boards(session=session, account_id=account_id)
+async def list_boards(request: Request, account_id: AccountId) -> list[schemas.BoardSummary]:
+    return await service.list_boards(db=app_state(request).db, account_id=account_id)
 
 
 @router.post("", summary="Create a board")

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, Board
+
+# The account's short id with each of its boards (none: one row of nulls), oldest first.
+_BOARD_SUMMARIES = RawQuery(
+    select(Account.short_id, Board.id, Board.title)
+    .select_from(Account)
+    .outerjoin(Board, Board.account_id == Account.id)
+    .where(Account.id == bindparam("account_id"))
+    .order_by(Board.created_at, Board.id)
+)
 
 
 async def short_id_of(*, session: AsyncSession, account_id: str) -> str | None:
     result = await session.execute(select(Account.short_id).where(Account.id == account_id))
     return result.scalar_one_or_none()
+
+
+async def board_summaries(*, db: Database, account_id: str) -> list[Any]:
+    """Records (short_id, id, title) of the account's boards, oldest first; a single one
+    with a null id when it has none, and none when the account is gone."""
+    return await db.fetch_records(_BOARD_SUMMARIES, {"account_id": account_id})
 
 
 async def boards_of(*, session: AsyncSession, account_id: str) -> list[Board]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.boards import repository, schemas
+from tidegate.db.engine import Database
 from tidegate.errors import NotFound
 from tidegate.models import Board
 from tidegate.models.base import utcnow
@@ -23,11 +24,14 @@ def board_schema(board: Board, short_id: str) -> schemas.Board:
     )
 
 
-async def list_boards(*, session: AsyncSession, account_id: str) -> list[schemas.BoardSummary]:
-    short_id = await _short_id(session=session, account_id=account_id)
+async def list_boards(*, db: Database, account_id: str) -> list[schemas.BoardSummary]:
+    rows = await repository.board_summaries(db=db, account_id=account_id)
+    if not rows:  # the account went away under the caller's credentials
+        raise NotFound()
     return [
-        schemas.BoardSummary(boardid=board.id, account=short_id, title=board.title)
-        for board in await repository.boards_of(session=session, account_id=account_id)
+        schemas.BoardSummary(boardid=row.id, account=row.short_id, title=row.title)
+        for row in rows
+        if row.id is not None
     ]
 
 

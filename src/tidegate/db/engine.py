@@ -30,11 +30,15 @@ import asyncio
 import logging
 import os
 import sqlite3
+from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, event
+import orjson
+from sqlalchemy import JSON, Boolean, DateTime, Select, bindparam, event, select
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import Connection, make_url
@@ -45,6 +49,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.pool import QueuePool
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from tidegate import metrics
 from tidegate.db.inline_sqlite import inline_connector
@@ -245,12 +250,62 @@ def pg_errors() -> tuple[type[BaseException], ...]:
     return (asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
+def _parse_datetime(value: Any) -> Any:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _decode_json(value: Any) -> Any:
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _to_bool(value: Any) -> Any:
+    return bool(value) if isinstance(value, int) else value
+
+
+def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+    """What turns a raw driver's value of a column of ``sql_type`` into the value the
+    ORM gives: SQLite's text datetimes and JSON, 0/1 booleans, PostgreSQL's JSON text;
+    a TypeDecorator's own result processing after its impl's (UTCDateTime: aware UTC).
+    None when the driver's value is already the ORM's."""
+    decorator = sql_type if isinstance(sql_type, TypeDecorator) else None
+    impl = decorator.impl_instance if decorator is not None else sql_type
+    base: Callable[[Any], Any] | None = None
+    if isinstance(impl, DateTime):
+        base = _parse_datetime
+    elif isinstance(impl, JSON):
+        base = _decode_json
+    elif isinstance(impl, Boolean):
+        base = _to_bool
+    if decorator is None:
+        return base
+    process = decorator.process_result_value
+    convert = base or (lambda value: value)
+
+    def read(value: Any) -> Any:
+        return None if value is None else process(convert(value), _RAW_DIALECT)
+
+    return read
+
+
+# UTCDateTime's result processing does not look at the dialect.
+_RAW_DIALECT = sqlite_dialect.dialect()
+
+
 class RawQuery:
     """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
-    stdlib driver (qmark placeholders in a known order)."""
+    stdlib driver (qmark placeholders in a known order). ``Database.fetch_records``
+    answers its rows as records named by the selected columns, with the ORM's values."""
 
     def __init__(self, statement: Select[*tuple[Any, ...]]) -> None:
         self.statement = statement
+        # An unnamed or clashing column is named by its position (``_3``).
+        names = [str(column.key) for column in statement.selected_columns]
+        self.record: Any = namedtuple("Record", names, rename=True)  # type: ignore[misc]
+        self.readers: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
+            (index, reader)
+            for index, column in enumerate(statement.selected_columns)
+            if (reader := _value_reader(column.type)) is not None
+        )
         compiled = statement.compile(
             dialect=sqlite_dialect.dialect(), compile_kwargs={"render_postcompile": True}
         )
@@ -264,6 +319,18 @@ class RawQuery:
         pg = statement.compile(dialect=pg_dialect, compile_kwargs={"render_postcompile": True})
         self.pg_sql = str(pg)
         self.pg_order: tuple[str, ...] = tuple(pg.positiontup or ())
+
+
+def account_rows(model: Any, *names: str) -> RawQuery:
+    """The columns ``names`` (none: every column) of ``model``'s rows of the account
+    ``:account_id``, oldest first (``created_at``, then ``id``): the management lists'
+    read. Naming only what the response is built from spares converting the rest."""
+    table = model.__table__
+    return RawQuery(
+        select(*(table.c[name] for name in names) if names else table.columns)
+        .where(model.account_id == bindparam("account_id"))
+        .order_by(model.created_at, model.id)
+    )
 
 
 def pg_connection_lost() -> tuple[type[BaseException], ...]:
@@ -426,6 +493,27 @@ class Database:
             # A pooled connection that died with a server restart: a read is
             # idempotent, so try once more on a fresh one before giving up (503).
             return await self._pg_fetch(pool, query.pg_sql, args)
+
+    async def fetch_records(self, query: RawQuery, params: dict[str, Any]) -> list[Any]:
+        """``fetch``'s rows as records (named tuples) whose attributes are the query's
+        columns, each value the one the ORM would give: a record reads like the ORM
+        object to the code that builds a response from it, without a session, an
+        identity map or instrumented attributes (docs/decisions.md, "The request path")."""
+        rows = await self.fetch(query, params)
+        readers = query.readers
+        if self.sqlite_path is None and not self.url.startswith("postgresql"):
+            readers = ()  # in memory: SQLAlchemy's engine already processed them
+        make = query.record._make
+        if not readers:
+            return [make(row) for row in rows]
+        found = []
+        for row in rows:
+            values = list(row)
+            for index, reader in readers:
+                if values[index] is not None:
+                    values[index] = reader(values[index])
+            found.append(make(values))
+        return found
 
     async def _pg_fetch(self, pool: Any, sql: str, args: list[Any]) -> list[tuple[Any, ...]]:
         async with pool.acquire(timeout=self.pool_timeout_s) as connection:

@@ -60,6 +60,23 @@ _OWNED_SHORT_IDS = (
 
 
 _RAW_ACCOUNT_VIEW = RawQuery(_ONE_ACCOUNT_VIEW)
+_RAW_ACCOUNT_VIEWS = RawQuery(_ENTERPRISE_ACCOUNT_VIEWS)
+_RAW_ENTERPRISE = RawQuery(
+    select(*Enterprise.__table__.columns).where(Enterprise.id == bindparam("enterprise_id"))
+)
+
+
+async def raw_enterprise(*, db: Database, enterprise_id: str) -> Any:
+    """The enterprise as a raw record (Database.fetch_records), or None."""
+    rows = await db.fetch_records(_RAW_ENTERPRISE, {"enterprise_id": enterprise_id})
+    return rows[0] if rows else None
+
+
+async def raw_account_views(*, db: Database, enterprise_id: str) -> list[Any]:
+    """``account_views`` as raw records."""
+    return await db.fetch_records(_RAW_ACCOUNT_VIEWS, {"enterprise_id": enterprise_id})
+
+
 _RAW_OWNED_SHORT_IDS = RawQuery(_OWNED_SHORT_IDS)
 
 

@@ -146,9 +146,21 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
     if enterprise is None:
         raise NotFound()
     views = await repository.account_views(session=session, enterprise_id=enterprise_id)
-    owned: dict[str, list[str]] = defaultdict(list)
-    for view in views:
-        owned[view.owner_id].append(view.short_id)
+    return _enterprise_schema(enterprise, views)
+
+
+async def read_enterprise(*, db: Database, enterprise_id: str) -> schemas.Enterprise:
+    """get_enterprise on raw records, no session (the routes' reads)."""
+    enterprise = await repository.raw_enterprise(db=db, enterprise_id=enterprise_id)
+    if enterprise is None:
+        raise NotFound()
+    views = await repository.raw_account_views(db=db, enterprise_id=enterprise_id)
+    return _enterprise_schema(enterprise, views)
+
+
+def _enterprise_schema(enterprise: Enterprise, views: list[AccountView]) -> schemas.Enterprise:
+    """From the ORM object or a raw record, with its account views, oldest first."""
+    owned = _owned(views)
     return schemas.Enterprise(
         enterprise_id=enterprise.id,
         name=enterprise.name,
@@ -161,6 +173,24 @@ async def get_enterprise(*, session: AsyncSession, enterprise_id: str) -> schema
 
 async def list_accounts(*, session: AsyncSession, enterprise_id: str) -> list[schemas.Account]:
     return (await get_enterprise(session=session, enterprise_id=enterprise_id)).accounts
+
+
+def _owned(views: list[AccountView]) -> dict[str, list[str]]:
+    """Each owner's accounts among ``views`` (their short ids, in the views' order)."""
+    owned: dict[str, list[str]] = defaultdict(list)
+    for view in views:
+        owned[view.owner_id].append(view.short_id)
+    return owned
+
+
+async def read_account_list(*, db: Database, enterprise_id: str) -> list[dict[str, Any]]:
+    """The list of accounts as plain data (for orjson), each as read_account's: the
+    documents list_accounts builds (tests compare the two paths)."""
+    if await repository.raw_enterprise(db=db, enterprise_id=enterprise_id) is None:
+        raise NotFound()
+    views = await repository.raw_account_views(db=db, enterprise_id=enterprise_id)
+    owned = _owned(views)
+    return [account_data(view, owned[view.owner_id]) for view in views]
 
 
 async def get_account(

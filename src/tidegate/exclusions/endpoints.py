@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import Field
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.exclusions import schemas, service
 
@@ -29,14 +30,16 @@ async def create_rule(
     return await service.create_rule(session=session, account_id=account_id, body=body)
 
 
+# The reads: raw rows, no session (docs/decisions.md, "The request path").
 @router.get("", summary="List the account's ingestion exclusion rules")
-async def list_rules(session: SessionDep, account_id: AccountId) -> list[schemas.ExclusionRule]:
-    return await service.list_rules(session=session, account_id=account_id)
+async def list_rules(request: Request, account_id: AccountId) -> list[schemas.ExclusionRule]:
+    return await service.list_rules(db=app_state(request).db, account_id=account_id)
 
 
 @router.get("/{id}", summary="Get an ingestion exclusion rule (a one-element array)")
-async def get_rule(rule_id: RuleIdPath, session: SessionDep, account_id: AccountId) -> OneRule:
-    return [await service.get_rule(session=session, account_id=account_id, rule_id=rule_id)]
+async def get_rule(rule_id: RuleIdPath, request: Request, account_id: AccountId) -> OneRule:
+    db = app_state(request).db
+    return [await service.read_rule(db=db, account_id=account_id, rule_id=rule_id)]
 
 
 @router.patch("/{id}", summary="Update an ingestion exclusion rule")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database
 from tidegate.errors import NotFound, ValidationFailed
 from tidegate.exclusions import repository, schemas
 from tidegate.models import ExclusionRule
@@ -53,6 +54,7 @@ def _require_a_part(hosts: list[str] | None, apps: list[str] | None, query: str 
 
 
 def rule_schema(rule: ExclusionRule) -> schemas.ExclusionRule:
+    """From the ORM object or a raw record of the rule (``repository.rules_of``)."""
     return schemas.ExclusionRule(
         id=rule.id,
         title=rule.title,
@@ -88,11 +90,15 @@ async def create_rule(
     return rule_schema(rule)
 
 
-async def list_rules(*, session: AsyncSession, account_id: str) -> list[schemas.ExclusionRule]:
-    return [
-        rule_schema(rule)
-        for rule in await repository.rules_of(session=session, account_id=account_id)
-    ]
+async def list_rules(*, db: Database, account_id: str) -> list[schemas.ExclusionRule]:
+    return [rule_schema(rule) for rule in await repository.rules_of(db=db, account_id=account_id)]
+
+
+async def read_rule(*, db: Database, account_id: str, rule_id: str) -> schemas.ExclusionRule:
+    rule = await repository.raw_rule_of(db=db, account_id=account_id, rule_id=rule_id)
+    if rule is None:
+        raise NotFound()
+    return rule_schema(rule)
 
 
 async def _own_rule(
@@ -104,12 +110,6 @@ async def _own_rule(
     if rule is None:
         raise NotFound()
     return rule
-
-
-async def get_rule(
-    *, session: AsyncSession, account_id: str, rule_id: str
-) -> schemas.ExclusionRule:
-    return rule_schema(await _own_rule(session=session, account_id=account_id, rule_id=rule_id))
 
 
 async def update_rule(

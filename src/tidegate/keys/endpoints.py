@@ -55,14 +55,14 @@ async def create_key(
 
 @router.get("", summary="List the account's service and ingestion keys")
 async def list_keys(
-    session: SessionDep,
+    request: Request,
     sealer: SealerDep,
     account_id: AccountId,
     principal: CurrentPrincipal,
     key_type: KeyTypeFilter = None,
 ) -> list[schemas.Key]:
     return await service.list_keys(
-        session=session,
+        db=app_state(request).db,
         sealer=sealer,
         account_id=account_id,
         reader_role=principal.role,

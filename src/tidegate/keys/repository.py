@@ -7,22 +7,49 @@ row queue up, and the second finds it gone (404) instead of failing at flush (50
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import ApiKey, Membership
 
 ACCOUNT_KINDS = ("service", "ingestion")
 
-
-async def keys_of(*, session: AsyncSession, account_id: str, kind: str | None) -> list[ApiKey]:
-    kinds = (kind,) if kind is not None else ACCOUNT_KINDS
-    result = await session.execute(
-        select(ApiKey)
-        .where(ApiKey.account_id == account_id, ApiKey.kind.in_(kinds))
+# The list's reads, one statement per kind asked for (None: every account kind).
+_KEY_COLUMNS = ("id", "name", "kind", "sealed_key", "created_at", "hint", "made_by")
+_KEYS_OF = {
+    kind: RawQuery(
+        select(*(ApiKey.__table__.c[name] for name in _KEY_COLUMNS))
+        .where(
+            ApiKey.account_id == bindparam("account_id"),
+            # Not IN: an expanding parameter is not compiled once (RawQuery).
+            or_(*(ApiKey.kind == one for one in ((kind,) if kind else ACCOUNT_KINDS))),
+        )
         .order_by(ApiKey.created_at, ApiKey.id)
     )
-    return list(result.scalars())
+    for kind in (None, *ACCOUNT_KINDS)
+}
+_ROLES = RawQuery(
+    select(Membership.user_id, Membership.role).where(
+        Membership.account_id == bindparam("account_id")
+    )
+)
+
+
+async def key_records(*, db: Database, account_id: str, kind: str | None) -> list[Any]:
+    """The account's keys of ``kind`` (None: every account kind), oldest first, as raw
+    records (Database.fetch_records)."""
+    return await db.fetch_records(_KEYS_OF[kind], {"account_id": account_id})
+
+
+async def member_roles(*, db: Database, account_id: str) -> dict[str, str]:
+    """The role of every member of the account, by user id."""
+    return {
+        str(user): str(role)
+        for user, role in await db.fetch_records(_ROLES, {"account_id": account_id})
+    }
 
 
 async def key_of(

@@ -22,6 +22,7 @@ from tidegate.auth.secrets import (
     new_service_key,
 )
 from tidegate.clock import epoch_ms_of
+from tidegate.db.engine import Database
 from tidegate.errors import NotFound
 from tidegate.keys import repository, schemas
 from tidegate.models import ApiKey
@@ -93,6 +94,11 @@ async def _shown(
     nobody once its maker left (hidden: it would act again if they came back)."""
     makers = {key.made_by for key in keys if key.kind == "service" and key.made_by}
     roles = await repository.roles_of(session=session, account_id=account_id, user_ids=makers)
+    return _within(keys, roles, reader_role)
+
+
+def _within(keys: list[ApiKey], roles: dict[str, str], reader_role: Role) -> list[bool]:
+    """``_shown`` given the current ``roles`` of (at least) the keys' makers."""
 
     def acts_within(key: ApiKey) -> bool:
         if key.kind != "service":
@@ -107,14 +113,16 @@ async def _shown(
 
 async def list_keys(
     *,
-    session: AsyncSession,
+    db: Database,
     sealer: Sealer,
     account_id: str,
     reader_role: Role,
     key_type: schemas.AccountKeyType | None = None,
 ) -> list[schemas.Key]:
-    keys = await repository.keys_of(session=session, account_id=account_id, kind=key_type)
-    shown = await _shown(session=session, account_id=account_id, keys=keys, reader_role=reader_role)
+    keys = await repository.key_records(db=db, account_id=account_id, kind=key_type)
+    makers = any(key.kind == "service" and key.made_by for key in keys)
+    roles = await repository.member_roles(db=db, account_id=account_id) if makers else {}
+    shown = _within(keys, roles, reader_role)
     return [key_schema(key, sealer=sealer, shown=ok) for key, ok in zip(keys, shown, strict=True)]
 
 

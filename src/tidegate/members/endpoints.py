@@ -26,8 +26,8 @@ EmailPath = Annotated[
 
 
 @router.get("", summary="List the account's members")
-async def list_members(session: SessionDep, account_id: AccountId) -> list[schemas.Member]:
-    return await service.list_members(session=session, account_id=account_id)
+async def list_members(request: Request, account_id: AccountId) -> list[schemas.Member]:
+    return await service.list_members(db=app_state(request).db, account_id=account_id)
 
 
 @router.post("", summary="Add a member (a new e-mail is invited to set a password)")

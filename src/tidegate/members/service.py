@@ -12,6 +12,7 @@ from tidegate import mail
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.config import Settings
+from tidegate.db.engine import Database
 from tidegate.errors import Conflict, Forbidden, NotFound
 from tidegate.groups import repository as groups_repository
 from tidegate.groups.service import check_groups
@@ -35,6 +36,13 @@ async def _schema(
     groups = await groups_repository.groups_of_member(
         session=session, account_id=account_id, user_id=user.id
     )
+    return member_schema(user, membership, groups, invitation)
+
+
+def member_schema(
+    user: User, membership: Membership, groups: list[str], invitation: users.Invitation | None
+) -> schemas.Member:
+    """From the ORM objects or a raw record (``repository.member_records``) as both."""
     return schemas.Member(
         email=user.email,
         role=membership.role,
@@ -48,11 +56,11 @@ async def _schema(
     )
 
 
-async def list_members(*, session: AsyncSession, account_id: str) -> list[schemas.Member]:
-    return [
-        await _schema(session, account_id, user, membership)
-        for user, membership in await repository.members(session=session, account_id=account_id)
-    ]
+async def list_members(*, db: Database, account_id: str) -> list[schemas.Member]:
+    """Two reads whatever the number of members: the members, and all their groups."""
+    members = await repository.member_records(db=db, account_id=account_id)
+    groups = await repository.groups_of_members(db=db, account_id=account_id) if members else {}
+    return [member_schema(member, member, groups.get(member.id, []), None) for member in members]
 
 
 async def _found(*, session: AsyncSession, account_id: str, email: str) -> tuple[User, Membership]:

@@ -80,9 +80,9 @@ def _nodes(kind: schemas.NodeKind, data: list[schemas.Node]) -> Envelope[list[sc
 
 @router.get("", summary="List the account's pipelines")
 async def list_pipelines(
-    session: SessionDep, account_id: AccountId
+    request: Request, account_id: AccountId
 ) -> Envelope[list[schemas.Pipeline]]:
-    data = await service.list_pipelines(session=session, account_id=account_id)
+    data = await service.list_pipelines(db=app_state(request).db, account_id=account_id)
     return envelope(data, type="pipeline", pk="id", links=PIPELINE_LINKS)
 
 

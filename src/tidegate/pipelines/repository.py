@@ -4,9 +4,12 @@ simply not found."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, account_rows
 from tidegate.models import (
     AccessKey,
     GatewayRoute,
@@ -31,13 +34,12 @@ async def pipeline(
     return (await session.execute(query)).scalar_one_or_none()
 
 
-async def pipelines_of(*, session: AsyncSession, account_id: str) -> list[Pipeline]:
-    result = await session.execute(
-        select(Pipeline)
-        .where(Pipeline.account_id == account_id)
-        .order_by(Pipeline.created_at, Pipeline.id)
-    )
-    return list(result.scalars())
+_PIPELINES_OF = account_rows(Pipeline)
+
+
+async def pipelines_of(*, db: Database, account_id: str) -> list[Any]:
+    """The account's pipelines, oldest first, as raw records (Database.fetch_records)."""
+    return await db.fetch_records(_PIPELINES_OF, {"account_id": account_id})
 
 
 async def count_pipelines(*, session: AsyncSession, account_id: str) -> int:

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.components import validation
 from tidegate.components.catalogue import REGISTRY
 from tidegate.components.validation import validate_user_config
+from tidegate.db.engine import Database
 from tidegate.errors import Conflict, ErrorItem, NotFound, ValidationFailed
 from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
@@ -171,8 +172,8 @@ async def own_pipeline(
     return pipeline
 
 
-async def list_pipelines(*, session: AsyncSession, account_id: str) -> list[schemas.Pipeline]:
-    pipelines = await repository.pipelines_of(session=session, account_id=account_id)
+async def list_pipelines(*, db: Database, account_id: str) -> list[schemas.Pipeline]:
+    pipelines = await repository.pipelines_of(db=db, account_id=account_id)
     return [pipeline_schema(pipeline) for pipeline in pipelines]
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy, SealerDep
 from tidegate.views import schemas, service
 
@@ -21,9 +22,9 @@ PresetIdPath = Annotated[str, id_path(alias="presetid", description="The preset 
 
 @router.get("/view", summary="List the account's views")
 async def list_views(
-    session: SessionDep, account_id: AccountId, sealer: SealerDep
+    request: Request, account_id: AccountId, sealer: SealerDep
 ) -> list[schemas.View]:
-    return await service.list_views(session=session, account_id=account_id, sealer=sealer)
+    return await service.list_views(db=app_state(request).db, account_id=account_id, sealer=sealer)
 
 
 @router.post("/view", summary="Create a view (a saved search), with its alert channels")
@@ -98,9 +99,10 @@ async def view_deliveries(
 
 @router.get("/presetalert", summary="List the account's preset alerts")
 async def list_presets(
-    session: SessionDep, account_id: AccountId, sealer: SealerDep
+    request: Request, account_id: AccountId, sealer: SealerDep
 ) -> list[schemas.Preset]:
-    return await service.list_presets(session=session, account_id=account_id, sealer=sealer)
+    db = app_state(request).db
+    return await service.list_presets(db=db, account_id=account_id, sealer=sealer)
 
 
 @router.post("/presetalert", summary="Create a preset alert (channels views can share)")

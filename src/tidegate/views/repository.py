@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, account_rows
 from tidegate.models import AlertDelivery, PresetAlert, View
 
 MAX_LOG_ENTRIES = 500
 
 
-async def views_of(*, session: AsyncSession, account_id: str) -> list[View]:
-    result = await session.execute(
-        select(View).where(View.account_id == account_id).order_by(View.created_at, View.id)
-    )
-    return list(result.scalars())
+# What service.view_schema and preset_schema build the representations from.
+_VIEWS_OF = account_rows(
+    View, "id", "name", "query", "apps", "hosts", "levels", "tags", "category", "preset_id",
+    "channels_sealed",
+)  # fmt: skip
+_PRESETS_OF = account_rows(PresetAlert, "id", "name", "channels_sealed")
+
+
+async def view_records(*, db: Database, account_id: str) -> list[Any]:
+    """The account's views, oldest first, as raw records (Database.fetch_records)."""
+    return await db.fetch_records(_VIEWS_OF, {"account_id": account_id})
+
+
+async def preset_records(*, db: Database, account_id: str) -> list[Any]:
+    """The account's preset alerts, oldest first, as raw records."""
+    return await db.fetch_records(_PRESETS_OF, {"account_id": account_id})
 
 
 async def view_of(
@@ -24,15 +38,6 @@ async def view_of(
     if for_update:
         query = query.with_for_update()
     return (await session.execute(query)).scalar_one_or_none()
-
-
-async def presets_of(*, session: AsyncSession, account_id: str) -> list[PresetAlert]:
-    result = await session.execute(
-        select(PresetAlert)
-        .where(PresetAlert.account_id == account_id)
-        .order_by(PresetAlert.created_at, PresetAlert.id)
-    )
-    return list(result.scalars())
 
 
 async def preset_of(

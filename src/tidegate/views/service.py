@@ -12,6 +12,7 @@ from tidegate.alerts.integrations import checked_channels
 from tidegate.alerts.sealed import open_channels, seal_channels
 from tidegate.auth.scope import AccessScope
 from tidegate.auth.secrets import Sealer
+from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, NotFound
 from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.logs.filtering import parse_line_filter
@@ -84,12 +85,10 @@ async def _apply(
     view.updated_at = utcnow()
 
 
-async def list_views(
-    *, session: AsyncSession, account_id: str, sealer: Sealer
-) -> list[schemas.View]:
+async def list_views(*, db: Database, account_id: str, sealer: Sealer) -> list[schemas.View]:
     return [
         view_schema(view, sealer)
-        for view in await repository.views_of(session=session, account_id=account_id)
+        for view in await repository.view_records(db=db, account_id=account_id)
     ]
 
 
@@ -228,12 +227,10 @@ def _text_or_none(value: Any) -> str | None:
 # Preset alerts
 
 
-async def list_presets(
-    *, session: AsyncSession, account_id: str, sealer: Sealer
-) -> list[schemas.Preset]:
+async def list_presets(*, db: Database, account_id: str, sealer: Sealer) -> list[schemas.Preset]:
     return [
         preset_schema(preset, sealer)
-        for preset in await repository.presets_of(session=session, account_id=account_id)
+        for preset in await repository.preset_records(db=db, account_id=account_id)
     ]
 
 

@@ -1,0 +1,138 @@
+"""Benchmark: the management reads and lists, per route group, beside a FastAPI floor on
+the same server (uvicorn, uvloop, httptools), in one run.
+
+- ``floor``: a FastAPI route per path doing the same credential read and reading the same
+  rows with the raw driver (stdlib sqlite3, or asyncpg), answered as JSON
+  (``management_floor`` in bench/bare_app.py);
+- ``tidegate``: ``tidegate serve`` from this checkout (and, with ``--compare-src DIR``,
+  another checkout's ``src`` as ``tidegate@DIR``, e.g. the code before a change).
+
+    python bench/bench_management_reads.py [--database sqlite|postgres] [--rows 20]
+        [--seconds 3] [--rounds 2] [--only exclusions,keys] [--compare-src DIR]
+
+The account-scoped routes are read with a service key of the account, the enterprise's
+accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
+``rows - 1`` more; accounts: ``rows``). Needs `wrk`; servers on CPU 0, wrk on CPU 1
+(bench/harness.py). Prints, per route, the server's CPU per request for each target and
+its ratio to the floor's (aim <= 2.0), best round by CPU per request.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import httpx
+
+from harness import (
+    CPU_HEADER,
+    SideBySide,
+    api_json,
+    cli_enterprise_token,
+    cpu_row,
+    have_wrk,
+    new_account,
+    side_by_side_args,
+    wrk,
+)
+
+# route group -> the path read (``{id}``: the first exclusion rule's id)
+ROUTES = {
+    "exclusions list": "/v1/config/ingestion/exclusions",
+    "exclusions get": "/v1/config/ingestion/exclusions/{id}",
+    "keys list": "/v1/config/keys",
+    "views list": "/v1/config/view",
+    "boards list": "/v1/config/board",
+    "members list": "/v1/config/members",
+    "pipelines list": "/v3/pipeline",
+    "preset alerts list": "/v1/config/presetalert",
+    "accounts list": "/v3/enterprise/account",
+}
+
+
+def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], str]:
+    """An account with ``rows`` of everything; (its service key's headers, a rule id)."""
+    account = new_account(base, enterprise)
+    for _ in range(rows - 1):
+        new_account(base, enterprise)
+    delegate = {**enterprise, "x-delegate-account-id": account}
+    with httpx.Client(base_url=base, headers=delegate, timeout=30) as http:
+        key = api_json(http.post("/v1/config/keys", params={"type": "service"}))["key"]
+        for _ in range(rows - 2):
+            api_json(http.post("/v1/config/keys", params={"type": "ingestion"}))
+        rule_ids = []
+        for i in range(rows):
+            rule = {"title": f"rule {i}", "hosts": [f"host-{i}"], "apps": ["web"],
+                    "query": f"level:debug word{i}", "active": True}  # fmt: skip
+            rule_ids.append(api_json(http.post("/v1/config/ingestion/exclusions", json=rule))["id"])
+            api_json(http.post("/v1/config/view", json={"name": f"view {i}", "query": f"w{i}",
+                                                       "apps": ["web"], "levels": ["error"]}))  # fmt: skip
+            api_json(http.post("/v1/config/board", json={"title": f"board {i}"}))
+            api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
+            api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
+        for i in range(rows - 1):
+            member = {"email": f"member-{i}@example.com", "role": "member"}
+            api_json(http.post("/v1/config/members", json=member))
+    return {"Authorization": f"Token {key}"}, rule_ids[0]
+
+
+def main() -> int:
+    parser = side_by_side_args(__doc__, seconds=3)
+    parser.add_argument("--rows", type=int, default=20)
+    parser.add_argument("--only", help="comma-separated route groups (default: all)")
+    args = parser.parse_args()
+    if not have_wrk():
+        return 2
+    groups = {
+        name: path
+        for name, path in ROUTES.items()
+        if not args.only or name.split()[0] in args.only.split(",") or name in args.only
+    }
+
+    results: dict[tuple[str, str], list[dict[str, float]]] = {}
+    sizes: dict[tuple[str, str], int] = {}
+    with SideBySide(args.database) as run:
+        enterprise = {"Authorization": f"Token {cli_enterprise_token(run.env)}"}
+        account_headers, rule_id = seed(run.tidegate("tidegate"), enterprise, args.rows)
+        run.floor("floor", "management_floor")
+        if args.compare_src:
+            run.tidegate(f"tidegate@{args.compare_src}", args.compare_src)
+
+        def target(name: str, group: str) -> tuple[str, dict[str, str]]:
+            path = groups[group].replace("{id}", rule_id)
+            headers = enterprise if group == "accounts list" else account_headers
+            return run.url(name, path), headers
+
+        for name in run.servers:
+            for group in groups:
+                url, headers = target(name, group)
+                answer = httpx.get(url, headers=headers, timeout=30)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"{name} {url}: {answer.status_code} {answer.text[:300]}")
+                sizes[name, group] = len(answer.content)
+                wrk(url, headers, 1, run.pid(name))  # warm-up
+                results[name, group] = []
+        for _ in range(args.rounds):
+            for group in groups:
+                for name in run.servers:
+                    url, headers = target(name, group)
+                    results[name, group].append(wrk(url, headers, args.seconds, run.pid(name)))
+        names = list(run.servers)
+
+    best = {key: min(runs, key=lambda r: r["cpu_ms"]) for key, runs in results.items()}
+    print(
+        f"management reads, {args.rows} rows, authenticated, 1 worker, {args.database}, "
+        f"wrk -t1 -c32 -d{args.seconds}s, best of {args.rounds} (by CPU per request)"
+    )
+    print(f"{'route group':<20} {'target':<26} {'bytes':>6} {CPU_HEADER}")
+    for group in groups:
+        floor = best["floor", group]["cpu_ms"]
+        for name in names:
+            print(
+                f"{group:<20} {name:<26} {sizes[name, group]:>6} {cpu_row(best[name, group], floor)}"
+            )
+    print("x floor: CPU per request over the FastAPI+driver floor's (aim <= 2.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
