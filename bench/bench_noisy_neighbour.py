@@ -1,7 +1,7 @@
 """Benchmark: one account's export latency while another account floods expensive reads.
 
     python bench/bench_noisy_neighbour.py [--lines 50000] [--attackers 3] [--samples 10]
-        [--rounds 3] [--backends sqlite,postgres] [--compare-src /path/to/old/src]
+        [--rounds 3] [--backends sqlite,postgres] [--compare-src /path/to/old/src] [--no-bare]
 
 Issue 21, finding 2. The attacker's account holds ``--lines`` lines; the victim's 100.
 ``--attackers`` clients loop on the attacker's heaviest accepted reads (an export and
@@ -14,6 +14,14 @@ under 2x), and how the attacker's reads were answered (200, or 422 past the work
 budget). With ``--compare-src``, a second server runs that source tree (the code before
 issue 21) on the same database.
 
+The peer ("bare"): each round also measures the victim while the attacker's kind of
+statement (its 100 terms, every line a candidate) runs in a loop one at a time directly
+on the database, in a process of its own outside tidegate: on PostgreSQL a backend
+of the database server, on SQLite a process of the bench's priority. That is one core
+kept busy by the attacker's work, what the per-account share lets an attacker have;
+no scheduler in tidegate can take it back, so the victim's ratio under the bare
+statement is the floor of what the share can reach on this machine.
+
 One worker per server; the machine's other load counts against both runs alike, so
 read the ratio, not the absolute times.
 """
@@ -22,8 +30,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import shutil
+import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,6 +111,53 @@ async def attack(
         answers[counted.status_code] += 1
 
 
+def bare_statement(dialect: str) -> str:
+    """The attacker's kind of read as one plain statement: every line of the account is
+    tested against its 100 terms (PostgreSQL: with the trigram index off, as the
+    attacker's ordered page scan does)."""
+    column = "search" if dialect == "postgresql" else "line"
+    placeholder = "$1" if dialect == "postgresql" else "?"
+    terms = " OR ".join(f"{column} LIKE '%zq{n:02}x%'" for n in range(100))
+    return f"SELECT count(*) FROM log_lines WHERE account_id = {placeholder} AND ({terms})"
+
+
+def bare_load(database_url: str, account_id: str) -> None:
+    """The bare peer's process: the statement in a loop until it is terminated; says
+    "ready" on stdout as it starts the first."""
+    if database_url.startswith("sqlite"):
+        connection = sqlite3.connect(database_url.split("///", 1)[1])
+        print("ready", flush=True)
+        while True:
+            connection.execute(bare_statement("sqlite"), (account_id,)).fetchall()
+
+    async def loop() -> None:
+        import asyncpg
+
+        connection = await asyncpg.connect(database_url.replace("+asyncpg", ""))
+        await connection.execute("SET enable_bitmapscan = off")
+        print("ready", flush=True)
+        while True:
+            await connection.fetch(bare_statement("postgresql"), account_id)
+
+    asyncio.run(loop())
+
+
+@contextlib.contextmanager
+def bare_peer(database_url: str, account_id: str) -> Iterator[None]:
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--bare-load", database_url, account_id],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        process.stdout.readline()  # connected: its statement starts now
+        yield
+    finally:
+        process.terminate()
+        process.wait()
+
+
 async def measure(
     base: str,
     attacker: dict[str, str],
@@ -107,29 +166,49 @@ async def measure(
     attackers: int,
     samples: int,
     rounds: int,
+    bare: tuple[str, str] | None,
 ) -> dict[str, Any]:
-    """``rounds`` of quiet then under attack, ``samples`` of each per round: the
-    machine's other load drifts, and alternating spreads the drift over both alike."""
+    """``rounds`` of quiet then under attack (then quiet and the bare peer, with
+    ``bare``: the database's URL and the attacker's account), ``samples`` of each per
+    round: the machine's other load drifts, and alternating spreads the drift over all
+    alike."""
     quiet: list[float] = []
     attacked: list[float] = []
+    bared: list[float] = []
+    # Each round's ratio, over the quiet phase just before it: the drift of the
+    # machine's other load between rounds cancels out.
+    round_ratios: dict[str, list[float]] = {"attacked": [], "bare": []}
     answers = Counter[int]()
     async with httpx.AsyncClient(base_url=base, timeout=600) as http:
         await victim_latencies(http, victim, 2)  # warm up
         for _ in range(rounds):
-            quiet += await victim_latencies(http, victim, samples)
+            calm = await victim_latencies(http, victim, samples)
             stop = asyncio.Event()
             flood = [
                 asyncio.create_task(attack(http, attacker, stop, answers)) for _ in range(attackers)
             ]
             try:
                 await asyncio.sleep(0.5)  # the attacker's reads take the threads first
-                attacked += await victim_latencies(http, victim, samples)
+                under = await victim_latencies(http, victim, samples)
             finally:
                 stop.set()
                 await asyncio.gather(*flood)
+            quiet += calm
+            attacked += under
+            round_ratios["attacked"].append(statistics.median(under) / statistics.median(calm))
+            if bare is not None:
+                calm = await victim_latencies(http, victim, samples)
+                with bare_peer(*bare):
+                    await asyncio.sleep(0.2)  # into its first statement
+                    under = await victim_latencies(http, victim, samples)
+                quiet += calm
+                bared += under
+                round_ratios["bare"].append(statistics.median(under) / statistics.median(calm))
     return {
         "quiet": quiet,
         "attacked": attacked,
+        "bare": bared,
+        "round_ratios": round_ratios,
         "answers": dict(sorted(answers.items())),
     }
 
@@ -140,7 +219,16 @@ def report(name: str, row: dict[str, Any]) -> str:
         f"{name:>24}: victim p50 quiet {quiet * 1000:.0f} ms, under attack "
         f"{attacked * 1000:.0f} ms (max {max(row['attacked']) * 1000:.0f} ms); "
         f"ratio p50 {attacked / quiet:.2f}x, max/quiet-max "
-        f"{max(row['attacked']) / max(row['quiet']):.2f}x; attacker answers {row['answers']}"
+        f"{max(row['attacked']) / max(row['quiet']):.2f}x, median of the rounds' ratios "
+        f"{statistics.median(row['round_ratios']['attacked']):.2f}x; "
+        f"attacker answers {row['answers']}"
+        + (
+            f"; bare peer {statistics.median(row['bare']) * 1000:.0f} ms, ratio p50 "
+            f"{statistics.median(row['bare']) / quiet:.2f}x, median of the rounds' ratios "
+            f"{statistics.median(row['round_ratios']['bare']):.2f}x"
+            if row["bare"]
+            else ""
+        )
     )
 
 
@@ -178,6 +266,7 @@ def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -
                         attackers=args.attackers,
                         samples=args.samples,
                         rounds=args.rounds,
+                        bare=None if args.no_bare else (database_url, accounts[0]),
                     )
                 )
                 lines.append(report(f"{backend}, {name}", row))
@@ -200,7 +289,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="quiet/attack rounds")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--compare-src", type=Path, default=None)
+    parser.add_argument("--no-bare", action="store_true", help="leave out the bare peer")
+    parser.add_argument("--bare-load", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bare_load:
+        bare_load(*args.bare_load)
+        return 0
     trees = {"this tree": str(ROOT / "src")}
     if args.compare_src is not None:
         trees["compare"] = str(args.compare_src.resolve())
