@@ -49,6 +49,7 @@ import httpx
 from harness import (
     Server,
     cli_enterprise_token,
+    cpu_seconds,
     create_pg_database,
     drop_pg_database,
     new_account,
@@ -142,8 +143,58 @@ def bare_load(database_url: str, account_id: str) -> None:
     asyncio.run(loop())
 
 
+class CpuMeter:
+    """The CPU time of tidegate's server and of the database's processes (PostgreSQL's
+    backends of the bench's database; the bare peer's process), per phase: how many of
+    the machine's cores each kept busy."""
+
+    def __init__(self, server_pid: int, pg_name: str | None) -> None:
+        self.server_pid = server_pid
+        self.pg_name = pg_name
+        self.peer_pids: list[int] = []
+        self.busy: dict[str, list[tuple[float, float]]] = {}
+
+    async def _database_pids(self) -> list[int]:
+        if self.pg_name is None:
+            return list(self.peer_pids)
+        import asyncpg
+
+        connection = await asyncpg.connect(f"postgresql://postgres@127.0.0.1:5432/{self.pg_name}")
+        try:
+            rows = await connection.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                self.pg_name,
+            )
+        finally:
+            await connection.close()
+        return [row["pid"] for row in rows] + self.peer_pids
+
+    async def snapshot(self) -> tuple[float, dict[int, float]]:
+        database: dict[int, float] = {}
+        for pid in await self._database_pids():
+            with contextlib.suppress(OSError):  # gone meanwhile
+                database[pid] = cpu_seconds(pid)
+        return time.monotonic(), {0: cpu_seconds(self.server_pid), **database}
+
+    def since(
+        self, phase: str, start: tuple[float, dict[int, float]], end: tuple[float, dict[int, float]]
+    ) -> None:
+        wall = end[0] - start[0]
+        server = end[1][0] - start[1][0]
+        database = sum(cpu - start[1].get(pid, 0.0) for pid, cpu in end[1].items() if pid)
+        self.busy.setdefault(phase, []).append((server / wall, database / wall))
+
+    def summary(self, phase: str) -> str:
+        rows = self.busy.get(phase, [])
+        if not rows:
+            return ""
+        server = statistics.median(row[0] for row in rows)
+        database = statistics.median(row[1] for row in rows)
+        return f"{phase}: tidegate {server:.2f}, database {database:.2f}"
+
+
 @contextlib.contextmanager
-def bare_peer(database_url: str, account_id: str) -> Iterator[None]:
+def bare_peer(database_url: str, account_id: str, meter: CpuMeter) -> Iterator[None]:
     process = subprocess.Popen(
         [sys.executable, __file__, "--bare-load", database_url, account_id],
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
@@ -152,8 +203,10 @@ def bare_peer(database_url: str, account_id: str) -> Iterator[None]:
     try:
         assert process.stdout is not None
         process.stdout.readline()  # connected: its statement starts now
+        meter.peer_pids = [process.pid]
         yield
     finally:
+        meter.peer_pids = []
         process.terminate()
         process.wait()
 
@@ -167,6 +220,7 @@ async def measure(
     samples: int,
     rounds: int,
     bare: tuple[str, str] | None,
+    meter: CpuMeter,
 ) -> dict[str, Any]:
     """``rounds`` of quiet then under attack (then quiet and the bare peer, with
     ``bare``: the database's URL and the attacker's account), ``samples`` of each per
@@ -182,14 +236,18 @@ async def measure(
     async with httpx.AsyncClient(base_url=base, timeout=600) as http:
         await victim_latencies(http, victim, 2)  # warm up
         for _ in range(rounds):
+            start = await meter.snapshot()
             calm = await victim_latencies(http, victim, samples)
+            meter.since("quiet", start, await meter.snapshot())
             stop = asyncio.Event()
             flood = [
                 asyncio.create_task(attack(http, attacker, stop, answers)) for _ in range(attackers)
             ]
             try:
                 await asyncio.sleep(0.5)  # the attacker's reads take the threads first
+                start = await meter.snapshot()
                 under = await victim_latencies(http, victim, samples)
+                meter.since("attacked", start, await meter.snapshot())
             finally:
                 stop.set()
                 await asyncio.gather(*flood)
@@ -198,9 +256,11 @@ async def measure(
             round_ratios["attacked"].append(statistics.median(under) / statistics.median(calm))
             if bare is not None:
                 calm = await victim_latencies(http, victim, samples)
-                with bare_peer(*bare):
+                with bare_peer(*bare, meter):
                     await asyncio.sleep(0.2)  # into its first statement
+                    start = await meter.snapshot()
                     under = await victim_latencies(http, victim, samples)
+                    meter.since("bare", start, await meter.snapshot())
                 quiet += calm
                 bared += under
                 round_ratios["bare"].append(statistics.median(under) / statistics.median(calm))
@@ -209,6 +269,9 @@ async def measure(
         "attacked": attacked,
         "bare": bared,
         "round_ratios": round_ratios,
+        "cores": "; ".join(
+            filter(None, (meter.summary(phase) for phase in ("quiet", "attacked", "bare")))
+        ),
         "answers": dict(sorted(answers.items())),
     }
 
@@ -229,6 +292,7 @@ def report(name: str, row: dict[str, Any]) -> str:
             if row["bare"]
             else ""
         )
+        + f"\n{'':>26}cores busy (CPU s per s, median of the rounds) {row['cores']}"
     )
 
 
@@ -267,6 +331,7 @@ def run_backend(backend: str, trees: dict[str, str], args: argparse.Namespace) -
                         samples=args.samples,
                         rounds=args.rounds,
                         bare=None if args.no_bare else (database_url, accounts[0]),
+                        meter=CpuMeter(server.pid, pg_name),
                     )
                 )
                 lines.append(report(f"{backend}, {name}", row))
