@@ -135,7 +135,14 @@ def bare_load(database_url: str, account_id: str) -> None:
         import asyncpg
 
         connection = await asyncpg.connect(database_url.replace("+asyncpg", ""))
-        await connection.execute("SET enable_bitmapscan = off")
+        # One backend, as the attacker's page scan (no parallel workers). A backend
+        # notices its client gone only when it next writes to it: without the check,
+        # the statement the peer was terminated in would run on (seconds) into the
+        # next quiet phase.
+        await connection.execute(
+            "SET enable_bitmapscan = off; SET max_parallel_workers_per_gather = 0; "
+            "SET client_connection_check_interval = 50"
+        )
         print("ready", flush=True)
         while True:
             await connection.fetch(bare_statement("postgresql"), account_id)
