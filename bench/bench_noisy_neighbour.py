@@ -22,6 +22,12 @@ kept busy by the attacker's work, what the per-account share lets an attacker ha
 no scheduler in tidegate can take it back, so the victim's ratio under the bare
 statement is the floor of what the share can reach on this machine.
 
+Each ratio is printed twice: the medians of all phases, and the median of the rounds'
+own ratios (each attacked or bare phase over the quiet phase just before it), which the
+drift between rounds does not move. Below each backend, the cores tidegate's server and
+the database's processes (PostgreSQL's backends of the bench's database, the bare
+peer) kept busy in each phase: CPU seconds a second.
+
 One worker per server; the machine's other load counts against both runs alike, so
 read the ratio, not the absolute times.
 """
