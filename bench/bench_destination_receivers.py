@@ -12,7 +12,8 @@ into each destination's real receiver, beside two floors measured in the same ru
     python bench/bench_destination_receivers.py [--seconds 3] [--events 100] [--rounds 3]
 
 Receivers: moto's S3 (server mode), Azurite's Blob service, Debian's Prometheus
-(``--web.enable-remote-write-receiver``), and for Datadog, Splunk HEC, the four Google
+(``--web.enable-remote-write-receiver``; the events carry fixed timestamps, so it takes
+the same samples again from every request after the first), and for Datadog, Splunk HEC, the four Google
 Cloud APIs (``TIDEGATE_DESTINATION_ENDPOINTS``; the service account's ``token_uri``
 too) and the http destination, the HTTP receiver of ``receivers.py`` answering each API
 as it does on success. ``mezmo`` stores lines in the server's own store: its raw floor is
