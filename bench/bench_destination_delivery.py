@@ -19,98 +19,18 @@ rounds, the median of each. No timing here is a pass/fail test.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import httpx
 
-from harness import Server, api_data, cli_enterprise_token, free_port, gateway_pipeline, new_account
-from harness import publish as publish_pipeline
-
-AZURITE_KEY = (
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-)
-
-RECEIVER = textwrap.dedent(
-    """
-    import asyncio, sys
-
-    async def handle(reader, writer):
-        try:
-            while True:
-                head = await reader.readuntil(b"\\r\\n\\r\\n")
-                lines = head.decode("latin-1").split("\\r\\n")
-                method, target, _ = lines[0].split(" ", 2)
-                length = 0
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    if name.lower() == "content-length":
-                        length = int(value)
-                await reader.readexactly(length)
-                if method == "PUT":
-                    status, body = 201, b""
-                elif target.endswith("/api/v1/write"):
-                    status, body = 204, b""
-                elif target.startswith("/1/batch/"):
-                    status, body = 200, b"[]"
-                elif target in ("/api/v2/logs", "/log/v1", "/metric/v1"):
-                    status, body = 202, b"{}"
-                else:
-                    status, body = 200, b"ok"
-                writer.write(
-                    f"HTTP/1.1 {status} X\\r\\nContent-Length: {len(body)}\\r\\n\\r\\n".encode()
-                    + body
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
-
-    async def main():
-        server = await asyncio.start_server(handle, "127.0.0.1", int(sys.argv[1]))
-        async with server:
-            await server.serve_forever()
-
-    asyncio.run(main())
-    """
-)
-
-LOAD = textwrap.dedent(
-    """
-    import asyncio, sys, time
-    import httpx
-
-    async def main(url, key, body_path, seconds, concurrency):
-        body = open(body_path, "rb").read()
-        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
-        done = 0
-        failed = 0
-        deadline = time.monotonic() + seconds
-        limits = httpx.Limits(max_connections=concurrency)
-        async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-            async def worker():
-                nonlocal done, failed
-                while time.monotonic() < deadline:
-                    answer = await http.post(url, content=body, headers=headers)
-                    if answer.status_code == 200:
-                        done += 1
-                    else:
-                        failed += 1
-            started = time.monotonic()
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
-            elapsed = time.monotonic() - started
-        print(done / elapsed, failed)
-
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])))
-    """
-)
+from harness import Server, cli_enterprise_token, new_account, wire
+from receivers import AZURITE_KEY, load_arguments, metric_events, post_json, replay, start_receiver
 
 
 def destinations(receiver: str) -> dict[str, tuple[str, dict[str, object]]]:
@@ -143,43 +63,22 @@ def setup(base: str, token: str, receiver: str) -> dict[str, tuple[str, str]]:
     routes: dict[str, tuple[str, str]] = {}
     with httpx.Client(base_url=base, timeout=30) as http:
         headers = {**enterprise, "x-delegate-account-id": new_account(base, enterprise)}
-        for name, (type_, config) in destinations(receiver).items():
-            pipeline, route, key, source = gateway_pipeline(http, headers, name)
-            api_data(
-                http.post(
-                    f"/v3/pipeline/{pipeline}/sink",
-                    json={"type": type_, "user_config": config, "inputs": [source]},
-                    headers=headers,
-                )
-            )
-            publish_pipeline(http, headers, pipeline)
+        for name, sink in destinations(receiver).items():
+            _, route, key = wire(http, headers, name, [], sink)
             routes[name] = (route, key)
     return routes
 
 
 def load(url: str, key: str, body: Path, seconds: float) -> float:
-    out = subprocess.run(
-        [sys.executable, "-c", LOAD, url, key, str(body), str(seconds), "16"],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
-    rate, failed = float(out[0]), int(out[1])
-    if failed:
-        raise RuntimeError(f"{failed} requests not answered 200 at {url}")
-    return rate
+    return replay(
+        [post_json(url, body.read_bytes(), {"Authorization": f"Token {key}"})], seconds
+    ).rate
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--seconds", type=float, default=5)
-    parser.add_argument("--events", type=int, default=100, help="events per request")
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = load_arguments(__doc__, 5)
     work = Path(tempfile.mkdtemp(prefix="tidegate-bench-dest-"))
-    port = free_port()
-    receiver = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)])
-    base_receiver = f"http://127.0.0.1:{port}"
+    receiver, base_receiver = start_receiver()
     endpoints = ",".join(
         f"{type_}={base_receiver}" for type_ in ("datadog-logs", "new-relic", "honeycomb-logs")
     )
@@ -194,21 +93,7 @@ def main() -> int:
     }
     env.pop("TIDEGATE_REDIS_URL", None)
     body = work / "body.json"
-    body.write_text(
-        json.dumps(
-            [
-                {
-                    "message": f"GET /api/v1/orders/{n} 200",
-                    "name": "http_requests",
-                    "kind": "absolute",
-                    "value": {"type": "gauge", "value": n},
-                    "tags": {"route": f"/api/{n % 10}", "host": f"web-{n % 4}"},
-                    "app": "checkout",
-                }
-                for n in range(args.events)
-            ]
-        )
-    )
+    body.write_bytes(json.dumps(metric_events(args.events)).encode())
     token = cli_enterprise_token(env)
     server = Server(env, "--log-level", "warning", output=None, timeout=120)
     try:

@@ -37,9 +37,8 @@ from harness import (
     Server,
     api_data,
     cli_enterprise_token,
-    gateway_pipeline,
     new_account,
-    publish,
+    wire,
 )
 
 REDIS_URL = os.environ.get("TIDEGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -131,27 +130,7 @@ def setup(base: str, token: str) -> dict[str, tuple[str, str]]:
         routes: dict[str, tuple[str, str]] = {}
         steps = {"floor": [], "throttle": [("throttle", THROTTLE)], "five": FIVE}
         for name, processors in steps.items():
-            pipeline, route, key, source = gateway_pipeline(http, headers, name)
-            inputs = [source]
-            for type_, config in processors:
-                node = api_data(
-                    http.post(
-                        f"/v3/pipeline/{pipeline}/transform",
-                        json={"type": type_, "user_config": config, "inputs": inputs},
-                        headers=headers,
-                    )
-                )
-                # A route's events leave by its named outputs (all of them are taken).
-                routed = type_ == "route"
-                inputs = [output["id"] for output in node["outputs"]] if routed else [node["id"]]
-            api_data(
-                http.post(
-                    f"/v3/pipeline/{pipeline}/sink",
-                    json={"type": "blackhole", "inputs": inputs},
-                    headers=headers,
-                )
-            )
-            publish(http, headers, pipeline)
+            pipeline, route, key = wire(http, headers, name, processors, ("blackhole", {}))
             check(http, headers, pipeline, len(processors))
             routes[name] = (route, key)
     return routes

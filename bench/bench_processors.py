@@ -46,6 +46,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "compact-fields": {},
     "stringify": {},
     "set-timestamp": {"parsers": [{"field": ".time"}]},
+    "set-timestamp (custom format)": {"parsers": [{"field": ".stamp", "format": "%a %d %b %H:%M:%S %Y"}]},
     "parse json": {"parser": "json", "field": ".json", "target_field": ".parsed"},
     "parse key_value": {"parser": "key_value", "field": ".kv", "target_field": ".parsed"},
     "parse regex": {"parser": "regex", "field": ".kv", "target_field": ".parsed", "options": {"pattern": r"user=(?P<user>\w+)"}},

@@ -242,6 +242,49 @@ def publish(http: httpx.Client, headers: dict[str, str], pipeline: str) -> None:
     )
 
 
+def wire(
+    http: httpx.Client,
+    headers: dict[str, str],
+    title: str,
+    processors: Sequence[tuple[str, dict[str, Any]]],
+    sink: tuple[str, dict[str, Any]],
+) -> tuple[str, str, str]:
+    """A published pipeline fed by a new gateway route: ``source -> processors (in order)
+    -> sink`` (``(type, user_config)`` each; a route's named outputs all feed the next
+    node): ``(pipeline_id, route_id, route_key)``."""
+    pipeline, route, key, source = gateway_pipeline(http, headers, title)
+    inputs = [source]
+    for type_, config in processors:
+        node = api_data(
+            http.post(
+                f"/v3/pipeline/{pipeline}/transform",
+                json={"type": type_, "user_config": config, "inputs": inputs},
+                headers=headers,
+            )
+        )
+        routed = type_ == "route"
+        inputs = [output["id"] for output in node["outputs"]] if routed else [node["id"]]
+    type_, config = sink
+    api_data(
+        http.post(
+            f"/v3/pipeline/{pipeline}/sink",
+            json={"type": type_, "user_config": config, "inputs": inputs},
+            headers=headers,
+        )
+    )
+    publish(http, headers, pipeline)
+    return pipeline, route, key
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (/proc/<pid>/task/*/children)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            pids.extend(process_tree(int(child)))
+    return pids
+
+
 def server_env(database_url: str, work: Path) -> dict[str, str]:
     """The environment of a benchmark's server: its database, a data directory under
     ``work``, no bootstrap, no rate limit."""

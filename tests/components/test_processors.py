@@ -167,6 +167,45 @@ async def test_set_timestamp() -> None:
     ]
 
 
+# Formats the platform reads with chrono's specifiers, as the parse processor's timestamp
+# parser does; Python's strptime read each differently (None: not at all).
+@pytest.mark.parametrize(
+    ("fmt", "text", "expected"),
+    [
+        ("%F %T", "2024-01-02 03:04:05", 1_704_164_645_000),  # strptime: no %F, %T
+        ("%s", "1700000000", 1_700_000_000_000),  # strptime: no %s
+        ("%Y-%m-%d %H:%M:%S%.3f", "2024-01-02 03:04:05.678", 1_704_164_645_678),  # no %.3f
+        # chrono's %f is nanoseconds (strptime: microseconds, at most 6 digits).
+        ("%Y-%m-%dT%H:%M:%S.%f", "2024-01-02T03:04:05.250000000", 1_704_164_645_250),
+        ("%Y-%m-%dT%H:%M:%S.%f", "2024-01-02T03:04:05.5", 1_704_164_645_000),  # 5 ns
+        # A space matches any run of whitespace, or none (strptime: at least one).
+        ("%Y-%m-%d %H:%M", "2024-01-0203:04", 1_704_164_640_000),
+    ],
+)
+async def test_set_timestamp_reads_the_platforms_formats(
+    fmt: str, text: str, expected: int
+) -> None:
+    out = await run("set-timestamp", {"parsers": [{"field": ".t", "format": fmt}]}, [{"t": text}])
+    assert out.main == [{"t": text, "timestamp": expected}]
+
+
+def test_set_timestamp_refuses_a_format_without_a_date_on_save() -> None:
+    """Like the parse processor's timestamp parser: strptime read "%H:%M:%S" as a time
+    in 1900, which is never set."""
+    for parser in (
+        {"field": ".t", "format": "%H:%M:%S"},
+        {"field": ".t", "options": {"format": "Custom", "custom_format": "%Q"}},
+    ):
+        with pytest.raises(ValidationFailed, match="not a timestamp format"):
+            validate_user_config(
+                kind="processor", type_="set-timestamp", user_config={"parsers": [parser]}
+            )
+    provider = {"field": ".t", "options": {"format": "Custom", "custom_format": "%FT%T%:z"}}
+    validate_user_config(
+        kind="processor", type_="set-timestamp", user_config={"parsers": [provider]}
+    )
+
+
 APACHE = (
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 '
     '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'

@@ -36,6 +36,7 @@ _MONTHS: Final = (
     "january", "february", "march", "april", "may", "june", "july", "august",
     "september", "october", "november", "december",
 )  # fmt: skip
+_MONTH_NUMBERS: Final = {month[:3]: number for number, month in enumerate(_MONTHS, 1)}
 _DAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -240,8 +241,7 @@ def _year(values: dict[str, str]) -> int:
 def _month(values: dict[str, str]) -> int:
     if "month" in values:
         return int(values["month"])
-    name = values["month_name"].lower()
-    return next(n for n, month in enumerate(_MONTHS, 1) if month.startswith(name[:3]))
+    return _MONTH_NUMBERS[values["month_name"][:3].lower()]
 
 
 def _offset(text: str) -> timezone:

@@ -4,22 +4,25 @@ in epoch milliseconds, read from the first of ``parsers`` that yields one.
 A parser is ``{field, format}``: ``format`` ``auto`` reads epoch milliseconds, seconds
 with a fraction as text (``"1700000000.5"`` is not auto: digits are milliseconds) or
 ISO 8601 (UTC when it has no offset; the rule every writer of lines shares); any other
-format is a ``strftime`` pattern (``%d/%b/%Y:%H:%M:%S %z``), UTC without ``%z``. An
-event none of them can read passes unchanged."""
+format is read as the ``parse`` processor's ``timestamp`` parser reads its format (the
+platform's chrono specifiers, compiled once to RE2: ``tidegate.processing.
+timestamp_format``), e.g. ``%d/%b/%Y:%H:%M:%S %z`` or ``%F %T%.3f``, UTC without an
+offset; a format that states no date is refused on save. An event none of them can read
+passes unchanged."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tidegate.clock import epoch_ms_of
 from tidegate.components.base import BuildContext, Component, Event, NodeRef
 from tidegate.components.processors.kit import FieldText, PerEventProcessor
 from tidegate.logs.timestamps import epoch_ms, in_range
 from tidegate.processing.fields import FieldPath, with_value
+from tidegate.processing.timestamp_format import TimestampFormat, TimestampFormatError
 
 __all__ = ["COMPONENT", "SetTimestampConfig"]
 
@@ -42,6 +45,16 @@ class TimestampParser(BaseModel):
         rest = {key: value for key, value in data.items() if key != "options"}
         return {**rest, "format": options["custom_format"]}
 
+    @field_validator("format")
+    @classmethod
+    def _readable(cls, value: str) -> str:
+        if value != "auto":
+            try:
+                TimestampFormat(value)
+            except TimestampFormatError as error:
+                raise ValueError(f"not a timestamp format: {error}") from None
+        return value
+
 
 class SetTimestampConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,21 +64,14 @@ class SetTimestampConfig(BaseModel):
 
 def _reader(parser: TimestampParser) -> Callable[[Event], int | None]:
     get = FieldPath.parse(parser.field).getter()
-    pattern = parser.format
+    compiled = None if parser.format == "auto" else TimestampFormat(parser.format)
 
     def read(event: Event) -> int | None:
         value: Any = get(event)
-        if pattern == "auto":
+        if compiled is None:
             return epoch_ms(value)
-        if not isinstance(value, str) or len(value) > 256:
-            return None
-        try:
-            moment = datetime.strptime(value, pattern)  # noqa: DTZ007 (UTC below)
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return in_range(epoch_ms_of(moment))
+        moment = compiled.read(value) if isinstance(value, str) else None
+        return None if moment is None else in_range(epoch_ms_of(moment))
 
     return read
 
