@@ -55,7 +55,7 @@ async def create_key(
     )
 
 
-# The list: raw rows straight to JSON, no session, no models (api/raw_json.py).
+# The reads: raw rows straight to JSON, no session, no models (api/raw_json.py).
 @router.get(
     "", summary="List the account's service and ingestion keys", response_model=list[schemas.Key]
 )
@@ -80,21 +80,20 @@ async def list_keys(
     "/{id}",
     summary="Get a key, its secret included (null for keys made before 0005, and for keys "
     "that act above the reader's role)",
+    response_model=schemas.Key,
 )
 async def get_key(
-    key_id: KeyIdPath,
-    session: SessionDep,
-    sealer: SealerDep,
-    account_id: AccountId,
-    principal: CurrentPrincipal,
-) -> schemas.Key:
-    return await service.get_key(
-        session=session,
-        sealer=sealer,
+    key_id: KeyIdPath, request: Request, account_id: AccountId, principal: CurrentPrincipal
+) -> Response:
+    state = app_state(request)
+    data = await service.read_key(
+        db=state.db,
+        sealer=state.sealer,
         account_id=account_id,
         key_id=key_id,
         reader_role=principal.role,
     )
+    return json_response(data)
 
 
 @router.put("/{id}", summary="Rename a key")

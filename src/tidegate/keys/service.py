@@ -129,6 +129,28 @@ async def list_keys(
     key_type: schemas.AccountKeyType | None = None,
 ) -> list[dict[str, Any]]:
     keys = await repository.key_records(db=db, account_id=account_id, kind=key_type)
+    return await _documents(
+        db=db, sealer=sealer, account_id=account_id, keys=keys, reader_role=reader_role
+    )
+
+
+async def read_key(
+    *, db: Database, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
+) -> dict[str, Any]:
+    """GET of one key, as plain data: ``get_key``'s document from raw records."""
+    key = await repository.key_record(db=db, account_id=account_id, key_id=key_id)
+    if key is None:
+        raise NotFound()
+    [data] = await _documents(
+        db=db, sealer=sealer, account_id=account_id, keys=[key], reader_role=reader_role
+    )
+    return data
+
+
+async def _documents(
+    *, db: Database, sealer: Sealer, account_id: str, keys: list[Any], reader_role: Role
+) -> list[dict[str, Any]]:
+    """The raw records ``keys`` as the reader may see them (``_shown``'s rule)."""
     makers = any(key.kind == "service" and key.made_by for key in keys)
     roles = await repository.member_roles(db=db, account_id=account_id) if makers else {}
     shown = _within(keys, roles, reader_role)
