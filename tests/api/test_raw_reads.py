@@ -55,9 +55,10 @@ Before = Callable[[AsyncSession, "Seeded"], Awaitable[tuple[Any, Any]]]
 
 
 class Seeded:
-    def __init__(self, account: AccountCtx, rule_id: str, sealer: Sealer) -> None:
+    def __init__(self, account: AccountCtx, rule_id: str, key_id: str, sealer: Sealer) -> None:
         self.account = account
         self.rule_id = rule_id
+        self.key_id = key_id  # a service key made by a person (its maker's role decides)
         self.sealer = sealer
 
     @property
@@ -131,7 +132,7 @@ async def seed(client: AppClient) -> Seeded:
         )
     )
     browser = await sign_in_person(client, admin)
-    await _ok(
+    made = await _ok(
         await client.post("/v1/config/keys", params={"type": "service"}, headers=browser.headers)
     )
     await _ok(
@@ -141,7 +142,7 @@ async def seed(client: AppClient) -> Seeded:
     )
     settings = client.settings
     secret = load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
-    return Seeded(account, rule["id"], Sealer(secret))
+    return Seeded(account, rule["id"], made["id"], Sealer(secret))
 
 
 def _of(model: Any, seeded: Seeded) -> Any:
@@ -172,6 +173,17 @@ async def _keys(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
         for key, ok in zip(keys, shown, strict=True)
     ]
     return list[key_schemas.Key], data
+
+
+async def _key(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    key = await session.get(ApiKey, seeded.key_id)
+    assert key is not None
+    assert key.made_by is not None
+    [shown] = await key_service._shown(
+        session=session, account_id=seeded.account_id, keys=[key], reader_role=Role.OWNER
+    )
+    assert shown
+    return key_schemas.Key, key_service.key_schema(key, sealer=seeded.sealer, shown=shown)
 
 
 async def _views(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
@@ -247,6 +259,7 @@ ROUTES: dict[str, tuple[Before, bool]] = {
     "/v1/config/ingestion/exclusions": (_rules, False),
     "/v1/config/ingestion/exclusions/{rule}": (_rule, False),
     "/v1/config/keys": (_keys, False),
+    "/v1/config/keys/{key}": (_key, False),
     "/v1/config/view": (_views, False),
     "/v1/config/presetalert": (_presets, False),
     "/v1/config/board": (_boards, False),
@@ -278,7 +291,8 @@ async def test_raw_read_answers_the_orm_document_byte_for_byte(
 ) -> None:
     before, enterprise_key = ROUTES[path]
     headers = seeded.account.tenant.headers if enterprise_key else seeded.account.headers
-    response = await client.get(path.replace("{rule}", seeded.rule_id), headers=headers)
+    filled = path.replace("{rule}", seeded.rule_id).replace("{key}", seeded.key_id)
+    response = await client.get(filled, headers=headers)
     assert response.status_code == 200, response.text
     response_type, value = await before(session, seeded)
     expected = TypeAdapter(response_type).dump_json(value, by_alias=True)

@@ -20,7 +20,7 @@ def open_channels(sealer: Sealer, sealed: str | None) -> list[Channel]:
     value that no longer opens cannot be used, and is not an error to show)."""
     if not sealed:
         return []
-    text = sealer.open(sealed)
+    text = sealer.open_stored(sealed)
     if text is None:
         return []
     return [Channel.from_stored(item) for item in json.loads(text)]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
@@ -18,9 +20,10 @@ router = APIRouter(prefix="/v1/config/board", tags=["Boards"], responses=LEGACY_
 BoardIdPath = Annotated[str, id_path(alias="boardid", description="The board's id")]
 
 
-@router.get("", summary="List the account's boards")
-async def list_boards(request: Request, account_id: AccountId) -> list[schemas.BoardSummary]:
-    return await service.list_boards(db=app_state(request).db, account_id=account_id)
+# Raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get("", summary="List the account's boards", response_model=list[schemas.BoardSummary])
+async def list_boards(request: Request, account_id: AccountId) -> Response:
+    return json_response(await service.list_boards(db=app_state(request).db, account_id=account_id))
 
 
 @router.post("", summary="Create a board")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.boards import repository, schemas
@@ -24,12 +26,13 @@ def board_schema(board: Board, short_id: str) -> schemas.Board:
     )
 
 
-async def list_boards(*, db: Database, account_id: str) -> list[schemas.BoardSummary]:
+async def list_boards(*, db: Database, account_id: str) -> list[dict[str, Any]]:
+    """The spec's boards (``schemas.BoardSummary``) as plain data (api/raw_json.py)."""
     rows = await repository.board_summaries(db=db, account_id=account_id)
     if not rows:  # the account went away under the caller's credentials
         raise NotFound()
     return [
-        schemas.BoardSummary(boardid=row.id, account=row.short_id, title=row.title)
+        {"boardid": row.id, "account": row.short_id, "title": row.title}
         for row in rows
         if row.id is not None
     ]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, BackgroundTasks, Path, Request
 from fastapi.responses import Response
 
 from tidegate import mail
-from tidegate.api.envelope import Envelope, Links, Meta, Page, SelfLinks, envelope, link
+from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import V3_ERRORS
+from tidegate.api.raw_json import envelope_meta, enveloped
 from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
@@ -50,15 +50,10 @@ FEATURE_LINKS = SelfLinks(
 
 ACCOUNT_RELATED = {"enterprise": "/v3/enterprise", "features": ACCOUNT + "/features"}
 # The envelope's meta of one account and of the list, serialised once for the reads.
-ACCOUNT_META = Meta(
-    type="account",
-    page=Page(),
-    pk="account_id",
-    links=Links(self=ACCOUNT_LINKS, related=ACCOUNT_RELATED),
-).model_dump(mode="json")
-ACCOUNTS_META = Meta(
-    type="account", page=Page(), pk="account_id", links=Links(self=ACCOUNT_LINKS)
-).model_dump(mode="json")
+ACCOUNT_META = envelope_meta(
+    type="account", pk="account_id", links=ACCOUNT_LINKS, related=ACCOUNT_RELATED
+)
+ACCOUNTS_META = envelope_meta(type="account", pk="account_id", links=ACCOUNT_LINKS)
 
 
 def _account(data: schemas.Account) -> Envelope[schemas.Account]:
@@ -90,7 +85,7 @@ async def get_enterprise(
 )
 async def list_accounts(request: Request, enterprise_id: EnterpriseId) -> Response:
     data = await service.read_account_list(db=app_state(request).db, enterprise_id=enterprise_id)
-    return _json({"meta": ACCOUNTS_META, "data": data})
+    return enveloped(ACCOUNTS_META, data)
 
 
 @router.post("/account", status_code=201, summary="Create a child account")
@@ -124,11 +119,7 @@ async def get_account(
     data = await service.read_account(
         db=app_state(request).db, enterprise_id=enterprise_id, account_id=account_id
     )
-    return _json({"meta": ACCOUNT_META, "data": data})
-
-
-def _json(document: dict[str, Any]) -> Response:
-    return Response(orjson.dumps(document, option=orjson.OPT_UTC_Z), media_type="application/json")
+    return enveloped(ACCOUNT_META, data)
 
 
 @router.patch("/account/{account_id}", summary="Update, deactivate or reactivate a child account")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 from pydantic import Field
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
@@ -30,16 +32,22 @@ async def create_rule(
     return await service.create_rule(session=session, account_id=account_id, body=body)
 
 
-# The reads: raw rows, no session (docs/decisions.md, "The request path").
-@router.get("", summary="List the account's ingestion exclusion rules")
-async def list_rules(request: Request, account_id: AccountId) -> list[schemas.ExclusionRule]:
-    return await service.list_rules(db=app_state(request).db, account_id=account_id)
+# The reads: raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get(
+    "",
+    summary="List the account's ingestion exclusion rules",
+    response_model=list[schemas.ExclusionRule],
+)
+async def list_rules(request: Request, account_id: AccountId) -> Response:
+    return json_response(await service.list_rules(db=app_state(request).db, account_id=account_id))
 
 
-@router.get("/{id}", summary="Get an ingestion exclusion rule (a one-element array)")
-async def get_rule(rule_id: RuleIdPath, request: Request, account_id: AccountId) -> OneRule:
+@router.get(
+    "/{id}", summary="Get an ingestion exclusion rule (a one-element array)", response_model=OneRule
+)
+async def get_rule(rule_id: RuleIdPath, request: Request, account_id: AccountId) -> Response:
     db = app_state(request).db
-    return [await service.read_rule(db=db, account_id=account_id, rule_id=rule_id)]
+    return json_response([await service.read_rule(db=db, account_id=account_id, rule_id=rule_id)])
 
 
 @router.patch("/{id}", summary="Update an ingestion exclusion rule")

@@ -7,6 +7,8 @@ A rule still needs at least one non-empty part.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database
@@ -53,17 +55,22 @@ def _require_a_part(hosts: list[str] | None, apps: list[str] | None, query: str 
         )
 
 
+def rule_data(rule: ExclusionRule) -> dict[str, Any]:
+    """The rule's document as plain data (api/raw_json.py), from the ORM object or a raw
+    record of the rule (``repository.rules_of``)."""
+    return {
+        "id": rule.id,
+        "title": rule.title,
+        "hosts": rule.hosts or [],
+        "apps": rule.apps or [],
+        "query": rule.query or "",
+        "active": rule.active,
+        "indexonly": rule.indexonly,
+    }
+
+
 def rule_schema(rule: ExclusionRule) -> schemas.ExclusionRule:
-    """From the ORM object or a raw record of the rule (``repository.rules_of``)."""
-    return schemas.ExclusionRule(
-        id=rule.id,
-        title=rule.title,
-        hosts=rule.hosts or [],
-        apps=rule.apps or [],
-        query=rule.query or "",
-        active=rule.active,
-        indexonly=rule.indexonly,
-    )
+    return schemas.ExclusionRule(**rule_data(rule))
 
 
 async def create_rule(
@@ -90,15 +97,15 @@ async def create_rule(
     return rule_schema(rule)
 
 
-async def list_rules(*, db: Database, account_id: str) -> list[schemas.ExclusionRule]:
-    return [rule_schema(rule) for rule in await repository.rules_of(db=db, account_id=account_id)]
+async def list_rules(*, db: Database, account_id: str) -> list[dict[str, Any]]:
+    return [rule_data(rule) for rule in await repository.rules_of(db=db, account_id=account_id)]
 
 
-async def read_rule(*, db: Database, account_id: str, rule_id: str) -> schemas.ExclusionRule:
+async def read_rule(*, db: Database, account_id: str, rule_id: str) -> dict[str, Any]:
     rule = await repository.raw_rule_of(db=db, account_id=account_id, rule_id=rule_id)
     if rule is None:
         raise NotFound()
-    return rule_schema(rule)
+    return rule_data(rule)
 
 
 async def _own_rule(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy
@@ -53,42 +55,45 @@ async def create_key(
     )
 
 
-@router.get("", summary="List the account's service and ingestion keys")
+# The reads: raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get(
+    "", summary="List the account's service and ingestion keys", response_model=list[schemas.Key]
+)
 async def list_keys(
     request: Request,
-    sealer: SealerDep,
     account_id: AccountId,
     principal: CurrentPrincipal,
     key_type: KeyTypeFilter = None,
-) -> list[schemas.Key]:
-    return await service.list_keys(
-        db=app_state(request).db,
-        sealer=sealer,
+) -> Response:
+    state = app_state(request)
+    data = await service.list_keys(
+        db=state.db,
+        sealer=state.sealer,
         account_id=account_id,
         reader_role=principal.role,
         key_type=key_type,
     )
+    return json_response(data)
 
 
 @router.get(
     "/{id}",
     summary="Get a key, its secret included (null for keys made before 0005, and for keys "
     "that act above the reader's role)",
+    response_model=schemas.Key,
 )
 async def get_key(
-    key_id: KeyIdPath,
-    session: SessionDep,
-    sealer: SealerDep,
-    account_id: AccountId,
-    principal: CurrentPrincipal,
-) -> schemas.Key:
-    return await service.get_key(
-        session=session,
-        sealer=sealer,
+    key_id: KeyIdPath, request: Request, account_id: AccountId, principal: CurrentPrincipal
+) -> Response:
+    state = app_state(request)
+    data = await service.read_key(
+        db=state.db,
+        sealer=state.sealer,
         account_id=account_id,
         key_id=key_id,
         reader_role=principal.role,
     )
+    return json_response(data)
 
 
 @router.put("/{id}", summary="Rename a key")

@@ -31,6 +31,13 @@ _KEYS_OF = {
     )
     for kind in (None, *ACCOUNT_KINDS)
 }
+_KEY_OF = RawQuery(
+    select(*(ApiKey.__table__.c[name] for name in _KEY_COLUMNS)).where(
+        ApiKey.id == bindparam("key_id"),
+        ApiKey.account_id == bindparam("account_id"),
+        or_(*(ApiKey.kind == one for one in ACCOUNT_KINDS)),
+    )
+)
 _ROLES = RawQuery(
     select(Membership.user_id, Membership.role).where(
         Membership.account_id == bindparam("account_id")
@@ -42,6 +49,12 @@ async def key_records(*, db: Database, account_id: str, kind: str | None) -> lis
     """The account's keys of ``kind`` (None: every account kind), oldest first, as raw
     records (Database.fetch_records)."""
     return await db.fetch_records(_KEYS_OF[kind], {"account_id": account_id})
+
+
+async def key_record(*, db: Database, account_id: str, key_id: str) -> Any | None:
+    """The account's key ``key_id`` (an account kind) as a raw record, or None."""
+    rows = await db.fetch_records(_KEY_OF, {"account_id": account_id, "key_id": key_id})
+    return rows[0] if rows else None
 
 
 async def member_roles(*, db: Database, account_id: str) -> dict[str, str]:

@@ -9,6 +9,8 @@ The database alone reveals neither.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.roles import Role
@@ -37,16 +39,23 @@ def created_ms(key: ApiKey) -> int:
     return epoch_ms_of(key.created_at)
 
 
+def key_data(key: ApiKey, *, sealer: Sealer, shown: bool = True) -> dict[str, Any]:
+    """The key's document as plain data (api/raw_json.py), from the ORM object or a raw
+    record. The secret is opened through the sealer's cache of stored values
+    (``Sealer.open_stored``)."""
+    secret = sealer.open_stored(key.sealed_key) if shown and key.sealed_key is not None else None
+    return {
+        "id": key.id,
+        "name": key.name,
+        "type": key.kind,
+        "key": secret,
+        "created": created_ms(key),
+        "hint": key.hint,
+    }
+
+
 def key_schema(key: ApiKey, *, sealer: Sealer, shown: bool = True) -> schemas.Key:
-    secret = sealer.open(key.sealed_key) if shown and key.sealed_key is not None else None
-    return schemas.Key(
-        id=key.id,
-        name=key.name,
-        type=key.kind,
-        key=secret,
-        created=created_ms(key),
-        hint=key.hint,
-    )
+    return schemas.Key(**key_data(key, sealer=sealer, shown=shown))
 
 
 async def create_key(
@@ -118,12 +127,34 @@ async def list_keys(
     account_id: str,
     reader_role: Role,
     key_type: schemas.AccountKeyType | None = None,
-) -> list[schemas.Key]:
+) -> list[dict[str, Any]]:
     keys = await repository.key_records(db=db, account_id=account_id, kind=key_type)
+    return await _documents(
+        db=db, sealer=sealer, account_id=account_id, keys=keys, reader_role=reader_role
+    )
+
+
+async def read_key(
+    *, db: Database, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
+) -> dict[str, Any]:
+    """GET of one key, as plain data: ``get_key``'s document from raw records."""
+    key = await repository.key_record(db=db, account_id=account_id, key_id=key_id)
+    if key is None:
+        raise NotFound()
+    [data] = await _documents(
+        db=db, sealer=sealer, account_id=account_id, keys=[key], reader_role=reader_role
+    )
+    return data
+
+
+async def _documents(
+    *, db: Database, sealer: Sealer, account_id: str, keys: list[Any], reader_role: Role
+) -> list[dict[str, Any]]:
+    """The raw records ``keys`` as the reader may see them (``_shown``'s rule)."""
     makers = any(key.kind == "service" and key.made_by for key in keys)
     roles = await repository.member_roles(db=db, account_id=account_id) if makers else {}
     shown = _within(keys, roles, reader_role)
-    return [key_schema(key, sealer=sealer, shown=ok) for key, ok in zip(keys, shown, strict=True)]
+    return [key_data(key, sealer=sealer, shown=ok) for key, ok in zip(keys, shown, strict=True)]
 
 
 async def _schema_for(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Path, Request
+from fastapi.responses import Response
 
 from tidegate import mail
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
@@ -25,9 +27,12 @@ EmailPath = Annotated[
 ]  # fmt: skip
 
 
-@router.get("", summary="List the account's members")
-async def list_members(request: Request, account_id: AccountId) -> list[schemas.Member]:
-    return await service.list_members(db=app_state(request).db, account_id=account_id)
+# Raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get("", summary="List the account's members", response_model=list[schemas.Member])
+async def list_members(request: Request, account_id: AccountId) -> Response:
+    return json_response(
+        await service.list_members(db=app_state(request).db, account_id=account_id)
+    )
 
 
 @router.post("", summary="Add a member (a new e-mail is invited to set a password)")

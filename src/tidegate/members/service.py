@@ -6,6 +6,8 @@ owner (their role, their groups), and the last owner stays (docs/people.md, "Rol
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate import mail
@@ -43,24 +45,29 @@ def member_schema(
     user: User, membership: Membership, groups: list[str], invitation: users.Invitation | None
 ) -> schemas.Member:
     """From the ORM objects or a raw record (``repository.member_records``) as both."""
-    return schemas.Member(
-        email=user.email,
-        role=membership.role,
-        groups=groups,
-        pending=user.password_hash is None,
-        invitation=(
-            None
-            if invitation is None
-            else schemas.Invitation(link=invitation.link, emailed=invitation.emailed)
+    return schemas.Member(**member_data(user, membership, groups, invitation))
+
+
+def member_data(
+    user: User, membership: Membership, groups: list[str], invitation: users.Invitation | None
+) -> dict[str, Any]:
+    """The member's document as plain data (api/raw_json.py), as ``member_schema``'s."""
+    return {
+        "email": user.email,
+        "role": membership.role,
+        "groups": groups,
+        "pending": user.password_hash is None,
+        "invitation": (
+            None if invitation is None else {"link": invitation.link, "emailed": invitation.emailed}
         ),
-    )
+    }
 
 
-async def list_members(*, db: Database, account_id: str) -> list[schemas.Member]:
+async def list_members(*, db: Database, account_id: str) -> list[dict[str, Any]]:
     """Two reads whatever the number of members: the members, and all their groups."""
     members = await repository.member_records(db=db, account_id=account_id)
     groups = await repository.groups_of_members(db=db, account_id=account_id) if members else {}
-    return [member_schema(member, member, groups.get(member.id, []), None) for member in members]
+    return [member_data(member, member, groups.get(member.id, []), None) for member in members]
 
 
 async def _found(*, session: AsyncSession, account_id: str, email: str) -> tuple[User, Membership]:

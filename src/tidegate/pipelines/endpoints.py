@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.raw_json import envelope_meta, enveloped
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
@@ -57,6 +59,7 @@ def _node_links(kind: schemas.NodeKind) -> SelfLinks:
 
 
 NODE_LINKS: Final = {kind: _node_links(kind) for kind in NODE_PATHS}
+PIPELINES_META: Final = envelope_meta(type="pipeline", pk="id", links=PIPELINE_LINKS)
 
 
 def _pipeline(data: schemas.PipelineDetail) -> Envelope[schemas.PipelineDetail]:
@@ -78,12 +81,15 @@ def _nodes(kind: schemas.NodeKind, data: list[schemas.Node]) -> Envelope[list[sc
 # Pipelines
 
 
-@router.get("", summary="List the account's pipelines")
-async def list_pipelines(
-    request: Request, account_id: AccountId
-) -> Envelope[list[schemas.Pipeline]]:
+# Raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get(
+    "",
+    summary="List the account's pipelines",
+    response_model=Envelope[list[schemas.Pipeline]],
+)
+async def list_pipelines(request: Request, account_id: AccountId) -> Response:
     data = await service.list_pipelines(db=app_state(request).db, account_id=account_id)
-    return envelope(data, type="pipeline", pk="id", links=PIPELINE_LINKS)
+    return enveloped(PIPELINES_META, data)
 
 
 @router.post("", status_code=201, summary="Create a pipeline")

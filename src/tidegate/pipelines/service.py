@@ -39,23 +39,29 @@ def routed_source(type_: str) -> bool:
 # Shapes
 
 
+def pipeline_data(pipeline: Pipeline) -> dict[str, Any]:
+    """The pipeline's document (without nodes) as plain data (api/raw_json.py), from the
+    ORM object or a raw record (``repository.pipelines_of``)."""
+    return {
+        "id": pipeline.id,
+        "account_id": pipeline.account_id,
+        "title": pipeline.title,
+        "description": pipeline.description,
+        "origin": pipeline.origin,
+        "deploy_type": pipeline.deploy_type,
+        "deployment_groups": list(pipeline.deployment_groups or []),
+        "generation_id": pipeline.generation_id or 0,
+        "revision": pipeline.revision,
+        "published_revision": pipeline.published_revision,
+        "published_at": pipeline.published_at,
+        "has_unpublished_changes": pipeline.published_revision != pipeline.revision,
+        "created_at": pipeline.created_at,
+        "updated_at": pipeline.updated_at,
+    }
+
+
 def pipeline_schema(pipeline: Pipeline) -> schemas.Pipeline:
-    return schemas.Pipeline(
-        id=pipeline.id,
-        account_id=pipeline.account_id,
-        title=pipeline.title,
-        description=pipeline.description,
-        origin=pipeline.origin,
-        deploy_type=pipeline.deploy_type,
-        deployment_groups=list(pipeline.deployment_groups or []),
-        generation_id=pipeline.generation_id or 0,
-        revision=pipeline.revision,
-        published_revision=pipeline.published_revision,
-        published_at=pipeline.published_at,
-        has_unpublished_changes=pipeline.published_revision != pipeline.revision,
-        created_at=pipeline.created_at,
-        updated_at=pipeline.updated_at,
-    )
+    return schemas.Pipeline(**pipeline_data(pipeline))
 
 
 def node_outputs(
@@ -106,7 +112,7 @@ def _detail(
     session: AsyncSession, pipeline: Pipeline, nodes: Sequence[PipelineNode]
 ) -> schemas.PipelineDetail:
     return schemas.PipelineDetail(
-        **pipeline_schema(pipeline).model_dump(),
+        **pipeline_data(pipeline),
         nodes=[node_schema(session, node) for node in nodes],
     )
 
@@ -172,9 +178,9 @@ async def own_pipeline(
     return pipeline
 
 
-async def list_pipelines(*, db: Database, account_id: str) -> list[schemas.Pipeline]:
+async def list_pipelines(*, db: Database, account_id: str) -> list[dict[str, Any]]:
     pipelines = await repository.pipelines_of(db=db, account_id=account_id)
-    return [pipeline_schema(pipeline) for pipeline in pipelines]
+    return [pipeline_data(pipeline) for pipeline in pipelines]
 
 
 async def get_pipeline(

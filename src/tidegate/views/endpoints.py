@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal, MadeBy, SealerDep
@@ -20,11 +22,12 @@ ViewIdPath = Annotated[str, id_path(alias="viewID", description="The view's id")
 PresetIdPath = Annotated[str, id_path(alias="presetid", description="The preset alert's id")]
 
 
-@router.get("/view", summary="List the account's views")
-async def list_views(
-    request: Request, account_id: AccountId, sealer: SealerDep
-) -> list[schemas.View]:
-    return await service.list_views(db=app_state(request).db, account_id=account_id, sealer=sealer)
+# The lists: raw rows straight to JSON, no session, no models (api/raw_json.py).
+@router.get("/view", summary="List the account's views", response_model=list[schemas.View])
+async def list_views(request: Request, account_id: AccountId) -> Response:
+    state = app_state(request)
+    data = await service.list_views(db=state.db, account_id=account_id, sealer=state.sealer)
+    return json_response(data)
 
 
 @router.post("/view", summary="Create a view (a saved search), with its alert channels")
@@ -97,12 +100,13 @@ async def view_deliveries(
     )
 
 
-@router.get("/presetalert", summary="List the account's preset alerts")
-async def list_presets(
-    request: Request, account_id: AccountId, sealer: SealerDep
-) -> list[schemas.Preset]:
-    db = app_state(request).db
-    return await service.list_presets(db=db, account_id=account_id, sealer=sealer)
+@router.get(
+    "/presetalert", summary="List the account's preset alerts", response_model=list[schemas.Preset]
+)
+async def list_presets(request: Request, account_id: AccountId) -> Response:
+    state = app_state(request)
+    data = await service.list_presets(db=state.db, account_id=account_id, sealer=state.sealer)
+    return json_response(data)
 
 
 @router.post("/presetalert", summary="Create a preset alert (channels views can share)")

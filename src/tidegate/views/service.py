@@ -28,31 +28,46 @@ def _check_query(query: str | None) -> str:
     return text
 
 
+def _wire_channels(sealer: Sealer, sealed: str | None) -> list[dict[str, Any]]:
+    channels = open_channels(sealer, sealed)
+    return [channel.wire(position) for position, channel in enumerate(channels)]
+
+
+def view_data(view: View, sealer: Sealer) -> dict[str, Any]:
+    """The view's document as plain data (api/raw_json.py), from the ORM object or a raw
+    record (``repository.view_records``)."""
+    return {
+        "viewID": view.id,
+        "viewid": view.id,
+        "name": view.name,
+        "query": view.query,
+        "apps": list(view.apps),
+        "hosts": list(view.hosts),
+        "levels": list(view.levels),
+        "tags": list(view.tags),
+        "category": list(view.category),
+        "presetid": view.preset_id or "",
+        "presetids": [view.preset_id] if view.preset_id else [],
+        "channels": _wire_channels(sealer, view.channels_sealed),
+    }
+
+
 def view_schema(view: View, sealer: Sealer) -> schemas.View:
-    channels = open_channels(sealer, view.channels_sealed)
-    return schemas.View(
-        viewID=view.id,
-        viewid=view.id,
-        name=view.name,
-        query=view.query,
-        apps=list(view.apps),
-        hosts=list(view.hosts),
-        levels=list(view.levels),
-        tags=list(view.tags),
-        category=list(view.category),
-        presetid=view.preset_id or "",
-        presetids=[view.preset_id] if view.preset_id else [],
-        channels=[channel.wire(position) for position, channel in enumerate(channels)],
-    )
+    return schemas.View(**view_data(view, sealer))
+
+
+def preset_data(preset: PresetAlert, sealer: Sealer) -> dict[str, Any]:
+    """The preset alert's document as plain data (api/raw_json.py), from the ORM object
+    or a raw record (``repository.preset_records``)."""
+    return {
+        "presetid": preset.id,
+        "name": preset.name,
+        "channels": _wire_channels(sealer, preset.channels_sealed),
+    }
 
 
 def preset_schema(preset: PresetAlert, sealer: Sealer) -> schemas.Preset:
-    channels = open_channels(sealer, preset.channels_sealed)
-    return schemas.Preset(
-        presetid=preset.id,
-        name=preset.name,
-        channels=[channel.wire(position) for position, channel in enumerate(channels)],
-    )
+    return schemas.Preset(**preset_data(preset, sealer))
 
 
 async def _apply(
@@ -85,9 +100,9 @@ async def _apply(
     view.updated_at = utcnow()
 
 
-async def list_views(*, db: Database, account_id: str, sealer: Sealer) -> list[schemas.View]:
+async def list_views(*, db: Database, account_id: str, sealer: Sealer) -> list[dict[str, Any]]:
     return [
-        view_schema(view, sealer)
+        view_data(view, sealer)
         for view in await repository.view_records(db=db, account_id=account_id)
     ]
 
@@ -227,9 +242,9 @@ def _text_or_none(value: Any) -> str | None:
 # Preset alerts
 
 
-async def list_presets(*, db: Database, account_id: str, sealer: Sealer) -> list[schemas.Preset]:
+async def list_presets(*, db: Database, account_id: str, sealer: Sealer) -> list[dict[str, Any]]:
     return [
-        preset_schema(preset, sealer)
+        preset_data(preset, sealer)
         for preset in await repository.preset_records(db=db, account_id=account_id)
     ]
 
