@@ -136,6 +136,36 @@ def test_the_rule_reads_the_texts_alone() -> None:
     assert search_text("ABC", "") == "abc"
 
 
+def _held_by_definition(line: str, meta_json: str) -> bool:
+    """``meta_in_line`` as its docstring states it, without its shortcuts."""
+    unprefixed = meta_json.replace('"_status":', '"status":')
+    for name in PREFIXED_FIELDS:
+        if name[0] == "_":
+            unprefixed = unprefixed.replace(f'"_{name}":', f'"{name}":')
+    return meta_json in line or unprefixed in line
+
+
+@pytest.mark.parametrize(
+    "meta_json", ['{"_status":1,"a":"b"}', '{"a":1}', '{"__source":"k"}', "{}"]
+)
+def test_the_shortcuts_answer_as_the_rule_does(meta_json: str) -> None:
+    # The tail compare and the first-character test (``meta_in_line``) only shorten
+    # the way: the meta at the end, elsewhere, before spaces, spelled both ways, absent.
+    unprefixed = meta_json.replace('"_', '"')
+    for held in (meta_json, unprefixed, meta_json.replace('"a"', '"A"')):
+        for line in (
+            held,
+            "x " + held,
+            held + "  ",
+            held + " " + held,
+            "{" + held[1:-1],
+            held.replace("{", "(", 1),
+            meta_json + " " + unprefixed,
+            "no brace at all",
+        ):
+            assert meta_in_line(line, meta_json) is _held_by_definition(line, meta_json), line
+
+
 # -- the index made by the older rule ---------------------------------------------------
 
 

@@ -301,8 +301,8 @@ _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR"
 def _from_object(value: dict[str, Any], text: str) -> Parsed:
     fields = _small(value, text) or _bounded(value, depth=1, budget=[MAX_FIELDS])
     level = fields.get("level")
-    if isinstance(level, str) and level.strip():
-        return Parsed(fields=fields, level=level.strip(), overrides=True)
+    if isinstance(level, str) and (stripped := level.strip()):
+        return Parsed(fields=fields, level=stripped, overrides=True)
     if type(level) is int and level in _NUMERIC_LEVELS:
         return Parsed(fields=fields, level=_NUMERIC_LEVELS[level], overrides=True)
     # No level field: the text before the object may still start with a level word.
@@ -313,11 +313,11 @@ def _small(value: dict[str, Any], text: str) -> dict[str, Any] | None:
     """The usual object, within the bounds by its text alone (C-speed counts): fewer
     separators than ``MAX_FIELDS`` (every field and array item needs a ``:`` or a ``,``)
     and fewer brackets than ``MAX_DEPTH`` (strings may hold some: the counts only err
-    high). Only its reserved top-level names need renaming. None: walk it."""
-    if (
-        text.count(":") + text.count(",") >= MAX_FIELDS
-        or text.count("{") + text.count("[") >= MAX_DEPTH
-    ):
+    high; a text shorter than ``MAX_FIELDS`` has fewer separators, uncounted). Only its
+    reserved top-level names need renaming. None: walk it."""
+    if (len(text) >= MAX_FIELDS and text.count(":") + text.count(",") >= MAX_FIELDS) or text.count(
+        "{"
+    ) + text.count("[") >= MAX_DEPTH:
         return None
     if PREFIXED_FIELDS.isdisjoint(value):
         return value
@@ -370,9 +370,11 @@ def _logfmt(text: str) -> Parsed | None:
             return None
         position = pair.end()
         if len(fields) < MAX_FIELDS:
-            quoted = pair.group("quoted")
-            value = _LOGFMT_ESCAPE.sub(r"\1", quoted) if quoted is not None else pair.group("bare")
-            key = pair.group("key")
+            key, quoted, bare = pair.groups()
+            if quoted is None:
+                value = bare
+            else:  # the escapes taken out (a value without a backslash has none)
+                value = _LOGFMT_ESCAPE.sub(r"\1", quoted) if "\\" in quoted else quoted
             fields["_" + key if key in PREFIXED_FIELDS else key] = value
     if len(fields) < 2:
         return None
@@ -406,27 +408,28 @@ def _access_log(text: str) -> Parsed | None:
     found = _ACCESS.fullmatch(text)
     if found is None:
         return None
+    # One tuple of the groups (in the pattern's order), not a call for each by name.
+    clientip, ident, auth, timestamp, request_line, response, size, referrer, agent = found.groups()
     fields: dict[str, Any] = {
-        "clientip": found.group("clientip"),
-        "ident": found.group("ident"),
-        "auth": found.group("auth"),
-        "timestamp": found.group("timestamp"),
-        "response": int(found.group("response")),
+        "clientip": clientip,
+        "ident": ident,
+        "auth": auth,
+        "timestamp": timestamp,
+        "response": int(response),
     }
-    size = found.group("bytes")
     if size != "-":
         fields["bytes"] = int(size)
-    request_line = found.group("request_line")
     request = _REQUEST_LINE.fullmatch(request_line)
     if request is not None:
-        fields["verb"] = request.group("verb")
-        fields["request"] = request.group("request")
-        fields["httpversion"] = request.group("httpversion").removeprefix("HTTP/")
+        verb, path, version = request.groups()
+        fields["verb"] = verb
+        fields["request"] = path
+        fields["httpversion"] = version.removeprefix("HTTP/")
     else:
         fields["request"] = request_line
-    if found.group("agent") is not None:
-        fields["referrer"] = found.group("referrer")
-        fields["agent"] = found.group("agent")
+    if agent is not None:
+        fields["referrer"] = referrer
+        fields["agent"] = agent
     return Parsed(fields=fields)
 
 
@@ -445,24 +448,23 @@ _NGINX_LEVELS = {"emerg", "alert", "crit", "error", "warn", "notice", "info", "d
 
 def _nginx_error(text: str) -> Parsed | None:
     head = _NGINX_ERROR.match(text)
-    if head is None or head.group("level") not in _NGINX_LEVELS:
+    if head is None:
+        return None
+    timestamp, level, pid, tid, connection = head.groups()
+    if level not in _NGINX_LEVELS:
         return None
     rest = text[head.end() :]
-    fields: dict[str, Any] = {
-        "timestamp": head.group("timestamp"),
-        "pid": int(head.group("pid")),
-        "tid": int(head.group("tid")),
-    }
-    if head.group("connection") is not None:
-        fields["connection"] = int(head.group("connection"))
+    fields: dict[str, Any] = {"timestamp": timestamp, "pid": int(pid), "tid": int(tid)}
+    if connection is not None:
+        fields["connection"] = int(connection)
     context = rest.find(", client: ")
     message = rest if context < 0 else rest[:context]
     if context >= 0:
         for item in _NGINX_CONTEXT.finditer(rest, context):
-            quoted = item.group("quoted")
-            fields[item.group("key")] = quoted if quoted is not None else item.group("bare")
+            key, quoted, bare = item.groups()
+            fields[key] = quoted if quoted is not None else bare
     fields["message"] = message
-    return Parsed(fields=fields, level=_LEVELS[head.group("level")])
+    return Parsed(fields=fields, level=_LEVELS[level])
 
 
 # -- Go's klog / glog (Kubernetes' own components) ---------------------------------------

@@ -139,15 +139,25 @@ def meta_in_line(line: str, meta_json: str) -> bool:
     line's own JSON wrote them (``"status":``). Every literal the SQL translation looks
     for in the meta is then in the line's text: a key is looked for as ``name"``, so
     ``_status:`` as ``status"`` (``logs.sql_filter``), and a value, a message or a key
-    never spans a taken-out ``_`` (it sits in a key, right after its opening quote)."""
-    if meta_json in line:
+    never spans a taken-out ``_`` (it sits in a key, right after its opening quote).
+
+    The usual parsed JSON line ends with its meta JSON (with the ``_`` taken out): that
+    is tested first by ``str.endswith`` (a compare of the tail) before the substring
+    searches (each of which prepares its long needle first, as long as the compare), and
+    a line without the meta's first character (``{``: most lines of other forms) holds
+    none of it. The answer is the same either way (a tail is a substring)."""
+    if line.endswith(meta_json):
         return True
-    if '"_' not in meta_json:
+    if meta_json[:1] not in line:
         return False
+    if '"_' not in meta_json:
+        return meta_json in line
     unprefixed = meta_json.replace(_PREFIXED_KEY, '"status":')
     if '"__' in unprefixed:
         unprefixed = _UNDERSCORED_KEYS.sub(r'"\1":', unprefixed)
-    return unprefixed != meta_json and unprefixed in line
+    if unprefixed != meta_json and line.endswith(unprefixed):
+        return True
+    return meta_json in line or (unprefixed != meta_json and unprefixed in line)
 
 
 def document_json(value: Any) -> str | None:
