@@ -126,12 +126,33 @@ def _sqlite_read_engine(url: str) -> AsyncEngine:
     )
 
 
+# How long a write waits for its process's turn at SQLite's write lock before a 503.
+SQLITE_WRITE_QUEUE_S = 30.0
+
+
 def _sqlite_write_engine(url: str, synchronous: str) -> AsyncEngine:
     """Writes: aiosqlite (a write may wait for the lock, never on the loop), each
     transaction opened with BEGIN IMMEDIATE."""
     if synchronous not in SYNCHRONOUS_MODES:
         raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}")
-    engine = create_async_engine(url, connect_args={"timeout": WRITE_WAIT_S})
+    # One connection per process: SQLite has one write lock, and its busy handler is a
+    # sleep-and-retry (up to 100 ms between tries), not a queue, so with every request
+    # of four workers trying for it a writer that slept through the releases could wait
+    # out its whole busy timeout (a 503) while later arrivals wrote: 1 of 400 account
+    # creations under load, p99 9.4 s. Here the process's writers queue in order for
+    # the one connection (the pool's waiters are served first come, first served) and
+    # only the workers' one writer each, the group writer and the tools compete for the
+    # lock. A write session holds the connection exactly while it holds the lock (from
+    # its first statement, BEGIN IMMEDIATE, to its commit), so nothing that worked with
+    # more connections waits on itself here: a second write session inside one that has
+    # written would have waited for SQLite's lock just the same.
+    engine = create_async_engine(
+        url,
+        connect_args={"timeout": WRITE_WAIT_S},
+        pool_size=1,
+        max_overflow=0,
+        pool_timeout=SQLITE_WRITE_QUEUE_S,
+    )
 
     @event.listens_for(engine.sync_engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
