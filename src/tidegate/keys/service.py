@@ -137,7 +137,7 @@ async def list_keys(
 async def read_key(
     *, db: Database, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
 ) -> dict[str, Any]:
-    """GET of one key, as plain data: ``get_key``'s document from raw records."""
+    """GET of one key, as plain data from raw records."""
     key = await repository.key_record(db=db, account_id=account_id, key_id=key_id)
     if key is None:
         raise NotFound()
@@ -175,15 +175,6 @@ async def _own_key(
     if key is None:
         raise NotFound()
     return key
-
-
-async def get_key(
-    *, session: AsyncSession, sealer: Sealer, account_id: str, key_id: str, reader_role: Role
-) -> schemas.Key:
-    key = await _own_key(session=session, account_id=account_id, key_id=key_id)
-    return await _schema_for(
-        session=session, sealer=sealer, account_id=account_id, key=key, reader_role=reader_role
-    )
 
 
 async def rename_key(
