@@ -10,10 +10,12 @@ into each destination's real receiver, beside two floors measured in the same ru
   throttle -> route -> blackhole``).
 
     python bench/bench_destination_receivers.py [--seconds 3] [--events 100] [--rounds 3]
+        [--only NAME ...]   # only the rows whose name holds NAME (the floors stay)
 
 Receivers: moto's S3 (server mode), Azurite's Blob service, Debian's Prometheus
 (``--web.enable-remote-write-receiver``; the events carry fixed timestamps, so it takes
-the same samples again from every request after the first), and for Datadog, Splunk HEC, the four Google
+the same samples again from every request after the first), and for Datadog, New Relic,
+Honeycomb, Loki, Elasticsearch, Splunk HEC, the four Google
 Cloud APIs (``TIDEGATE_DESTINATION_ENDPOINTS``; the service account's ``token_uri``
 too) and the http destination, the HTTP receiver of ``receivers.py`` answering each API
 as it does on success. ``mezmo`` stores lines in the server's own store: its raw floor is
@@ -92,6 +94,8 @@ from tidegate.components.destinations.wire import WireRequest
 VENDOR_TYPES = (
     "datadog-logs",
     "datadog-metrics",
+    "new-relic",
+    "honeycomb-logs",
     "gcp-cloud-storage",
     "gcp-cloud-operations",
     "gcp-cloud-pubsub",
@@ -232,6 +236,16 @@ def rows(receivers: Receivers) -> dict[str, Row]:
             "datadog-logs", {"api_key": "k", "site": "us1", "compression": "gzip"}, "http"
         ),
         "datadog-metrics": Row("datadog-metrics", {"api_key": "k", "site": "us1"}, "http"),
+        "new-relic logs": Row(
+            "new-relic", {"api": "logs", "account_id": "1", "license_key": "k"}, "http"
+        ),
+        "honeycomb-logs": Row("honeycomb-logs", {"api_key": "k", "dataset": "bench"}, "http"),
+        "loki": Row(
+            "loki", {"endpoint": http, "labels": {"app": "{{ .app }}", "job": "bench"}}, "http"
+        ),
+        "elasticsearch": Row(
+            "elasticsearch", {"endpoints": [http], "index": "logs-{{ .app }}-%Y.%m.%d"}, "http"
+        ),
         "splunk-hec-logs": Row("splunk-hec-logs", {"endpoint": http, "token": "t"}, "http"),
         "gcp-cloud-storage": Row(
             "gcp-cloud-storage", {**key, "bucket": "logs", "encoding": "text"}, "http"
@@ -306,7 +320,11 @@ def main() -> int:
         headers = {**enterprise, "x-delegate-account-id": account}
         pipelines: dict[str, Callable[[float], Replayed]] = {}
         floors: dict[str, Callable[[float], Replayed]] = {}
-        table = rows(receivers)
+        table = {
+            name: row
+            for name, row in rows(receivers).items()
+            if row.type_ == "blackhole" or not args.only or any(part in name for part in args.only)
+        }
         with httpx.Client(base_url=server.base, timeout=60) as http:
             api_data(
                 http.put(

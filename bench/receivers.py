@@ -3,8 +3,8 @@ in a process of its own, and a load process that replays HTTP requests.
 
 * ``start_receiver``: a minimal HTTP/1.1 receiver answering each API as it does on
   success (Put Blob 201, remote write 204, Datadog 202, New Relic 202, Honeycomb 200
-  ``[]``, Splunk HEC ``{"code":0}``, Google's OAuth token endpoint and APIs 200, anything
-  else 200). It keeps the last requests it took, so a benchmark can replay the exact
+  ``[]``, Loki 204, Elasticsearch's bulk API 200 ``{"errors":false}``, Splunk HEC
+  ``{"code":0}``, Google's OAuth token endpoint and APIs 200, anything else 200). It keeps the last requests it took, so a benchmark can replay the exact
   requests a destination sent (``captured``).
 * ``start_azurite``, ``make_azure_container``: Azurite's Blob service (npm,
   ``tests/tools/azurite``; ``npm ci --prefix tests/tools/azurite`` installs it).
@@ -69,6 +69,10 @@ RECEIVER = textwrap.dedent(
             return 204, b""
         if target.startswith("/1/batch/"):
             return 200, b"[]"
+        if target == "/loki/api/v1/push":
+            return 204, b""
+        if target.split("?")[0].endswith("/_bulk"):
+            return 200, b'{"took":1,"errors":false,"items":[]}'
         if target in ("/api/v2/logs", "/log/v1", "/metric/v1", "/api/v2/series"):
             return 202, b'{"errors":[]}'
         if target == "/token":
@@ -261,13 +265,19 @@ def _run(script: str, *args: str) -> Replayed:
 
 def load_arguments(doc: str | None, seconds: float) -> argparse.Namespace:
     """The options of a benchmark loading a server: ``--seconds`` (per run),
-    ``--events`` (per request) and ``--rounds``."""
+    ``--events`` (per request), ``--rounds`` and ``--only`` (rows to measure)."""
     parser = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=seconds)
     parser.add_argument("--events", type=int, default=100, help="events per request")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="measure only the rows whose name holds this text (repeatable; the floors stay)",
+    )
     return parser.parse_args()
 
 

@@ -32,6 +32,8 @@ from tidegate.components.destinations.datadog_logs import (
     DatadogLogsConfig,
     datadog_requests,
 )
+from tidegate.components.validation import validate_user_config
+from tidegate.errors import ValidationFailed
 from tidegate.runtime.runtime import endpoints_from_setting
 
 DD_KEY = "dd-api-key-0123"
@@ -283,3 +285,21 @@ def test_the_endpoints_setting_is_checked_at_start(tmp_path: Any) -> None:
         "datadog-logs": "https://dd.proxy:8443",
         "new-relic": "https://log-api.eu.newrelic.com",
     }
+
+
+def test_a_honeycomb_dataset_with_a_slash_is_refused_on_save() -> None:
+    """Honeycomb's dataset names "may contain URL-encoded spaces or other special
+    characters, but not URL-encoded slashes": the path tidegate would build for one
+    (``/1/batch/a%2Fb``) is one the API refuses (``vendor_apis.honeycomb``), so such a
+    dataset is a 400 on save rather than a delivery failing forever."""
+    api = honeycomb(HC_KEY, "logs%2Fprod")
+    slashed = Request(
+        "POST", "/1/batch/logs%2Fprod", [("Content-Type", "application/json"),
+        ("X-Honeycomb-Team", HC_KEY)], b'[{"data":{}}]',
+    )  # fmt: skip
+    assert api.respond(slashed)[0] == 400
+    config = {"ack_enabled": True, "api_key": HC_KEY, "dataset": "logs/prod"}
+    with pytest.raises(ValidationFailed) as caught:
+        validate_user_config(kind="destination", type_="honeycomb-logs", user_config=config)
+    assert caught.value.errors[0].instance_path == "/user_config/dataset"
+    assert "slash" in caught.value.errors[0].message

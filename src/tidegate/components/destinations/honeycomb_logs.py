@@ -3,7 +3,8 @@ platform's Terraform provider configures it (``internal/provider/models/destinat
 honeycomb_logs.go``): ``api_key``, ``dataset``, ``ack_enabled``.
 
 The wire (https://docs.honeycomb.io/api/tag/Events#operation/createEvents): ``POST
-https://api.honeycomb.io/1/batch/<dataset, URL-encoded>``, ``X-Honeycomb-Team:
+https://api.honeycomb.io/1/batch/<dataset, URL-encoded>`` (a dataset holding ``/`` is
+refused on save: the API takes no URL-encoded slash in a name), ``X-Honeycomb-Team:
 <api_key>``, ``Content-Type: application/json``, gzip (``Content-Encoding: gzip``), a
 JSON array of ``{"data": <event>, "time": "<RFC 3339>"}`` (``time`` from the event's
 ``timestamp`` by the one timestamp rule, left out without one; an event that is not an
@@ -24,7 +25,7 @@ from typing import Annotated, Any, Final
 from urllib.parse import quote
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tidegate.components.base import Component
 from tidegate.components.destinations.vendor import json_arrays, vendor_component
@@ -44,6 +45,15 @@ class HoneycombLogsConfig(BaseModel):
     api_key: Annotated[str, Field(min_length=1, max_length=256)]
     dataset: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
     ack_enabled: bool = True
+
+    @field_validator("dataset")
+    @classmethod
+    def _no_slash(cls, dataset: str) -> str:
+        # Honeycomb: names "may contain URL-encoded spaces or other special characters,
+        # but not URL-encoded slashes" (the Events API).
+        if "/" in dataset:
+            raise ValueError("a Honeycomb dataset name cannot hold a slash (/)")
+        return dataset
 
     @model_validator(mode="after")
     def _key_fits_a_header(self) -> HoneycombLogsConfig:
