@@ -215,6 +215,7 @@ MANAGEMENT_READS: dict[str, str] = {
     ),
     "/v1/config/keys": "SELECT * FROM api_keys WHERE account_id = {account} ORDER BY created_at",
     "/v1/config/view": "SELECT * FROM views WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/view/{id}": "SELECT * FROM views WHERE account_id = {account} AND id = {id}",
     "/v1/config/board": "SELECT * FROM boards WHERE account_id = {account} ORDER BY created_at",
     "/v1/config/members": (
         "SELECT m.role, m.created_at, u.id, u.email, u.firstname, u.lastname FROM memberships"
@@ -224,6 +225,9 @@ MANAGEMENT_READS: dict[str, str] = {
     "/v3/pipeline": "SELECT * FROM pipelines WHERE account_id = {account} ORDER BY created_at",
     "/v1/config/presetalert": (
         "SELECT * FROM preset_alerts WHERE account_id = {account} ORDER BY created_at"
+    ),
+    "/v1/config/presetalert/{id}": (
+        "SELECT * FROM preset_alerts WHERE account_id = {account} AND id = {id}"
     ),
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"

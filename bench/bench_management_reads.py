@@ -35,22 +35,25 @@ from harness import (
     wrk,
 )
 
-# route group -> the path read (``{id}``: the first exclusion rule's id)
+# route group -> the path read (``{rule}``, ``{view}``, ``{preset}``: the first one's id)
 ROUTES = {
     "exclusions list": "/v1/config/ingestion/exclusions",
-    "exclusions get": "/v1/config/ingestion/exclusions/{id}",
+    "exclusions get": "/v1/config/ingestion/exclusions/{rule}",
     "keys list": "/v1/config/keys",
     "views list": "/v1/config/view",
+    "views get": "/v1/config/view/{view}",
     "boards list": "/v1/config/board",
     "members list": "/v1/config/members",
     "pipelines list": "/v3/pipeline",
     "preset alerts list": "/v1/config/presetalert",
+    "preset alerts get": "/v1/config/presetalert/{preset}",
     "accounts list": "/v3/enterprise/account",
 }
 
 
-def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], str]:
-    """An account with ``rows`` of everything; (its service key's headers, a rule id)."""
+def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], dict[str, str]]:
+    """An account with ``rows`` of everything; (its service key's headers, the first
+    rule's, view's and preset alert's ids by ``ROUTES``' placeholders)."""
     account = new_account(base, enterprise)
     for _ in range(rows - 1):
         new_account(base, enterprise)
@@ -59,20 +62,23 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
         key = api_json(http.post("/v1/config/keys", params={"type": "service"}))["key"]
         for _ in range(rows - 2):
             api_json(http.post("/v1/config/keys", params={"type": "ingestion"}))
-        rule_ids = []
+        ids: dict[str, str] = {}
         for i in range(rows):
             rule = {"title": f"rule {i}", "hosts": [f"host-{i}"], "apps": ["web"],
                     "query": f"level:debug word{i}", "active": True}  # fmt: skip
-            rule_ids.append(api_json(http.post("/v1/config/ingestion/exclusions", json=rule))["id"])
-            api_json(http.post("/v1/config/view", json={"name": f"view {i}", "query": f"w{i}",
-                                                       "apps": ["web"], "levels": ["error"]}))  # fmt: skip
+            made = api_json(http.post("/v1/config/ingestion/exclusions", json=rule))
+            ids.setdefault("rule", made["id"])
+            view = api_json(http.post("/v1/config/view", json={"name": f"view {i}", "query": f"w{i}",
+                                                              "apps": ["web"], "levels": ["error"]}))  # fmt: skip
+            ids.setdefault("view", view["viewID"])
             api_json(http.post("/v1/config/board", json={"title": f"board {i}"}))
             api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
-            api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
+            preset = api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
+            ids.setdefault("preset", preset["presetid"])
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
-    return {"Authorization": f"Token {key}"}, rule_ids[0]
+    return {"Authorization": f"Token {key}"}, ids
 
 
 def main() -> int:
@@ -92,13 +98,15 @@ def main() -> int:
     sizes: dict[tuple[str, str], int] = {}
     with SideBySide(args.database) as run:
         enterprise = {"Authorization": f"Token {cli_enterprise_token(run.env)}"}
-        account_headers, rule_id = seed(run.tidegate("tidegate"), enterprise, args.rows)
+        account_headers, ids = seed(run.tidegate("tidegate"), enterprise, args.rows)
         run.floor("floor", "management_floor")
         if args.compare_src:
             run.tidegate(f"tidegate@{args.compare_src}", args.compare_src)
 
         def target(name: str, group: str) -> tuple[str, dict[str, str]]:
-            path = groups[group].replace("{id}", rule_id)
+            path = groups[group]
+            for placeholder, found in ids.items():
+                path = path.replace(f"{{{placeholder}}}", found)
             headers = enterprise if group == "accounts list" else account_headers
             return run.url(name, path), headers
 

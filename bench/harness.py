@@ -360,6 +360,11 @@ def pinned_start(command: list[str], env: dict[str, str]) -> subprocess.Popen[by
     return subprocess.Popen(pinned(0, command), env=env)
 
 
+# A server of a side-by-side run starts pinned to one CPU, beside other work on a
+# loaded machine: allow it longer than ``wait_up``'s default.
+START_TIMEOUT_S = 120.0
+
+
 class SideBySide:
     """The servers of a side-by-side run over one scratch database (an SQLite file, or a
     new PostgreSQL database), each pinned to CPU 0: ``tidegate serve`` from this checkout
@@ -413,7 +418,7 @@ class SideBySide:
         port = str(free_port())
         command = [sys.executable, "-m", "tidegate", "serve", "--log-level", "warning"]
         self.servers[name] = (pinned_start([*command, "--port", port], env), port)
-        wait_up(self.url(name, "/healthz"))
+        wait_up(self.url(name, "/healthz"), START_TIMEOUT_S)
         return self.url(name, "")
 
     def floor(self, name: str, app: str, **env: str) -> None:
@@ -426,7 +431,7 @@ class SideBySide:
         ]  # fmt: skip
         root = str(Path(__file__).resolve().parent.parent)
         self.servers[name] = (pinned_start(command, {**self.env, "PYTHONPATH": root, **env}), port)
-        wait_up(self.url(name, "/"))
+        wait_up(self.url(name, "/"), START_TIMEOUT_S)
 
 
 CPU_HEADER = f"{'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU ms/req':>10} {'x floor':>7}"

@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     from redis.asyncio import Redis
 
     from tidegate.alerts.runner import AlertRunner
-    from tidegate.api import error_handlers
+    from tidegate.api import error_handlers, plain_routes
     from tidegate.api.body_guard import BodyGuard
     from tidegate.api.docs import build_docs_router
     from tidegate.api.request_metrics import RequestMetrics
@@ -249,6 +249,9 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     app.include_router(build_web_router())
     # Requests skip the routers that cannot match their path (api/route_prefilter.py).
     prefilter_routers(app)
+    if not settings.otel:  # FastAPI's telemetry hooks are in its own handler
+        # Plain reads skip FastAPI's general dependency solver (api/plain_routes.py).
+        plain_routes.install(app)
     return app
 
 

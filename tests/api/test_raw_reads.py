@@ -55,11 +55,19 @@ Before = Callable[[AsyncSession, "Seeded"], Awaitable[tuple[Any, Any]]]
 
 
 class Seeded:
-    def __init__(self, account: AccountCtx, rule_id: str, key_id: str, sealer: Sealer) -> None:
+    def __init__(
+        self,
+        account: AccountCtx,
+        rule_id: str,
+        key_id: str,
+        sealer: Sealer,
+        ids: dict[str, str],
+    ) -> None:
         self.account = account
         self.rule_id = rule_id
         self.key_id = key_id  # a service key made by a person (its maker's role decides)
         self.sealer = sealer
+        self.ids = ids  # a path's {placeholder} -> the id read there
 
     @property
     def account_id(self) -> str:
@@ -98,8 +106,10 @@ async def seed(client: AppClient) -> Seeded:
     )
     await _ok(await client.post("/v1/config/presetalert", json={"name": "empty"}, headers=h))
     view = {"name": "v", "query": "error", "apps": ["web"], "levels": ["error", "warn"]}
-    await _ok(await client.post("/v1/config/view", json={**view, "channels": [email]}, headers=h))
-    await _ok(
+    sealed_view = await _ok(
+        await client.post("/v1/config/view", json={**view, "channels": [email]}, headers=h)
+    )
+    preset_view = await _ok(
         await client.post(
             "/v1/config/view", json={"name": "w", "presetid": preset["presetid"]}, headers=h
         )
@@ -142,7 +152,14 @@ async def seed(client: AppClient) -> Seeded:
     )
     settings = client.settings
     secret = load_server_secret(configured=settings.secret_key, data_dir=settings.data_dir)
-    return Seeded(account, rule["id"], made["id"], Sealer(secret))
+    ids = {
+        "rule": rule["id"],
+        "key": made["id"],
+        "view": sealed_view["viewID"],
+        "preset_view": preset_view["viewID"],
+        "preset": preset["presetid"],
+    }
+    return Seeded(account, rule["id"], made["id"], Sealer(secret), ids)
 
 
 def _of(model: Any, seeded: Seeded) -> Any:
@@ -189,6 +206,32 @@ async def _key(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
 async def _views(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
     views = (await session.execute(_of(View, seeded))).scalars()
     return list[view_schemas.View], [view_schema(view, seeded.sealer) for view in views]
+
+
+async def _view(session: AsyncSession, seeded: Seeded, view_id: str) -> tuple[Any, Any]:
+    view = await session.get(View, view_id)
+    assert view is not None
+    return view_schemas.View, view_schema(view, seeded.sealer)
+
+
+async def _sealed_view(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    view = await _view(session, seeded, seeded.ids["view"])
+    assert view[1].channels
+    return view
+
+
+async def _preset_view(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    view = await _view(session, seeded, seeded.ids["preset_view"])
+    assert view[1].presetid
+    return view
+
+
+async def _preset(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    preset = await session.get(PresetAlert, seeded.ids["preset"])
+    assert preset is not None
+    document = preset_schema(preset, seeded.sealer)
+    assert document.channels
+    return view_schemas.Preset, document
 
 
 async def _presets(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
@@ -261,7 +304,10 @@ ROUTES: dict[str, tuple[Before, bool]] = {
     "/v1/config/keys": (_keys, False),
     "/v1/config/keys/{key}": (_key, False),
     "/v1/config/view": (_views, False),
+    "/v1/config/view/{view}": (_sealed_view, False),
+    "/v1/config/view/{preset_view}": (_preset_view, False),
     "/v1/config/presetalert": (_presets, False),
+    "/v1/config/presetalert/{preset}": (_preset, False),
     "/v1/config/board": (_boards, False),
     "/v1/config/members": (_members, False),
     "/v3/pipeline": (_pipelines, False),
@@ -291,7 +337,9 @@ async def test_raw_read_answers_the_orm_document_byte_for_byte(
 ) -> None:
     before, enterprise_key = ROUTES[path]
     headers = seeded.account.tenant.headers if enterprise_key else seeded.account.headers
-    filled = path.replace("{rule}", seeded.rule_id).replace("{key}", seeded.key_id)
+    filled = path
+    for name, found in seeded.ids.items():
+        filled = filled.replace(f"{{{name}}}", found)
     response = await client.get(filled, headers=headers)
     assert response.status_code == 200, response.text
     response_type, value = await before(session, seeded)

@@ -299,6 +299,10 @@ def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
         base = _to_bool
     if decorator is None:
         return base
+    # A decorator that reads the raw driver's value itself, in one step (UTCDateTime).
+    read_raw: Callable[[Any], Any] | None = getattr(decorator, "read_raw", None)
+    if read_raw is not None:
+        return read_raw
     process = decorator.process_result_value
     convert = base or (lambda value: value)
 
@@ -351,6 +355,17 @@ def account_rows(model: Any, *names: str) -> RawQuery:
         select(*(table.c[name] for name in names) if names else table.columns)
         .where(model.account_id == bindparam("account_id"))
         .order_by(model.created_at, model.id)
+    )
+
+
+def account_row(model: Any, *names: str) -> RawQuery:
+    """The columns ``names`` of ``model``'s row ``:id`` if it is the account
+    ``:account_id``'s: a single item's read (no row: not found, or another account's)."""
+    table = model.__table__
+    return RawQuery(
+        select(*(table.c[name] for name in names)).where(
+            model.id == bindparam("id"), model.account_id == bindparam("account_id")
+        )
     )
 
 

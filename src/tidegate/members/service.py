@@ -64,10 +64,9 @@ def member_data(
 
 
 async def list_members(*, db: Database, account_id: str) -> list[dict[str, Any]]:
-    """Two reads whatever the number of members: the members, and all their groups."""
+    """One read whatever the number of members: the members with their groups."""
     members = await repository.member_records(db=db, account_id=account_id)
-    groups = await repository.groups_of_members(db=db, account_id=account_id) if members else {}
-    return [member_data(member, member, groups.get(member.id, []), None) for member in members]
+    return [member_data(member, member, groups, None) for member, groups in members]
 
 
 async def _found(*, session: AsyncSession, account_id: str, email: str) -> tuple[User, Membership]:

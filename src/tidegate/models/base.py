@@ -44,6 +44,25 @@ class UTCDateTime(TypeDecorator[datetime]):
         assert isinstance(value, datetime)
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
+    @staticmethod
+    def read_raw(value: Any) -> datetime | None:
+        """``process_result_value`` of the raw driver's value (SQLite's text, asyncpg's
+        aware datetime) in one step, for ``Database.fetch_records``: the same datetime.
+        SQLite's naive text is parsed with a UTC offset appended rather than parsed and
+        given UTC by ``datetime.replace``, which costs about ten parses on CPython 3.11
+        (the pipelines list reads three datetimes a row)."""
+        if value is None:
+            return None
+        if isinstance(value, str):
+            parsed = datetime.fromisoformat(value)
+            if parsed.tzinfo is None:
+                return datetime.fromisoformat(value + "+00:00")
+            value = parsed
+        assert isinstance(value, datetime)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value if value.tzinfo is UTC else value.astimezone(UTC)
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)

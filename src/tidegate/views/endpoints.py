@@ -49,13 +49,10 @@ async def create_view(
     )
 
 
-@router.get("/view/{viewID}", summary="Get a view")
-async def get_view(
-    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
-) -> schemas.View:
-    return await service.get_view(
-        session=session, account_id=account_id, view_id=view_id, sealer=sealer
-    )
+@router.get("/view/{viewID}", summary="Get a view", response_model=schemas.View)
+async def get_view(view_id: ViewIdPath, request: Request, account_id: AccountId) -> Response:
+    state = app_state(request)
+    return json_response(await service.read_view(state.db, state.sealer, account_id, view_id))
 
 
 @router.put("/view/{viewID}", summary="Replace a view")
@@ -128,13 +125,10 @@ async def create_preset(
     )
 
 
-@router.get("/presetalert/{presetid}", summary="Get a preset alert")
-async def get_preset(
-    preset_id: PresetIdPath, session: SessionDep, account_id: AccountId, sealer: SealerDep
-) -> schemas.Preset:
-    return await service.get_preset(
-        session=session, account_id=account_id, preset_id=preset_id, sealer=sealer
-    )
+@router.get("/presetalert/{presetid}", summary="Get a preset alert", response_model=schemas.Preset)
+async def get_preset(preset_id: PresetIdPath, request: Request, account_id: AccountId) -> Response:
+    state = app_state(request)
+    return json_response(await service.read_preset(state.db, state.sealer, account_id, preset_id))
 
 
 @router.put("/presetalert/{presetid}", summary="Replace a preset alert")

@@ -7,18 +7,22 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.db.engine import Database, account_rows
+from tidegate.db.engine import Database, RawQuery, account_row, account_rows
 from tidegate.models import AlertDelivery, PresetAlert, View
 
 MAX_LOG_ENTRIES = 500
 
 
 # What service.view_schema and preset_schema build the representations from.
-_VIEWS_OF = account_rows(
-    View, "id", "name", "query", "apps", "hosts", "levels", "tags", "category", "preset_id",
+_VIEW_COLUMNS = (
+    "id", "name", "query", "apps", "hosts", "levels", "tags", "category", "preset_id",
     "channels_sealed",
 )  # fmt: skip
-_PRESETS_OF = account_rows(PresetAlert, "id", "name", "channels_sealed")
+_PRESET_COLUMNS = ("id", "name", "channels_sealed")
+_VIEWS_OF = account_rows(View, *_VIEW_COLUMNS)
+VIEW_OF = account_row(View, *_VIEW_COLUMNS)
+_PRESETS_OF = account_rows(PresetAlert, *_PRESET_COLUMNS)
+PRESET_OF = account_row(PresetAlert, *_PRESET_COLUMNS)
 
 
 async def view_records(*, db: Database, account_id: str) -> list[Any]:
@@ -29,6 +33,13 @@ async def view_records(*, db: Database, account_id: str) -> list[Any]:
 async def preset_records(*, db: Database, account_id: str) -> list[Any]:
     """The account's preset alerts, oldest first, as raw records."""
     return await db.fetch_records(_PRESETS_OF, {"account_id": account_id})
+
+
+async def record(query: RawQuery, *, db: Database, account_id: str, item_id: str) -> Any:
+    """The account's view or preset alert ``item_id`` (``VIEW_OF``, ``PRESET_OF``) as a
+    raw record, or None."""
+    rows = await db.fetch_records(query, {"account_id": account_id, "id": item_id})
+    return rows[0] if rows else None
 
 
 async def view_of(

@@ -12,7 +12,7 @@ from tidegate.alerts.integrations import checked_channels
 from tidegate.alerts.sealed import open_channels, seal_channels
 from tidegate.auth.scope import AccessScope
 from tidegate.auth.secrets import Sealer
-from tidegate.db.engine import Database
+from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import BadRequest, NotFound
 from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.logs.filtering import parse_line_filter
@@ -140,11 +140,22 @@ async def own_view(
     return view
 
 
-async def get_view(
-    *, session: AsyncSession, account_id: str, view_id: str, sealer: Sealer
-) -> schemas.View:
-    view = await own_view(session=session, account_id=account_id, view_id=view_id)
-    return view_schema(view, sealer)
+async def _record(query: RawQuery, db: Database, account_id: str, item_id: str) -> Any:
+    """The account's item as a raw record; a foreign, missing or impossible id (a NUL,
+    which PostgreSQL refuses in text) is the same 404, as ``own_view``'s."""
+    found = (
+        None
+        if "\x00" in item_id
+        else await repository.record(query, db=db, account_id=account_id, item_id=item_id)
+    )
+    if found is None:
+        raise NotFound()
+    return found
+
+
+async def read_view(db: Database, sealer: Sealer, account_id: str, view_id: str) -> dict[str, Any]:
+    """The view's document as plain data, from a raw record."""
+    return view_data(await _record(repository.VIEW_OF, db, account_id, view_id), sealer)
 
 
 async def update_view(
@@ -284,11 +295,11 @@ async def _own_preset(
     return preset
 
 
-async def get_preset(
-    *, session: AsyncSession, account_id: str, preset_id: str, sealer: Sealer
-) -> schemas.Preset:
-    preset = await _own_preset(session=session, account_id=account_id, preset_id=preset_id)
-    return preset_schema(preset, sealer)
+async def read_preset(
+    db: Database, sealer: Sealer, account_id: str, preset_id: str
+) -> dict[str, Any]:
+    """The preset alert's document as plain data, from a raw record."""
+    return preset_data(await _record(repository.PRESET_OF, db, account_id, preset_id), sealer)
 
 
 async def update_preset(

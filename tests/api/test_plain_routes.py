@@ -1,0 +1,134 @@
+"""The management reads served by the plain handler (api/plain_routes.py) answer exactly
+what FastAPI's own handler answers for the same request: status, headers and body, for
+every such route, with no credential, a wrong one, an enterprise key with and without
+an account, a member's browser session (reads the member may make and reads it may
+not), existing, unknown and invalid ids, and valid and invalid query parameters. On
+SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from tests.api.test_raw_reads import Seeded, seed
+from tests.conftest import AppClient
+from tests.users.factories import add_person, sign_in_person
+
+from tidegate.api.plain_routes import PlainHandler, route_contexts
+
+# The management reads that must take the plain handler.
+EXPECTED = {
+    "/v1/config/ingestion/exclusions",
+    "/v1/config/ingestion/exclusions/{id}",
+    "/v1/config/keys",
+    "/v1/config/keys/{id}",
+    "/v1/config/view",
+    "/v1/config/view/{viewID}",
+    "/v1/config/presetalert",
+    "/v1/config/presetalert/{presetid}",
+    "/v1/config/board",
+    "/v1/config/members",
+    "/v3/pipeline",
+    "/v3/enterprise/account",
+    "/v3/enterprise/account/{account_id}",
+}
+UNKNOWN_ID = "0123456789abcdef01234567"
+INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation
+
+
+def _app(client: AppClient) -> FastAPI:
+    app: FastAPI = client._transport.app  # type: ignore[attr-defined]
+    return app
+
+
+def _plain(app: FastAPI) -> dict[str, Any]:
+    """The route contexts the plain handler serves, by path."""
+    return {
+        context.path: context
+        for context in route_contexts(app)
+        if isinstance(getattr(context, "app", None), PlainHandler)
+    }
+
+
+def _filled(path: str, seeded: Seeded) -> list[str]:
+    """``path`` with each way of filling its parameter (none: as it is)."""
+    if "{" not in path:
+        return [path]
+    real = {
+        "/v1/config/ingestion/exclusions/{id}": seeded.ids["rule"],
+        "/v1/config/keys/{id}": seeded.ids["key"],
+        "/v1/config/view/{viewID}": seeded.ids["view"],
+        "/v1/config/presetalert/{presetid}": seeded.ids["preset"],
+        "/v3/enterprise/account/{account_id}": seeded.account_id,
+    }
+    head, _, tail = path.partition("{")
+    rest = tail.partition("}")[2]
+    ids = [UNKNOWN_ID, INVALID_ID] + ([real[path]] if path in real else [])
+    return [f"{head}{found}{rest}" for found in ids]
+
+
+def test_the_management_reads_take_the_plain_handler(client: AppClient) -> None:
+    plain = _plain(_app(client))
+    assert set(plain) == EXPECTED, sorted(EXPECTED ^ set(plain))
+
+
+async def test_plain_answers_are_fastapis_own(client: AppClient) -> None:
+    seeded = await seed(client)
+    member = await add_person(client.database_url, account_id=seeded.account_id, role="member")
+    browser = await sign_in_person(client, member)
+    credentials = {
+        "none": {},
+        "wrong": {"Authorization": "Token not-a-key"},
+        "account": seeded.account.headers,
+        "enterprise": seeded.account.tenant.headers,
+        "member": browser.headers,
+    }
+    plain = _plain(_app(client))
+    compared = 0
+    statuses = set()
+    for path, context in sorted(plain.items()):
+        handler: PlainHandler = context.app
+        queries: list[dict[str, str]] = [{}]
+        if path == "/v1/config/keys":
+            queries += [{"type": "ingestion"}, {"type": "bogus"}]
+        for filled in _filled(path, seeded):
+            for query in queries:
+                for who, headers in credentials.items():
+                    answers = []
+                    for serving in (handler, handler.fastapi_handler):
+                        context.app = serving
+                        try:
+                            answers.append(await client.get(filled, params=query, headers=headers))
+                        finally:
+                            context.app = handler
+                    mine, theirs = answers
+                    where = f"{who} GET {filled} {query}"
+                    assert mine.status_code == theirs.status_code, where
+                    assert mine.headers.multi_items() == theirs.headers.multi_items(), where
+                    assert mine.content == theirs.content, where
+                    compared += 1
+                    statuses.add(mine.status_code)
+    assert compared > 100
+    assert statuses >= {200, 400, 401, 403, 404}, statuses
+
+
+@pytest.mark.parametrize("path", ["/v1/config/view", "/v1/config/keys"])
+async def test_dependency_overrides_are_left_to_fastapi(client: AppClient, path: str) -> None:
+    """With an override in place, FastAPI's handler answers (it applies overrides)."""
+    from tidegate.auth.dependencies import require_account
+
+    app = _app(client)
+    seeded = await seed(client)
+
+    async def no_account() -> str:
+        return "no-such-account"
+
+    app.dependency_overrides[require_account] = no_account
+    try:
+        response = await client.get(path, headers=seeded.account.headers)
+    finally:
+        app.dependency_overrides.clear()
+    # The override's account has nothing: an empty list (its own rows are not read).
+    assert response.status_code == 200, response.text
+    assert response.json() == []
