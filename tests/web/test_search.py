@@ -7,11 +7,35 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlparse
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
+from tests.waiting import until
 from tests.web.conftest import Site
 from tests.web.harness import expect_lines, now_ms, sign_in_with_key
 
 MINUTE = 60_000
+
+
+def test_the_search_bar_does_not_move_when_the_first_lines_come(site: Site, page: Page) -> None:
+    """The buttons stay where they were drawn while the first search finishes: the
+    "Save as view" button, which needs a round trip of its own after the lines, used to
+    be added then, and moved Search and Live under a pointer on its way to them."""
+    account = site.account()
+    account.ingest([{"line": "a line", "timestamp": now_ms()}])
+    held: list[Route] = []
+    page.route("**/v2/export*", lambda route: held.append(route))
+    sign_in_with_key(page, site.base_url, account.service_key)
+    # Playwright hands routes over while the test is in one of its calls: the check makes one.
+    until(lambda: page.evaluate("true") and held, what="the first export page, held")
+    bar = ("search-input", "live-toggle")
+    drawn = {name: page.get_by_test_id(name).bounding_box() for name in bar}
+    assert all(drawn.values()), drawn
+
+    for route in held:
+        route.continue_()
+    page.unroute("**/v2/export*")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
+    expect(page.get_by_test_id("save-view")).to_be_visible()
+    assert {name: page.get_by_test_id(name).bounding_box() for name in bar} == drawn
 
 
 def test_search_shows_the_matching_lines_newest_first_and_keeps_the_query_in_the_url(

@@ -1,6 +1,6 @@
 // Views: a saved search (query, hosts, apps, levels) in a category, through the
-// configuration API's /v1/config/view. The button is left out when the server has no
-// views API or the person may not edit.
+// configuration API's /v1/config/view. The button is left out when the person may not
+// edit, and stays invisible when the server has no views API.
 import { available, post } from "./api.js";
 import { clear, errorBox, field, h, splitList } from "./dom.js";
 import { session } from "./session.js";
@@ -23,10 +23,17 @@ export function viewBody(name, category, state) {
   return body;
 }
 
-// `currentState()` gives the search to save: {q, hosts, apps, levels}.
-export async function saveViewButton(currentState) {
-  if (!session.can("content") || !(await viewsAvailable())) return null;
-  const wrap = h("span", { class: "save-view" });
+// `currentState()` gives the search to save: {q, hosts, apps, levels}. The button takes
+// its place in the search bar at once, invisible, and shows when `reveal()` finds that
+// the server has views: added later, it would move every button beside it under a
+// pointer on its way to one of them (a click meant for Live then missed it).
+export function saveViewButton(currentState) {
+  if (!session.can("content")) return null;
+  const wrap = h("span", { class: "save-view pending" });
+  const reveal = () =>
+    viewsAvailable().then((yes) => {
+      if (yes) wrap.classList.remove("pending");
+    });
   const button = h("button", { type: "button", testid: "save-view" }, "Save as view");
   wrap.append(button);
   button.addEventListener("click", () => {
@@ -56,5 +63,5 @@ export async function saveViewButton(currentState) {
     wrap.append(form);
     name.focus();
   });
-  return wrap;
+  return { element: wrap, reveal };
 }

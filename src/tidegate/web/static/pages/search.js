@@ -120,6 +120,7 @@ export async function render(main, { query }) {
   });
   const sentinel = h("div", { class: "sentinel muted" });
 
+  const saveView = saveViewButton(() => state);
   const form = h(
     "form",
     { class: "search-bar" },
@@ -128,13 +129,14 @@ export async function render(main, { query }) {
     ...times.elements,
     h("button", { type: "submit", class: "primary" }, "Search"),
     liveToggle,
+    saveView && saveView.element,
   );
   // Never in the way of the first lines: the views check is asked once they have come
-  // (or failed), and the button is added when the server says views exist.
+  // (or failed), and the button (in its place, invisible) shows when the server says
+  // views exist.
   let linesCame;
   new Promise((done) => (linesCame = done))
-    .then(() => saveViewButton(() => state))
-    .then((button) => button && form.append(button))
+    .then(() => saveView && saveView.reveal())
     .catch(() => {});
   attachCompletion(input, {
     names: () => fieldPaths(lines.entries.slice(0, 500).map((entry) => entry.record)),
