@@ -29,7 +29,12 @@ Measured per case, median of ``--runs``:
   browser cannot beat; each page's time is printed as a ratio to it (the issue's goal:
   at most 2x);
 - server CPU per page load (the lines, then the histogram and facets the page asks
-  after them), from /proc.
+  after them), from /proc;
+- where the time went, for the page and for the first visit: when the HTML had come,
+  the last script had come, the session check was answered, the first export page was
+  asked and answered (Resource Timing), and the first line;
+- the warm-up (no query, before anything else was asked of the server) printed apart:
+  a just-started server's first page and first visit.
 
 ``--peer-src DIR``: a second server runs the code of another tree (``DIR/src``, e.g.
 ``git archive main src | tar -x -C DIR``) over the same database, and its page is
@@ -96,18 +101,22 @@ TYPED_AGAIN = """() => {
 }"""
 
 
-# After the first line: when the HTML had come, the session check was answered, the
-# first export page was asked and answered (ms since the navigation's start).
+# After the first line: when the HTML had come, the last script had come (from the
+# browser's cache, or on a first visit from the server), the session check was
+# answered, the first export page was asked and answered (ms since the navigation's
+# start).
 PHASES = """() => {
     const nav = performance.getEntriesByType('navigation')[0];
-    const found = (path) => performance.getEntriesByType('resource')
-        .find((entry) => new URL(entry.name).pathname === path);
+    const resources = performance.getEntriesByType('resource');
+    const found = (path) => resources.find((entry) => new URL(entry.name).pathname === path);
+    const scripts = resources.filter((entry) => new URL(entry.name).pathname.endsWith('.js'));
     const session = found('/v1/auth/session');
     const exported = found('/v2/export');
-    return [nav.responseEnd, session ? session.responseEnd : -1,
+    return [nav.responseEnd, Math.max(-1, ...scripts.map((entry) => entry.responseEnd)),
+            session ? session.responseEnd : -1,
             exported ? exported.startTime : -1, exported ? exported.responseEnd : -1];
 }"""
-PHASE_NAMES = ("HTML", "session check answered", "export asked", "export answered")
+PHASE_NAMES = ("HTML", "scripts in", "session check answered", "export asked", "export answered")
 
 
 async def prepare(args: argparse.Namespace, work: Path) -> tuple[list[Target], Expected]:
@@ -136,6 +145,7 @@ class Samples:
     typed: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # server CPU per page load
     phases: list[list[float]] = field(default_factory=list)  # PHASES, of each page
+    first_phases: list[list[float]] = field(default_factory=list)  # of each first visit
 
 
 @dataclass
@@ -144,6 +154,15 @@ class Row:
     floor: list[float]
     ours: Samples
     peer: Samples | None
+
+
+@dataclass
+class Measured:
+    """One server's rows, and its first page and first visit when it had just started
+    (the warm-up: no query; before it nothing had been asked of the server)."""
+
+    rows: list[Row]
+    fresh: dict[str, Samples]
 
 
 @dataclass
@@ -196,6 +215,7 @@ def measure_once(site: Site, browser: Browser, target: Target, path: str, into: 
         first = fresh.new_page()
         first.set_default_timeout(600_000)
         into.first_visit.append(open_page(first, site.server.base + path))
+        into.first_phases.append(first.evaluate(PHASES))
         first.wait_for_load_state("networkidle")
     finally:
         fresh.close()
@@ -215,7 +235,7 @@ def start_server(target: Target, work: Path, name: str, src: Path | None) -> Ser
     return Server(env, "--log-level", "warning", output=None, timeout=300)
 
 
-def measure(args: argparse.Namespace, target: Target, expected: Expected, work: Path) -> list[Row]:
+def measure(args: argparse.Namespace, target: Target, expected: Expected, work: Path) -> Measured:
     assert target.loaded is not None
     bounds = {"from": expected.first_ms, "to": expected.last_ms}
     headers = {
@@ -237,10 +257,12 @@ def measure(args: argparse.Namespace, target: Target, expected: Expected, work: 
                 page = context.new_page()
                 page.set_default_timeout(600_000)
                 sites.append(Site(name, server, context, page))
-            # Warmed up first: a fresh server's first pages are slower than any after.
+            # Warmed up first: a fresh server's first pages are slower than any after
+            # (shown apart: "just started").
             warm = f"/search?{urlencode(bounds)}"
+            fresh = {site.name: Samples() for site in sites}
             for site in sites:
-                measure_once(site, browser, target, warm, Samples())
+                measure_once(site, browser, target, warm, fresh[site.name])
             for case in CASES:
                 query = case.query or ""
                 path = f"/search?{urlencode({'q': query, **bounds})}"
@@ -264,7 +286,24 @@ def measure(args: argparse.Namespace, target: Target, expected: Expected, work: 
     finally:
         for _name, server in servers:
             server.stop()
-    return rows
+    return Measured(rows, fresh)
+
+
+def fresh_lines(fresh: dict[str, Samples]) -> list[str]:
+    """The warm-up's page and first visit (no query), on a server that had just started."""
+    lines = []
+    for name, samples in fresh.items():
+        phases = [*samples.phases[0], samples.page[0]]
+        first = [*samples.first_phases[0], samples.first_visit[0]]
+        names = (*PHASE_NAMES, "first line")
+        lines.append(
+            f"- {name}, just started (no query): page "
+            + ", ".join(f"{n} {v:,.0f}" for n, v in zip(names, phases, strict=True))
+            + "; then a first visit "
+            + ", ".join(f"{n} {v:,.0f}" for n, v in zip(names, first, strict=True))
+            + " (ms)"
+        )
+    return lines
 
 
 def table(rows: list[Row], peer: bool) -> list[str]:
@@ -294,8 +333,9 @@ def table(rows: list[Row], peer: bool) -> list[str]:
     return lines
 
 
-def phases_table(rows: list[Row], peer: bool) -> list[str]:
-    """Where a page's time went (medians, ms since the navigation's start)."""
+def phases_table(rows: list[Row], peer: bool, *, first_visit: bool = False) -> list[str]:
+    """Where a page's (or a first visit's) time went (medians, ms since the navigation's
+    start)."""
     names = (*PHASE_NAMES, "first line")
     lines = [
         "| query | " + " | ".join(names) + " |" + (" (this tree / peer)" if peer else ""),
@@ -306,7 +346,11 @@ def phases_table(rows: list[Row], peer: bool) -> list[str]:
         for index in range(len(names)):
             shown = []
             for samples in (row.ours, row.peer) if row.peer is not None else (row.ours,):
-                values = [*zip(*samples.phases, strict=True), samples.page][index]
+                values = (
+                    [*zip(*samples.first_phases, strict=True), samples.first_visit]
+                    if first_visit
+                    else [*zip(*samples.phases, strict=True), samples.page]
+                )[index]
                 shown.append(f"{median(values):,.0f}")
             cells.append(" / ".join(shown))
         lines.append(f"| {row.case} | " + " | ".join(cells) + " |")
@@ -333,7 +377,8 @@ def main() -> None:
         targets, expected = asyncio.run(prepare(args, work))
         for target in targets:
             before = os.getloadavg()[0]
-            rows = measure(args, target, expected, work)
+            measured = measure(args, target, expected, work)
+            rows = measured.rows
             report += [
                 "",
                 f"{args.lines:,} lines (seed {args.seed}), {target.backend}, one worker; "
@@ -343,6 +388,11 @@ def main() -> None:
                 "",
                 "Where the page's time went (ms from the navigation's start, medians):",
                 *phases_table(rows, args.peer_src is not None),
+                "",
+                "Where a first visit's time went (ms from the navigation's start, medians):",
+                *phases_table(rows, args.peer_src is not None, first_visit=True),
+                "",
+                *fresh_lines(measured.fresh),
             ]
     print("\n".join(report))
 

@@ -3,6 +3,7 @@ the alert links' page address."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from tests.conftest import AppClient
@@ -32,16 +33,34 @@ async def test_the_shell_preloads_the_search_pages_modules(client: AppClient) ->
     shell = (await client.get("/search")).text
     preloaded = re.findall(r'<link rel="modulepreload" href="/web/[0-9a-f]+/([^"]+)">', shell)
     assert preloaded == preloaded_modules()
-    assert preloaded[:3] == ["search_start.js", "app.js", "pages/search.js"]
     # Everything they import statically, each once; the pages loaded on demand
     # (`import("./pages/...")`) are not.
     assert len(set(preloaded)) == len(preloaded)
+    roots = ["search_start.js", "app.js", "pages/search.js"]
+    assert set(preloaded) == set().union(*map(imported_by, roots))
+    # Each root after all that the one before it imports: a first visit asks for them
+    # in this order, and the first lines are asked once search_start.js's are all in.
+    assert preloaded[0] == "search_start.js"
+    for earlier, later in itertools.pairwise(roots):
+        assert imported_by(earlier) <= set(preloaded[: preloaded.index(later)]), earlier
     assert {"search_start.js", "timerange.js", "views.js", "copy.js"} <= set(preloaded)
     assert "pages/views.js" not in preloaded
     for name in preloaded:
         assert (await client.get(f"/web/{release()}/{name}")).status_code == 200, name
     # The same shell, with the same links, on every page address.
     assert (await client.get("/pipelines")).text == shell
+
+
+def imported_by(name: str) -> set[str]:
+    """``name`` and every module it imports statically, directly or not."""
+    found = {name}
+    todo = [name]
+    while todo:
+        for imported in static_imports(todo.pop()):
+            if imported not in found:
+                found.add(imported)
+                todo.append(imported)
+    return found
 
 
 def test_static_imports_reads_every_form_and_resolves_relative_paths() -> None:

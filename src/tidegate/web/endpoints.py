@@ -59,7 +59,10 @@ _MEDIA_TYPES = {
 # The modules the shell names as `<link rel="modulepreload">`: what asks the search
 # page's first lines, the app's entry and the search page (the first page after
 # sign-in, and `/`), each with every module it imports statically, so the browser asks
-# for them all at once instead of one level of imports after another.
+# for them all at once instead of one level of imports after another. In this order,
+# each with all it imports before the next: a first visit's browser asks for them in
+# the links' order and one server worker answers them about in that order, and
+# `search_start.js` asks the first lines only once every module it imports is in.
 PRELOADED_MODULES = ("search_start.js", "app.js", "pages/search.js")
 # `import ... from "./x.js"`, `export ... from "../x.js"`, `import "./x.js"` (a dynamic
 # `import("./x.js")` is not followed: it loads when a page asks).
@@ -122,14 +125,17 @@ def static_imports(name: str, text: str | None = None) -> list[str]:
 
 @cache
 def preloaded_modules() -> list[str]:
-    """``PRELOADED_MODULES`` and every module they import statically, in the order met."""
+    """``PRELOADED_MODULES``, each followed by every module it imports statically
+    (directly or not) that an earlier one did not: the whole of ``search_start.js``'s
+    imports come before any module only the app or the search page needs."""
     found: dict[str, None] = {}
-    todo = list(PRELOADED_MODULES)
-    while todo:
-        name = todo.pop(0)
-        if name not in found:
-            found[name] = None
-            todo.extend(static_imports(name))
+    for root in PRELOADED_MODULES:
+        todo = [root]
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found[name] = None
+                todo.extend(reversed(static_imports(name)))
     return list(found)
 
 
