@@ -5,10 +5,15 @@ read back as sent and sealed at rest; a day written into the container and read 
 byte for byte against the export of the same day; a day of several parts written as
 segments and a Static Large Object manifest; a wrong password reported, then written
 once it is put right; an expired token refreshed mid-upload; a 5xx retried; Identity
-v2.0 auth URLs. Both backends."""
+v2.0 auth URLs. Then OpenStack Swift itself (``tests/objectstore/swift_server.py``,
+TempAuth: Swift's v1 authentication, since no Keystone runs here): a day and a large
+day (a real Static Large Object) read back byte for byte, a wrong password reported.
+Both backends."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -32,7 +37,12 @@ from tests.archive.helpers import (
 from tests.components.receiver import Receiver
 from tests.conftest import AppClient
 from tests.ingest.factories import Ingestor, ingest, make_ingestor
+from tests.objectstore import swift_server as swift_server_module
 from tests.objectstore.openstack import OpenStack
+from tests.objectstore.swift_server import (  # noqa: F401  (the session's server)
+    SwiftServer,
+    swift_server,
+)
 
 from tidegate.archive.writer import day_name, object_key, write_day
 from tidegate.clock import now_ms
@@ -257,3 +267,71 @@ async def test_an_identity_v2_auth_url(client: AppClient, openstack: OpenStack) 
     headers = openstack.containers[CONTAINER][object_key(who.account_id, day)].headers
     assert "x-delete-after" not in headers
     await _is_the_export(client, openstack, who, day)
+
+
+# OpenStack Swift itself (tests/objectstore/swift_server.py): TempAuth, not Keystone.
+
+
+def _tempauth_body(server: SwiftServer, **changes: Any) -> dict[str, Any]:
+    return {
+        "integration": "swift",
+        "authurl": server.authurl,
+        "expires": 5,
+        "username": swift_server_module.USER,
+        "password": swift_server_module.PASSWORD,
+        "tenantname": swift_server_module.PROJECT,
+        **changes,
+    }
+
+
+async def _is_the_export_in_swift(
+    client: AppClient, server: SwiftServer, who: Ingestor, day: int
+) -> tuple[bytes, dict[str, str]]:
+    key = object_key(who.account_id, day)
+    stored, headers = await asyncio.to_thread(server.read, CONTAINER, key)
+    assert gunzip(stored) == ndjson(await exported_day(client, who.account.headers, day))
+    return stored, headers
+
+
+async def test_a_day_lands_in_real_swift_byte_for_byte(
+    client: AppClient,
+    swift_server: SwiftServer,  # noqa: F811
+) -> None:
+    who, day = await account_with_day(client, _tempauth_body(swift_server), days_ago=10, lines=300)
+    assert await write(client, who, day) == 1
+    stored, headers = await _is_the_export_in_swift(client, swift_server, who, day)
+    assert headers["content-type"] == "application/gzip"
+    assert headers["etag"].strip('"') == hashlib.md5(stored).hexdigest()
+    assert "x-delete-at" in headers  # Swift turned X-Delete-After into its time
+    status = (await day_statuses(client, who))[day_name(day)]
+    assert (status["status"], status["lines"], status["bytes"]) == ("done", 300, len(stored))
+
+
+async def test_a_large_day_is_a_real_static_large_object(
+    client: AppClient,
+    swift_server: SwiftServer,  # noqa: F811
+) -> None:
+    body = _tempauth_body(swift_server)
+    who, day = await account_with_day(client, body, days_ago=11, lines=1200)
+    assert await write(client, who, day, chunk_lines=100, part_bytes=8 * 1024) == 1
+    key = object_key(who.account_id, day)
+    manifest = await asyncio.to_thread(swift_server.manifest, CONTAINER, key)
+    assert len(manifest) >= 3
+    stored, headers = await _is_the_export_in_swift(client, swift_server, who, day)
+    assert headers.get("x-static-large-object") == "True"
+    assert sum(int(str(item["bytes"])) for item in manifest) == len(stored)
+
+
+async def test_a_wrong_password_is_reported_by_real_swift(
+    client: AppClient,
+    swift_server: SwiftServer,  # noqa: F811
+) -> None:
+    body = _tempauth_body(swift_server, password="not-the-password")
+    who, day = await account_with_day(client, body, days_ago=12, lines=10)
+    assert await write(client, who, day) == 0
+    status = (await day_statuses(client, who))[day_name(day)]
+    assert status["status"] == "retrying"
+    assert "answered HTTP 401" in status["error"]
+    assert "not-the-password" not in status["error"]
+    names = await asyncio.to_thread(swift_server.names, CONTAINER)
+    assert object_key(who.account_id, day) not in names

@@ -5,6 +5,10 @@ API), sent with the retries of ``tidegate.objectstore.http`` through the caller'
 Authentication (``authenticate``), by the auth URL's version, as OpenStack's clients
 read it:
 
+* an auth URL ending in ``/auth/v1.0`` (or ``/v1.0``): Swift's own v1 authentication
+  (TempAuth, SwAuth and the like), ``GET <authurl>`` with ``X-Auth-User:
+  <tenantname>:<username>`` and ``X-Auth-Key: <password>``; the token and the storage
+  URL come back in ``X-Auth-Token`` and ``X-Storage-Url``;
 * an auth URL ending in ``/v2.0``: Identity v2.0, ``POST <authurl>/tokens`` with
   ``{"auth": {"tenantName", "passwordCredentials": {"username", "password"}}}``; the
   token is ``access.token.id``, the storage URL the ``publicURL`` of the
@@ -53,6 +57,7 @@ __all__ = [
     "SwiftFailed",
     "SwiftSession",
     "SwiftUpload",
+    "TokenRequest",
     "authenticate",
     "token_request",
 ]
@@ -67,8 +72,8 @@ HASH_OFF_LOOP_BYTES: Final = 256 * 1024
 
 
 class KeystoneFailed(StoreFailed):
-    """Keystone refused the credentials, could not be reached (after the retries), or
-    answered without a token or an object-store endpoint."""
+    """Keystone (or Swift's v1 authentication) refused the credentials, could not be
+    reached (after the retries), or answered without a token or a storage URL."""
 
 
 class SwiftFailed(StoreFailed):
@@ -95,9 +100,25 @@ class SwiftSession:
     token: str
 
 
-def token_request(credentials: SwiftCredentials) -> tuple[str, bytes, str]:
-    """The token request's URL, body and Identity API version (``v3`` or ``v2.0``)."""
+@dataclass(frozen=True, slots=True)
+class TokenRequest:
+    method: str
+    url: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...]
+    version: str  # "v1.0", "v2.0" or "v3"
+
+
+_JSON: Final = (("Content-Type", "application/json"), ("Accept", "application/json"))
+
+
+def token_request(credentials: SwiftCredentials) -> TokenRequest:
+    """The token request for the auth URL's version (the module's rules)."""
     base = credentials.authurl.rstrip("/")
+    if base.endswith("/v1.0"):
+        user = f"{credentials.project}:{credentials.username}"
+        headers = (("X-Auth-User", user), ("X-Auth-Key", credentials.password))
+        return TokenRequest("GET", base, b"", headers, "v1.0")
     if base.endswith("/v2.0"):
         body: dict[str, Any] = {
             "auth": {
@@ -108,7 +129,7 @@ def token_request(credentials: SwiftCredentials) -> tuple[str, bytes, str]:
                 },
             }
         }
-        return f"{base}/tokens", json_codec.dumps(body), "v2.0"
+        return TokenRequest("POST", f"{base}/tokens", json_codec.dumps(body), _JSON, "v2.0")
     url = f"{base}/auth/tokens" if base.endswith("/v3") else f"{base}/v3/auth/tokens"
     body = {
         "auth": {
@@ -125,7 +146,7 @@ def token_request(credentials: SwiftCredentials) -> tuple[str, bytes, str]:
             "scope": {"project": {"name": credentials.project, "domain": {"id": DEFAULT_DOMAIN}}},
         }
     }
-    return url, json_codec.dumps(body), "v3"
+    return TokenRequest("POST", url, json_codec.dumps(body), _JSON, "v3")
 
 
 class _Keystone(StoreClient):
@@ -149,20 +170,37 @@ class _Keystone(StoreClient):
 async def authenticate(client: httpx.AsyncClient, credentials: SwiftCredentials) -> SwiftSession:
     """A token for the user in the project and the project's storage URL (the module's
     rules); ``KeystoneFailed`` naming the user and project (never the password)."""
-    url, body, version = token_request(credentials)
-    who = f"{url} (user {credentials.username!r}, project {credentials.project!r})"
+    asked = token_request(credentials)
+    who = f"{asked.url} (user {credentials.username!r}, project {credentials.project!r})"
     answer = await _Keystone(client).request(
-        "POST",
-        url,
+        asked.method,
+        asked.url,
         who,
-        body=body,
-        headers=[("Content-Type", "application/json"), ("Accept", "application/json")],
+        body=asked.body,
+        headers=asked.headers,
         answer_bytes=MAX_CATALOG_BYTES + 1,
     )
-    if len(answer.head) > MAX_CATALOG_BYTES:
+    headers = dict(answer.headers)
+    token: object
+    if asked.version == "v1.0":
+        token, storage = headers.get("x-auth-token"), headers.get("x-storage-url")
+        if not storage:
+            raise KeystoneFailed(f"{asked.method} {who}: answered without X-Storage-Url")
+    else:
+        token, storage = _token_and_storage(answer.head, headers, asked.version, who)
+    if not isinstance(token, str) or not token:
+        raise KeystoneFailed(f"{asked.method} {who}: answered without a token")
+    return SwiftSession(storage.rstrip("/"), token)
+
+
+def _token_and_storage(
+    head: bytes, headers: dict[str, str], version: str, who: str
+) -> tuple[object, str]:
+    """The token and the storage URL of an Identity v3 or v2.0 answer."""
+    if len(head) > MAX_CATALOG_BYTES:
         raise KeystoneFailed(f"POST {who}: the answer is too large")
     try:
-        document = json_codec.loads(answer.head)
+        document = json_codec.loads(head)
     except ValueError:
         document = None
     if not isinstance(document, dict):
@@ -172,13 +210,11 @@ async def authenticate(client: httpx.AsyncClient, credentials: SwiftCredentials)
         token = _dict(access.get("token")).get("id")
         storage = _v2_storage_url(access.get("serviceCatalog"))
     else:
-        token = next((value for name, value in answer.headers if name == "x-subject-token"), None)
+        token = headers.get("x-subject-token")
         storage = _v3_storage_url(_dict(document.get("token")).get("catalog"))
-    if not isinstance(token, str) or not token:
-        raise KeystoneFailed(f"POST {who}: answered without a token")
     if storage is None:
         raise KeystoneFailed(f"POST {who}: the service catalog has no public object-store endpoint")
-    return SwiftSession(storage.rstrip("/"), token)
+    return token, storage
 
 
 def _dict(value: object) -> dict[str, Any]:
