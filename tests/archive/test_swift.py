@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -203,21 +203,20 @@ async def test_a_wrong_password_is_reported_then_written_once_right(
     await _is_the_export(client, openstack, who, day)
 
 
-async def test_an_expired_token_is_refreshed(client: AppClient, openstack: OpenStack) -> None:
-    """A token taken, then expired by Keystone before the day's PUT: Swift answers 401,
-    the client takes a new token and the PUT goes through."""
+async def _written_after_tokens_expire(
+    client: AppClient, credentials: SwiftCredentials, expire: Callable[[], None], days_ago: int
+) -> tuple[Ingestor, int]:
+    """A token taken (the container's PUT), then ``expire`` before the day's PUT: Swift
+    answers 401, the client takes a new token (two in all) and the day is written."""
     who = await make_ingestor(client)
-    day = past_day(6)
+    day = past_day(days_ago)
     lines = [{"line": f"tok {n}", "timestamp": day * DAY_MS + n} for n in range(40)]
     assert (await ingest(client, who, lines)).status_code == 200
-    credentials = SwiftCredentials(
-        f"{openstack.base}/v3", openstack.username, openstack.password, openstack.project
-    )
     async with httpx.AsyncClient() as http:
         swift = SwiftClient(http, credentials, CONTAINER)
         await swift.create_container()
         first = swift.session
-        openstack.expire_tokens()
+        await asyncio.to_thread(expire)
         written = await write_day(
             db=state_of(client).db,
             upload=SwiftUpload(swift, object_key(who.account_id, day)),
@@ -227,6 +226,16 @@ async def test_an_expired_token_is_refreshed(client: AppClient, openstack: OpenS
     assert written.lines == 40
     assert swift.tokens == 2
     assert swift.session != first
+    return who, day
+
+
+async def test_an_expired_token_is_refreshed(client: AppClient, openstack: OpenStack) -> None:
+    credentials = SwiftCredentials(
+        f"{openstack.base}/v3", openstack.username, openstack.password, openstack.project
+    )
+    who, day = await _written_after_tokens_expire(
+        client, credentials, openstack.expire_tokens, days_ago=6
+    )
     await _is_the_export(client, openstack, who, day)
 
 
@@ -335,3 +344,21 @@ async def test_a_wrong_password_is_reported_by_real_swift(
     assert "not-the-password" not in status["error"]
     names = await asyncio.to_thread(swift_server.names, CONTAINER)
     assert object_key(who.account_id, day) not in names
+
+
+async def test_a_token_real_swift_forgot_is_taken_anew(
+    client: AppClient,
+    swift_server: SwiftServer,  # noqa: F811
+) -> None:
+    """TempAuth's tokens flushed from memcached between the container's PUT and the
+    object's: Swift answers 401, the client takes a new token, the day is written."""
+    credentials = SwiftCredentials(
+        swift_server.authurl,
+        swift_server_module.USER,
+        swift_server_module.PASSWORD,
+        swift_server_module.PROJECT,
+    )
+    who, day = await _written_after_tokens_expire(
+        client, credentials, swift_server.expire_tokens, days_ago=13
+    )
+    await _is_the_export_in_swift(client, swift_server, who, day)

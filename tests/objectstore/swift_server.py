@@ -9,6 +9,7 @@ proxy checks TempAuth tokens, not Keystone's (docs/archiving.md)."""
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,6 +32,14 @@ PASSWORD = "s3cret-tempauth"
 class SwiftServer:
     endpoint: str
     """``http://127.0.0.1:<proxy port>``"""
+    memcached_port: int
+
+    def expire_tokens(self) -> None:
+        """Every TempAuth token given so far forgotten (memcached's ``flush_all``): the
+        proxy answers 401 to them, as to expired ones."""
+        with socket.create_connection(("127.0.0.1", self.memcached_port), timeout=30) as sock:
+            sock.sendall(b"flush_all\r\n")
+            assert sock.recv(64).startswith(b"OK"), "memcached did not flush"
 
     @property
     def authurl(self) -> str:
@@ -162,7 +171,7 @@ def swift_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwiftServ
     ports = {kind: free_port() for kind in ("account", "container", "object", "proxy")}
     ports["memcached"] = free_port()
     _build(root, ports)
-    server = SwiftServer(f"http://127.0.0.1:{ports['proxy']}")
+    server = SwiftServer(f"http://127.0.0.1:{ports['proxy']}", ports["memcached"])
     with ExitStack() as stack:
         cache = subprocess.Popen(
             [memcached, "-u", "root", "-l", "127.0.0.1", "-p", str(ports["memcached"]), "-U", "0"],
