@@ -145,6 +145,12 @@ class Settings(BaseSettings):
     # console downloads it) that tidegate writes with: the bucket grants it.
     gcs_endpoint: str = Field(default="", pattern=r"^(https?://[^/?#\s]{1,255})?$")
     archive_gcs_credentials_file: str = ""
+    # The ``swift`` archive integration (OpenStack Keystone credentials and an auth URL):
+    # the container the archives go to in the tenant's project (made when missing;
+    # docs/archiving.md "OpenStack Swift").
+    archive_swift_container: str = Field(
+        default="tidegate-archive", min_length=1, max_length=256, pattern=r"^[^/\s]+$"
+    )
     # IBM Cloud Object Storage: the IAM endpoint that exchanges an API key for a token.
     ibm_iam_token_url: str = Field(
         default="https://iam.cloud.ibm.com/identity/token", pattern=r"^https?://\S{1,2048}$"

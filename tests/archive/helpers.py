@@ -9,6 +9,7 @@ import gzip
 import uuid
 from typing import Any
 
+from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.ingest.factories import Ingestor, ingest, make_ingestor
 from tests.objectstore.moto_server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoServer
@@ -20,6 +21,17 @@ from tidegate.archive.writer import day_name
 from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.logs.store import DAY_MS
+from tidegate.models import ArchiveConfig
+
+# The provider's swift example (examples/archive_swift.tf, docs/resources/logdna_archive.md).
+SWIFT_EXAMPLE: dict[str, Any] = {
+    "integration": "swift",
+    "authurl": "example.com",
+    "expires": 5,
+    "username": "example user",
+    "password": "password",
+    "tenantname": "example",
+}
 
 
 def archive_overrides(moto: MotoServer) -> dict[str, Any]:
@@ -142,3 +154,24 @@ async def account_with_day(
     await configure(client, who, body)
     assert (await request_run(client, who, day))["status"] == "pending"
     return who, day
+
+
+async def stored_config(client: AppClient, account_id: str) -> ArchiveConfig:
+    """The account's configuration row as stored (sealed)."""
+    async with state_of(client).db.read_sessions() as session:
+        row = await session.scalar(
+            select(ArchiveConfig).where(ArchiveConfig.account_id == account_id)
+        )
+    assert row is not None
+    return row
+
+
+async def written_after_backoff(
+    client: AppClient, runner: ArchiveRunner, clock: list[int], who: Ingestor, day: int
+) -> None:
+    """The day's second attempt, past its first backoff (30 s in these settings), writes
+    it."""
+    clock[0] += 31_000
+    assert await runner.write(who.account_id, day) == 1
+    status = (await day_statuses(client, who))[day_name(day)]
+    assert (status["status"], status["attempts"], status["error"]) == ("done", 2, None)

@@ -14,7 +14,6 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 from tests.archive.helpers import (
     account_with_day,
     day_statuses,
@@ -22,7 +21,7 @@ from tests.archive.helpers import (
     gunzip,
     ndjson,
     runner_for,
-    state_of,
+    stored_config,
     write,
 )
 from tests.conftest import AppClient
@@ -37,7 +36,6 @@ from tests.objectstore.azurite_server import (  # noqa: F401  (the session's ser
 from tidegate.archive.writer import day_name, object_key
 from tidegate.clock import now_ms
 from tidegate.config import Settings
-from tidegate.models import ArchiveConfig
 
 PATH = "/v1/config/archiving"
 BODY = {"integration": "azblob", "accountname": ACCOUNT, "accountkey": KEY}
@@ -85,11 +83,7 @@ async def test_the_provider_body_applies_reads_back_and_is_sealed(client: AppCli
     assert created.status_code == 200, created.text
     assert created.json() == body
     assert (await client.get(PATH, headers=headers)).json() == body
-    async with state_of(client).db.read_sessions() as session:
-        row = await session.scalar(
-            select(ArchiveConfig).where(ArchiveConfig.account_id == who.account_id)
-        )
-    assert row is not None
+    row = await stored_config(client, who.account_id)
     assert row.integration == "azblob"
     assert key not in row.sealed
     assert "examplestore" not in row.sealed

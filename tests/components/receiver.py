@@ -8,6 +8,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+# A protocol-exact receiver's answer: status and body, and its headers when it has any.
+Answer = tuple[int, bytes] | tuple[int, bytes, list[tuple[str, str]]]
+
 
 @dataclass(frozen=True)
 class Request:
@@ -24,14 +27,15 @@ class Request:
 class Receiver:
     """``script``: the status of each successive request (the last one repeats);
     ``answer``: the body of every answer; ``respond``: instead of both, the status and
-    body of the answer to each request (a protocol-exact receiver's checks)."""
+    body of the answer to each request, and headers of its own when it gives a third
+    item (a protocol-exact receiver's checks)."""
 
     def __init__(
         self,
         *,
         script: list[int] | None = None,
         answer: bytes = b"ok",
-        respond: Callable[[Request], tuple[int, bytes]] | None = None,
+        respond: Callable[[Request], Answer] | None = None,
     ) -> None:
         self.script = script or [200]
         self.answer = answer
@@ -76,12 +80,17 @@ class Receiver:
                 status = self.script[min(len(self.requests), len(self.script) - 1)]
                 request = Request(method, target, headers, body)
                 answer = self.answer
+                extra: list[tuple[str, str]] = []
                 if self.respond is not None:
-                    status, answer = self.respond(request)
+                    status, answer, *more = self.respond(request)
+                    extra = list(more[0]) if more else []
                 self.requests.append(request)
+                names = {name.lower() for name, _ in extra}
+                if "content-type" not in names:
+                    extra.append(("Content-Type", "application/json"))
+                fields = "".join(f"{name}: {value}\r\n" for name, value in extra)
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n"
-                    "Content-Type: application/json\r\n\r\n".encode()
+                    f"HTTP/1.1 {status} X\r\nContent-Length: {len(answer)}\r\n{fields}\r\n".encode()
                     + answer
                 )
                 await writer.drain()

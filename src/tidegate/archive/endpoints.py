@@ -24,8 +24,8 @@ router = APIRouter(
 ConfigBody = Annotated[
     dict[str, Any],
     Body(
-        description="`integration` (s3, ibm, dos, azblob, gcs) and its fields, flat "
-        "(docs/archiving.md); swift is refused",
+        description="`integration` (s3, ibm, dos, azblob, gcs, swift) and its fields, flat "
+        "(docs/archiving.md)",
         examples=[{"integration": "s3", "bucket": "my-archive"}],
     ),
 ]

@@ -15,7 +15,6 @@ from pydantic import BaseModel, Field
 from tidegate.errors import ErrorItem, ValidationFailed
 
 __all__ = [
-    "BUILT",
     "INTEGRATIONS",
     "ArchiveDayStatus",
     "ArchiveRunRequest",
@@ -23,7 +22,8 @@ __all__ = [
     "parse_config",
 ]
 
-# The fields each integration requires (``expires``, swift's, is optional).
+# The fields each integration requires (``expires``, swift's, is optional); tidegate
+# writes to each (through the S3 API, Azure Blob's, GCS's or Swift's).
 INTEGRATIONS: Final[dict[str, tuple[str, ...]]] = {
     "ibm": ("bucket", "endpoint", "apikey", "resourceinstanceid"),
     "s3": ("bucket",),
@@ -32,11 +32,11 @@ INTEGRATIONS: Final[dict[str, tuple[str, ...]]] = {
     "dos": ("space", "endpoint", "accesskey", "secretkey"),
     "swift": ("authurl", "username", "password", "tenantname"),
 }
-# The integrations tidegate writes to (through the S3 API, Azure Blob's or GCS's);
-# the others (swift) are refused.
-BUILT: Final = frozenset({"s3", "ibm", "dos", "azblob", "gcs"})
 _OPTIONAL: Final[dict[str, tuple[str, ...]]] = {"swift": ("expires",)}
 MAX_FIELD_CHARS: Final = 1024
+# ``expires`` (swift): days until Swift deletes an archive, a JSON integer as the
+# provider sends it (``omitempty``: absent for 0, which keeps archives for ever).
+MAX_EXPIRES_DAYS: Final = 36_500
 # Azure's storage account names: 3 to 24 lower-case letters and digits.
 _AZURE_ACCOUNT: Final = re.compile(r"[a-z0-9]{3,24}")
 
@@ -71,14 +71,6 @@ def parse_config(body: Any) -> dict[str, Any]:
             "enum",
             allowedValues=list(INTEGRATIONS),
         )
-    if integration not in BUILT:
-        raise _invalid(
-            f"integration {integration} is not supported by this server "
-            f"(supported: {', '.join(sorted(BUILT))})",
-            "/integration",
-            "enum",
-            allowedValues=sorted(BUILT),
-        )
     required = INTEGRATIONS[integration]
     allowed = {"integration", *required, *_OPTIONAL.get(integration, ())}
     for name in body:
@@ -107,7 +99,22 @@ def parse_config(body: Any) -> dict[str, Any]:
             )
     if integration == "azblob":
         _check_azure(body)
+    if "expires" in body:
+        _check_expires(body["expires"])
     return dict(body)
+
+
+def _check_expires(value: Any) -> None:
+    """Whole days, 0 (never) to ``MAX_EXPIRES_DAYS``: the provider sends an integer."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXPIRES_DAYS:
+        raise _invalid(
+            f"expires: whole days from 0 to {MAX_EXPIRES_DAYS} (an integer)",
+            "/expires",
+            "type",
+            type="integer",
+            minimum=0,
+            maximum=MAX_EXPIRES_DAYS,
+        )
 
 
 def _check_azure(body: dict[str, Any]) -> None:

@@ -44,34 +44,40 @@ def open_config(row: ArchiveConfig, sealer: Sealer) -> dict[str, Any]:
 
 
 async def _vet(config: dict[str, Any], policy: DestinationPolicy) -> None:
-    """An ``endpoint`` that is (or resolves now to) a non-public address nobody allowed
-    is refused; a name that does not resolve yet is taken (checked again on upload)."""
-    if "endpoint" not in config:
-        return
+    """An ``endpoint`` (or swift's ``authurl``) that is (or resolves now to) a
+    non-public address nobody allowed is refused; a name that does not resolve yet is
+    taken (checked again on upload)."""
+    for field in ("endpoint", "authurl"):
+        if field in config:
+            await _vet_url(field, config[field], policy)
+
+
+async def _vet_url(field: str, value: str, policy: DestinationPolicy) -> None:
     try:
-        host = httpx.URL(endpoint_url(config["endpoint"])).host
+        url = httpx.URL(endpoint_url(value))
+        host = url.host if url.scheme in ("http", "https") else ""
     except httpx.InvalidURL:
         host = ""
     if not host:
-        raise _endpoint_refused("is not a host name or URL")
+        raise _endpoint_refused(field, "is not a host name or URL")
     try:
         await policy.resolve(host, 443)
     except DestinationRefused as error:
-        raise _endpoint_refused(f"must not target a non-public address: {error}") from None
+        raise _endpoint_refused(field, f"must not target a non-public address: {error}") from None
     except httpcore.ConnectError:
         pass
 
 
-def _endpoint_refused(message: str) -> ValidationFailed:
+def _endpoint_refused(field: str, message: str) -> ValidationFailed:
     return ValidationFailed(
-        f"endpoint {message}",
+        f"{field} {message}",
         context="body",
         errors=[
             ErrorItem(
                 keyword="format",
                 message=message,
-                instance_path="/endpoint",
-                schema_path="#/properties/endpoint",
+                instance_path=f"/{field}",
+                schema_path=f"#/properties/{field}",
                 params={"format": "uri"},
             )
         ],

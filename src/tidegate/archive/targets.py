@@ -16,6 +16,10 @@ to an ``S3Target``, or an Azure block blob.
   (``TIDEGATE_GCS_ENDPOINT``), a resumable upload with the server's own service
   account (``TIDEGATE_ARCHIVE_GCS_CREDENTIALS_FILE``), as ``s3`` writes with the
   server's credentials; ``projectid`` is stored and read back, not needed to write.
+* ``swift``: OpenStack Swift: a Keystone token for ``username`` / ``password`` in the
+  project ``tenantname`` at ``authurl`` (``objectstore/swift.py``), objects in the
+  container ``TIDEGATE_ARCHIVE_SWIFT_CONTAINER`` of the project's storage URL, deleted
+  by Swift ``expires`` days later when it is set.
 
 An endpoint written without a scheme (``s3.us-south.cloud-object-storage.appdomain.cloud``,
 as the provider's examples have it) is HTTPS.
@@ -41,6 +45,7 @@ from tidegate.objectstore.azure import AzureBlobClient, AzureTarget, BlockBlobUp
 from tidegate.objectstore.gcs import GCS_ENDPOINT, GcsClient, GcsTarget, ResumableUpload
 from tidegate.objectstore.http import StoreFailed
 from tidegate.objectstore.s3 import MultipartUpload, S3Client, S3Target, aws_endpoint
+from tidegate.objectstore.swift import SwiftClient, SwiftCredentials, SwiftUpload
 
 __all__ = [
     "ArchiveUnavailable",
@@ -55,6 +60,7 @@ SPACES_REGION: Final = "us-east-1"
 IBM_REGION: Final = "us-standard"
 _MAX_TOKEN_BYTES: Final = 64 * 1024
 GCS_SCOPE: Final = "https://www.googleapis.com/auth/devstorage.read_write"
+DAY_S: Final = 86_400
 
 
 class ArchiveUnavailable(Exception):
@@ -122,6 +128,15 @@ async def open_upload(
             client, azure_target(config, settings=settings), settings.archive_azure_container
         )
         return BlockBlobUpload(azure, key)
+    if config["integration"] == "swift":
+        credentials = SwiftCredentials(
+            endpoint_url(config["authurl"]),
+            config["username"],
+            config["password"],
+            config["tenantname"],
+        )
+        swift = SwiftClient(client, credentials, settings.archive_swift_container)
+        return SwiftUpload(swift, key, delete_after_s=config.get("expires", 0) * DAY_S)
     if config["integration"] == "gcs":
         token = await google_token(settings=settings, client=client)
         gcs = GcsTarget(settings.gcs_endpoint or GCS_ENDPOINT, config["bucket"], token)

@@ -46,6 +46,7 @@ class Answer:
     head: bytes
     etag: str | None
     location: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def error_code(head: bytes) -> str:
@@ -97,6 +98,12 @@ class StoreClient:
         """What a refusal's body says (the XML ``<Code>`` both S3 and Azure send)."""
         return error_code(head)
 
+    async def renew(self, status: int) -> bool:
+        """Called once per request that the API refused with ``status`` (not retried):
+        True sends it once more (a subclass took a new credential, e.g. a new token
+        after a 401)."""
+        return False
+
     async def send(
         self,
         method: str,
@@ -132,6 +139,7 @@ class StoreClient:
         """``send`` to a URL given whole (``key`` names it in errors); an answer whose
         status is in ``accept`` is taken as well as a 2xx."""
         attempt = 0
+        renewed = False
         while True:
             status = None
             try:
@@ -141,6 +149,9 @@ class StoreClient:
                 status = answer.status
                 reason = f"answered HTTP {answer.status}{self.explain(answer.head)}"
                 retryable = answer.status in _RETRY_STATUSES or answer.status >= 500
+                if not retryable and not renewed and await self.renew(status):
+                    renewed = True
+                    continue
             except httpx.TransportError as error:
                 reason, retryable = f"{type(error).__name__}: {error}".rstrip(": "), True
             if not retryable or attempt >= self.max_retries:
@@ -183,4 +194,5 @@ class StoreClient:
             bytes(head[:answer_bytes]),
             response.headers.get("etag"),
             response.headers.get("location"),
+            tuple(response.headers.items()),
         )
