@@ -217,6 +217,20 @@ MANAGEMENT_READS: dict[str, str] = {
     "/v1/config/view": "SELECT * FROM views WHERE account_id = {account} ORDER BY created_at",
     "/v1/config/view/{id}": "SELECT * FROM views WHERE account_id = {account} AND id = {id}",
     "/v1/config/board": "SELECT * FROM boards WHERE account_id = {account} ORDER BY created_at",
+    "/v1/config/board/{id}": (
+        "SELECT b.*, a.short_id FROM boards AS b JOIN accounts AS a ON a.id = b.account_id"
+        " WHERE b.account_id = {account} AND b.id = {id}"
+    ),
+    "/v1/config/members/{id}": (
+        "SELECT m.role, m.created_at, u.id, u.email, u.firstname, u.lastname FROM memberships"
+        " AS m JOIN users AS u ON u.id = m.user_id WHERE m.account_id = {account}"
+        " AND u.email = {id}"
+    ),
+    "/v3/pipeline/{id}": (
+        "SELECT p.*, n.* FROM pipelines AS p LEFT OUTER JOIN pipeline_nodes AS n"
+        " ON n.pipeline_id = p.id WHERE p.account_id = {account} AND p.id = {id}"
+        " ORDER BY n.created_at, n.id"
+    ),
     "/v1/config/members": (
         "SELECT m.role, m.created_at, u.id, u.email, u.firstname, u.lastname FROM memberships"
         " AS m JOIN users AS u ON u.id = m.user_id WHERE m.account_id = {account}"

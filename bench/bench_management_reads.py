@@ -35,7 +35,8 @@ from harness import (
     wrk,
 )
 
-# route group -> the path read (``{rule}``, ``{view}``, ``{preset}``: the first one's id)
+# route group -> the path read (``{rule}``, ``{view}``, ``{preset}``, ``{board}``,
+# ``{pipeline}``: the first one's id; ``{member}``: the first added member's e-mail)
 ROUTES = {
     "exclusions list": "/v1/config/ingestion/exclusions",
     "exclusions get": "/v1/config/ingestion/exclusions/{rule}",
@@ -43,8 +44,11 @@ ROUTES = {
     "views list": "/v1/config/view",
     "views get": "/v1/config/view/{view}",
     "boards list": "/v1/config/board",
+    "boards get": "/v1/config/board/{board}",
     "members list": "/v1/config/members",
+    "members get": "/v1/config/members/{member}",
     "pipelines list": "/v3/pipeline",
+    "pipelines get": "/v3/pipeline/{pipeline}",
     "preset alerts list": "/v1/config/presetalert",
     "preset alerts get": "/v1/config/presetalert/{preset}",
     "accounts list": "/v3/enterprise/account",
@@ -53,7 +57,7 @@ ROUTES = {
 
 def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], dict[str, str]]:
     """An account with ``rows`` of everything; (its service key's headers, the first
-    rule's, view's and preset alert's ids by ``ROUTES``' placeholders)."""
+    item's id of each kind by ``ROUTES``' placeholders)."""
     account = new_account(base, enterprise)
     for _ in range(rows - 1):
         new_account(base, enterprise)
@@ -71,13 +75,16 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             view = api_json(http.post("/v1/config/view", json={"name": f"view {i}", "query": f"w{i}",
                                                               "apps": ["web"], "levels": ["error"]}))  # fmt: skip
             ids.setdefault("view", view["viewID"])
-            api_json(http.post("/v1/config/board", json={"title": f"board {i}"}))
-            api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
+            board = api_json(http.post("/v1/config/board", json={"title": f"board {i}"}))
+            ids.setdefault("board", board["boardid"])
+            pipeline = api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
+            ids.setdefault("pipeline", pipeline["data"]["id"])
             preset = api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
             ids.setdefault("preset", preset["presetid"])
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
+            ids.setdefault("member", member["email"])
     return {"Authorization": f"Token {key}"}, ids
 
 

@@ -23,6 +23,7 @@ from tidegate.api.envelope import Envelope, envelope
 from tidegate.auth.roles import Role
 from tidegate.auth.secrets import Sealer, load_server_secret
 from tidegate.boards import schemas as board_schemas
+from tidegate.boards.service import board_schema
 from tidegate.db.engine import Database
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import schemas as enterprise_schemas
@@ -46,7 +47,10 @@ from tidegate.models import (
     View,
 )
 from tidegate.pipelines import endpoints as pipeline_endpoints
+from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
+from tidegate.pipelines import service as pipeline_service
+from tidegate.pipelines.sealed_config import SEALER_INFO_KEY
 from tidegate.pipelines.service import pipeline_schema
 from tidegate.views import schemas as view_schemas
 from tidegate.views.service import preset_schema, view_schema
@@ -115,7 +119,7 @@ async def seed(client: AppClient) -> Seeded:
         )
     )
     await _ok(await client.post("/v1/config/board", json={"title": "b1"}, headers=h))
-    await _ok(
+    board = await _ok(
         await client.post(
             "/v1/config/board", json={"title": "b2", "graphs": [{"a": [1, 2.5, None]}]}, headers=h
         )
@@ -158,6 +162,9 @@ async def seed(client: AppClient) -> Seeded:
         "view": sealed_view["viewID"],
         "preset_view": preset_view["viewID"],
         "preset": preset["presetid"],
+        "board": board["boardid"],
+        "pipeline": pipeline["data"]["id"],
+        "member": admin.email,
     }
     return Seeded(account, rule["id"], made["id"], Sealer(secret), ids)
 
@@ -250,6 +257,43 @@ async def _boards(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
     return list[board_schemas.BoardSummary], data
 
 
+async def _board(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    account = await session.get(Account, seeded.account_id)
+    board = await session.get(Board, seeded.ids["board"])
+    assert account is not None
+    assert board is not None
+    assert board.graphs
+    return board_schemas.Board, board_schema(board, account.short_id)
+
+
+async def _member(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    user = (await session.execute(select(User).where(User.email == seeded.ids["member"]))).scalar()
+    assert user is not None
+    membership = await session.get(Membership, (user.id, seeded.account_id))
+    assert membership is not None
+    groups = await groups_repository.groups_of_member(
+        session=session, account_id=seeded.account_id, user_id=user.id
+    )
+    assert groups
+    return member_schemas.Member, member_schema(user, membership, groups, None)
+
+
+async def _pipeline(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
+    session.info[SEALER_INFO_KEY] = seeded.sealer
+    pipeline = await session.get(Pipeline, seeded.ids["pipeline"])
+    assert pipeline is not None
+    assert pipeline.published_at is not None
+    nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+    data = envelope(
+        pipeline_service._detail(session, pipeline, nodes),
+        type="pipeline",
+        pk="id",
+        links=pipeline_endpoints.PIPELINE_LINKS,
+        related=pipeline_endpoints.PIPELINE_RELATED,
+    )
+    return Envelope[pipeline_schemas.PipelineDetail], data
+
+
 async def _members(session: AsyncSession, seeded: Seeded) -> tuple[Any, Any]:
     rows = await session.execute(
         select(User, Membership)
@@ -309,8 +353,11 @@ ROUTES: dict[str, tuple[Before, bool]] = {
     "/v1/config/presetalert": (_presets, False),
     "/v1/config/presetalert/{preset}": (_preset, False),
     "/v1/config/board": (_boards, False),
+    "/v1/config/board/{board}": (_board, False),
     "/v1/config/members": (_members, False),
+    "/v1/config/members/{member}": (_member, False),
     "/v3/pipeline": (_pipelines, False),
+    "/v3/pipeline/{pipeline}": (_pipeline, False),
     "/v3/enterprise/account": (_accounts, True),
     "/v3/enterprise": (_enterprise, True),
 }

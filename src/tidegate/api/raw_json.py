@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pydantic_core
 from fastapi.responses import Response
 
 from tidegate.api.envelope import SelfLinks, envelope
@@ -22,8 +23,14 @@ from tidegate.api.envelope import SelfLinks, envelope
 
 def json_response(document: Any) -> Response:
     """``document`` (dicts, lists, str, int, bool, None, aware UTC datetimes) as the JSON
-    FastAPI would answer for it through a response model (``Z`` for UTC, as pydantic)."""
-    return Response(orjson.dumps(document, option=orjson.OPT_UTC_Z), media_type="application/json")
+    FastAPI would answer for it through a response model (``Z`` for UTC, as pydantic).
+    orjson writes no integer beyond 64 bits (free-form JSON may hold one: a board's
+    graphs); such a document is written by pydantic's own serialiser, as before."""
+    try:
+        body = orjson.dumps(document, option=orjson.OPT_UTC_Z)
+    except orjson.JSONEncodeError:
+        body = pydantic_core.to_json(document)
+    return Response(body, media_type="application/json")
 
 
 def envelope_meta(

@@ -33,11 +33,10 @@ async def create_board(
     return await service.create_board(session=session, account_id=account_id, body=body)
 
 
-@router.get("/{boardid}", summary="Get a board with its graphs")
-async def get_board(
-    board_id: BoardIdPath, session: SessionDep, account_id: AccountId
-) -> schemas.Board:
-    return await service.get_board(session=session, account_id=account_id, board_id=board_id)
+@router.get("/{boardid}", summary="Get a board with its graphs", response_model=schemas.Board)
+async def get_board(board_id: BoardIdPath, request: Request, account_id: AccountId) -> Response:
+    db = app_state(request).db
+    return json_response(await service.read_board(db=db, account_id=account_id, board_id=board_id))
 
 
 @router.patch("/{boardid}", summary="Update a board's title or graphs")

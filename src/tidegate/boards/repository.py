@@ -19,6 +19,14 @@ _BOARD_SUMMARIES = RawQuery(
     .order_by(Board.created_at, Board.id)
 )
 
+# A board of the account with the account's short id (the board get).
+_BOARD = RawQuery(
+    select(Account.short_id, Board.id, Board.title, Board.graphs)
+    .select_from(Board)
+    .join(Account, Account.id == Board.account_id)
+    .where(Board.id == bindparam("board_id"), Board.account_id == bindparam("account_id"))
+)
+
 
 async def short_id_of(*, session: AsyncSession, account_id: str) -> str | None:
     result = await session.execute(select(Account.short_id).where(Account.id == account_id))
@@ -29,6 +37,12 @@ async def board_summaries(*, db: Database, account_id: str) -> list[Any]:
     """Records (short_id, id, title) of the account's boards, oldest first; a single one
     with a null id when it has none, and none when the account is gone."""
     return await db.fetch_records(_BOARD_SUMMARIES, {"account_id": account_id})
+
+
+async def board_record(*, db: Database, account_id: str, board_id: str) -> Any:
+    """A record (short_id, id, title, graphs) of the account's board, or None."""
+    rows = await db.fetch_records(_BOARD, {"account_id": account_id, "board_id": board_id})
+    return rows[0] if rows else None
 
 
 async def boards_of(*, session: AsyncSession, account_id: str) -> list[Board]:

@@ -20,10 +20,19 @@ async def _short_id(*, session: AsyncSession, account_id: str) -> str:
     return short_id
 
 
+def board_data(board: Board | Any, short_id: str) -> dict[str, Any]:
+    """The board's document as plain data (api/raw_json.py), from the ORM object or a
+    raw record (``repository.board_record``)."""
+    return {
+        "boardid": board.id,
+        "account": short_id,
+        "title": board.title,
+        "graphs": list(board.graphs or []),
+    }
+
+
 def board_schema(board: Board, short_id: str) -> schemas.Board:
-    return schemas.Board(
-        boardid=board.id, account=short_id, title=board.title, graphs=list(board.graphs or [])
-    )
+    return schemas.Board(**board_data(board, short_id))
 
 
 async def list_boards(*, db: Database, account_id: str) -> list[dict[str, Any]]:
@@ -66,9 +75,13 @@ async def _own_board(
     return board
 
 
-async def get_board(*, session: AsyncSession, account_id: str, board_id: str) -> schemas.Board:
-    board = await _own_board(session=session, account_id=account_id, board_id=board_id)
-    return board_schema(board, await _short_id(session=session, account_id=account_id))
+async def read_board(*, db: Database, account_id: str, board_id: str) -> dict[str, Any]:
+    """The board's document as plain data, from one raw read (the board with its
+    account's short id); another account's board, or none, is the same 404."""
+    board = await repository.board_record(db=db, account_id=account_id, board_id=board_id)
+    if board is None:
+        raise NotFound()
+    return board_data(board, board.short_id)
 
 
 async def update_board(

@@ -27,8 +27,10 @@ these connections only ever run single SELECTs outside a transaction).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import re
 import sqlite3
 from collections import namedtuple
 from collections.abc import Callable
@@ -275,8 +277,17 @@ def _parse_datetime(value: Any) -> Any:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
+# Nineteen digits in a row: maybe an integer beyond 64 bits, which orjson reads as a
+# float; the ORM's reader (the stdlib's json) keeps it exact, and so does this one.
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
 def _decode_json(value: Any) -> Any:
-    return orjson.loads(value) if isinstance(value, str | bytes) else value
+    if isinstance(value, bytes):
+        value = value.decode()
+    if not isinstance(value, str):
+        return value
+    return json.loads(value) if _LONG_DIGITS.search(value) else orjson.loads(value)
 
 
 def _to_bool(value: Any) -> Any:
@@ -359,11 +370,12 @@ def account_rows(model: Any, *names: str) -> RawQuery:
 
 
 def account_row(model: Any, *names: str) -> RawQuery:
-    """The columns ``names`` of ``model``'s row ``:id`` if it is the account
-    ``:account_id``'s: a single item's read (no row: not found, or another account's)."""
+    """The columns ``names`` (none: every column) of ``model``'s row ``:id`` if it is
+    the account ``:account_id``'s: a single item's read (no row: not found, or another
+    account's)."""
     table = model.__table__
     return RawQuery(
-        select(*(table.c[name] for name in names)).where(
+        select(*(table.c[name] for name in names) if names else table.columns).where(
             model.id == bindparam("id"), model.account_id == bindparam("account_id")
         )
     )

@@ -58,11 +58,11 @@ async def add_member(
     return member
 
 
-@router.get("/{email}", summary="Get a member")
-async def get_member(
-    email: EmailPath, session: SessionDep, account_id: AccountId
-) -> schemas.Member:
-    return await service.get_member(session=session, account_id=account_id, email=email)
+@router.get("/{email}", summary="Get a member", response_model=schemas.Member)
+async def get_member(email: EmailPath, request: Request, account_id: AccountId) -> Response:
+    return json_response(
+        await service.read_member(db=app_state(request).db, account_id=account_id, email=email)
+    )
 
 
 @router.put("/{email}", summary="Change a member's role or groups")

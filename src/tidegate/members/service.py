@@ -19,6 +19,7 @@ from tidegate.errors import Conflict, Forbidden, NotFound
 from tidegate.groups import repository as groups_repository
 from tidegate.groups.service import check_groups
 from tidegate.members import repository, schemas
+from tidegate.members.repository import MemberRecord
 from tidegate.models import Account, Membership, User
 from tidegate.users import service as users
 
@@ -42,14 +43,20 @@ async def _schema(
 
 
 def member_schema(
-    user: User, membership: Membership, groups: list[str], invitation: users.Invitation | None
+    user: User | MemberRecord,
+    membership: Membership | MemberRecord,
+    groups: list[str],
+    invitation: users.Invitation | None,
 ) -> schemas.Member:
     """From the ORM objects or a raw record (``repository.member_records``) as both."""
     return schemas.Member(**member_data(user, membership, groups, invitation))
 
 
 def member_data(
-    user: User, membership: Membership, groups: list[str], invitation: users.Invitation | None
+    user: User | MemberRecord,
+    membership: Membership | MemberRecord,
+    groups: list[str],
+    invitation: users.Invitation | None,
 ) -> dict[str, Any]:
     """The member's document as plain data (api/raw_json.py), as ``member_schema``'s."""
     return {
@@ -78,9 +85,15 @@ async def _found(*, session: AsyncSession, account_id: str, email: str) -> tuple
     return found
 
 
-async def get_member(*, session: AsyncSession, account_id: str, email: str) -> schemas.Member:
-    user, membership = await _found(session=session, account_id=account_id, email=email)
-    return await _schema(session, account_id, user, membership)
+async def read_member(*, db: Database, account_id: str, email: str) -> dict[str, Any]:
+    """The member's document as plain data, from one raw read (as ``_found`` finds it)."""
+    found = await repository.member_record(
+        db=db, account_id=account_id, email=email.strip().lower()
+    )
+    if found is None:
+        raise NotFound()
+    member, groups = found
+    return member_data(member, member, groups, None)
 
 
 async def _invite(

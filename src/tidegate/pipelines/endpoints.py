@@ -60,6 +60,9 @@ def _node_links(kind: schemas.NodeKind) -> SelfLinks:
 
 NODE_LINKS: Final = {kind: _node_links(kind) for kind in NODE_PATHS}
 PIPELINES_META: Final = envelope_meta(type="pipeline", pk="id", links=PIPELINE_LINKS)
+PIPELINE_META: Final = envelope_meta(
+    type="pipeline", pk="id", links=PIPELINE_LINKS, related=PIPELINE_RELATED
+)
 
 
 def _pipeline(data: schemas.PipelineDetail) -> Envelope[schemas.PipelineDetail]:
@@ -101,13 +104,19 @@ async def create_pipeline(
     )
 
 
-@router.get("/{pipeline_id}", summary="Get a pipeline with its nodes")
+@router.get(
+    "/{pipeline_id}",
+    summary="Get a pipeline with its nodes",
+    response_model=Envelope[schemas.PipelineDetail],
+)
 async def get_pipeline(
-    pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.PipelineDetail]:
-    return _pipeline(
-        await service.get_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
+    pipeline_id: PipelineIdPath, request: Request, account_id: AccountId
+) -> Response:
+    state = app_state(request)
+    data = await service.read_pipeline(
+        db=state.db, sealer=state.sealer, account_id=account_id, pipeline_id=pipeline_id
     )
+    return enveloped(PIPELINE_META, data)
 
 
 @router.put("/{pipeline_id}", summary="Replace a pipeline's fields (its nodes stay)")

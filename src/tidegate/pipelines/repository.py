@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tidegate.db.engine import Database, account_rows
+from tidegate.db.engine import Database, RawQuery, account_row, account_rows
 from tidegate.models import (
     AccessKey,
     GatewayRoute,
@@ -35,11 +35,36 @@ async def pipeline(
 
 
 _PIPELINES_OF = account_rows(Pipeline)
+_PIPELINE_OF = account_row(Pipeline)
+# What service.node_data builds a node's document from, the draft's nodes in order.
+_NODES_OF = RawQuery(
+    select(
+        *(
+            PipelineNode.__table__.c[name]
+            for name in ("id", "pipeline_id", "kind", "type", "title", "description",
+                         "generation_id", "inputs", "user_config_sealed", "gateway_route_id",
+                         "created_at", "updated_at")
+        )
+    )
+    .where(PipelineNode.pipeline_id == bindparam("pipeline_id"))
+    .order_by(PipelineNode.created_at, PipelineNode.id)
+)  # fmt: skip
 
 
 async def pipelines_of(*, db: Database, account_id: str) -> list[Any]:
     """The account's pipelines, oldest first, as raw records (Database.fetch_records)."""
     return await db.fetch_records(_PIPELINES_OF, {"account_id": account_id})
+
+
+async def pipeline_record(*, db: Database, account_id: str, item_id: str) -> Any:
+    """The account's pipeline ``item_id`` as a raw record (every column), or None."""
+    rows = await db.fetch_records(_PIPELINE_OF, {"account_id": account_id, "id": item_id})
+    return rows[0] if rows else None
+
+
+async def node_records(*, db: Database, pipeline_id: str) -> list[Any]:
+    """The pipeline's draft nodes as raw records, in ``nodes_of``'s order."""
+    return await db.fetch_records(_NODES_OF, {"pipeline_id": pipeline_id})
 
 
 async def count_pipelines(*, session: AsyncSession, account_id: str) -> int:

@@ -25,7 +25,14 @@ from tidegate.auth.secrets import Sealer
 from tidegate.db.engine import Database
 from tidegate.errors import ServiceUnavailable
 
-__all__ = ["SEALER_INFO_KEY", "bind_sealer", "open_config", "seal_config", "session_sealer"]
+__all__ = [
+    "SEALER_INFO_KEY",
+    "bind_sealer",
+    "open_config",
+    "open_config_with",
+    "seal_config",
+    "session_sealer",
+]
 
 SEALER_INFO_KEY: Final = "tidegate.sealer"
 
@@ -47,7 +54,13 @@ def seal_config(session: AsyncSession, user_config: dict[str, Any]) -> str:
 
 
 def open_config(session: AsyncSession, sealed: str, *, node_id: str) -> dict[str, Any]:
-    opened = session_sealer(session).open(sealed)
+    return open_config_with(session_sealer(session), sealed, node_id=node_id)
+
+
+def open_config_with(sealer: Sealer, sealed: str, *, node_id: str) -> dict[str, Any]:
+    """``open_config`` with the server's sealer given (the raw reads have no session);
+    stored text, so opened through the sealer's cache (``Sealer.open_stored``)."""
+    opened = sealer.open_stored(sealed)
     if opened is None:
         log.error(
             "the configuration of pipeline node %s cannot be opened with this server secret",

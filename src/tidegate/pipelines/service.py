@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.auth.secrets import Sealer
 from tidegate.components import validation
 from tidegate.components.catalogue import REGISTRY
 from tidegate.components.validation import validate_user_config
@@ -23,7 +24,7 @@ from tidegate.models import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, unconnected, validate_graph
-from tidegate.pipelines.sealed_config import open_config
+from tidegate.pipelines.sealed_config import open_config, open_config_with
 
 MAX_PIPELINES_PER_ACCOUNT: Final = 1_000
 
@@ -77,23 +78,29 @@ def config_of(session: AsyncSession, node: PipelineNode | PublishedPipelineNode)
     return open_config(session, node.user_config_sealed, node_id=node.id)
 
 
+def node_data(node: PipelineNode | Any, user_config: dict[str, Any]) -> dict[str, Any]:
+    """The node's document as plain data (api/raw_json.py), from the ORM object or a raw
+    record (``repository.node_records``) and its opened configuration."""
+    outputs = validation.node_outputs(kind=node.kind, type_=node.type, user_config=user_config)
+    return {
+        "id": node.id,
+        "pipeline_id": node.pipeline_id,
+        "kind": node.kind,
+        "type": node.type,
+        "title": node.title,
+        "description": node.description,
+        "generation_id": node.generation_id or 0,
+        "inputs": list(node.inputs or []),
+        "user_config": user_config,
+        "gateway_route_id": node.gateway_route_id,
+        "outputs": [{"id": f"{node.id}.{name}", "label": name} for name in outputs],
+        "created_at": node.created_at,
+        "updated_at": node.updated_at,
+    }
+
+
 def node_schema(session: AsyncSession, node: PipelineNode) -> schemas.Node:
-    user_config = config_of(session, node)
-    return schemas.Node(
-        id=node.id,
-        pipeline_id=node.pipeline_id,
-        kind=node.kind,
-        type=node.type,
-        title=node.title,
-        description=node.description,
-        generation_id=node.generation_id or 0,
-        inputs=list(node.inputs or []),
-        user_config=user_config,
-        gateway_route_id=node.gateway_route_id,
-        outputs=node_outputs(node.kind, node.type, node.id, user_config),
-        created_at=node.created_at,
-        updated_at=node.updated_at,
-    )
+    return schemas.Node(**node_data(node, config_of(session, node)))
 
 
 def graph_node(session: AsyncSession, node: PipelineNode) -> GraphNode:
@@ -108,12 +115,16 @@ def graph_node(session: AsyncSession, node: PipelineNode) -> GraphNode:
     )
 
 
+def detail_data(pipeline: Pipeline | Any, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pipeline's document with its nodes' (``node_data``) as plain data."""
+    return {**pipeline_data(pipeline), "nodes": nodes}
+
+
 def _detail(
     session: AsyncSession, pipeline: Pipeline, nodes: Sequence[PipelineNode]
 ) -> schemas.PipelineDetail:
     return schemas.PipelineDetail(
-        **pipeline_data(pipeline),
-        nodes=[node_schema(session, node) for node in nodes],
+        **detail_data(pipeline, [node_data(node, config_of(session, node)) for node in nodes])
     )
 
 
@@ -183,12 +194,21 @@ async def list_pipelines(*, db: Database, account_id: str) -> list[dict[str, Any
     return [pipeline_data(pipeline) for pipeline in pipelines]
 
 
-async def get_pipeline(
-    *, session: AsyncSession, account_id: str, pipeline_id: str
-) -> schemas.PipelineDetail:
-    pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    return _detail(
-        session, pipeline, await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+async def read_pipeline(
+    *, db: Database, sealer: Sealer, account_id: str, pipeline_id: str
+) -> dict[str, Any]:
+    """The pipeline's document with its nodes as plain data, from raw reads (the
+    pipeline, as ``own_pipeline`` finds it, then its nodes)."""
+    pipeline = await repository.pipeline_record(db=db, account_id=account_id, item_id=pipeline_id)
+    if pipeline is None:
+        raise NotFound(f"No pipeline {pipeline_id}")
+    nodes = await repository.node_records(db=db, pipeline_id=pipeline.id)
+    return detail_data(
+        pipeline,
+        [
+            node_data(node, open_config_with(sealer, node.user_config_sealed, node_id=node.id))
+            for node in nodes
+        ],
     )
 
 

@@ -1,0 +1,190 @@
+"""The board, member and pipeline single-item GETs on raw records answer exactly what
+their ORM endpoints answered before: the endpoints as they were (a session, the ORM
+objects, the response model; copied here as the reference) are served in the route's
+place and compared with the route as it is, status, headers and body byte for byte, for
+no credential, a wrong key, the account's key, the enterprise key with and without the
+account, browser sessions of every role, another account's key, and the account's own
+ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
+pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
+floats and Unicode, a pipeline with nodes of each kind). On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from tests.api.test_plain_routes import same_answer
+from tests.conftest import AppClient
+from tests.factories import AccountCtx, make_account, make_tenant
+from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
+from tests.users.factories import add_person, sign_in_person
+
+from tidegate.api.envelope import Envelope
+from tidegate.api.plain_routes import PlainHandler, route_contexts
+from tidegate.api.session import SessionDep
+from tidegate.auth.dependencies import AccountId
+from tidegate.boards import schemas as board_schemas
+from tidegate.boards import service as board_service
+from tidegate.boards.endpoints import BoardIdPath
+from tidegate.members import schemas as member_schemas
+from tidegate.members import service as member_service
+from tidegate.members.endpoints import EmailPath
+from tidegate.pipelines import endpoints as pipeline_endpoints
+from tidegate.pipelines import repository as pipeline_repository
+from tidegate.pipelines import schemas as pipeline_schemas
+from tidegate.pipelines import service as pipeline_service
+from tidegate.pipelines.paths import PipelineIdPath
+
+# The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
+
+
+async def board_before(
+    board_id: BoardIdPath, session: SessionDep, account_id: AccountId
+) -> board_schemas.Board:
+    board = await board_service._own_board(
+        session=session, account_id=account_id, board_id=board_id
+    )
+    short_id = await board_service._short_id(session=session, account_id=account_id)
+    return board_service.board_schema(board, short_id)
+
+
+async def member_before(
+    email: EmailPath, session: SessionDep, account_id: AccountId
+) -> member_schemas.Member:
+    user, membership = await member_service._found(
+        session=session, account_id=account_id, email=email
+    )
+    return await member_service._schema(session, account_id, user, membership)
+
+
+async def pipeline_before(
+    pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
+) -> Envelope[pipeline_schemas.PipelineDetail]:
+    pipeline = await pipeline_service.own_pipeline(
+        session=session, account_id=account_id, pipeline_id=pipeline_id
+    )
+    nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+    return pipeline_endpoints._pipeline(pipeline_service._detail(session, pipeline, nodes))
+
+
+BEFORE = {
+    "/v1/config/board/{boardid}": board_before,
+    "/v1/config/members/{email}": member_before,
+    "/v3/pipeline/{pipeline_id}": pipeline_before,
+}
+UNKNOWN_ID = "0123456789abcdef01234567"
+# Integers beyond 64 bits (orjson neither reads nor writes them exactly), floats, text.
+GRAPHS = [
+    {"big": 123456789012345678901234567890, "low": -9223372036854775809, "max": 2**64 - 1},
+    {"f": [1e20, 0.1, -0.0, 1.0000000000000002, 5e-324], "t": "é\u2028</script>\u0001"},
+    {"nested": {"a": [None, True, False, {"b": []}]}},
+]
+
+
+async def _ok(response: Any) -> Any:
+    assert response.status_code in (200, 201), response.text
+    return response.json()
+
+
+async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[str, list[str]]:
+    """Boards, members and pipelines of the account: their ids (e-mails for members)."""
+    h = account.headers
+    boards = [
+        (await _ok(await client.post("/v1/config/board", json=body, headers=h)))["boardid"]
+        for body in ({"title": "plain"}, {"title": "graphs", "graphs": GRAPHS})
+    ]
+    empty = await make_pipeline(client, account, "empty")
+    full = await make_pipeline(client, account, "full")
+    _route, source = await source_with_route(client, account, full)
+    condition = {"field": ".level", "str_operator": "exists"}
+    processor = await add_node(
+        client, account, full, "processor",
+        {"type": "filter", "inputs": [source], "user_config": {"condition": condition}},
+    )  # fmt: skip
+    await add_node(
+        client, account, full, "destination",
+        {"type": "http", "inputs": [processor], "user_config": {"uri": "https://x.example"}},
+    )  # fmt: skip
+    await publish(client, account, full)
+    group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    grouped = await add_person(client.database_url, account_id=account.account_id, role="admin")
+    await _ok(
+        await client.put(
+            f"/v1/config/members/{grouped.email}", json={"groups": [group["id"]]}, headers=h
+        )
+    )
+    invited = f"invited-{account.account_id[:6]}@example.com"
+    await _ok(
+        await client.post(
+            "/v1/config/members", json={"email": invited, "role": "member"}, headers=h
+        )
+    )
+    owner = account.data["owner"]["email"]
+    return {
+        "/v1/config/board/{boardid}": boards,
+        "/v1/config/members/{email}": [owner, grouped.email, invited],
+        "/v3/pipeline/{pipeline_id}": [empty, full],
+    }
+
+
+def _contexts(app: FastAPI) -> dict[str, Any]:
+    return {
+        context.path: context
+        for context in route_contexts(app)
+        if context.path in BEFORE and "GET" in (context.methods or ())
+    }
+
+
+def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
+    """Every id to read at ``path``: the account's own, another account's, unknown and
+    invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
+    ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
+    if path.endswith("{email}"):
+        ids += [own[1].upper(), f" {own[1]} ", "nobody@example.com", "a%00b", "x" * 400]
+    return ids
+
+
+async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: AppClient) -> None:
+    tenant = await make_tenant(client.database_url)
+    account = await make_account(client, tenant, company="Ünïcode “Co”")
+    other = await make_account(client, await make_tenant(client.database_url), company="other")
+    own = await _account_with_items(client, account)
+    others = await _account_with_items(client, other)
+    browsers = {}
+    for role in ("owner", "admin", "member", "readonly"):
+        person = await add_person(client.database_url, account_id=account.account_id, role=role)
+        browsers[role] = (await sign_in_person(client, person)).headers
+    credentials = {
+        "none": {},
+        "wrong": {"Authorization": "Token not-a-key"},
+        "account": account.headers,
+        "enterprise": tenant.headers,
+        "enterprise as the account": tenant.as_account(account.account_id),
+        "another account": other.headers,
+        **{f"{role} browser": headers for role, headers in browsers.items()},
+    }
+    app: FastAPI = client._transport.app  # type: ignore[attr-defined]
+    contexts = _contexts(app)
+    assert set(contexts) == set(BEFORE)
+    compared = 0
+    statuses: set[int] = set()
+    bodies: list[bytes] = []
+    for path, context in sorted(contexts.items()):
+        now = context.app
+        assert isinstance(now, PlainHandler), path  # the raw read, on the plain handler
+        before = APIRoute(context.path, BEFORE[path], methods=["GET"]).app
+        head = path.partition("{")[0]
+        for found in _ids(path, own[path], others[path]):
+            for who, headers in credentials.items():
+                where = f"{who} GET {head}{found!r}"
+                mine = await same_answer(
+                    client, context, before, where, head + found, headers=headers
+                )
+                compared += 1
+                statuses.add(mine.status_code)
+                bodies.append(mine.content)
+    assert compared > 250
+    assert any(b"123456789012345678901234567890" in body for body in bodies)
+    assert any(b'"outputs":[{"id"' in body or b'"kind":"destination"' in body for body in bodies)
+    assert statuses >= {200, 400, 401, 403, 404}, statuses
