@@ -8,25 +8,20 @@ from pathlib import Path
 
 import pytest
 from tests.alerts.harness import Harness, open_harness
-from tests.conftest import _create_pg_database, _drop_pg_database, pg_url
-
-from tidegate.db.migrate import upgrade_database
+from tests.conftest import DatabaseTemplates
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def own_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path / 'alerts.sqlite3'}"
-        await upgrade_database(url)
-        yield url
-        return
-    name = await _create_pg_database()
+async def own_database(
+    request: pytest.FixtureRequest, database_templates: DatabaseTemplates
+) -> AsyncIterator[str]:
+    """A migrated database of this test's own: a copy of the test process's template
+    (migrating a new one cost about 0.4 s of CPU a test)."""
+    url = await database_templates.fresh(request.param)
     try:
-        url = pg_url(name)
-        await upgrade_database(url)
         yield url
     finally:
-        await _drop_pg_database(name)
+        await database_templates.drop(url)
 
 
 @pytest.fixture
