@@ -271,7 +271,7 @@ COMPONENT: Component[AggregateConfig] = Component(
     build=_build,
     vet=_vet,
     describe="The platform's window{}/evaluate{} metric aggregation (tumbling or sliding "
-    "windows of `interval` s), or counts (sum/min/max/average of `field`) of matching "
+    "windows of `interval` s; CUSTOM: a JavaScript fold of any events), or counts (sum/min/max/average of `field`) of matching "
     "events per `group_by` in tumbling windows of `interval` ms",
     aliases=("aggregate-v2",),
     stored=_stored,
