@@ -231,3 +231,18 @@ async def test_a_published_pipeline_folds_windows_through_the_script(
         for event in delivered
     )
     assert summary == [(0, "api", 3, 2), (0, "web", 4, 1), (60_000, "api", 40, 2)]
+
+
+async def test_an_accumulated_event_json_cannot_hold_costs_its_own_window_only(
+    sandbox: Sandbox,
+) -> None:
+    clock = ManualClock(T0 + 1_000)
+    runtime = custom(clock, sandbox, SUMS, window=tumbling(60), group_by=[".app"])
+    odd = {"app": "odd", "n": 1, "kept": {1, 2}}  # a set: not JSON
+    batch = [odd, {"app": "odd", "n": 2}, {"app": "ok", "n": 1}, {"app": "ok", "n": 2}]
+    assert (await run("aggregate", {}, batch, runtime)).main == []
+    assert runtime.errors == 1  # the step into the odd window only
+    assert (await run("aggregate", {}, [{"app": "ok", "n": 4}], runtime)).main == []
+    clock.set(T0 + 60_000)
+    out = {event["app"]: event["n"] for event in (await run("aggregate", {}, [], runtime)).main}
+    assert out == {"odd": 1, "ok": 7}

@@ -457,7 +457,10 @@ class ScriptAggregator(ScriptUser, _Windowed):
             try:
                 if steps:
                     pairs = [(slot, event) for slot, event, _ in steps]
-                    outcomes = await self.sandbox.fold(self.script, slots, pairs, now)
+                    try:
+                        outcomes = await self.sandbox.fold(self.script, slots, pairs, now)
+                    except Exception as error:  # any (an accumulated event JSON cannot hold)
+                        outcomes = [Outcome("failed", reason=str(error))] * len(steps)
                     self._apply(slots, held, steps, outcomes)
             finally:
                 for window in held:

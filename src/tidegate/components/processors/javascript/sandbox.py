@@ -360,11 +360,20 @@ class Sandbox:
     ) -> list[Outcome]:
         outcomes: list[Outcome | None] = [None] * len(steps)
         encoded = _encoded([event for _, event in steps], outcomes)
-        for index in encoded:
-            encoded[index] = b"%d\n" % steps[index][0] + encoded[index]
+        unwritable = {number for number, slot in enumerate(slots) if not _writable(slot.accum)}
+        for index in list(encoded):
+            if steps[index][0] in unwritable:
+                del encoded[index]
+                reason = "the accumulated event cannot be written as JSON"
+                outcomes[index] = Outcome("failed", reason=reason)
+            else:
+                encoded[index] = b"%d\n" % steps[index][0] + encoded[index]
 
         def header(count: int) -> bytes:
-            sent = [{"accum": slot.accum, "aggregate": slot.aggregate()} for slot in slots]
+            sent = [
+                {"accum": {} if number in unwritable else slot.accum, "aggregate": slot.aggregate()}
+                for number, slot in enumerate(slots)
+            ]
             return self._header("fold", script, now=float(now_ms), count=count, slots=sent)
 
         def answered(index: int, outcome: Outcome) -> None:
@@ -449,6 +458,14 @@ def _encoded(events: list[Any], outcomes: list[Outcome | None]) -> dict[int, byt
         except (TypeError, orjson.JSONEncodeError):
             outcomes[index] = Outcome("failed", reason="the event cannot be written as JSON")
     return encoded
+
+
+def _writable(value: Any) -> bool:
+    try:
+        orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return True
 
 
 def _late(limits: Limits, batch: bool) -> str:
