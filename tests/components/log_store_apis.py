@@ -36,8 +36,16 @@ _BULK_QUERY: Final = frozenset(
         "pipeline", "refresh", "routing", "timeout", "wait_for_active_shards",
         "require_alias", "require_data_stream", "_source", "_source_excludes",
         "_source_includes", "list_executed_pipelines", "include_source_on_error",
+        "filter_path",  # a common option of every REST API
     }
 )  # fmt: skip
+# An item's refusal by status, as Elasticsearch answers it.
+_ITEM_ERRORS: Final = {
+    400: ("document_parsing_exception", "failed to parse field [n] of type [long]"),
+    429: ("es_rejected_execution_exception", "rejected execution of coordinating operation"),
+    500: ("exception", "internal error"),
+    503: ("unavailable_shards_exception", "primary shard is not active"),
+}
 # Index names: lowercase, none of these characters, not starting with - _ +, not . or ..,
 # at most 255 bytes ("Create index API", path parameters).
 _INDEX_FORBIDDEN: Final = re.compile(r'[\\/*?"<>| ,#:]')
@@ -79,10 +87,16 @@ class ElasticsearchBulk:
     indices: dict[str, list[Any]] = field(default_factory=dict)
     pipelines: list[str | None] = field(default_factory=list)
     """The ``pipeline`` query parameter of each bulk request taken."""
+    refusals: dict[str, list[int]] = field(default_factory=dict)
+    """Items to refuse: a document's ``message`` -> the statuses of its next answers
+    (400, 429, 500, 503), one used each time it arrives."""
     _ids: int = 0
 
     def respond(self, request: Request) -> tuple[int, bytes]:
         status, answer = self._check(request)
+        paths = parse_qs(urlsplit(request.target).query).get("filter_path")
+        if paths and status == 200:
+            answer = _filter(answer, [path.split(".") for path in paths[0].split(",")])
         return status, orjson.dumps(answer)
 
     def _check(self, request: Request) -> tuple[int, Any]:
@@ -192,6 +206,11 @@ class ElasticsearchBulk:
         return operations
 
     def _apply(self, action: str, index: str, meta: dict[str, Any], source: Any) -> dict[str, Any]:
+        message = source.get("message") if isinstance(source, dict) else None
+        planned = self.refusals.get(message) if isinstance(message, str) else None
+        if planned:
+            status = planned.pop(0)
+            return _item_error(action, index, status, *_ITEM_ERRORS[status])
         problem = index_name_problem(index)
         if problem is not None:
             return _item_error(
@@ -226,6 +245,25 @@ class ElasticsearchBulk:
 
 class _NotJson:
     """A source line that is not JSON."""
+
+
+def _filter(value: Any, paths: list[list[str]]) -> Any:
+    """``filter_path`` (Elasticsearch's common option): only the fields the paths name,
+    ``*`` any key; arrays keep their elements, each filtered."""
+    if isinstance(value, list):
+        return [_filter(item, paths) for item in value]
+    if not isinstance(value, dict):
+        return value
+    kept: dict[str, Any] = {}
+    for key, inner in value.items():
+        rest = [path[1:] for path in paths if path and path[0] in ("*", key)]
+        if any(not path for path in rest):
+            kept[key] = inner
+        elif rest:
+            filtered = _filter(inner, rest)
+            if filtered not in ({}, []):
+                kept[key] = filtered
+    return kept
 
 
 def _item_error(action: str, index: str, status: int, kind: str, reason: str) -> dict[str, Any]:

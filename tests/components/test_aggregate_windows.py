@@ -344,10 +344,11 @@ def test_the_platform_shape_is_checked_on_save() -> None:
             "/user_config/window/window_min",
             "",
         ),
+        ({**base, "evaluate": {"operation": "CUSTOM"}}, "/user_config/evaluate", "a script"),
         (
-            {**base, "evaluate": {"operation": "CUSTOM", "script": "function f(a) { return a }"}},
+            {**base, "evaluate": {"operation": "CUSTOM", "script": ""}},
             "/user_config/evaluate",
-            "CUSTOM",
+            "a script",
         ),
         (
             {**base, "evaluate": {"operation": "SUM", "script": "x"}},

@@ -18,10 +18,11 @@ from tests.components.receiver import Receiver
 from tidegate.components.destinations.elasticsearch import (
     ElasticsearchConfig,
     bulk_accepted,
+    bulk_unsettled,
     elasticsearch_requests,
 )
 from tidegate.components.destinations.http import HttpDestinationConfig, http_requests
-from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.http_sender import OutboundSender, Unsettled
 from tidegate.components.destinations.loki import LokiConfig, loki_requests
 from tidegate.components.destinations.splunk_hec_logs import (
     SplunkHecLogsConfig,
@@ -269,7 +270,10 @@ async def test_elasticsearch_bulk_ndjson(client: httpx.AsyncClient) -> None:
             accepted=bulk_accepted,
         )
     (request,) = receiver.requests
-    assert (request.method, request.target) == ("POST", "/_bulk?pipeline=geo%20ip")
+    assert (request.method, request.target) == (
+        "POST",
+        "/_bulk?filter_path=errors,items.*.error,items.*.status&pipeline=geo%20ip",
+    )
     assert _plain(request.headers) == [
         ("content-type", "application/x-ndjson"),
         ("authorization", "Basic " + base64.b64encode(b"elastic:s").decode()),
@@ -297,6 +301,26 @@ async def test_elasticsearch_errors_true_is_retried_then_fails(client: httpx.Asy
             )
     assert len(receiver.requests) == 2
     assert receiver.requests[0].body == b'{"index":{"_index":"tidegate-2023.11.14"}}\n{"a":1}\n'
+
+
+def test_a_bulk_answer_not_readable_item_by_item_sends_the_request_again_whole() -> None:
+    config = ElasticsearchConfig.model_validate(
+        {"endpoints": "http://es.example", "compression": "gzip"}
+    )
+    (request,) = elasticsearch_requests([{"a": 1}, {"b": 2}], config, received_ms=RECEIVED_MS)
+    assert bulk_unsettled(request, b'{"errors":false,"items":[]}') is None
+    whole = Unsettled(request.body, retry_items=2)
+    cut = b'{"errors":true,"items":[{"index":{"status":201}},{"index":{"sta'
+    assert bulk_unsettled(request, cut) == whole  # cut at the bytes read
+    one = b'{"errors":true,"items":[{"index":{"status":429}}]}'
+    assert bulk_unsettled(request, one) == whole  # not one item per document
+    both = b'{"errors":true,"items":[{"index":{"status":201}},{"index":{"status":503}}]}'
+    left = bulk_unsettled(request, both)
+    assert left is not None
+    assert left.retry_body is not None
+    assert (
+        gzip.decompress(left.retry_body) == b'{"index":{"_index":"tidegate-2023.11.14"}}\n{"b":2}\n'
+    )
 
 
 # ---- splunk-hec-logs --------------------------------------------------------------

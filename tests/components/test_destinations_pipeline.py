@@ -20,6 +20,7 @@ from tests.gateway.factories import new_account
 from tests.ingest.factories import make_ingestor
 from tests.waiting import eventually
 
+from tidegate.components.destinations.elasticsearch import FILTER_PATH
 from tidegate.components.destinations.splunk_hec_logs import SplunkHecLogsConfig
 
 
@@ -93,7 +94,7 @@ async def test_elasticsearch_and_splunk_destinations_in_one_pipeline(client: App
         )
         response = await client.post(wired.url, json=EVENTS[:1], headers=wired.auth)
         assert response.status_code == 200, response.text
-    assert elastic.requests[0].target == "/_bulk"
+    assert elastic.requests[0].target == f"/_bulk?{FILTER_PATH}"
     assert elastic.requests[0].body == (
         b'{"index":{"_index":"logs"}}\n'
         b'{"message":"one","app":"api","host":"web-1","timestamp":1735787045678}\n'

@@ -12,11 +12,14 @@ import base64
 import gzip
 from typing import Any
 
+import orjson
 from tests.components.factories import wire_source
 from tests.components.log_store_apis import ElasticsearchBulk, LokiPush
 from tests.components.receiver import Receiver
 from tests.conftest import AppClient
 from tests.gateway.factories import new_account
+
+from tidegate.components.destinations.elasticsearch import FILTER_PATH
 
 EVENTS = [
     {"message": "one ✓", "app": "api", "timestamp": 1_735_787_045_678},
@@ -49,7 +52,7 @@ async def test_elasticsearch_bulk_is_taken_by_the_bulk_api(loopback_client: AppC
         }
         assert await _send(loopback_client, "elasticsearch", config, EVENTS) == 200
     [request] = receiver.requests
-    assert (request.method, request.target) == ("POST", "/_bulk?pipeline=geo%20ip")
+    assert (request.method, request.target) == ("POST", f"/_bulk?{FILTER_PATH}&pipeline=geo%20ip")
     assert request.header("content-type") == "application/x-ndjson"
     assert request.header("content-encoding") == "gzip"
     assert gzip.decompress(request.body) == (
@@ -80,15 +83,71 @@ async def test_elasticsearch_documents_it_refuses_fail_the_delivery(
     loopback_client: AppClient,
 ) -> None:
     """An index name Elasticsearch refuses (a space, rendered from the event) is a 200
-    with ``"errors": true`` and a 400 for that item: the delivery fails (after the
-    retries), reported to the sender, and nothing else of the batch is lost."""
+    with ``"errors": true`` and a 400 for that item: refused for good, it is not sent
+    again; the delivery fails, reported to the sender, and nothing else of the batch is
+    lost."""
     api = ElasticsearchBulk()
     async with Receiver(respond=api.respond) as receiver:
         config = {"endpoints": [receiver.base], "index": "logs-{{ .app }}"}
         events = [{"message": "ok", "app": "api"}, {"message": "bad", "app": "two words"}]
         assert await _send(loopback_client, "elasticsearch", config, events) == 503
-    assert len(receiver.requests) > 1  # retried: the bulk API's answer was read
-    assert set(api.indices) == {"logs-api"}
+    assert len(receiver.requests) == 1  # the answer was read item by item: no retry
+    assert api.indices == {"logs-api": [events[0]]}
+
+
+def _bulk_lines(*events: dict[str, Any]) -> bytes:
+    return b"".join(
+        b'{"index":{"_index":"plain"}}\n' + orjson.dumps(event) + b"\n" for event in events
+    )
+
+
+async def test_elasticsearch_resends_only_the_items_refused_for_a_while(
+    loopback_client: AppClient,
+) -> None:
+    """The bulk answer read item by item, as Elasticsearch's clients, Logstash and
+    Vector do: the documents refused with 429 or a 5xx are sent again, alone (to the
+    next endpoint, gzip as the first request), those refused with a 400 (a mapping
+    error) are not, and no document taken is sent twice."""
+    api = ElasticsearchBulk(refusals={"b": [429], "c": [400], "d": [503, 500]})
+    events = [{"message": name, "n": n} for n, name in enumerate("abcde")]
+    async with (
+        Receiver(respond=api.respond) as first,
+        Receiver(respond=api.respond) as second,
+    ):
+        config = {
+            "endpoints": [first.base, second.base],
+            "index": "plain",
+            "compression": "gzip",
+        }
+        # c is refused for good: the delivery fails, reported to the sender.
+        assert await _send(loopback_client, "elasticsearch", config, events) == 503
+    # Each retry to the next endpoint, round robin.
+    assert (len(first.requests), len(second.requests)) == (2, 1)
+    sent = [first.requests[0], second.requests[0], first.requests[1]]
+    assert [gzip.decompress(request.body) for request in sent] == [
+        _bulk_lines(*events),
+        _bulk_lines(events[1], events[3]),  # b (429) and d (503), not c (400)
+        _bulk_lines(events[3]),  # d (500 the second time)
+    ]
+    assert all(request.header("content-encoding") == "gzip" for request in sent)
+    # Every document taken once: a, e at first, then b, then d.
+    assert api.indices == {"plain": [events[0], events[4], events[1], events[3]]}
+
+
+async def test_elasticsearch_a_partial_retry_that_ends_well_is_delivered(
+    loopback_client: AppClient,
+) -> None:
+    api = ElasticsearchBulk(refusals={"b": [429, 429]})
+    events = [{"message": name} for name in "abc"]
+    async with Receiver(respond=api.respond) as receiver:
+        config = {"endpoints": [receiver.base], "index": "plain"}
+        assert await _send(loopback_client, "elasticsearch", config, events) == 200
+    assert [request.body for request in receiver.requests] == [
+        _bulk_lines(*events),
+        _bulk_lines(events[1]),
+        _bulk_lines(events[1]),
+    ]
+    assert api.indices == {"plain": [events[0], events[2], events[1]]}
 
 
 # ---- loki -------------------------------------------------------------------------

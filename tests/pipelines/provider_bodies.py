@@ -715,21 +715,8 @@ REFUSED: list[Resource] = [
             "file_consolidation": {"enabled": True},
         },
     ),
-    # processors/aggregate.go: evaluate{operation: "CUSTOM", script} (aggregate_test.go's
-    # script) is not built; an interval past 25 hours (its "server-side validation"
-    # step expects an error naming /user_config/window/interval).
-    Resource(
-        "aggregate_processor (custom script)",
-        "transform",
-        "aggregate",
-        {
-            "window": {"type": "sliding", "interval": 10, "window_min": 10},
-            "evaluate": {
-                "operation": "CUSTOM",
-                "script": 'function process(event, metadata) { event.foo = "bar"; return event }',
-            },
-        },
-    ),
+    # processors/aggregate.go: an interval past 25 hours (aggregate_test.go's
+    # "server-side validation" step expects an error naming /user_config/window/interval).
     Resource(
         "aggregate_processor (interval too large)",
         "transform",
@@ -828,6 +815,7 @@ APPLIES += [
 _SUM_HOUR = {"window": {"type": "tumbling", "interval": 3600}, "evaluate": {"operation": "SUM"}}
 _HOUR_READ_BACK = {"type": "tumbling", "interval": 3600, "window_min": 3600}
 _SLIDING = {"type": "sliding", "interval": 10, "window_min": 10}
+AGGREGATE_TEST_SCRIPT = 'function process(event, metadata) { event.foo = "bar"; return event }'
 
 
 def _status_200(negate: bool) -> dict[str, Any]:
@@ -880,6 +868,18 @@ APPLIES += [
         "transform",
         "aggregate",
         {"window": _SLIDING, "evaluate": {"operation": "DIST_CONCAT"}},
+        computed={"event_timestamp": "timestamp"},
+    ),
+    # evaluateConfigFromModel: `script` set (aggregate_test.go's "custom script" step)
+    # sends evaluate{operation: "CUSTOM", script}; the provider reads the script back.
+    Resource(
+        "aggregate_processor (custom script)",
+        "transform",
+        "aggregate",
+        {
+            "window": _SLIDING,
+            "evaluate": {"operation": "CUSTOM", "script": AGGREGATE_TEST_SCRIPT},
+        },
         computed={"event_timestamp": "timestamp"},
     ),
     # pkg/resources/testdata/processors/aggregate.json: the platform's own type name.

@@ -11,12 +11,21 @@ strftime fields ``%Y``, ``%m``, ``%d``, ``%H`` of the event's time (``timestamp`
 the one timestamp rule, else the receive time, UTC); default ``tidegate-%Y.%m.%d``.
 ``endpoints``: the first is used; a retry after a connection error or 5xx goes to the
 next (round robin). ``auth`` (basic or bearer), ``compression`` (gzip or none) as the
-http destination. A 200 whose body says ``"errors":true`` (some documents refused) is
-a failure: the batch is retried, so delivery stays at-least-once.
+http destination.
+
+The request asks for the answer's ``errors`` and each item's ``status`` and ``error``
+only (``filter_path``, as Logstash does). A 200 whose body says ``"errors":true`` is
+read item by item (``settle``), as Elasticsearch's clients, Logstash and Vector do: the
+items refused with 429 or a 5xx are sent again (only they, with the sender's backoff,
+to the next endpoint); those refused with another status (a mapping error's 400) are
+not, and fail the delivery once nothing is left to retry. An answer that cannot be read
+item by item (not JSON, cut at ``ANSWER_BYTES``, not one item per document) sends the
+whole request again, as before: at-least-once.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -28,6 +37,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from tidegate.components.base import Component
+from tidegate.components.destinations.http_sender import Unsettled
 from tidegate.components.destinations.outbound import outbound_component
 from tidegate.components.destinations.wire import (
     MAX_BODY_BYTES,
@@ -37,13 +47,24 @@ from tidegate.components.destinations.wire import (
     WireRequest,
     auth_headers,
     batched,
+    compress,
 )
 from tidegate.logs.timestamps import epoch_ms
 
-__all__ = ["COMPONENT", "ElasticsearchConfig", "bulk_accepted", "elasticsearch_requests"]
+__all__ = [
+    "COMPONENT",
+    "ElasticsearchConfig",
+    "bulk_accepted",
+    "bulk_unsettled",
+    "elasticsearch_requests",
+]
 
 _STRFTIME: Final = re.compile(r"%[YmdH]")
 _ERRORS_TRUE: Final = re.compile(rb'"errors"\s*:\s*true')
+FILTER_PATH: Final = "filter_path=errors,items.*.error,items.*.status"
+"""The answer's parts read (Logstash's): about 25 bytes per document taken."""
+ANSWER_BYTES: Final = 4 * 1024 * 1024
+"""Of a bulk answer, read at most this (a longer one sends its request again whole)."""
 
 
 _AWS_FIELDS: Final = ("access_key_id", "secret_access_key", "region")
@@ -109,9 +130,9 @@ def elasticsearch_requests(
 ) -> list[WireRequest]:
     """The bulk requests carrying ``events`` (to ``endpoints[endpoint]``)."""
     base = str(config.endpoints[endpoint % len(config.endpoints)]).rstrip("/")
-    url = base + "/_bulk"
+    url = base + "/_bulk?" + FILTER_PATH
     if config.pipeline:
-        url += "?pipeline=" + quote(config.pipeline, safe="")
+        url += "&pipeline=" + quote(config.pipeline, safe="")
     headers = [("Content-Type", "application/x-ndjson"), *auth_headers(config.auth)]
     template = Template(config.index)
 
@@ -136,6 +157,46 @@ def bulk_accepted(head: bytes) -> bool:
     return _ERRORS_TRUE.search(head) is None
 
 
+def bulk_unsettled(request: WireRequest, answer: bytes) -> Unsettled | None:
+    """What a 2xx bulk answer left undone: None when it took every document; else the
+    body of the items to send again (429, 5xx), in the request's order and encoding,
+    and the count of those refused for good."""
+    if _ERRORS_TRUE.search(answer) is None:
+        return None
+    gzipped = any(
+        name.lower() == "content-encoding" and value == "gzip" for name, value in request.headers
+    )
+    body = gzip.decompress(request.body) if gzipped else request.body
+    lines = body.split(b"\n")[:-1]
+    try:
+        items = orjson.loads(answer)["items"]
+        statuses = [int(next(iter(item.values()))["status"]) for item in items]
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, StopIteration):
+        statuses = []
+    if not statuses or len(lines) != 2 * len(statuses):
+        return Unsettled(request.body, retry_items=len(lines) // 2)  # the whole request again
+    again: list[bytes] = []
+    refused = 0
+    reason = ""
+    for number, status in enumerate(statuses):
+        if status == 429 or status >= 500:
+            again.append(lines[2 * number] + b"\n" + lines[2 * number + 1] + b"\n")
+        elif not 200 <= status < 300:
+            refused += 1
+            reason = reason or _item_reason(items[number], status)
+    retry = None
+    if again:
+        retry, _ = compress(b"".join(again), "gzip" if gzipped else "none")
+    return Unsettled(retry, retry_items=len(again), refused=refused, reason=reason)
+
+
+def _item_reason(item: Any, status: int) -> str:
+    error = next(iter(item.values())).get("error")
+    if isinstance(error, dict):
+        return f"HTTP {status} {error.get('type', '')}: {str(error.get('reason', ''))[:300]}"
+    return f"HTTP {status}"
+
+
 def _encode(
     config: ElasticsearchConfig, events: list[Any], received_ms: int, attempt: int
 ) -> list[WireRequest]:
@@ -148,6 +209,7 @@ COMPONENT: Component[ElasticsearchConfig] = outbound_component(
     encode=_encode,
     urls=lambda config: [(f"/endpoints/{n}", url) for n, url in enumerate(config.endpoints)],
     describe="Elasticsearch's bulk API (NDJSON) into `index`; a retry goes to the next endpoint",
-    accepted=bulk_accepted,
+    settle=bulk_unsettled,
+    response_bytes=ANSWER_BYTES,
     rotating=True,
 )

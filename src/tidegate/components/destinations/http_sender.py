@@ -7,21 +7,29 @@ Connection errors, timeouts, 408, 425, 429 and 5xx (and a 2xx ``accepted`` refus
 are retried up to ``max_retries`` times with exponential backoff and jitter (the
 destination's ``Retry-After`` is honoured, up to 60 s), each attempt bounded by
 ``timeout_s`` and everything by the request's delivery deadline; other answers fail at
-once. Only ``MAX_RESPONSE_BYTES`` of an answer are read (undecoded, so a compressed
-answer cannot inflate), then the connection is dropped: a destination answering with an
-endless body cannot hold a worker or its memory. A destination whose host is not a
+once. Only ``MAX_RESPONSE_BYTES`` of an answer are read (``response_bytes`` when
+given; undecoded, so a compressed answer cannot inflate), then the connection is
+dropped: a destination answering with an endless body cannot hold a worker or its
+memory. A destination whose host is not a
 public address (``kit.destination_guard``) fails at once, without retries.
 
 ``rotate`` (Elasticsearch's several endpoints) is asked for the request to send on
 each retry, so a retry can go to another endpoint.
+
+``settle`` (Elasticsearch's bulk API) reads a 2xx answer item by item: ``Unsettled``
+names the request carrying only the items to send again (its body; the URL and headers
+stay the retry's) and the items refused for good. Those are not sent again; once
+nothing is left to retry, they fail the request (``DeliveryFailed``, as any refusal).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import httpx
@@ -32,7 +40,7 @@ from tidegate.kit.destination_guard import DestinationRefused
 
 log = logging.getLogger("tidegate.runtime.http")
 
-__all__ = ["MAX_RESPONSE_BYTES", "OutboundSender"]
+__all__ = ["MAX_RESPONSE_BYTES", "OutboundSender", "Settle", "Unsettled"]
 
 _RETRY_STATUSES: Final = frozenset({408, 425, 429})
 MAX_RESPONSE_BYTES: Final = 64 * 1024
@@ -41,6 +49,21 @@ _MAX_RETRY_AFTER_S: Final = 60.0
 
 def _always(_head: bytes) -> bool:
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class Unsettled:
+    """What a 2xx answer left undone: ``retry_body`` carries the items to send again
+    (None: none), ``refused`` items were refused for good, the first for ``reason``."""
+
+    retry_body: bytes | None
+    retry_items: int = 0
+    refused: int = 0
+    reason: str = ""
+
+
+Settle = Callable[[WireRequest, bytes], Unsettled | None]
+"""``(request, answer)`` -> None when every item was taken, else what is left."""
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -62,6 +85,8 @@ class OutboundSender:
         backoff_base_ms: int,
         backoff_cap_ms: int,
         accepted: Callable[[bytes], bool] = _always,
+        settle: Settle | None = None,
+        response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.name = name
         self._client = client
@@ -71,6 +96,8 @@ class OutboundSender:
         self._base = backoff_base_ms / 1000
         self._cap = backoff_cap_ms / 1000
         self._accepted = accepted
+        self._settle = settle
+        self._response_bytes = response_bytes
 
     def backoff(self, attempt: int) -> float:
         """Seconds before retry ``attempt`` (0-based): exponential, capped, half jitter."""
@@ -110,6 +137,10 @@ class OutboundSender:
         ``DeliveryFailed``."""
         loop = asyncio.get_running_loop()
         attempt = 0
+        partial: bytes | None = None
+        """The body of the items left to send again (``settle``), else None: all."""
+        refused = 0
+        refusal = ""
         while True:
             wait: float | None = None
             try:
@@ -120,9 +151,24 @@ class OutboundSender:
                     status, head, wait = await self._exchange(
                         request, min(self._timeout_s, remaining)
                     )
-                if 200 <= status < 300 and self._accepted(head):
+                left = None
+                if 200 <= status < 300 and self._settle is not None:
+                    left = self._settle(request, head)
+                    if left is not None:
+                        refused += left.refused
+                        refusal = refusal or left.reason
+                        partial = left.retry_body
+                    if left is None or left.retry_body is None:
+                        if refused:
+                            raise DeliveryFailed(
+                                f"{self.name}: {refused} item(s) refused, not sent again: {refusal}"
+                            )
+                        return head
+                    reason = f"answered HTTP {status}; {left.retry_items} item(s) to send again"
+                    retryable = True
+                elif 200 <= status < 300 and self._accepted(head):
                     return head
-                if 200 <= status < 300:
+                elif 200 <= status < 300:
                     reason, retryable = f"answered HTTP {status} refusing some events", True
                 else:
                     reason = f"answered HTTP {status}"
@@ -132,6 +178,8 @@ class OutboundSender:
             except httpx.HTTPError as error:
                 reason = f"{type(error).__name__}: {error}".rstrip(": ")
                 retryable = isinstance(error, httpx.TransportError)
+            if refused:
+                reason += f"; {refused} item(s) refused, not sent again: {refusal}"
             if not retryable or attempt >= self._max_retries:
                 raise DeliveryFailed(f"{self.name}: {reason} (attempt {attempt + 1})")
             delay = max(self.backoff(attempt), wait or 0.0)
@@ -142,6 +190,8 @@ class OutboundSender:
             attempt += 1
             if retry_as is not None:
                 request = retry_as(attempt)
+            if partial is not None:
+                request = dataclasses.replace(request, body=partial)
 
     async def _exchange(
         self, request: WireRequest, timeout: float
@@ -160,11 +210,11 @@ class OutboundSender:
         try:
             async for chunk in response.aiter_raw():
                 head += chunk
-                if len(head) > MAX_RESPONSE_BYTES:
+                if len(head) > self._response_bytes:
                     break
         finally:
             await response.aclose()
-        return response.status_code, bytes(head[:MAX_RESPONSE_BYTES]), _retry_after(response)
+        return response.status_code, bytes(head[: self._response_bytes]), _retry_after(response)
 
 
 def _bind(

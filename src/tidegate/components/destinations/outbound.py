@@ -32,7 +32,11 @@ from tidegate.components.base import (
     Parcel,
     config_refused,
 )
-from tidegate.components.destinations.http_sender import OutboundSender
+from tidegate.components.destinations.http_sender import (
+    MAX_RESPONSE_BYTES,
+    OutboundSender,
+    Settle,
+)
 from tidegate.components.destinations.wire import WireRequest
 from tidegate.delivery import DeliveryFailed
 from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
@@ -101,11 +105,14 @@ def outbound_component(
     max_retries: Callable[[C], int] = lambda _config: 5,
     ack: Callable[[C], bool] = lambda config: bool(getattr(config, "ack_enabled", True)),
     accepted: Callable[[bytes], bool] | None = None,
+    settle: Settle | None = None,
+    response_bytes: int = MAX_RESPONSE_BYTES,
     rotating: bool = False,
     bind: Callable[[Encoder[C], BuildContext], Encoder[C]] | None = None,
     authorizer: Callable[[C, OutboundSender], Authorize] | None = None,
 ) -> Component[C]:
-    """``rotating``: a retry re-encodes for attempt n (another endpoint). ``bind``: the
+    """``settle``: reads a 2xx answer item by item (``http_sender``), with
+    ``response_bytes`` of it read. ``rotating``: a retry re-encodes for attempt n (another endpoint). ``bind``: the
     encoder of a node built in this context (the ``s3`` destination's endpoint).
     ``authorizer``: the node's ``Authorize`` (given its sender, which fetches tokens
     with the same guard, retries and bounded reads)."""
@@ -114,6 +121,8 @@ def outbound_component(
         if context.http_client is None:
             raise RuntimeError(f"a {type_} destination needs BuildContext.http_client")
         options: dict[str, Any] = {} if accepted is None else {"accepted": accepted}
+        if settle is not None:
+            options["settle"] = settle
         sender = OutboundSender(
             client=context.http_client(),
             name=f"{type_} destination {node.node_id} of pipeline {node.pipeline_id}",
@@ -122,6 +131,7 @@ def outbound_component(
             max_retries=max_retries(config),
             backoff_base_ms=context.backoff_base_ms,
             backoff_cap_ms=context.backoff_cap_ms,
+            response_bytes=response_bytes,
             **options,
         )
         encoder = encode if bind is None else bind(encode, context)

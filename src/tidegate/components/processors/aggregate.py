@@ -37,14 +37,18 @@ from tidegate.components.base import (
     NodeOutput,
     NodeRef,
     RunContext,
+    config_refused,
 )
 from tidegate.components.processors.aggregate_windows import (
     Evaluate,
     MetricAggregator,
+    ScriptAggregator,
     Window,
     default_window_min_s,
 )
+from tidegate.components.processors.javascript import Script, shared_sandbox
 from tidegate.components.processors.kit import FieldText, processing_clock
+from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.conditions import Condition
 from tidegate.processing.fields import MISSING, FieldPath, string_form
@@ -210,20 +214,42 @@ class AggregateProcessor:
 
 
 def _build(
-    config: AggregateConfig, context: BuildContext, _node: NodeRef
-) -> AggregateProcessor | MetricAggregator:
+    config: AggregateConfig, context: BuildContext, node: NodeRef
+) -> AggregateProcessor | MetricAggregator | ScriptAggregator:
     clock = processing_clock(context)
     if config.window is not None and config.evaluate is not None:
-        return MetricAggregator(
-            window=config.window,
-            evaluate=config.evaluate,
-            group_by=config.group_by,
-            conditional=config.conditional,
-            event_timestamp=config.time_field,
-            clock=clock,
-            flush_at_end=context.simulation,
-        )
+        shared = {
+            "window": config.window,
+            "evaluate": config.evaluate,
+            "group_by": config.group_by,
+            "conditional": config.conditional,
+            "event_timestamp": config.time_field,
+            "clock": clock,
+            "flush_at_end": context.simulation,
+        }
+        if config.evaluate.script is not None:
+            return ScriptAggregator(
+                script=Script.of(config.evaluate.script),
+                name=f"{node.node_id} of pipeline {node.pipeline_id}",
+                **shared,
+            )
+        return MetricAggregator(**shared)
     return AggregateProcessor(config, clock=clock, flush_at_end=context.simulation)
+
+
+async def _vet(config: AggregateConfig, _policy: DestinationPolicy) -> None:
+    """CUSTOM: the script loads in a sandbox process, as the js-script processor's."""
+    if config.evaluate is None or config.evaluate.script is None:
+        return
+    reason = await shared_sandbox().check(Script.of(config.evaluate.script))
+    if reason is None:
+        return
+    raise config_refused(
+        "/evaluate/script",
+        f"is not valid JavaScript: {reason}",
+        keyword="format",
+        params={"format": "javascript"},
+    )
 
 
 def _stored(config: AggregateConfig, user_config: dict[str, Any]) -> dict[str, Any]:
@@ -243,8 +269,9 @@ COMPONENT: Component[AggregateConfig] = Component(
     type="aggregate",
     config_model=AggregateConfig,
     build=_build,
+    vet=_vet,
     describe="The platform's window{}/evaluate{} metric aggregation (tumbling or sliding "
-    "windows of `interval` s), or counts (sum/min/max/average of `field`) of matching "
+    "windows of `interval` s; CUSTOM: a JavaScript fold of any events), or counts (sum/min/max/average of `field`) of matching "
     "events per `group_by` in tumbling windows of `interval` ms",
     aliases=("aggregate-v2",),
     stored=_stored,

@@ -22,7 +22,8 @@ windows, one metric event out per window.
   value), ``SUM``, ``MIN``, ``MAX``, ``AVG`` (numeric values), ``SET_INTERSECTION``
   (``set`` values: a list), ``DIST_CONCAT`` (``distribution`` values: ``{samples:
   [...], statistic}``). An event the operation cannot fold (not a metric, another value
-  type) passes unchanged.
+  type) passes unchanged. ``CUSTOM``: any event, folded by the tenant's JavaScript
+  ``fn(accum, event)`` (``ScriptAggregator``; series: the ``group_by`` values only).
 * **Out**: the window's first event, its ``value`` the result, ``tags`` those every
   event of the window shares, ``timestamp`` the latest event's time, and
   ``metadata.aggregate`` ``{event_count, start_timestamp, end_timestamp,
@@ -45,6 +46,13 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tidegate.components.base import Event, NodeOutput, RunContext
+from tidegate.components.processors.javascript import (
+    Outcome,
+    Sandbox,
+    Script,
+    ScriptUser,
+    Slot,
+)
 from tidegate.components.processors.kit import on_batch
 from tidegate.logs.timestamps import epoch_ms
 from tidegate.processing.conditions import Condition
@@ -56,6 +64,7 @@ __all__ = [
     "MAX_SERIES",
     "Evaluate",
     "MetricAggregator",
+    "ScriptAggregator",
     "Window",
     "effective_slide_s",
 ]
@@ -97,11 +106,9 @@ class Evaluate(BaseModel):
     @model_validator(mode="after")
     def _script(self) -> Evaluate:
         if self.operation == "CUSTOM":
-            raise ValueError(
-                "operation CUSTOM (a script) is not supported by tidegate: use DEFAULT, "
-                "SUM, MIN, MAX, AVG, SET_INTERSECTION or DIST_CONCAT"
-            )
-        if self.script is not None:
+            if not self.script:
+                raise ValueError("operation CUSTOM needs a script")
+        elif self.script is not None:
             raise ValueError("script goes with operation CUSTOM only")
         return self
 
@@ -132,6 +139,8 @@ class _Open:
     total: float = 0.0
     changed: bool = True
     members: dict[bytes, Any] = field(default_factory=dict)
+    slot: int | None = None
+    """CUSTOM: the window's place among the slots of the batch being folded."""
 
 
 class _NotFolded(Exception):
@@ -247,9 +256,9 @@ def _metric(event: Event) -> _Metric | None:
     return _Metric(kind, value["type"], value["value"])
 
 
-class MetricAggregator:
-    """The running processor; its state is per node and worker, and runs one batch at
-    a time (a large batch in a worker thread, under the node's lock)."""
+class _Windowed:
+    """Series of open windows per node and worker: where an event falls, and which
+    windows leave; ``_output`` is a leaving window's event."""
 
     def __init__(
         self,
@@ -280,82 +289,31 @@ class MetricAggregator:
     def series(self) -> int:
         return len(self._series)
 
-    async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
-        now = context.now_ms if context.now_ms is not None else self._clock.now_ms()
-        async with self._lock:
-            return await on_batch(partial(self._run, now=now), events, context)
+    def _now(self, context: RunContext) -> int:
+        return context.now_ms if context.now_ms is not None else int(self._clock.now_ms())
 
-    def _run(self, events: list[Event], *, now: int) -> NodeOutput:
-        out: list[Event] = []
-        for event in events:
-            try:
-                folded = self._record(event, now)
-            except Exception:  # _NotFolded, or any: one odd event never fails its batch
-                folded = False
-            if not folded:
-                out.append(event)
-        out.extend(self._flushed(now, everything=self._flush_at_end))
-        return NodeOutput(out, {}, len(events))
+    def _place(self, windows: list[_Open], at: int) -> int | None:
+        """The start of the window an event at ``at`` opens, or None (it opens none)."""
+        if self._tumbling:
+            start = at - at % self._interval_ms
+            if any(window.start == start for window in windows):
+                return None
+            return start
+        if len(windows) >= MAX_OPEN_WINDOWS or any(
+            at - self._slide_ms < window.start <= at for window in windows
+        ):
+            return None
+        return at
 
-    def _key(self, event: Event, metric: _Metric) -> bytes:
-        if self._group_by:
-            grouped = [get(event) for get in self._group_by]
-            identity: Any = [None if value is MISSING else value for value in grouped]
-        else:
-            identity = event.get("tags")
-        parts = [event.get("name"), event.get("namespace"), metric.kind, metric.value_type]
-        return orjson.dumps([*parts, identity], option=orjson.OPT_SORT_KEYS, default=str)
+    def _open(self, windows: list[_Open], opened: _Open) -> None:
+        windows.append(opened)
+        windows.sort(key=lambda window: window.start)
 
     def _at(self, event: Event, now: int) -> int:
         stamp = epoch_ms(self._time(event))
         if stamp is None or stamp > now + self._interval_ms:
             return now
         return stamp
-
-    def _record(self, event: Event, now: int) -> bool:
-        metric = _metric(event)
-        if metric is None:
-            return False
-        key = self._key(event, metric)
-        windows = self._series.get(key)
-        if windows is None:
-            if len(self._series) >= MAX_SERIES:
-                return False
-            windows = []
-        at = self._at(event, now)
-        tags = event.get("tags")
-        if not isinstance(tags, dict):
-            tags = None
-        if self._tumbling:
-            start = at - at % self._interval_ms
-            opens = not any(window.start == start for window in windows)
-        else:
-            start = at
-            opens = len(windows) < MAX_OPEN_WINDOWS and not any(
-                at - self._slide_ms < window.start <= at for window in windows
-            )
-        folded = False
-        for window in windows:
-            if window.start <= at < window.end:
-                _add(self._operation, metric.kind, metric.value_type, window, metric.value)
-                window.count += 1
-                window.last_ms = max(window.last_ms, at)
-                window.changed = True
-                if window.tags is not None:
-                    window.tags = _shared(window.tags, tags)
-                folded = True
-        if opens:
-            kept = None if tags is None else dict(tags)
-            opened = _Open(start, start + self._interval_ms, event, None, kept, at)
-            opened.value = _start(
-                self._operation, metric.kind, metric.value_type, metric.value, opened
-            )
-            windows.append(opened)
-            windows.sort(key=lambda window: window.start)
-        if folded or opens:
-            self._series[key] = windows
-            return True
-        return False
 
     def _flushed(self, now: int, *, everything: bool) -> list[Event]:
         due: list[tuple[int, bytes, Event]] = []
@@ -386,28 +344,197 @@ class MetricAggregator:
         return output if self._flush_test(output) else None
 
     def _output(self, window: _Open, now: int) -> Event:
+        raise NotImplementedError
+
+
+class MetricAggregator(_Windowed):
+    """The running processor for the built-in operations; runs one batch at a time (a
+    large batch in a worker thread, under the node's lock)."""
+
+    async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
+        now = self._now(context)
+        async with self._lock:
+            return await on_batch(partial(self._run, now=now), events, context)
+
+    def _run(self, events: list[Event], *, now: int) -> NodeOutput:
+        out: list[Event] = []
+        for event in events:
+            try:
+                folded = self._record(event, now)
+            except Exception:  # _NotFolded, or any: one odd event never fails its batch
+                folded = False
+            if not folded:
+                out.append(event)
+        out.extend(self._flushed(now, everything=self._flush_at_end))
+        return NodeOutput(out, {}, len(events))
+
+    def _key(self, event: Event, metric: _Metric) -> bytes:
+        if self._group_by:
+            grouped = [get(event) for get in self._group_by]
+            identity: Any = [None if value is MISSING else value for value in grouped]
+        else:
+            identity = event.get("tags")
+        parts = [event.get("name"), event.get("namespace"), metric.kind, metric.value_type]
+        return orjson.dumps([*parts, identity], option=orjson.OPT_SORT_KEYS, default=str)
+
+    def _record(self, event: Event, now: int) -> bool:
+        metric = _metric(event)
+        if metric is None:
+            return False
+        key = self._key(event, metric)
+        windows = self._series.get(key)
+        if windows is None:
+            if len(self._series) >= MAX_SERIES:
+                return False
+            windows = []
+        at = self._at(event, now)
+        tags = event.get("tags")
+        if not isinstance(tags, dict):
+            tags = None
+        start = self._place(windows, at)
+        folded = False
+        for window in windows:
+            if window.start <= at < window.end:
+                _add(self._operation, metric.kind, metric.value_type, window, metric.value)
+                window.count += 1
+                window.last_ms = max(window.last_ms, at)
+                window.changed = True
+                if window.tags is not None:
+                    window.tags = _shared(window.tags, tags)
+                folded = True
+        if start is not None:
+            kept = None if tags is None else dict(tags)
+            opened = _Open(start, start + self._interval_ms, event, None, kept, at)
+            opened.value = _start(
+                self._operation, metric.kind, metric.value_type, metric.value, opened
+            )
+            self._open(windows, opened)
+        if folded or start is not None:
+            self._series[key] = windows
+            return True
+        return False
+
+    def _output(self, window: _Open, now: int) -> Event:
         base = window.base
         value_type = base["value"]["type"]
         result = _result(self._operation, value_type, window)
-        metadata = base.get("metadata")
-        aggregate = {
-            "event_count": window.count,
-            "start_timestamp": window.start,
-            "end_timestamp": window.end,
-            "flush_timestamp": now,
-        }
         out = {
             **base,
             "value": {**base["value"], "value": result},
             "timestamp": window.last_ms,
-            "metadata": {
-                **(metadata if isinstance(metadata, dict) else {}),
-                "aggregate": aggregate,
-            },
+            "metadata": _metadata(base, window, now),
         }
         if window.tags is not None:
             out["tags"] = dict(window.tags)
         return out
+
+
+class ScriptAggregator(ScriptUser, _Windowed):
+    """The running processor for ``CUSTOM``: each window's events folded through the
+    tenant's JavaScript function in the sandbox processes, ``fn(accum, event)``
+    returning the new accumulated event; the window's first event is the first
+    ``accum``. Series are the ``group_by`` values (without ``group_by``: one series),
+    whatever the events are. A call that fails (throws, returns no object, runs past a
+    limit) costs that window its event: the accumulated event stays as it was, the
+    failure is logged and counted in ``errors``."""
+
+    def __init__(
+        self, *, script: Script, sandbox: Sandbox | None = None, name: str = "", **rest: Any
+    ) -> None:
+        ScriptUser.__init__(self, script, sandbox, name=name)
+        _Windowed.__init__(self, **rest)
+
+    async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
+        now = self._now(context)
+        async with self._lock:
+            out: list[Event] = []
+            slots: list[Slot] = []
+            held: list[_Open] = []
+            steps: list[tuple[int, Event, int]] = []
+            for event in events:
+                if not self._plan(event, now, slots, held, steps):
+                    out.append(event)
+            try:
+                if steps:
+                    pairs = [(slot, event) for slot, event, _ in steps]
+                    try:
+                        outcomes = await self.sandbox.fold(self.script, slots, pairs, now)
+                    except Exception as error:  # any (an accumulated event JSON cannot hold)
+                        outcomes = [Outcome("failed", reason=str(error))] * len(steps)
+                    self._apply(slots, held, steps, outcomes)
+            finally:
+                for window in held:
+                    window.slot = None
+            out.extend(self._flushed(now, everything=self._flush_at_end))
+        return NodeOutput(out, {}, len(events))
+
+    def _plan(
+        self,
+        event: Event,
+        now: int,
+        slots: list[Slot],
+        held: list[_Open],
+        steps: list[tuple[int, Event, int]],
+    ) -> bool:
+        """Places the event: a step for each open window holding its time, and the
+        window it opens (its first accumulated event). False: it passes unchanged."""
+        grouped = [get(event) for get in self._group_by]
+        identity = [None if value is MISSING else value for value in grouped]
+        key = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
+        windows = self._series.get(key)
+        if windows is None:
+            if len(self._series) >= MAX_SERIES:
+                return False
+            windows = self._series[key] = []
+        at = self._at(event, now)
+        start = self._place(windows, at)
+        for window in windows:
+            if window.start <= at < window.end:
+                if window.slot is None:
+                    window.slot = len(slots)
+                    slots.append(Slot(window.base, window.count, window.start, window.end))
+                    held.append(window)
+                steps.append((window.slot, event, at))
+        if start is not None:
+            self._open(windows, _Open(start, start + self._interval_ms, event, None, None, at))
+        return True
+
+    def _apply(
+        self,
+        slots: list[Slot],
+        held: list[_Open],
+        steps: list[tuple[int, Event, int]],
+        outcomes: list[Outcome],
+    ) -> None:
+        failed = 0
+        first = ""
+        for (slot, _, at), outcome in zip(steps, outcomes, strict=True):
+            if outcome.kind == "event":
+                window = held[slot]
+                window.last_ms = max(window.last_ms, at)
+                window.changed = True
+            else:
+                failed += 1
+                first = first or outcome.reason
+        for folded, window in zip(slots, held, strict=True):
+            window.base = folded.accum
+            window.count = folded.count
+        self._failed("aggregate (CUSTOM)", failed, "not folded into a window", first)
+
+    def _output(self, window: _Open, now: int) -> Event:
+        return {**window.base, "metadata": _metadata(window.base, window, now)}
+
+
+def _metadata(base: Event, window: _Open, now: int) -> dict[str, Any]:
+    """The event's ``metadata`` with the window's ``aggregate``, as the platform writes it."""
+    metadata = base.get("metadata")
+    aggregate = {
+        "event_count": window.count,
+        "start_timestamp": window.start,
+        "end_timestamp": window.end,
+        "flush_timestamp": now,
+    }
+    return {**(metadata if isinstance(metadata, dict) else {}), "aggregate": aggregate}
 
 
 def _shared(tags: dict[str, Any], other: dict[str, Any] | None) -> dict[str, Any]:

@@ -19,7 +19,6 @@ that throws or runs past its limits, or no function to call is a 400 on
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,12 +33,11 @@ from tidegate.components.base import (
     RunContext,
     config_refused,
 )
-from tidegate.components.processors.javascript import Sandbox, Script, shared_sandbox
+from tidegate.components.processors.javascript import Script, ScriptUser, shared_sandbox
 from tidegate.kit.destination_guard import DestinationPolicy
 
 __all__ = ["COMPONENT", "JsScript", "JsScriptConfig"]
 
-log = logging.getLogger("tidegate.runtime.processors")
 
 MAX_SCRIPT: Final = 65_536
 """Characters of one script."""
@@ -50,19 +48,9 @@ class JsScriptConfig(BaseModel):
     script: Annotated[str, Field(min_length=1, max_length=MAX_SCRIPT)]
 
 
-class JsScript:
+class JsScript(ScriptUser):
     """The running processor: one script, sent with each batch to a sandbox process
     (which loads it once)."""
-
-    def __init__(self, script: Script, sandbox: Sandbox | None = None, *, name: str = "") -> None:
-        self.script = script
-        self._sandbox = sandbox
-        self._name = name
-        self.errors = 0
-
-    @property
-    def sandbox(self) -> Sandbox:
-        return self._sandbox or shared_sandbox()
 
     async def run(self, events: list[Event], *, context: RunContext) -> NodeOutput:
         if not events:
@@ -82,9 +70,7 @@ class JsScript:
                 failed += 1
                 first = first or outcome.reason
                 main.append(event)
-        if failed:
-            self.errors += failed
-            log.warning("js-script %s: %d event(s) passed unchanged: %s", self._name, failed, first)
+        self._failed("js-script", failed, "passed unchanged", first)
         return NodeOutput(main, {}, len(events), discarded)
 
 

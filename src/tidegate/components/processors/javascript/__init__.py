@@ -6,7 +6,9 @@ from tidegate.components.processors.javascript.sandbox import (
     Outcome,
     Sandbox,
     Script,
+    ScriptUser,
+    Slot,
     shared_sandbox,
 )
 
-__all__ = ["Limits", "Outcome", "Sandbox", "Script", "shared_sandbox"]
+__all__ = ["Limits", "Outcome", "Sandbox", "Script", "ScriptUser", "Slot", "shared_sandbox"]

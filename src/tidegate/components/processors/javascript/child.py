@@ -5,7 +5,10 @@ library and ``quickjs`` (the quickjs-ng engine), and speaks frames over its stan
 input and output: a 4-byte big-endian length, then the payload.
 
 A request is a header frame (JSON: ``op``, the script's ``source`` and ``digest``, the
-limits) followed, for ``run``, by ``count`` frames of one event's JSON each. The answer
+limits) followed, for ``run``, by ``count`` frames of one event's JSON each; for
+``fold`` (the aggregate processor's ``CUSTOM``), the header's ``slots`` (accumulated
+events) and ``count`` steps, each ``<slot>\n<event JSON>``, answered with the slot's new
+accumulated event. The answer
 to ``check`` is one frame; to ``run``, one frame per event, in order, each written as
 soon as the event is done (so the parent knows which event a hang belongs to):
 
@@ -36,6 +39,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 __all__ = ["HEADER", "frame", "main"]
@@ -87,6 +91,36 @@ _WRAP: Final = r"""
 })()
 """
 
+# The aggregate processor's CUSTOM operation: the function folds an event into the
+# window's accumulated event and returns the new one.
+_WRAP_FOLD: Final = r"""
+(function () {
+  "use strict";
+  const parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
+  const PromiseType = Promise, Fail = TypeError;
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !isArray(value);
+  }
+  return function wrap(fn) {
+    return function (accumText, eventText, aggregateText) {
+      const accum = parse(accumText);
+      const event = parse(eventText);
+      if (!isObject(accum.metadata)) accum.metadata = {};
+      accum.metadata.aggregate = parse(aggregateText);
+      const result = fn(accum, event);
+      if (result instanceof PromiseType) {
+        throw new Fail("the function returned a Promise: return the accumulated event itself");
+      }
+      if (!isObject(result)) {
+        const kind = result === null ? "null" : isArray(result) ? "an array" : typeof result;
+        throw new Fail("the function returned " + kind + ": return the accumulated event (an object)");
+      }
+      return stringify(result);
+    };
+  };
+})()
+"""
+
 _CREATED: Final = r"""
 (function (global) {
   const names = Object.getOwnPropertyNames, stringify = JSON.stringify;
@@ -129,6 +163,7 @@ class Script:
         self.source = source
         self.limits = limits
         self.runner: Any = None
+        self.folder: Any = None
         self.context: Any = None
         self.failure: str | None = None
 
@@ -144,6 +179,10 @@ class Script:
                 raise
         return self.runner
 
+    def fold_ready(self) -> Any:
+        self.ready()
+        return self.folder
+
     def _load(self) -> None:
         import quickjs
 
@@ -153,6 +192,7 @@ class Script:
         context.set_time_limit(float(self.limits["load_cpu_ms"]) / 1000)
         try:
             wrap = context.eval(_WRAP)
+            wrap_fold = context.eval(_WRAP_FOLD)
             created = context.eval(_CREATED)
             context.eval(_CONSOLE)
             context.eval(self.source)
@@ -166,16 +206,17 @@ class Script:
                     )
                 function = context.eval(f"globalThis[{json.dumps(names[0])}]")
             runner = wrap(function)
+            folder = wrap_fold(function)
         except ScriptFailed:
             raise
         except Exception as error:  # any: the engine's errors, and the script's throws
             raise ScriptFailed(_reason(error, self.limits, loading=True)) from None
         context.set_time_limit(float(self.limits["event_cpu_ms"]) / 1000)
-        self.context, self.runner = context, runner
+        self.context, self.runner, self.folder = context, runner, folder
 
     def reset(self) -> None:
         """Throw the runtime away (it hit a limit): loaded again before the next event."""
-        self.context = self.runner = None
+        self.context = self.runner = self.folder = None
 
     def retained(self) -> int:
         if self.context is None:
@@ -296,6 +337,8 @@ class Sandbox:
             try:
                 if header["op"] == "check":
                     self.check(header)
+                elif header["op"] == "fold":
+                    self.fold(header, events)
                 else:
                     self.run(header, events)
             finally:
@@ -313,8 +356,37 @@ class Sandbox:
 
     def run(self, header: dict[str, Any], events: list[bytes]) -> None:
         script = self.script(header)
-        limits = script.limits
         now = float(header["now"])
+        self._each(script, events, lambda raw: script.ready()(raw.decode(), now))
+
+    def fold(self, header: dict[str, Any], steps: list[bytes]) -> None:
+        """Each step is ``<slot>\n<event JSON>``: the event folded into the slot's
+        accumulated event (the header's ``slots``: ``accum`` and ``aggregate``, the
+        window's ``metadata.aggregate``), which becomes what the function returned."""
+        script = self.script(header)
+        accums = [json.dumps(slot["accum"]) for slot in header["slots"]]
+        aggregates = [dict(slot["aggregate"]) for slot in header["slots"]]
+
+        def call(raw: bytes) -> Any:
+            number, _, event = raw.partition(b"\n")
+            slot = int(number)
+            return script.fold_ready()(accums[slot], event.decode(), json.dumps(aggregates[slot]))
+
+        def folded(raw: bytes, result: str) -> None:
+            slot = int(raw.partition(b"\n")[0])
+            accums[slot] = result
+            aggregates[slot]["event_count"] = int(aggregates[slot].get("event_count", 0)) + 1
+
+        self._each(script, steps, call, folded)
+
+    def _each(
+        self,
+        script: Script,
+        events: list[bytes],
+        call: Callable[[bytes], Any],
+        folded: Callable[[bytes, str], None] | None = None,
+    ) -> None:
+        limits = script.limits
         started = time.process_time()
         budget_s = float(limits["batch_cpu_ms"]) / 1000
         output_left = max(int(limits["batch_output_bytes"]), 2 * sum(map(len, events)))
@@ -323,8 +395,7 @@ class Sandbox:
                 self.write(b"S")
                 continue
             try:
-                runner = script.ready()
-                result = runner(raw.decode(), now)
+                result = call(raw)
             except ScriptFailed as failed:
                 self.write(b"X", f"the script does not load: {failed}".encode())
                 continue
@@ -348,6 +419,8 @@ class Sandbox:
                 )
                 continue
             output_left -= len(data)
+            if folded is not None:
+                folded(raw, result)
             self.write(b"E", data)
         if script.retained() > int(limits["retained_bytes"]):
             script.reset()

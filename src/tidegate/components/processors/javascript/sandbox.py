@@ -3,6 +3,8 @@
 ``Sandbox.run(script, events, now_ms)`` answers one ``Outcome`` per event: the event the
 script returned, dropped (it returned null), failed (it threw, or ran past a limit: the
 caller passes that event on unchanged) or skipped (the batch's budget was spent first).
+``Sandbox.fold(script, slots, steps, now_ms)`` folds events into accumulated events
+(the aggregate processor's ``CUSTOM``), one ``Outcome`` per step.
 ``Sandbox.check(script)`` loads a script once (its top level runs, under the same
 limits) and answers why it does not load, or None.
 
@@ -25,13 +27,14 @@ import atexit
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import select
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -42,7 +45,7 @@ import orjson
 
 from tidegate.components.processors.javascript import child
 
-__all__ = ["Limits", "Outcome", "Sandbox", "Script", "shared_sandbox"]
+__all__ = ["Limits", "Outcome", "Sandbox", "Script", "ScriptUser", "Slot", "shared_sandbox"]
 
 MiB: Final = 1024 * 1024
 
@@ -107,6 +110,24 @@ class Outcome:
 
 
 DROPPED: Final = Outcome("dropped")
+
+
+@dataclass(slots=True)
+class Slot:
+    """One accumulated event (an aggregate window's) that ``Sandbox.fold`` folds into:
+    what the function last returned, with the window's ``metadata.aggregate``."""
+
+    accum: dict[str, Any]
+    count: int
+    start_ms: int
+    end_ms: int
+
+    def aggregate(self) -> dict[str, int]:
+        return {
+            "event_count": self.count,
+            "start_timestamp": self.start_ms,
+            "end_timestamp": self.end_ms,
+        }
 
 
 class _Ended(Exception):
@@ -228,6 +249,17 @@ class Sandbox:
         job = partial(self._run, script, list(events), now_ms)
         return await loop.run_in_executor(self._executor, job)
 
+    async def fold(
+        self, script: Script, slots: list[Slot], steps: Sequence[tuple[int, Any]], now_ms: int
+    ) -> list[Outcome]:
+        """Folds each step's event, in order, into its slot's accumulated event (the
+        function called as ``fn(accum, event)`` returns the new one). Answers one
+        ``Outcome`` per step: ``event`` (the slot's new accumulated event, also written
+        to the slot with its count) or ``failed`` / ``skipped`` (the slot is as it was)."""
+        loop = asyncio.get_running_loop()
+        job = partial(self._fold, script, slots, list(steps), now_ms)
+        return await loop.run_in_executor(self._executor, job)
+
     async def check(self, script: Script) -> str | None:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._check, script)
@@ -315,14 +347,55 @@ class Sandbox:
         return None  # pragma: no cover - the loop returns
 
     def _run(self, script: Script, events: list[Any], now_ms: int) -> list[Outcome]:
-        limits = self.limits
         outcomes: list[Outcome | None] = [None] * len(events)
-        encoded: dict[int, bytes] = {}
-        for index, event in enumerate(events):
-            try:
-                encoded[index] = orjson.dumps(event)
-            except (TypeError, orjson.JSONEncodeError):
-                outcomes[index] = Outcome("failed", reason="the event cannot be written as JSON")
+        encoded = _encoded(events, outcomes)
+
+        def header(count: int) -> bytes:
+            return self._header("run", script, now=float(now_ms), count=count)
+
+        return self._exchange(script, encoded, outcomes, header)
+
+    def _fold(
+        self, script: Script, slots: list[Slot], steps: list[tuple[int, Any]], now_ms: int
+    ) -> list[Outcome]:
+        outcomes: list[Outcome | None] = [None] * len(steps)
+        encoded = _encoded([event for _, event in steps], outcomes)
+        unwritable = {number for number, slot in enumerate(slots) if not _writable(slot.accum)}
+        for index in list(encoded):
+            if steps[index][0] in unwritable:
+                del encoded[index]
+                reason = "the accumulated event cannot be written as JSON"
+                outcomes[index] = Outcome("failed", reason=reason)
+            else:
+                encoded[index] = b"%d\n" % steps[index][0] + encoded[index]
+
+        def header(count: int) -> bytes:
+            sent = [
+                {"accum": {} if number in unwritable else slot.accum, "aggregate": slot.aggregate()}
+                for number, slot in enumerate(slots)
+            ]
+            return self._header("fold", script, now=float(now_ms), count=count, slots=sent)
+
+        def answered(index: int, outcome: Outcome) -> None:
+            if outcome.kind == "event" and outcome.event is not None:
+                slot = slots[steps[index][0]]
+                slot.accum = outcome.event
+                slot.count += 1
+
+        return self._exchange(script, encoded, outcomes, header, answered)
+
+    def _exchange(
+        self,
+        script: Script,
+        encoded: dict[int, bytes],
+        outcomes: list[Outcome | None],
+        header: Callable[[int], bytes],
+        answered: Callable[[int, Outcome], None] | None = None,
+    ) -> list[Outcome]:
+        """Sends the ``encoded`` items (by index) to a sandbox process, ``header(count)``
+        first, and collects an outcome for each; the rest go to a fresh process after
+        one was stopped."""
+        limits = self.limits
         todo = list(encoded)
         deadline = time.monotonic() + limits.batch_wall_s
         position = 0
@@ -342,8 +415,8 @@ class Sandbox:
                 break
             alive = False
             try:
-                header = self._header("run", script, now=float(now_ms), count=len(chunk))
-                process.send([header, *(child.frame(encoded[index]) for index in chunk)])
+                first = header(len(chunk))
+                process.send([first, *(child.frame(encoded[index]) for index in chunk)])
                 alive = True
                 # The first event may wait for the script to load.
                 loading = 0.0 if script.digest in process.known else limits.check_wall_s
@@ -358,7 +431,9 @@ class Sandbox:
                         outcomes[index] = Outcome("failed", reason=_late(limits, own > deadline))
                         position += 1
                         break
-                    outcomes[index] = _outcome(*answer)
+                    outcomes[index] = outcome = _outcome(*answer)
+                    if answered is not None:
+                        answered(index, outcome)
                     position += 1
             except _Ended:
                 if not alive and not resent:
@@ -372,6 +447,25 @@ class Sandbox:
             finally:
                 self._give(process, alive=alive)
         return [outcome or Outcome("failed", reason="not run") for outcome in outcomes]
+
+
+def _encoded(events: list[Any], outcomes: list[Outcome | None]) -> dict[int, bytes]:
+    """Each event's JSON by index; one that JSON cannot hold fails here."""
+    encoded: dict[int, bytes] = {}
+    for index, event in enumerate(events):
+        try:
+            encoded[index] = orjson.dumps(event)
+        except (TypeError, orjson.JSONEncodeError):
+            outcomes[index] = Outcome("failed", reason="the event cannot be written as JSON")
+    return encoded
+
+
+def _writable(value: Any) -> bool:
+    try:
+        orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return True
 
 
 def _late(limits: Limits, batch: bool) -> str:
@@ -398,6 +492,29 @@ def _outcome(code: bytes, payload: bytes) -> Outcome:
         return Outcome("skipped", reason="the batch's CPU time budget was spent")
     return Outcome("failed", reason=payload.decode(errors="replace"))
 
+
+class ScriptUser:
+    """A processor running a tenant's script: the sandbox (this server process's shared
+    one unless given) and the failures reported (logged once per batch, counted in
+    ``errors``)."""
+
+    def __init__(self, script: Script, sandbox: Sandbox | None = None, *, name: str = "") -> None:
+        self.script = script
+        self._sandbox = sandbox
+        self._name = name
+        self.errors = 0
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self._sandbox or shared_sandbox()
+
+    def _failed(self, kind: str, count: int, what: str, reason: str) -> None:
+        if count:
+            self.errors += count
+            _log.warning("%s %s: %d event(s) %s: %s", kind, self._name, count, what, reason)
+
+
+_log = logging.getLogger("tidegate.runtime.processors")
 
 _shared: Sandbox | None = None
 _shared_lock = threading.Lock()
