@@ -385,6 +385,27 @@ def live_servers() -> Iterator[LiveServers]:
         registry.stop_all()
 
 
+def live_base_env(workdir: Path) -> dict[str, str]:
+    """What every live server of the tests is started with, before a test's own
+    environment (which may override any of it)."""
+    return {
+        "TIDEGATE_DATA_DIR": str(workdir / "var"),
+        "TIDEGATE_SECRET_KEY": "test-secret",
+        "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
+        "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
+        # As make_settings: no lower priority for heavy accounts' reads.
+        "TIDEGATE_READ_HEAVY_CPU_S": "0",
+        # As make_settings: no retention sweeps. Most live servers share the session's
+        # database with in-process tests that store lines received days ago, and whose
+        # compactor empties those days' partitions; a server's sweep dropped such an
+        # empty partition while the test process still knew it as existing
+        # (store._known_partitions), and the test's next write of that day failed ("no
+        # partition of relation log_lines found for row"). Production writes only today's
+        # and tomorrow's partitions, which retention never drops.
+        "TIDEGATE_RETENTION_ENABLED": "0",
+    }
+
+
 @pytest.fixture
 def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[Any]:
     """Start real servers: ``live_server_factory(env={...}, workers=N, args=(...))``."""
@@ -395,16 +416,8 @@ def live_server_factory(tmp_path: Path, live_servers: LiveServers) -> Iterator[A
     ) -> LiveServer:
         workdir = tmp_path / f"server{len(started)}"
         workdir.mkdir()
-        base_env = {
-            "TIDEGATE_DATA_DIR": str(workdir / "var"),
-            "TIDEGATE_SECRET_KEY": "test-secret",
-            "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
-            "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
-            # As make_settings: no lower priority for heavy accounts' reads.
-            "TIDEGATE_READ_HEAVY_CPU_S": "0",
-        }
         server = LiveServer(
-            env={**base_env, **(env or {})}, workers=workers, cwd=workdir, args=args
+            env={**live_base_env(workdir), **(env or {})}, workers=workers, cwd=workdir, args=args
         )
         started.append(server)
         live_servers.add(server)
@@ -430,14 +443,7 @@ class SharedServers:
         server = self.servers.get(key)
         if server is None or (server.process is not None and server.process.poll() is not None):
             cwd = workdir()
-            base_env = {
-                "TIDEGATE_DATA_DIR": str(cwd / "var"),
-                "TIDEGATE_SECRET_KEY": "test-secret",
-                "TIDEGATE_DB_POOL_SIZE": str(TEST_DB_POOL_SIZE),
-                "TIDEGATE_REDIS_PREFIX": REDIS_PREFIX,
-                "TIDEGATE_READ_HEAVY_CPU_S": "0",
-            }
-            server = LiveServer(env={**base_env, **env}, cwd=cwd)
+            server = LiveServer(env={**live_base_env(cwd), **env}, cwd=cwd)
             self.servers[key] = server
             server.start()
         return server
