@@ -89,10 +89,10 @@ async def test_a_filtered_page_on_postgresql_reads_its_newest_slice_first(
     assert answer.status_code == 200, answer.text
     assert [line["_line"] for line in answer.json()["lines"]] == ["hour 62"]
     # The page filled within the newest 16th of the range (4 hours of 64, and the
-    # rounding): no statement read past it.
+    # rounding up): no statement read past it.
     span = to_ms - BASE_MS + 1
     assert scanned
-    assert all(low >= to_ms - span // 16 + 1 for low, _high in scanned), scanned
+    assert all(low >= to_ms - -(-span // 16) + 1 for low, _high in scanned), scanned
 
     # Every page of both directions: each matching line once, in order, across slices.
     for prefer, order in (("tail", range(62, -1, -2)), ("head", range(0, 64, 2))):

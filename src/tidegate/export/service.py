@@ -499,7 +499,7 @@ def time_slices(
             to_ms = min(to_ms, after[0])
         else:
             from_ms = max(from_ms, after[0])
-    width = max(1, (to_ms - from_ms + 1) // FIRST_SLICE_SHARE)
+    width = max(1, -(-(to_ms - from_ms + 1) // FIRST_SLICE_SHARE))  # rounded up: three at most
     low, high = from_ms, to_ms
     while low <= high:
         if newest_first:
@@ -517,17 +517,16 @@ def time_slices(
 class SlicedWalk:
     """A ``CandidateWalk`` over ``time_slices`` of the range, one after the other: the
     rows of the range in the same order, each statement bounded to its slice (PostgreSQL,
-    an export page with a filter).
+    a page of at most ``MAX_SLICED_PAGE`` lines with a filter).
 
     PostgreSQL plans a filtered page as "every candidate of the range, sorted" when it
     takes the filter's index (trigrams, a folded column): the newest 100 lines of a meta
-    value held by a few per cent of a million lines read and sorted all of them (0.3-0.7
-    s; 2 s at five million lines), where the newest 16th of the range took 25-36 ms
-    (docs/log-store.md, "Newest first in slices"). A page that fills in its first slice
-    reads only that; one that does not pays a statement per slice (at most three: a
-    16th, a quarter, the rest), a few milliseconds each when the time index is walked.
-    ``budget`` is the walk's in all: a slice that stops on it stops the walk there (not
-    exhausted)."""
+    value held by 2% of a million lines read and sorted all of them (0.3 s; 2 s at five
+    million lines), where the newest 16th of the range took 25-36 ms (docs/log-store.md,
+    "Newest first in slices"). A page that fills in its first slice reads only that; one
+    that does not pays a statement per slice (at most three: a 16th, a quarter, the
+    rest). ``budget`` is the walk's in all: a slice that stops on it stops the walk
+    there (not exhausted)."""
 
     reader: PageReader
     scan: Callable[[int, int, tuple[int, int] | None, int], Select[*tuple[Any, ...]]]
