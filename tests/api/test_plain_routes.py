@@ -36,6 +36,12 @@ EXPECTED = {
     "/v3/pipeline/{pipeline_id}",
     "/v3/enterprise/account",
     "/v3/enterprise/account/{account_id}",
+    "/v1/config/groups",
+    "/v1/config/groups/{groupId}",
+    "/v1/config/categories/{type}",
+    "/v1/config/categories/{type}/{id}",
+    "/v1/config/parsing/templates",
+    "/v1/config/parsing/templates/{id}",
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation
@@ -59,6 +65,10 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
     """``path`` with each way of filling its parameter (none: as it is)."""
     if "{" not in path:
         return [path]
+    if path.startswith("/v1/config/categories/{type}"):
+        # the type's real value and a wrong one; then the id as any other path's
+        filled = [path.replace("{type}", kind, 1) for kind in ("views", "bogus")]
+        return [url for one in filled for url in _filled(one, seeded)]
     real = {
         "/v1/config/ingestion/exclusions/{id}": seeded.ids["rule"],
         "/v1/config/keys/{id}": seeded.ids["key"],

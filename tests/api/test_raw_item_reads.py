@@ -1,12 +1,15 @@
-"""The board, member and pipeline single-item GETs on raw records answer exactly what
-their ORM endpoints answered before: the endpoints as they were (a session, the ORM
+"""The board, member and pipeline single-item GETs, and the groups', categories' and
+parsing templates' lists and gets, on raw records answer exactly what their ORM
+endpoints answered before: the endpoints as they were (a session, the ORM
 objects, the response model; copied here as the reference) are served in the route's
 place and compared with the route as it is, status, headers and body byte for byte, for
 no credential, a wrong key, the account's key, the enterprise key with and without the
 account, browser sessions of every role, another account's key, and the account's own
 ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
-floats and Unicode, a pipeline with nodes of each kind). On SQLite and on PostgreSQL."""
+floats and Unicode, a pipeline with nodes of each kind, groups with and without members
+and scopes, categories of each type read under another type, templates in each state
+and order). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -27,9 +30,21 @@ from tidegate.auth.dependencies import AccountId
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
+from tidegate.categories import repository as category_repository
+from tidegate.categories import schemas as category_schemas
+from tidegate.categories import service as category_service
+from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.groups import repository as group_repository
+from tidegate.groups import schemas as group_schemas
+from tidegate.groups import service as group_service
+from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
+from tidegate.parsing_templates import repository as template_repository
+from tidegate.parsing_templates import schemas as template_schemas
+from tidegate.parsing_templates import service as template_service
+from tidegate.parsing_templates.endpoints import TemplateIdPath
 from tidegate.pipelines import endpoints as pipeline_endpoints
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
@@ -68,11 +83,72 @@ async def pipeline_before(
     return pipeline_endpoints._pipeline(pipeline_service._detail(session, pipeline, nodes))
 
 
+async def groups_before(session: SessionDep, account_id: AccountId) -> list[group_schemas.Group]:
+    groups = await group_repository.groups_of_account(session=session, account_id=account_id)
+    ids = [group.id for group in groups]
+    members = await group_repository.member_emails(session=session, group_ids=ids)
+    return [group_service._schema(group, members[group.id]) for group in groups]
+
+
+async def group_before(
+    group_id: GroupIdPath, session: SessionDep, account_id: AccountId
+) -> group_schemas.Group:
+    return await group_service.get_group(session=session, account_id=account_id, group_id=group_id)
+
+
+async def categories_before(
+    type_: TypePath, session: SessionDep, account_id: AccountId
+) -> list[category_schemas.Category]:
+    return [
+        category_service.category_schema(category)
+        for category in await category_repository.categories_of(
+            session=session, account_id=account_id, type_=type_
+        )
+    ]
+
+
+async def category_before(
+    type_: TypePath, category_id: CategoryIdPath, session: SessionDep, account_id: AccountId
+) -> category_schemas.Category:
+    return category_service.category_schema(
+        await category_service._own(
+            session=session, account_id=account_id, type_=type_, category_id=category_id
+        )
+    )
+
+
+async def templates_before(
+    session: SessionDep, account_id: AccountId
+) -> list[template_schemas.ParsingTemplate]:
+    return [
+        template_service.template_schema(template)
+        for template in await template_repository.templates_of(
+            session=session, account_id=account_id
+        )
+    ]
+
+
+async def template_before(
+    template_id: TemplateIdPath, session: SessionDep, account_id: AccountId
+) -> template_schemas.ParsingTemplate:
+    return template_service.template_schema(
+        await template_service._own(session=session, account_id=account_id, template_id=template_id)
+    )
+
+
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
     "/v3/pipeline/{pipeline_id}": pipeline_before,
+    "/v1/config/groups": groups_before,
+    "/v1/config/groups/{groupId}": group_before,
+    "/v1/config/categories/{type}": categories_before,
+    "/v1/config/categories/{type}/{id}": category_before,
+    "/v1/config/parsing/templates": templates_before,
+    "/v1/config/parsing/templates/{id}": template_before,
 }
+# A parsing template's pattern with fields of each kind.
+PATTERN = r"%{WORD:method} %{URIPATH:path} took (?P<ms>\d+)ms status=%{INT:status:int}"
 UNKNOWN_ID = "0123456789abcdef01234567"
 # Integers beyond 64 bits (orjson neither reads nor writes them exactly), floats, text.
 GRAPHS = [
@@ -108,12 +184,36 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     )  # fmt: skip
     await publish(client, account, full)
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    scoped = {"name": "Ünï “scoped”", "description": "d\u2028", "apps": ["web", "Api"],
+              "hosts": ["h1"], "query": "level:error app:web"}  # fmt: skip
+    scope = await _ok(await client.post("/v1/config/groups", json=scoped, headers=h))
+    lonely = await _ok(await client.post("/v1/config/groups", json={"name": "none"}, headers=h))
     grouped = await add_person(client.database_url, account_id=account.account_id, role="admin")
-    await _ok(
-        await client.put(
-            f"/v1/config/members/{grouped.email}", json={"groups": [group["id"]]}, headers=h
+    also = await add_person(client.database_url, account_id=account.account_id, role="member")
+    for person, groups in ((grouped, [group["id"], scope["id"]]), (also, [group["id"]])):
+        await _ok(
+            await client.put(
+                f"/v1/config/members/{person.email}", json={"groups": groups}, headers=h
+            )
         )
-    )
+    categories: dict[str, list[str]] = {}
+    for type_ in ("views", "boards", "screens"):
+        for name in (f"{type_} one", "Ünï “two”"):
+            made = await client.post(
+                f"/v1/config/categories/{type_}", json={"name": name}, headers=h
+            )
+            categories.setdefault(type_, []).append((await _ok(made))["id"])
+    templates = [
+        (await _ok(await client.post("/v1/config/parsing/templates", json=body, headers=h)))["id"]
+        for body in (
+            {"name": "draft", "pattern": PATTERN},
+            {"name": "on", "pattern": PATTERN, "state": "active"},
+            {"name": "off “Ü”", "pattern": "(?P<all>.+)", "state": "inactive"},
+            {"name": "one", "pattern": "took %{INT:n:int}"},
+        )
+    ]
+    order = {"ids": templates[::-1]}
+    await _ok(await client.put("/v1/config/parsing/templates/order", json=order, headers=h))
     invited = f"invited-{account.account_id[:6]}@example.com"
     await _ok(
         await client.post(
@@ -125,6 +225,16 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/board/{boardid}": boards,
         "/v1/config/members/{email}": [owner, grouped.email, invited],
         "/v3/pipeline/{pipeline_id}": [empty, full],
+        "/v1/config/groups": [""],
+        "/v1/config/groups/{groupId}": [group["id"], scope["id"], lonely["id"]],
+        "/v1/config/categories/{type}": list(categories),
+        # Each type's categories under their own type and under another one (a 404).
+        "/v1/config/categories/{type}/{id}": [
+            f"{type_}/{category}" for type_, ids in categories.items() for category in ids
+        ]
+        + [f"views/{categories['boards'][0]}", f"screens/{categories['views'][1]}"],
+        "/v1/config/parsing/templates": [""],
+        "/v1/config/parsing/templates/{id}": templates,
     }
 
 
@@ -139,6 +249,13 @@ def _contexts(app: FastAPI) -> dict[str, Any]:
 def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     """Every id to read at ``path``: the account's own, another account's, unknown and
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
+    if "{" not in path:
+        return own  # a list: its path as it is
+    if path.endswith("{type}"):
+        return [*own, "bogus", "Views", "x" * 40]
+    if path.endswith("{type}/{id}"):
+        bad = ["x" * 40, "not an id", UNKNOWN_ID]
+        return [*own, *others, *(f"views/{found}" for found in bad), f"bogus/{own[0][6:]}"]
     ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
     if path.endswith("{email}"):
         ids += [own[1].upper(), f" {own[1]} ", "nobody@example.com", "a%00b", "x" * 400]
@@ -184,7 +301,9 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
                 compared += 1
                 statuses.add(mine.status_code)
                 bodies.append(mine.content)
-    assert compared > 250
+    assert compared > 700
     assert any(b"123456789012345678901234567890" in body for body in bodies)
     assert any(b'"outputs":[{"id"' in body or b'"kind":"destination"' in body for body in bodies)
+    assert any(b'"members":["' in body and b'","' in body for body in bodies)  # two members
+    assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses
