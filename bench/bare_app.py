@@ -243,6 +243,30 @@ MANAGEMENT_READS: dict[str, str] = {
     "/v1/config/presetalert/{id}": (
         "SELECT * FROM preset_alerts WHERE account_id = {account} AND id = {id}"
     ),
+    "/v1/config/groups": (
+        "SELECT g.*, u.email FROM groups AS g LEFT OUTER JOIN group_members AS gm"
+        " ON gm.group_id = g.id LEFT OUTER JOIN users AS u ON u.id = gm.user_id"
+        " WHERE g.account_id = {account} ORDER BY g.created_at, g.id, u.email"
+    ),
+    "/v1/config/groups/{id}": (
+        "SELECT g.*, u.email FROM groups AS g LEFT OUTER JOIN group_members AS gm"
+        " ON gm.group_id = g.id LEFT OUTER JOIN users AS u ON u.id = gm.user_id"
+        " WHERE g.account_id = {account} AND g.id = {id} ORDER BY u.email"
+    ),
+    "/v1/config/categories/views": (
+        "SELECT * FROM categories WHERE account_id = {account} AND type = 'views'"
+        " ORDER BY created_at, id"
+    ),
+    "/v1/config/categories/views/{id}": (
+        "SELECT * FROM categories WHERE account_id = {account} AND type = 'views' AND id = {id}"
+    ),
+    "/v1/config/parsing/templates": (
+        "SELECT * FROM parsing_templates WHERE account_id = {account}"
+        " ORDER BY position, created_at, id"
+    ),
+    "/v1/config/parsing/templates/{id}": (
+        "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
+    ),
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"
