@@ -9,6 +9,7 @@ lines stored before keep the fields they were stored with.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -50,13 +51,25 @@ def compile_pattern(pattern: str) -> TemplatePattern:
         raise _invalid(f"pattern: {error}") from None
 
 
+# How many patterns' field names are kept (a few KB each at most).
+FIELD_NAMES_CACHED: Final = 1024
+
+
+@functools.lru_cache(maxsize=FIELD_NAMES_CACHED)
+def _field_names(pattern: str) -> tuple[str, ...]:
+    """The fields ``pattern`` captures, in order (none when it no longer compiles).
+    Compiling a pattern costs tens of microseconds and the names depend on its text and
+    the fixed Grok library only, so a read of the templates compiles each text once."""
+    try:
+        return tuple(TemplatePattern(pattern).field_names)
+    except TemplatePatternError:
+        return ()
+
+
 def template_data(template: ParsingTemplate | Any) -> dict[str, Any]:
     """The template's document as plain data (api/raw_json.py), from the ORM object or a
     raw record (``repository.template_records``)."""
-    try:
-        fields = TemplatePattern(template.pattern).field_names
-    except TemplatePatternError:
-        fields = []
+    fields = list(_field_names(template.pattern))
     return {
         "id": template.id,
         "name": template.name,
