@@ -42,6 +42,7 @@ EXPECTED = {
     "/v1/config/categories/{type}/{id}",
     "/v1/config/parsing/templates",
     "/v1/config/parsing/templates/{id}",
+    "/v1/config/archiving",
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation

@@ -1,15 +1,15 @@
-"""The board, member and pipeline single-item GETs, and the groups', categories' and
-parsing templates' lists and gets, on raw records answer exactly what their ORM
-endpoints answered before: the endpoints as they were (a session, the ORM
-objects, the response model; copied here as the reference) are served in the route's
-place and compared with the route as it is, status, headers and body byte for byte, for
-no credential, a wrong key, the account's key, the enterprise key with and without the
-account, browser sessions of every role, another account's key, and the account's own
-ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
+"""The board, member and pipeline single-item GETs, the groups', categories' and parsing
+templates' lists and gets, and the archiving configuration, on raw records answer
+exactly what their ORM endpoints answered before: the endpoints as they were (a
+session, the ORM objects, the response model; copied here as the reference) are served
+in the route's place and compared with the route as it is, status, headers and body
+byte for byte, for no credential, a wrong key, the account's key, the enterprise key
+with and without the account, browser sessions of every role, another account's key,
+and the account's own ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
-and order). On SQLite and on PostgreSQL."""
+and order, an account with archiving and one without). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ from tests.users.factories import add_person, sign_in_person
 from tidegate.api.envelope import Envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
-from tidegate.auth.dependencies import AccountId
+from tidegate.archive import repository as archive_repository
+from tidegate.archive import service as archive_service
+from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
@@ -34,6 +36,7 @@ from tidegate.categories import repository as category_repository
 from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.errors import NotFound
 from tidegate.groups import repository as group_repository
 from tidegate.groups import schemas as group_schemas
 from tidegate.groups import service as group_service
@@ -136,6 +139,15 @@ async def template_before(
     )
 
 
+async def archiving_before(
+    session: SessionDep, sealer: SealerDep, account_id: AccountId
+) -> dict[str, Any]:
+    row = await archive_repository.get_config(session=session, account_id=account_id)
+    if row is None:
+        raise NotFound("archiving is not configured for this account")
+    return archive_service.open_config(row, sealer)
+
+
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
@@ -146,7 +158,10 @@ BEFORE = {
     "/v1/config/categories/{type}/{id}": category_before,
     "/v1/config/parsing/templates": templates_before,
     "/v1/config/parsing/templates/{id}": template_before,
+    "/v1/config/archiving": archiving_before,
 }
+# The account's archiving (the other account has none: a 404).
+ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
 # A parsing template's pattern with fields of each kind.
 PATTERN = r"%{WORD:method} %{URIPATH:path} took (?P<ms>\d+)ms status=%{INT:status:int}"
 UNKNOWN_ID = "0123456789abcdef01234567"
@@ -235,6 +250,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         + [f"views/{categories['boards'][0]}", f"screens/{categories['views'][1]}"],
         "/v1/config/parsing/templates": [""],
         "/v1/config/parsing/templates/{id}": templates,
+        "/v1/config/archiving": [""],
     }
 
 
@@ -268,6 +284,7 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     other = await make_account(client, await make_tenant(client.database_url), company="other")
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
+    await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -290,7 +307,10 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     for path, context in sorted(contexts.items()):
         now = context.app
         assert isinstance(now, PlainHandler), path  # the raw read, on the plain handler
-        before = APIRoute(context.path, BEFORE[path], methods=["GET"]).app
+        # with the router's dependencies (the credential and the permission), as served
+        before = APIRoute(
+            context.path, BEFORE[path], methods=["GET"], dependencies=list(context.dependencies)
+        ).app
         head = path.partition("{")[0]
         for found in _ids(path, own[path], others[path]):
             for who, headers in credentials.items():
@@ -306,4 +326,6 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"outputs":[{"id"' in body or b'"kind":"destination"' in body for body in bodies)
     assert any(b'"members":["' in body and b'","' in body for body in bodies)  # two members
     assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
+    assert any(b'"projectid":"' in body for body in bodies)
+    assert any(b"archiving is not configured" in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses
