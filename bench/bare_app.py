@@ -267,6 +267,7 @@ MANAGEMENT_READS: dict[str, str] = {
     "/v1/config/parsing/templates/{id}": (
         "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
     ),
+    "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"

@@ -13,9 +13,10 @@ the same server (uvicorn, uvloop, httptools), in one run.
 The account-scoped routes are read with a service key of the account, the enterprise's
 accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
-last; categories: ``rows`` of views; parsing templates: ``rows`` drafts). Needs `wrk`;
-servers on CPU 0, wrk on CPU 1 (bench/harness.py). Prints, per route, the server's CPU per request for each target and
-its ratio to the floor's (aim <= 2.0), best round by CPU per request.
+last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
+an s3 bucket, sealed). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+Prints, per route, the server's CPU per request for each target and its ratio to the
+floor's (aim <= 2.0), best round by CPU per request.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ ROUTES = {
     "categories get": "/v1/config/categories/views/{category}",
     "parsing templates list": "/v1/config/parsing/templates",
     "parsing templates get": "/v1/config/parsing/templates/{template}",
+    "archiving get": "/v1/config/archiving",
 }
 
 
@@ -99,6 +101,7 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             made = api_json(http.post("/v1/config/parsing/templates", json=template))
             ids.setdefault("template", made["id"])
         ids["group"] = groups[0]
+        api_json(http.post("/v1/config/archiving", json={"integration": "s3", "bucket": "b"}))
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
