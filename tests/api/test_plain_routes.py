@@ -43,6 +43,8 @@ EXPECTED = {
     "/v1/config/parsing/templates",
     "/v1/config/parsing/templates/{id}",
     "/v1/config/archiving",
+    "/v3/pipeline/gateway-route",
+    "/v3/pipeline/gateway-route/{gateway_route_id}",
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation

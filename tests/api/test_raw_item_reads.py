@@ -9,7 +9,8 @@ and the account's own ids, another account's, unknown and invalid ones (e-mails 
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
-and order, an account with archiving and one without). On SQLite and on PostgreSQL."""
+and order, an account with archiving and one without, gateway routes with two sources
+and with none). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
 from tests.users.factories import add_person, sign_in_person
 
-from tidegate.api.envelope import Envelope
+from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
@@ -49,6 +50,7 @@ from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
 from tidegate.parsing_templates.endpoints import TemplateIdPath
 from tidegate.pipelines import endpoints as pipeline_endpoints
+from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
@@ -148,6 +150,27 @@ async def archiving_before(
     return archive_service.open_config(row, sealer)
 
 
+async def gateway_routes_before(
+    session: SessionDep, account_id: AccountId
+) -> Envelope[list[gateway_schemas.GatewayRoute]]:
+    routes = await pipeline_repository.gateway_routes_of(session=session, account_id=account_id)
+    ids = [route.id for route in routes]
+    sources = await pipeline_repository.sources_by_route(session=session, gateway_route_ids=ids)
+    data = [gateway_service.route_schema(route, sources[route.id]) for route in routes]
+    return envelope(data, type="gateway route", pk="id", links=gateway_endpoints.ROUTE_LINKS)
+
+
+async def gateway_route_before(
+    gateway_route_id: gateway_endpoints.RouteIdPath, session: SessionDep, account_id: AccountId
+) -> Envelope[gateway_schemas.GatewayRoute]:
+    route = await gateway_service._own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    return gateway_endpoints._route(
+        await gateway_service._with_sources(session=session, route=route)
+    )
+
+
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
@@ -159,6 +182,8 @@ BEFORE = {
     "/v1/config/parsing/templates": templates_before,
     "/v1/config/parsing/templates/{id}": template_before,
     "/v1/config/archiving": archiving_before,
+    "/v3/pipeline/gateway-route": gateway_routes_before,
+    "/v3/pipeline/gateway-route/{gateway_route_id}": gateway_route_before,
 }
 # The account's archiving (the other account has none: a 404).
 ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
@@ -187,7 +212,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     ]
     empty = await make_pipeline(client, account, "empty")
     full = await make_pipeline(client, account, "full")
-    _route, source = await source_with_route(client, account, full)
+    route, source = await source_with_route(client, account, full)
     condition = {"field": ".level", "str_operator": "exists"}
     processor = await add_node(
         client, account, full, "processor",
@@ -198,6 +223,12 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         {"type": "http", "inputs": [processor], "user_config": {"uri": "https://x.example"}},
     )  # fmt: skip
     await publish(client, account, full)
+    # a second source on the same route, and a route with every field and no source
+    await add_node(
+        client, account, empty, "source", {"type": "http", "gateway_route_id": route}
+    )  # fmt: skip
+    bare = {"title": "Ü “bare”", "description": "d\u2028", "consumer_id": "c-1"}
+    lone = await _ok(await client.post("/v3/pipeline/gateway-route", json=bare, headers=h))
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
     scoped = {"name": "Ünï “scoped”", "description": "d\u2028", "apps": ["web", "Api"],
               "hosts": ["h1"], "query": "level:error app:web"}  # fmt: skip
@@ -251,6 +282,8 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/parsing/templates": [""],
         "/v1/config/parsing/templates/{id}": templates,
         "/v1/config/archiving": [""],
+        "/v3/pipeline/gateway-route": [""],
+        "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
     }
 
 
@@ -327,5 +360,6 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"members":["' in body and b'","' in body for body in bodies)  # two members
     assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
     assert any(b'"projectid":"' in body for body in bodies)
+    assert any(body.count(b'"source_id"') >= 2 for body in bodies)  # a route's two sources
     assert any(b"archiving is not configured" in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

@@ -228,6 +228,62 @@ async def gateway_routes_of(*, session: AsyncSession, account_id: str) -> list[G
     return list(result.scalars())
 
 
+# The account's gateway routes, oldest first, each joined (outer) to the HTTP sources
+# bound to it in their order: a row per route and source, so one read answers the list
+# (as ``gateway_routes_of`` and ``sources_by_route`` do in two) or the get.
+_ROUTES_WITH_SOURCES = (
+    select(
+        GatewayRoute.id,
+        GatewayRoute.account_id,
+        GatewayRoute.consumer_id,
+        GatewayRoute.title,
+        GatewayRoute.description,
+        GatewayRoute.type,
+        GatewayRoute.created_at,
+        GatewayRoute.updated_at,
+        PipelineNode.pipeline_id.label("source_pipeline_id"),
+        PipelineNode.id.label("source_id"),
+    )
+    .select_from(GatewayRoute)
+    .outerjoin(
+        PipelineNode,
+        (PipelineNode.gateway_route_id == GatewayRoute.id) & (PipelineNode.kind == "source"),
+    )
+    .where(GatewayRoute.account_id == bindparam("account_id"))
+    .order_by(GatewayRoute.created_at, GatewayRoute.id, PipelineNode.created_at, PipelineNode.id)
+)
+_ROUTES = RawQuery(_ROUTES_WITH_SOURCES)
+_ROUTE = RawQuery(_ROUTES_WITH_SOURCES.where(GatewayRoute.id == bindparam("id")))
+
+
+def _routes(rows: list[Any]) -> list[tuple[Any, list[tuple[str, str]]]]:
+    """Rows of ``_ROUTES_WITH_SOURCES`` folded: each route (a record whose source
+    columns are not to be read) with its sources' (pipeline id, node id) in order."""
+    found: list[tuple[Any, list[tuple[str, str]]]] = []
+    for row in rows:
+        if not found or found[-1][0].id != row.id:
+            found.append((row, []))
+        if row.source_id is not None:
+            found[-1][1].append((row.source_pipeline_id, row.source_id))
+    return found
+
+
+async def gateway_route_records(
+    *, db: Database, account_id: str
+) -> list[tuple[Any, list[tuple[str, str]]]]:
+    """The account's gateway routes, oldest first, each with its sources: one read."""
+    return _routes(await db.fetch_records(_ROUTES, {"account_id": account_id}))
+
+
+async def gateway_route_record(
+    *, db: Database, account_id: str, gateway_route_id: str
+) -> tuple[Any, list[tuple[str, str]]] | None:
+    """The account's gateway route with its sources, or None: one read."""
+    params = {"account_id": account_id, "id": gateway_route_id}
+    found = _routes(await db.fetch_records(_ROUTE, params))
+    return found[0] if found else None
+
+
 async def count_gateway_routes(*, session: AsyncSession, account_id: str) -> int:
     result = await session.execute(
         select(func.count()).select_from(GatewayRoute).where(GatewayRoute.account_id == account_id)
