@@ -268,6 +268,18 @@ MANAGEMENT_READS: dict[str, str] = {
         "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
     ),
     "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
+    "/v3/pipeline/gateway-route": (
+        "SELECT r.*, n.pipeline_id AS source_pipeline_id, n.id AS source_id FROM"
+        " gateway_routes AS r LEFT OUTER JOIN pipeline_nodes AS n ON n.gateway_route_id = r.id"
+        " AND n.kind = 'source' WHERE r.account_id = {account}"
+        " ORDER BY r.created_at, r.id, n.created_at, n.id"
+    ),
+    "/v3/pipeline/gateway-route/{id}": (
+        "SELECT r.*, n.pipeline_id AS source_pipeline_id, n.id AS source_id FROM"
+        " gateway_routes AS r LEFT OUTER JOIN pipeline_nodes AS n ON n.gateway_route_id = r.id"
+        " AND n.kind = 'source' WHERE r.account_id = {account} AND r.id = {id}"
+        " ORDER BY n.created_at, n.id"
+    ),
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"

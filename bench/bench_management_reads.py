@@ -14,7 +14,7 @@ The account-scoped routes are read with a service key of the account, the enterp
 accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
 last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
-an s3 bucket, sealed). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -38,7 +38,8 @@ from harness import (
 )
 
 # route group -> the path read (``{rule}``, ``{view}``, ``{preset}``, ``{board}``,
-# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``: the first one's id;
+# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``: the first
+# one's id;
 # ``{member}``: the first added member's e-mail)
 ROUTES = {
     "exclusions list": "/v1/config/ingestion/exclusions",
@@ -62,6 +63,8 @@ ROUTES = {
     "parsing templates list": "/v1/config/parsing/templates",
     "parsing templates get": "/v1/config/parsing/templates/{template}",
     "archiving get": "/v1/config/archiving",
+    "gateway routes list": "/v3/pipeline/gateway-route",
+    "gateway routes get": "/v3/pipeline/gateway-route/{route}",
 }
 
 
@@ -90,6 +93,10 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             ids.setdefault("board", board["boardid"])
             pipeline = api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
             ids.setdefault("pipeline", pipeline["data"]["id"])
+            route = api_json(http.post("/v3/pipeline/gateway-route", json={"title": f"r{i}"}))
+            ids.setdefault("route", route["data"]["id"])
+            source = {"type": "http", "gateway_route_id": route["data"]["id"]}
+            api_json(http.post(f"/v3/pipeline/{pipeline['data']['id']}/source", json=source))
             preset = api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
             ids.setdefault("preset", preset["presetid"])
             group = api_json(http.post("/v1/config/groups", json={"name": f"group {i}",
