@@ -45,6 +45,11 @@ EXPECTED = {
     "/v1/config/archiving",
     "/v3/pipeline/gateway-route",
     "/v3/pipeline/gateway-route/{gateway_route_id}",
+    *(
+        f"/v3/pipeline/{{pipeline_id}}/{segment}{item}"
+        for segment in ("source", "transform", "processor", "sink", "destination")
+        for item in ("", "/{node_id}")
+    ),
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation
@@ -84,6 +89,8 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
     }
     head, _, tail = path.partition("{")
     rest = tail.partition("}")[2]
+    if "{" in rest:  # a second parameter (a pipeline's node): an unknown id
+        rest = rest[: rest.index("{")] + UNKNOWN_ID + rest[rest.index("}") + 1 :]
     ids = [UNKNOWN_ID, INVALID_ID] + ([real[path]] if path in real else [])
     return [f"{head}{found}{rest}" for found in ids]
 

@@ -10,7 +10,8 @@ pending members, members in groups, a board whose graphs hold integers beyond 64
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
 and order, an account with archiving and one without, gateway routes with two sources
-and with none). On SQLite and on PostgreSQL."""
+and with none, each kind's nodes under every path segment, their own and another
+kind's, in another pipeline). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -50,11 +51,11 @@ from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
 from tidegate.parsing_templates.endpoints import TemplateIdPath
 from tidegate.pipelines import endpoints as pipeline_endpoints
-from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service
+from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service, node_service
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
-from tidegate.pipelines.paths import PipelineIdPath
+from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
 
 # The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
 
@@ -171,6 +172,45 @@ async def gateway_route_before(
     )
 
 
+def _nodes_before(kind: Any) -> tuple[Any, Any]:
+    """The list and get of ``kind``'s nodes as they were, on the ORM."""
+    related = {"pipeline": pipeline_endpoints.PIPELINE}
+
+    async def nodes_before(
+        pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[list[pipeline_schemas.Node]]:
+        pipeline = await pipeline_service.own_pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        data = [pipeline_service.node_schema(session, node) for node in nodes if node.kind == kind]
+        links = pipeline_endpoints.NODE_LINKS[kind]
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    async def node_before(
+        pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[pipeline_schemas.Node]:
+        pipeline = await pipeline_service.own_pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        node = node_service._find(nodes, kind, node_id)
+        links = pipeline_endpoints.NODE_LINKS[kind]
+        data = pipeline_service.node_schema(session, node)
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    return nodes_before, node_before
+
+
+# Every path of the node reads (the older segments too) -> its kind.
+NODE_SEGMENTS = {"source": "source", "transform": "processor", "processor": "processor",
+                 "sink": "destination", "destination": "destination"}  # fmt: skip
+NODE_READS = {
+    f"/v3/pipeline/{{pipeline_id}}/{segment}{item}": _nodes_before(kind)[bool(item)]
+    for segment, kind in NODE_SEGMENTS.items()
+    for item in ("", "/{node_id}")
+}
+
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
@@ -184,6 +224,7 @@ BEFORE = {
     "/v1/config/archiving": archiving_before,
     "/v3/pipeline/gateway-route": gateway_routes_before,
     "/v3/pipeline/gateway-route/{gateway_route_id}": gateway_route_before,
+    **NODE_READS,
 }
 # The account's archiving (the other account has none: a 404).
 ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
@@ -218,7 +259,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         client, account, full, "processor",
         {"type": "filter", "inputs": [source], "user_config": {"condition": condition}},
     )  # fmt: skip
-    await add_node(
+    destination = await add_node(
         client, account, full, "destination",
         {"type": "http", "inputs": [processor], "user_config": {"uri": "https://x.example"}},
     )  # fmt: skip
@@ -284,7 +325,23 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/archiving": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
+        **_node_ids(
+            [empty, full], {"source": source, "processor": processor, "destination": destination}
+        ),
     }
+
+
+def _node_ids(pipelines: list[str], nodes: dict[str, str]) -> dict[str, list[str]]:
+    """What to read at each node path (after ``/v3/pipeline/``): each pipeline's list,
+    each node under its own kind and under another one (a 404)."""
+    found: dict[str, list[str]] = {}
+    for segment, kind in NODE_SEGMENTS.items():
+        path = f"/v3/pipeline/{{pipeline_id}}/{segment}"
+        found[path] = [f"{pipeline}/{segment}" for pipeline in pipelines]
+        found[path + "/{node_id}"] = [
+            f"{pipelines[1]}/{segment}/{node}" for node in nodes.values()
+        ] + [f"{pipelines[0]}/{segment}/{nodes[kind]}"]  # not that pipeline's node
+    return found
 
 
 def _contexts(app: FastAPI) -> dict[str, Any]:
@@ -300,6 +357,13 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if path.startswith("/v3/pipeline/{pipeline_id}/"):
+        tail = path.split("/")[4]  # the node segment
+        bad = [f"{UNKNOWN_ID}/{tail}", f"{'x' * 40}/{tail}"]
+        if path.endswith("{node_id}"):
+            pipeline = own[0].partition("/")[0]
+            bad = [f"{pipeline}/{tail}/{UNKNOWN_ID}", f"{pipeline}/{tail}/{'x' * 40}"]
+        return [*own, *others, *bad]
     if path.endswith("{type}"):
         return [*own, "bogus", "Views", "x" * 40]
     if path.endswith("{type}/{id}"):
@@ -354,7 +418,7 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
                 compared += 1
                 statuses.add(mine.status_code)
                 bodies.append(mine.content)
-    assert compared > 700
+    assert compared > 1000
     assert any(b"123456789012345678901234567890" in body for body in bodies)
     assert any(b'"outputs":[{"id"' in body or b'"kind":"destination"' in body for body in bodies)
     assert any(b'"members":["' in body and b'","' in body for body in bodies)  # two members
