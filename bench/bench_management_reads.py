@@ -38,8 +38,8 @@ from harness import (
 )
 
 # route group -> the path read (``{rule}``, ``{view}``, ``{preset}``, ``{board}``,
-# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``: the first
-# one's id;
+# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``, ``{node}``:
+# the first one's id;
 # ``{member}``: the first added member's e-mail)
 ROUTES = {
     "exclusions list": "/v1/config/ingestion/exclusions",
@@ -65,6 +65,8 @@ ROUTES = {
     "archiving get": "/v1/config/archiving",
     "gateway routes list": "/v3/pipeline/gateway-route",
     "gateway routes get": "/v3/pipeline/gateway-route/{route}",
+    "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
+    "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
 }
 
 
@@ -96,7 +98,8 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             route = api_json(http.post("/v3/pipeline/gateway-route", json={"title": f"r{i}"}))
             ids.setdefault("route", route["data"]["id"])
             source = {"type": "http", "gateway_route_id": route["data"]["id"]}
-            api_json(http.post(f"/v3/pipeline/{pipeline['data']['id']}/source", json=source))
+            node = api_json(http.post(f"/v3/pipeline/{pipeline['data']['id']}/source", json=source))
+            ids.setdefault("node", node["data"]["id"])
             preset = api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
             ids.setdefault("preset", preset["presetid"])
             group = api_json(http.post("/v1/config/groups", json={"name": f"group {i}",
