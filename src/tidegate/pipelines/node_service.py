@@ -143,24 +143,27 @@ def _find(nodes: Sequence[_Node], kind: schemas.NodeKind, node_id: str) -> _Node
     raise NotFound(f"No {kind} {node_id} in this pipeline")
 
 
-async def _node_records(*, db: Database, account_id: str, pipeline_id: str) -> list[Any]:
-    """The account's pipeline's draft nodes as raw records (two reads, as
-    ``service.read_pipeline``); another account's pipeline, or none, is the same 404."""
-    pipeline = await repository.pipeline_record(db=db, account_id=account_id, item_id=pipeline_id)
-    if pipeline is None:
+async def _node_records(
+    *, db: Database, account_id: str, pipeline_id: str, kind: schemas.NodeKind
+) -> list[Any]:
+    """The account's pipeline's draft nodes of ``kind`` as raw records (one read);
+    another account's pipeline, or none, is the same 404 as ``own_pipeline``'s."""
+    nodes = await repository.kind_node_records(
+        db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind
+    )
+    if nodes is None:
         raise NotFound(f"No pipeline {pipeline_id}")
-    return await repository.node_records(db=db, pipeline_id=pipeline.id)
+    return nodes
 
 
 async def read_nodes(
     *, db: Database, sealer: Sealer, account_id: str, pipeline_id: str, kind: schemas.NodeKind
 ) -> list[dict[str, Any]]:
     """The pipeline's nodes of ``kind`` as plain data, from raw reads."""
-    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id)
+    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind)
     return [
         node_data(node, open_config_with(sealer, node.user_config_sealed, node_id=node.id))
         for node in nodes
-        if node.kind == kind
     ]
 
 
@@ -174,7 +177,7 @@ async def read_node(
     node_id: str,
 ) -> dict[str, Any]:
     """The pipeline's node ``node_id`` of ``kind`` as plain data, from raw reads."""
-    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id)
+    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind)
     node = _find(nodes, kind, node_id)
     return node_data(node, open_config_with(sealer, node.user_config_sealed, node_id=node.id))
 

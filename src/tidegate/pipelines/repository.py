@@ -37,18 +37,28 @@ async def pipeline(
 _PIPELINES_OF = account_rows(Pipeline)
 _PIPELINE_OF = account_row(Pipeline)
 # What service.node_data builds a node's document from, the draft's nodes in order.
+_NODE_COLUMNS = tuple(
+    PipelineNode.__table__.c[name]
+    for name in ("id", "pipeline_id", "kind", "type", "title", "description", "generation_id",
+                 "inputs", "user_config_sealed", "gateway_route_id", "created_at", "updated_at")
+)  # fmt: skip
 _NODES_OF = RawQuery(
-    select(
-        *(
-            PipelineNode.__table__.c[name]
-            for name in ("id", "pipeline_id", "kind", "type", "title", "description",
-                         "generation_id", "inputs", "user_config_sealed", "gateway_route_id",
-                         "created_at", "updated_at")
-        )
-    )
+    select(*_NODE_COLUMNS)
     .where(PipelineNode.pipeline_id == bindparam("pipeline_id"))
     .order_by(PipelineNode.created_at, PipelineNode.id)
-)  # fmt: skip
+)
+# The account's pipeline joined (outer) to its nodes of a kind, in that order: no row
+# when the pipeline is not the account's, one row of nulls when it has no such node.
+_KIND_NODES_OF = RawQuery(
+    select(*_NODE_COLUMNS)
+    .select_from(Pipeline)
+    .outerjoin(
+        PipelineNode,
+        (PipelineNode.pipeline_id == Pipeline.id) & (PipelineNode.kind == bindparam("kind")),
+    )
+    .where(Pipeline.id == bindparam("pipeline_id"), Pipeline.account_id == bindparam("account_id"))
+    .order_by(PipelineNode.created_at, PipelineNode.id)
+)
 
 
 async def pipelines_of(*, db: Database, account_id: str) -> list[Any]:
@@ -65,6 +75,16 @@ async def pipeline_record(*, db: Database, account_id: str, item_id: str) -> Any
 async def node_records(*, db: Database, pipeline_id: str) -> list[Any]:
     """The pipeline's draft nodes as raw records, in ``nodes_of``'s order."""
     return await db.fetch_records(_NODES_OF, {"pipeline_id": pipeline_id})
+
+
+async def kind_node_records(
+    *, db: Database, account_id: str, pipeline_id: str, kind: str
+) -> list[Any] | None:
+    """The account's pipeline's draft nodes of ``kind`` as raw records in ``nodes_of``'s
+    order, or None when the pipeline is not the account's: one read."""
+    params = {"account_id": account_id, "pipeline_id": pipeline_id, "kind": kind}
+    rows = await db.fetch_records(_KIND_NODES_OF, params)
+    return [row for row in rows if row.id is not None] if rows else None
 
 
 async def count_pipelines(*, session: AsyncSession, account_id: str) -> int:
