@@ -207,6 +207,28 @@ async def asgi_floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
 # same order) through the raw driver, answered as JSON objects keyed by column name.
 # The bodies are the same rows, not byte-identical to tidegate's documents.
 MANAGEMENT_READS: dict[str, str] = {
+    # Before "/v3/pipeline/{id}", which would take "gateway-route" for a pipeline id.
+    "/v3/pipeline/gateway-route": (
+        "SELECT r.*, n.pipeline_id AS source_pipeline_id, n.id AS source_id FROM"
+        " gateway_routes AS r LEFT OUTER JOIN pipeline_nodes AS n ON n.gateway_route_id = r.id"
+        " AND n.kind = 'source' WHERE r.account_id = {account}"
+        " ORDER BY r.created_at, r.id, n.created_at, n.id"
+    ),
+    "/v3/pipeline/gateway-route/{id}": (
+        "SELECT r.*, n.pipeline_id AS source_pipeline_id, n.id AS source_id FROM"
+        " gateway_routes AS r LEFT OUTER JOIN pipeline_nodes AS n ON n.gateway_route_id = r.id"
+        " AND n.kind = 'source' WHERE r.account_id = {account} AND r.id = {id}"
+        " ORDER BY n.created_at, n.id"
+    ),
+    "/v3/pipeline/{id}/source": (
+        "SELECT n.* FROM pipelines AS p JOIN pipeline_nodes AS n ON n.pipeline_id = p.id"
+        " WHERE p.account_id = {account} AND p.id = {id} AND n.kind = 'source'"
+        " ORDER BY n.created_at, n.id"
+    ),
+    "/v3/pipeline/{pipeline}/source/{id}": (
+        "SELECT n.* FROM pipeline_nodes AS n JOIN pipelines AS p ON p.id = n.pipeline_id"
+        " WHERE p.account_id = {account} AND n.id = {id} AND n.kind = 'source'"
+    ),
     "/v1/config/ingestion/exclusions": (
         "SELECT * FROM exclusion_rules WHERE account_id = {account} ORDER BY created_at, id"
     ),
@@ -243,6 +265,31 @@ MANAGEMENT_READS: dict[str, str] = {
     "/v1/config/presetalert/{id}": (
         "SELECT * FROM preset_alerts WHERE account_id = {account} AND id = {id}"
     ),
+    "/v1/config/groups": (
+        "SELECT g.*, u.email FROM groups AS g LEFT OUTER JOIN group_members AS gm"
+        " ON gm.group_id = g.id LEFT OUTER JOIN users AS u ON u.id = gm.user_id"
+        " WHERE g.account_id = {account} ORDER BY g.created_at, g.id, u.email"
+    ),
+    "/v1/config/groups/{id}": (
+        "SELECT g.*, u.email FROM groups AS g LEFT OUTER JOIN group_members AS gm"
+        " ON gm.group_id = g.id LEFT OUTER JOIN users AS u ON u.id = gm.user_id"
+        " WHERE g.account_id = {account} AND g.id = {id} ORDER BY u.email"
+    ),
+    "/v1/config/categories/views": (
+        "SELECT * FROM categories WHERE account_id = {account} AND type = 'views'"
+        " ORDER BY created_at, id"
+    ),
+    "/v1/config/categories/views/{id}": (
+        "SELECT * FROM categories WHERE account_id = {account} AND type = 'views' AND id = {id}"
+    ),
+    "/v1/config/parsing/templates": (
+        "SELECT * FROM parsing_templates WHERE account_id = {account}"
+        " ORDER BY position, created_at, id"
+    ),
+    "/v1/config/parsing/templates/{id}": (
+        "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
+    ),
+    "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"

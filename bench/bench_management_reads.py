@@ -12,9 +12,11 @@ the same server (uvicorn, uvloop, httptools), in one run.
 
 The account-scoped routes are read with a service key of the account, the enterprise's
 accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
-``rows - 1`` more; accounts: ``rows``). Needs `wrk`; servers on CPU 0, wrk on CPU 1
-(bench/harness.py). Prints, per route, the server's CPU per request for each target and
-its ratio to the floor's (aim <= 2.0), best round by CPU per request.
+``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
+last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
+an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+Prints, per route, the server's CPU per request for each target and its ratio to the
+floor's (aim <= 2.0), best round by CPU per request.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from harness import (
 )
 
 # route group -> the path read (``{rule}``, ``{view}``, ``{preset}``, ``{board}``,
-# ``{pipeline}``: the first one's id; ``{member}``: the first added member's e-mail)
+# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``, ``{node}``:
+# the first one's id;
+# ``{member}``: the first added member's e-mail)
 ROUTES = {
     "exclusions list": "/v1/config/ingestion/exclusions",
     "exclusions get": "/v1/config/ingestion/exclusions/{rule}",
@@ -52,6 +56,17 @@ ROUTES = {
     "preset alerts list": "/v1/config/presetalert",
     "preset alerts get": "/v1/config/presetalert/{preset}",
     "accounts list": "/v3/enterprise/account",
+    "groups list": "/v1/config/groups",
+    "groups get": "/v1/config/groups/{group}",
+    "categories list": "/v1/config/categories/views",
+    "categories get": "/v1/config/categories/views/{category}",
+    "parsing templates list": "/v1/config/parsing/templates",
+    "parsing templates get": "/v1/config/parsing/templates/{template}",
+    "archiving get": "/v1/config/archiving",
+    "gateway routes list": "/v3/pipeline/gateway-route",
+    "gateway routes get": "/v3/pipeline/gateway-route/{route}",
+    "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
+    "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
 }
 
 
@@ -67,6 +82,7 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
         for _ in range(rows - 2):
             api_json(http.post("/v1/config/keys", params={"type": "ingestion"}))
         ids: dict[str, str] = {}
+        groups: list[str] = []
         for i in range(rows):
             rule = {"title": f"rule {i}", "hosts": [f"host-{i}"], "apps": ["web"],
                     "query": f"level:debug word{i}", "active": True}  # fmt: skip
@@ -79,12 +95,31 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             ids.setdefault("board", board["boardid"])
             pipeline = api_json(http.post("/v3/pipeline", json={"title": f"pipeline {i}"}))
             ids.setdefault("pipeline", pipeline["data"]["id"])
+            route = api_json(http.post("/v3/pipeline/gateway-route", json={"title": f"r{i}"}))
+            ids.setdefault("route", route["data"]["id"])
+            source = {"type": "http", "gateway_route_id": route["data"]["id"]}
+            node = api_json(http.post(f"/v3/pipeline/{pipeline['data']['id']}/source", json=source))
+            ids.setdefault("node", node["data"]["id"])
             preset = api_json(http.post("/v1/config/presetalert", json={"name": f"preset {i}"}))
             ids.setdefault("preset", preset["presetid"])
+            group = api_json(http.post("/v1/config/groups", json={"name": f"group {i}",
+                                                                  "apps": ["web"]}))  # fmt: skip
+            groups.append(group["id"])
+            category = api_json(http.post("/v1/config/categories/views", json={"name": f"c{i}"}))
+            ids.setdefault("category", category["id"])
+            template = {"name": f"template {i}", "pattern": f"took %{{INT:ms{i}:int}}ms"}
+            made = api_json(http.post("/v1/config/parsing/templates", json=template))
+            ids.setdefault("template", made["id"])
+        ids["group"] = groups[0]
+        api_json(http.post("/v1/config/archiving", json={"integration": "s3", "bucket": "b"}))
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
             ids.setdefault("member", member["email"])
+            # each group holds a member (the first added one is in the first group)
+            api_json(
+                http.put(f"/v1/config/members/{member['email']}", json={"groups": [groups[i]]})
+            )
     return {"Authorization": f"Token {key}"}, ids
 
 

@@ -36,6 +36,20 @@ EXPECTED = {
     "/v3/pipeline/{pipeline_id}",
     "/v3/enterprise/account",
     "/v3/enterprise/account/{account_id}",
+    "/v1/config/groups",
+    "/v1/config/groups/{groupId}",
+    "/v1/config/categories/{type}",
+    "/v1/config/categories/{type}/{id}",
+    "/v1/config/parsing/templates",
+    "/v1/config/parsing/templates/{id}",
+    "/v1/config/archiving",
+    "/v3/pipeline/gateway-route",
+    "/v3/pipeline/gateway-route/{gateway_route_id}",
+    *(
+        f"/v3/pipeline/{{pipeline_id}}/{segment}{item}"
+        for segment in ("source", "transform", "processor", "sink", "destination")
+        for item in ("", "/{node_id}")
+    ),
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation
@@ -59,6 +73,10 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
     """``path`` with each way of filling its parameter (none: as it is)."""
     if "{" not in path:
         return [path]
+    if path.startswith("/v1/config/categories/{type}"):
+        # the type's real value and a wrong one; then the id as any other path's
+        filled = [path.replace("{type}", kind, 1) for kind in ("views", "bogus")]
+        return [url for one in filled for url in _filled(one, seeded)]
     real = {
         "/v1/config/ingestion/exclusions/{id}": seeded.ids["rule"],
         "/v1/config/keys/{id}": seeded.ids["key"],
@@ -71,6 +89,8 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
     }
     head, _, tail = path.partition("{")
     rest = tail.partition("}")[2]
+    if "{" in rest:  # a second parameter (a pipeline's node): an unknown id
+        rest = rest[: rest.index("{")] + UNKNOWN_ID + rest[rest.index("}") + 1 :]
     ids = [UNKNOWN_ID, INVALID_ID] + ([real[path]] if path in real else [])
     return [f"{head}{found}{rest}" for found in ids]
 

@@ -1,12 +1,17 @@
-"""The board, member and pipeline single-item GETs on raw records answer exactly what
-their ORM endpoints answered before: the endpoints as they were (a session, the ORM
-objects, the response model; copied here as the reference) are served in the route's
-place and compared with the route as it is, status, headers and body byte for byte, for
-no credential, a wrong key, the account's key, the enterprise key with and without the
-account, browser sessions of every role, another account's key, and the account's own
-ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
+"""The board, member and pipeline single-item GETs, the groups', categories' and parsing
+templates' lists and gets, and the archiving configuration, on raw records answer
+exactly what their ORM endpoints answered before: the endpoints as they were (a
+session, the ORM objects, the response model; copied here as the reference) are served
+in the route's place and compared with the route as it is, status, headers and body
+byte for byte, for no credential, a wrong key, the account's key, the enterprise key
+with and without the account, browser sessions of every role, another account's key,
+and the account's own ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
-floats and Unicode, a pipeline with nodes of each kind). On SQLite and on PostgreSQL."""
+floats and Unicode, a pipeline with nodes of each kind, groups with and without members
+and scopes, categories of each type read under another type, templates in each state
+and order, an account with archiving and one without, gateway routes with two sources
+and with none, each kind's nodes under every path segment, their own and another
+kind's, in another pipeline). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,21 +25,37 @@ from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
 from tests.users.factories import add_person, sign_in_person
 
-from tidegate.api.envelope import Envelope
+from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
-from tidegate.auth.dependencies import AccountId
+from tidegate.archive import repository as archive_repository
+from tidegate.archive import service as archive_service
+from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
+from tidegate.categories import repository as category_repository
+from tidegate.categories import schemas as category_schemas
+from tidegate.categories import service as category_service
+from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.errors import NotFound
+from tidegate.groups import repository as group_repository
+from tidegate.groups import schemas as group_schemas
+from tidegate.groups import service as group_service
+from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
+from tidegate.parsing_templates import repository as template_repository
+from tidegate.parsing_templates import schemas as template_schemas
+from tidegate.parsing_templates import service as template_service
+from tidegate.parsing_templates.endpoints import TemplateIdPath
 from tidegate.pipelines import endpoints as pipeline_endpoints
+from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service, node_service
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
-from tidegate.pipelines.paths import PipelineIdPath
+from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
 
 # The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
 
@@ -68,11 +89,147 @@ async def pipeline_before(
     return pipeline_endpoints._pipeline(pipeline_service._detail(session, pipeline, nodes))
 
 
+async def groups_before(session: SessionDep, account_id: AccountId) -> list[group_schemas.Group]:
+    groups = await group_repository.groups_of_account(session=session, account_id=account_id)
+    ids = [group.id for group in groups]
+    members = await group_repository.member_emails(session=session, group_ids=ids)
+    return [group_service._schema(group, members[group.id]) for group in groups]
+
+
+async def group_before(
+    group_id: GroupIdPath, session: SessionDep, account_id: AccountId
+) -> group_schemas.Group:
+    return await group_service.get_group(session=session, account_id=account_id, group_id=group_id)
+
+
+async def categories_before(
+    type_: TypePath, session: SessionDep, account_id: AccountId
+) -> list[category_schemas.Category]:
+    return [
+        category_service.category_schema(category)
+        for category in await category_repository.categories_of(
+            session=session, account_id=account_id, type_=type_
+        )
+    ]
+
+
+async def category_before(
+    type_: TypePath, category_id: CategoryIdPath, session: SessionDep, account_id: AccountId
+) -> category_schemas.Category:
+    return category_service.category_schema(
+        await category_service._own(
+            session=session, account_id=account_id, type_=type_, category_id=category_id
+        )
+    )
+
+
+async def templates_before(
+    session: SessionDep, account_id: AccountId
+) -> list[template_schemas.ParsingTemplate]:
+    return [
+        template_service.template_schema(template)
+        for template in await template_repository.templates_of(
+            session=session, account_id=account_id
+        )
+    ]
+
+
+async def template_before(
+    template_id: TemplateIdPath, session: SessionDep, account_id: AccountId
+) -> template_schemas.ParsingTemplate:
+    return template_service.template_schema(
+        await template_service._own(session=session, account_id=account_id, template_id=template_id)
+    )
+
+
+async def archiving_before(
+    session: SessionDep, sealer: SealerDep, account_id: AccountId
+) -> dict[str, Any]:
+    row = await archive_repository.get_config(session=session, account_id=account_id)
+    if row is None:
+        raise NotFound("archiving is not configured for this account")
+    return archive_service.open_config(row, sealer)
+
+
+async def gateway_routes_before(
+    session: SessionDep, account_id: AccountId
+) -> Envelope[list[gateway_schemas.GatewayRoute]]:
+    routes = await pipeline_repository.gateway_routes_of(session=session, account_id=account_id)
+    ids = [route.id for route in routes]
+    sources = await pipeline_repository.sources_by_route(session=session, gateway_route_ids=ids)
+    data = [gateway_service.route_schema(route, sources[route.id]) for route in routes]
+    return envelope(data, type="gateway route", pk="id", links=gateway_endpoints.ROUTE_LINKS)
+
+
+async def gateway_route_before(
+    gateway_route_id: gateway_endpoints.RouteIdPath, session: SessionDep, account_id: AccountId
+) -> Envelope[gateway_schemas.GatewayRoute]:
+    route = await gateway_service._own_route(
+        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    )
+    return gateway_endpoints._route(
+        await gateway_service._with_sources(session=session, route=route)
+    )
+
+
+def _nodes_before(kind: Any) -> tuple[Any, Any]:
+    """The list and get of ``kind``'s nodes as they were, on the ORM."""
+    related = {"pipeline": pipeline_endpoints.PIPELINE}
+
+    async def nodes_before(
+        pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[list[pipeline_schemas.Node]]:
+        pipeline = await pipeline_service.own_pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        data = [pipeline_service.node_schema(session, node) for node in nodes if node.kind == kind]
+        links = pipeline_endpoints.NODE_LINKS[kind]
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    async def node_before(
+        pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
+    ) -> Envelope[pipeline_schemas.Node]:
+        pipeline = await pipeline_service.own_pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        nodes = await pipeline_repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        node = node_service._find(nodes, kind, node_id)
+        links = pipeline_endpoints.NODE_LINKS[kind]
+        data = pipeline_service.node_schema(session, node)
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    return nodes_before, node_before
+
+
+# Every path of the node reads (the older segments too) -> its kind.
+NODE_SEGMENTS = {"source": "source", "transform": "processor", "processor": "processor",
+                 "sink": "destination", "destination": "destination"}  # fmt: skip
+NODE_READS = {
+    f"/v3/pipeline/{{pipeline_id}}/{segment}{item}": _nodes_before(kind)[bool(item)]
+    for segment, kind in NODE_SEGMENTS.items()
+    for item in ("", "/{node_id}")
+}
+
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
     "/v3/pipeline/{pipeline_id}": pipeline_before,
+    "/v1/config/groups": groups_before,
+    "/v1/config/groups/{groupId}": group_before,
+    "/v1/config/categories/{type}": categories_before,
+    "/v1/config/categories/{type}/{id}": category_before,
+    "/v1/config/parsing/templates": templates_before,
+    "/v1/config/parsing/templates/{id}": template_before,
+    "/v1/config/archiving": archiving_before,
+    "/v3/pipeline/gateway-route": gateway_routes_before,
+    "/v3/pipeline/gateway-route/{gateway_route_id}": gateway_route_before,
+    **NODE_READS,
 }
+# The account's archiving (the other account has none: a 404).
+ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
+# A parsing template's pattern with fields of each kind.
+PATTERN = r"%{WORD:method} %{URIPATH:path} took (?P<ms>\d+)ms status=%{INT:status:int}"
 UNKNOWN_ID = "0123456789abcdef01234567"
 # Integers beyond 64 bits (orjson neither reads nor writes them exactly), floats, text.
 GRAPHS = [
@@ -96,24 +253,54 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     ]
     empty = await make_pipeline(client, account, "empty")
     full = await make_pipeline(client, account, "full")
-    _route, source = await source_with_route(client, account, full)
+    route, source = await source_with_route(client, account, full)
     condition = {"field": ".level", "str_operator": "exists"}
     processor = await add_node(
         client, account, full, "processor",
         {"type": "filter", "inputs": [source], "user_config": {"condition": condition}},
     )  # fmt: skip
-    await add_node(
+    destination = await add_node(
         client, account, full, "destination",
         {"type": "http", "inputs": [processor], "user_config": {"uri": "https://x.example"}},
     )  # fmt: skip
     await publish(client, account, full)
+    # a second source on the same route, and a route with every field and no source
+    await add_node(
+        client, account, empty, "source", {"type": "http", "gateway_route_id": route}
+    )  # fmt: skip
+    bare = {"title": "Ü “bare”", "description": "d\u2028", "consumer_id": "c-1"}
+    lone = await _ok(await client.post("/v3/pipeline/gateway-route", json=bare, headers=h))
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
+    scoped = {"name": "Ünï “scoped”", "description": "d\u2028", "apps": ["web", "Api"],
+              "hosts": ["h1"], "query": "level:error app:web"}  # fmt: skip
+    scope = await _ok(await client.post("/v1/config/groups", json=scoped, headers=h))
+    lonely = await _ok(await client.post("/v1/config/groups", json={"name": "none"}, headers=h))
     grouped = await add_person(client.database_url, account_id=account.account_id, role="admin")
-    await _ok(
-        await client.put(
-            f"/v1/config/members/{grouped.email}", json={"groups": [group["id"]]}, headers=h
+    also = await add_person(client.database_url, account_id=account.account_id, role="member")
+    for person, groups in ((grouped, [group["id"], scope["id"]]), (also, [group["id"]])):
+        await _ok(
+            await client.put(
+                f"/v1/config/members/{person.email}", json={"groups": groups}, headers=h
+            )
         )
-    )
+    categories: dict[str, list[str]] = {}
+    for type_ in ("views", "boards", "screens"):
+        for name in (f"{type_} one", "Ünï “two”"):
+            made = await client.post(
+                f"/v1/config/categories/{type_}", json={"name": name}, headers=h
+            )
+            categories.setdefault(type_, []).append((await _ok(made))["id"])
+    templates = [
+        (await _ok(await client.post("/v1/config/parsing/templates", json=body, headers=h)))["id"]
+        for body in (
+            {"name": "draft", "pattern": PATTERN},
+            {"name": "on", "pattern": PATTERN, "state": "active"},
+            {"name": "off “Ü”", "pattern": "(?P<all>.+)", "state": "inactive"},
+            {"name": "one", "pattern": "took %{INT:n:int}"},
+        )
+    ]
+    order = {"ids": templates[::-1]}
+    await _ok(await client.put("/v1/config/parsing/templates/order", json=order, headers=h))
     invited = f"invited-{account.account_id[:6]}@example.com"
     await _ok(
         await client.post(
@@ -125,7 +312,36 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/board/{boardid}": boards,
         "/v1/config/members/{email}": [owner, grouped.email, invited],
         "/v3/pipeline/{pipeline_id}": [empty, full],
+        "/v1/config/groups": [""],
+        "/v1/config/groups/{groupId}": [group["id"], scope["id"], lonely["id"]],
+        "/v1/config/categories/{type}": list(categories),
+        # Each type's categories under their own type and under another one (a 404).
+        "/v1/config/categories/{type}/{id}": [
+            f"{type_}/{category}" for type_, ids in categories.items() for category in ids
+        ]
+        + [f"views/{categories['boards'][0]}", f"screens/{categories['views'][1]}"],
+        "/v1/config/parsing/templates": [""],
+        "/v1/config/parsing/templates/{id}": templates,
+        "/v1/config/archiving": [""],
+        "/v3/pipeline/gateway-route": [""],
+        "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
+        **_node_ids(
+            [empty, full], {"source": source, "processor": processor, "destination": destination}
+        ),
     }
+
+
+def _node_ids(pipelines: list[str], nodes: dict[str, str]) -> dict[str, list[str]]:
+    """What to read at each node path (after ``/v3/pipeline/``): each pipeline's list,
+    each node under its own kind and under another one (a 404)."""
+    found: dict[str, list[str]] = {}
+    for segment, kind in NODE_SEGMENTS.items():
+        path = f"/v3/pipeline/{{pipeline_id}}/{segment}"
+        found[path] = [f"{pipeline}/{segment}" for pipeline in pipelines]
+        found[path + "/{node_id}"] = [
+            f"{pipelines[1]}/{segment}/{node}" for node in nodes.values()
+        ] + [f"{pipelines[0]}/{segment}/{nodes[kind]}"]  # not that pipeline's node
+    return found
 
 
 def _contexts(app: FastAPI) -> dict[str, Any]:
@@ -139,6 +355,20 @@ def _contexts(app: FastAPI) -> dict[str, Any]:
 def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     """Every id to read at ``path``: the account's own, another account's, unknown and
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
+    if "{" not in path:
+        return own  # a list: its path as it is
+    if path.startswith("/v3/pipeline/{pipeline_id}/"):
+        tail = path.split("/")[4]  # the node segment
+        bad = [f"{UNKNOWN_ID}/{tail}", f"{'x' * 40}/{tail}"]
+        if path.endswith("{node_id}"):
+            pipeline = own[0].partition("/")[0]
+            bad = [f"{pipeline}/{tail}/{UNKNOWN_ID}", f"{pipeline}/{tail}/{'x' * 40}"]
+        return [*own, *others, *bad]
+    if path.endswith("{type}"):
+        return [*own, "bogus", "Views", "x" * 40]
+    if path.endswith("{type}/{id}"):
+        bad = ["x" * 40, "not an id", UNKNOWN_ID]
+        return [*own, *others, *(f"views/{found}" for found in bad), f"bogus/{own[0][6:]}"]
     ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
     if path.endswith("{email}"):
         ids += [own[1].upper(), f" {own[1]} ", "nobody@example.com", "a%00b", "x" * 400]
@@ -151,6 +381,7 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     other = await make_account(client, await make_tenant(client.database_url), company="other")
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
+    await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -173,7 +404,10 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     for path, context in sorted(contexts.items()):
         now = context.app
         assert isinstance(now, PlainHandler), path  # the raw read, on the plain handler
-        before = APIRoute(context.path, BEFORE[path], methods=["GET"]).app
+        # with the router's dependencies (the credential and the permission), as served
+        before = APIRoute(
+            context.path, BEFORE[path], methods=["GET"], dependencies=list(context.dependencies)
+        ).app
         head = path.partition("{")[0]
         for found in _ids(path, own[path], others[path]):
             for who, headers in credentials.items():
@@ -184,7 +418,12 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
                 compared += 1
                 statuses.add(mine.status_code)
                 bodies.append(mine.content)
-    assert compared > 250
+    assert compared > 1000
     assert any(b"123456789012345678901234567890" in body for body in bodies)
     assert any(b'"outputs":[{"id"' in body or b'"kind":"destination"' in body for body in bodies)
+    assert any(b'"members":["' in body and b'","' in body for body in bodies)  # two members
+    assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
+    assert any(b'"projectid":"' in body for body in bodies)
+    assert any(body.count(b'"source_id"') >= 2 for body in bodies)  # a route's two sources
+    assert any(b"archiving is not configured" in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
+from fastapi.responses import Response
 
 from tidegate.api.error_models import LEGACY_ERRORS_WITH_CONFLICT
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.archive import schemas, service
@@ -35,11 +37,16 @@ def _destinations(request: Request) -> DestinationPolicy:
     return policy_from_setting(app_state(request).settings.destination_allow)
 
 
-@router.get("", summary="The account's archiving configuration, as it was sent")
-async def get_archiving(
-    session: SessionDep, sealer: SealerDep, account_id: AccountId
-) -> dict[str, Any]:
-    return await service.read(session=session, sealer=sealer, account_id=account_id)
+@router.get(
+    "",
+    summary="The account's archiving configuration, as it was sent",
+    response_model=dict[str, Any],
+)
+async def get_archiving(request: Request, account_id: AccountId) -> Response:
+    state = app_state(request)
+    return json_response(
+        await service.read(db=state.db, sealer=state.sealer, account_id=account_id)
+    )
 
 
 @router.post("", summary="Configure archiving (200; 409 when it is configured already)")

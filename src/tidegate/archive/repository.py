@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import bindparam, delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import ArchiveConfig, ArchiveDay
 
 __all__ = [
     "accounts_without_day",
     "attempts_of",
     "claim",
+    "config_record",
     "days_of",
     "due_days",
     "ensure_day",
@@ -27,6 +30,18 @@ __all__ = [
 
 async def get_config(*, session: AsyncSession, account_id: str) -> ArchiveConfig | None:
     return await session.get(ArchiveConfig, account_id, populate_existing=True)
+
+
+# The account's sealed configuration (the archiving GET).
+_CONFIG = RawQuery(
+    select(ArchiveConfig.sealed).where(ArchiveConfig.account_id == bindparam("account_id"))
+)
+
+
+async def config_record(*, db: Database, account_id: str) -> Any:
+    """The account's configuration as a raw record (``sealed``), or None."""
+    rows = await db.fetch_records(_CONFIG, {"account_id": account_id})
+    return rows[0] if rows else None
 
 
 async def remove_config(*, session: AsyncSession, account_id: str) -> bool:

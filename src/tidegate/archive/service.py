@@ -16,6 +16,7 @@ from tidegate.archive.schemas import ArchiveDayStatus, ArchiveStatus, parse_conf
 from tidegate.archive.targets import endpoint_url
 from tidegate.archive.writer import day_name
 from tidegate.auth.secrets import Sealer
+from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, Conflict, ErrorItem, NotFound, ValidationFailed
 from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
 from tidegate.logs.store import DAY_MS
@@ -33,9 +34,11 @@ __all__ = [
 ]
 
 STATUS_DAYS: Final = 31
+NOT_CONFIGURED: Final = "archiving is not configured for this account"
 
 
-def open_config(row: ArchiveConfig, sealer: Sealer) -> dict[str, Any]:
+def open_config(row: ArchiveConfig | Any, sealer: Sealer) -> dict[str, Any]:
+    """The configuration as it was sent, from the ORM object or a raw record."""
     opened = sealer.open(row.sealed)
     if opened is None:  # the server secret changed: nothing can be written
         raise NotFound("archiving configuration cannot be read with this server's secret")
@@ -84,10 +87,11 @@ def _endpoint_refused(field: str, message: str) -> ValidationFailed:
     )
 
 
-async def read(*, session: AsyncSession, sealer: Sealer, account_id: str) -> dict[str, Any]:
-    row = await repository.get_config(session=session, account_id=account_id)
+async def read(*, db: Database, sealer: Sealer, account_id: str) -> dict[str, Any]:
+    """The account's configuration as it was sent, from one raw read."""
+    row = await repository.config_record(db=db, account_id=account_id)
     if row is None:
-        raise NotFound("archiving is not configured for this account")
+        raise NotFound(NOT_CONFIGURED)
     return open_config(row, sealer)
 
 
@@ -107,7 +111,7 @@ async def _store(
     if creating and row is not None:
         raise Conflict("archiving is already configured for this account; PUT changes it")
     if not creating and row is None:
-        raise NotFound("archiving is not configured for this account")
+        raise NotFound(NOT_CONFIGURED)
     sealed = sealer.seal(json_codec.dumps(config).decode())
     if row is None:
         session.add(
@@ -137,7 +141,7 @@ async def update(**kwargs: Any) -> dict[str, Any]:
 
 async def remove(*, session: AsyncSession, account_id: str) -> None:
     if not await repository.remove_config(session=session, account_id=account_id):
-        raise NotFound("archiving is not configured for this account")
+        raise NotFound(NOT_CONFIGURED)
 
 
 def _day_status(row: ArchiveDay) -> ArchiveDayStatus:
@@ -184,7 +188,7 @@ async def request_run(
     *, session: AsyncSession, account_id: str, day_text: str | None, now_ms: int
 ) -> ArchiveDayStatus:
     if await repository.get_config(session=session, account_id=account_id) is None:
-        raise NotFound("archiving is not configured for this account")
+        raise NotFound(NOT_CONFIGURED)
     day = parse_day(day_text, now_ms=now_ms)
     await repository.request_day(session=session, account_id=account_id, day=day, now_ms=now_ms)
     await session.flush()

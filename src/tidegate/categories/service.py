@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.categories import repository, schemas
+from tidegate.db.engine import Database
 from tidegate.errors import Conflict, NotFound
 from tidegate.models import Category
 from tidegate.models.base import utcnow
 
 
+def category_data(category: Category | Any) -> dict[str, Any]:
+    """The category's document as plain data (api/raw_json.py), from the ORM object or a
+    raw record (``repository.category_records``)."""
+    return {"id": category.id, "type": category.type, "name": category.name}
+
+
 def category_schema(category: Category) -> schemas.Category:
-    return schemas.Category(id=category.id, type=category.type, name=category.name)
+    return schemas.Category(**category_data(category))
 
 
 async def _free_name(
@@ -26,14 +35,11 @@ async def _free_name(
     return folded
 
 
-async def list_categories(
-    *, session: AsyncSession, account_id: str, type_: str
-) -> list[schemas.Category]:
+async def list_categories(*, db: Database, account_id: str, type_: str) -> list[dict[str, Any]]:
+    """The account's categories of ``type_`` as plain data, from one raw read."""
     return [
-        category_schema(category)
-        for category in await repository.categories_of(
-            session=session, account_id=account_id, type_=type_
-        )
+        category_data(category)
+        for category in await repository.category_records(db=db, account_id=account_id, type_=type_)
     ]
 
 
@@ -69,12 +75,17 @@ async def _own(
     return category
 
 
-async def get_category(
-    *, session: AsyncSession, account_id: str, type_: str, category_id: str
-) -> schemas.Category:
-    return category_schema(
-        await _own(session=session, account_id=account_id, type_=type_, category_id=category_id)
+async def read_category(
+    *, db: Database, account_id: str, type_: str, category_id: str
+) -> dict[str, Any]:
+    """The category's document as plain data, from one raw read; another account's or
+    another type's category, or none, is the same 404."""
+    category = await repository.category_record(
+        db=db, account_id=account_id, type_=type_, category_id=category_id
     )
+    if category is None:
+        raise NotFound()
+    return category_data(category)
 
 
 async def update_category(

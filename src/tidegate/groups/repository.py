@@ -2,10 +2,56 @@
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
+from typing import Any
+
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Group, GroupMember, Membership, User
+
+# The account's groups, oldest first, each joined (outer) to its members' e-mails in
+# order: a row per group and member (one row with no e-mail for a group of none), so
+# one read answers the list (as ``groups_of_account`` and ``member_emails`` do in two).
+_GROUPS_WITH_MEMBERS = (
+    select(
+        Group.id, Group.name, Group.description, Group.apps, Group.hosts, Group.query, User.email
+    )
+    .select_from(Group)
+    .outerjoin(GroupMember, GroupMember.group_id == Group.id)
+    .outerjoin(User, User.id == GroupMember.user_id)
+    .where(Group.account_id == bindparam("account_id"))
+    .order_by(Group.created_at, Group.id, User.email)
+)
+_GROUPS = RawQuery(_GROUPS_WITH_MEMBERS)
+# One of them by id (the group get).
+_GROUP = RawQuery(_GROUPS_WITH_MEMBERS.where(Group.id == bindparam("group_id")))
+
+
+def _groups(rows: list[Any]) -> list[tuple[Any, list[str]]]:
+    """Rows of ``_GROUPS_WITH_MEMBERS`` folded: each group (a record whose ``email`` is
+    not to be read) with its members' e-mails in order."""
+    found: list[tuple[Any, list[str]]] = []
+    for row in rows:
+        if not found or found[-1][0].id != row.id:
+            found.append((row, []))
+        if row.email is not None:
+            found[-1][1].append(row.email)
+    return found
+
+
+async def group_records(*, db: Database, account_id: str) -> list[tuple[Any, list[str]]]:
+    """The account's groups, oldest first, each with its members' e-mails: one read."""
+    return _groups(await db.fetch_records(_GROUPS, {"account_id": account_id}))
+
+
+async def group_record(
+    *, db: Database, account_id: str, group_id: str
+) -> tuple[Any, list[str]] | None:
+    """The account's group ``group_id`` with its members' e-mails, or None: one read."""
+    rows = await db.fetch_records(_GROUP, {"account_id": account_id, "group_id": group_id})
+    found = _groups(rows)
+    return found[0] if found else None
 
 
 async def groups_of_account(*, session: AsyncSession, account_id: str) -> list[Group]:

@@ -3,26 +3,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.scope import validate_scope_query
+from tidegate.db.engine import Database
 from tidegate.errors import BadRequest, Forbidden, NotFound
 from tidegate.groups import repository, schemas
 from tidegate.models import Group
 
 
+def group_data(group: Group | Any, members: list[str]) -> dict[str, Any]:
+    """The group's document as plain data (api/raw_json.py), from the ORM object or a
+    raw record (``repository.group_records``)."""
+    return {
+        "id": group.id,
+        "name": group.name,
+        "description": group.description,
+        "apps": list(group.apps or []),
+        "hosts": list(group.hosts or []),
+        "query": group.query,
+        "members": members,
+    }
+
+
 def _schema(group: Group, members: list[str]) -> schemas.Group:
-    return schemas.Group(
-        id=group.id,
-        name=group.name,
-        description=group.description,
-        apps=list(group.apps or []),
-        hosts=list(group.hosts or []),
-        query=group.query,
-        members=members,
-    )
+    return schemas.Group(**group_data(group, members))
 
 
 def _query(text: str | None) -> str | None:
@@ -32,10 +41,12 @@ def _query(text: str | None) -> str | None:
     return text.strip()
 
 
-async def list_groups(*, session: AsyncSession, account_id: str) -> list[schemas.Group]:
-    groups = await repository.groups_of_account(session=session, account_id=account_id)
-    members = await repository.member_emails(session=session, group_ids=[g.id for g in groups])
-    return [_schema(group, members[group.id]) for group in groups]
+async def list_groups(*, db: Database, account_id: str) -> list[dict[str, Any]]:
+    """The account's groups as plain data, from one raw read."""
+    return [
+        group_data(group, members)
+        for group, members in await repository.group_records(db=db, account_id=account_id)
+    ]
 
 
 async def _own(*, session: AsyncSession, account_id: str, group_id: str) -> Group:
@@ -46,9 +57,19 @@ async def _own(*, session: AsyncSession, account_id: str, group_id: str) -> Grou
 
 
 async def get_group(*, session: AsyncSession, account_id: str, group_id: str) -> schemas.Group:
+    """The group through the session (the writes answer it after their change)."""
     group = await _own(session=session, account_id=account_id, group_id=group_id)
     members = await repository.member_emails(session=session, group_ids=[group.id])
     return _schema(group, members[group.id])
+
+
+async def read_group(*, db: Database, account_id: str, group_id: str) -> dict[str, Any]:
+    """The group's document as plain data, from one raw read; another account's group,
+    or none, is the same 404."""
+    found = await repository.group_record(db=db, account_id=account_id, group_id=group_id)
+    if found is None:
+        raise NotFound()
+    return group_data(*found)
 
 
 async def create_group(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import ReadSessionDep, SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, CurrentPrincipal
@@ -27,11 +29,15 @@ async def create_template(
     return await service.create_template(session=session, account_id=account_id, body=body)
 
 
-@router.get("", summary="List the account's parsing templates, in the order they are tried")
-async def list_templates(
-    session: SessionDep, account_id: AccountId
-) -> list[schemas.ParsingTemplate]:
-    return await service.list_templates(session=session, account_id=account_id)
+@router.get(
+    "",
+    summary="List the account's parsing templates, in the order they are tried",
+    response_model=list[schemas.ParsingTemplate],
+)
+async def list_templates(request: Request, account_id: AccountId) -> Response:
+    return json_response(
+        await service.list_templates(db=app_state(request).db, account_id=account_id)
+    )
 
 
 @router.put("/order", summary="Reorder the account's parsing templates")
@@ -64,12 +70,13 @@ async def preview_template(
     )
 
 
-@router.get("/{id}", summary="Get a parsing template")
+@router.get("/{id}", summary="Get a parsing template", response_model=schemas.ParsingTemplate)
 async def get_template(
-    template_id: TemplateIdPath, session: SessionDep, account_id: AccountId
-) -> schemas.ParsingTemplate:
-    return await service.get_template(
-        session=session, account_id=account_id, template_id=template_id
+    template_id: TemplateIdPath, request: Request, account_id: AccountId
+) -> Response:
+    db = app_state(request).db
+    return json_response(
+        await service.read_template(db=db, account_id=account_id, template_id=template_id)
     )
 
 

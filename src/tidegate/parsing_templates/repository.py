@@ -2,10 +2,40 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, ParsingTemplate
+
+# The account's templates in the order they are tried (the list), and one by id: the
+# columns ``service.template_data`` reads.
+_TEMPLATES = select(
+    *(
+        ParsingTemplate.__table__.c[name]
+        for name in (
+            "id", "name", "pattern", "state", "position", "activated_at", "match_count",
+            "last_matched_ms", "created_at", "updated_at",
+        )
+    )
+).where(ParsingTemplate.account_id == bindparam("account_id"))  # fmt: skip
+_TEMPLATES_OF = RawQuery(
+    _TEMPLATES.order_by(ParsingTemplate.position, ParsingTemplate.created_at, ParsingTemplate.id)
+)
+_TEMPLATE_OF = RawQuery(_TEMPLATES.where(ParsingTemplate.id == bindparam("id")))
+
+
+async def template_records(*, db: Database, account_id: str) -> list[Any]:
+    """The account's templates in the order they are tried, as raw records."""
+    return await db.fetch_records(_TEMPLATES_OF, {"account_id": account_id})
+
+
+async def template_record(*, db: Database, account_id: str, template_id: str) -> Any:
+    """The account's template ``template_id`` as a raw record, or None."""
+    rows = await db.fetch_records(_TEMPLATE_OF, {"account_id": account_id, "id": template_id})
+    return rows[0] if rows else None
 
 
 async def templates_of(

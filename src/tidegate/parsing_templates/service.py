@@ -9,6 +9,7 @@ lines stored before keep the fields they were stored with.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -50,26 +51,44 @@ def compile_pattern(pattern: str) -> TemplatePattern:
         raise _invalid(f"pattern: {error}") from None
 
 
-def template_schema(template: ParsingTemplate) -> schemas.ParsingTemplate:
+# How many patterns' field names are kept (a few KB each at most).
+FIELD_NAMES_CACHED: Final = 1024
+
+
+@functools.lru_cache(maxsize=FIELD_NAMES_CACHED)
+def _field_names(pattern: str) -> tuple[str, ...]:
+    """The fields ``pattern`` captures, in order (none when it no longer compiles).
+    Compiling a pattern costs tens of microseconds and the names depend on its text and
+    the fixed Grok library only, so a read of the templates compiles each text once."""
     try:
-        fields = TemplatePattern(template.pattern).field_names
+        return tuple(TemplatePattern(pattern).field_names)
     except TemplatePatternError:
-        fields = []
-    return schemas.ParsingTemplate(
-        id=template.id,
-        name=template.name,
-        pattern=template.pattern,
-        state=template.state,
-        position=template.position,
-        fields=fields,
-        activated_at=(
+        return ()
+
+
+def template_data(template: ParsingTemplate | Any) -> dict[str, Any]:
+    """The template's document as plain data (api/raw_json.py), from the ORM object or a
+    raw record (``repository.template_records``)."""
+    fields = list(_field_names(template.pattern))
+    return {
+        "id": template.id,
+        "name": template.name,
+        "pattern": template.pattern,
+        "state": template.state,
+        "position": template.position,
+        "fields": fields,
+        "activated_at": (
             epoch_ms_of(template.activated_at) if template.activated_at is not None else None
         ),
-        matched_lines=template.match_count or 0,
-        last_matched_at=template.last_matched_ms,
-        created_at=epoch_ms_of(template.created_at),
-        updated_at=epoch_ms_of(template.updated_at),
-    )
+        "matched_lines": template.match_count or 0,
+        "last_matched_at": template.last_matched_ms,
+        "created_at": epoch_ms_of(template.created_at),
+        "updated_at": epoch_ms_of(template.updated_at),
+    }
+
+
+def template_schema(template: ParsingTemplate) -> schemas.ParsingTemplate:
+    return schemas.ParsingTemplate(**template_data(template))
 
 
 def _set_state(template: ParsingTemplate, state: str, *, active_count: int) -> None:
@@ -107,12 +126,11 @@ async def create_template(
     return template_schema(template)
 
 
-async def list_templates(
-    *, session: AsyncSession, account_id: str
-) -> list[schemas.ParsingTemplate]:
+async def list_templates(*, db: Database, account_id: str) -> list[dict[str, Any]]:
+    """The account's templates, in the order they are tried, as plain data: one raw read."""
     return [
-        template_schema(template)
-        for template in await repository.templates_of(session=session, account_id=account_id)
+        template_data(template)
+        for template in await repository.template_records(db=db, account_id=account_id)
     ]
 
 
@@ -127,12 +145,15 @@ async def _own(
     return template
 
 
-async def get_template(
-    *, session: AsyncSession, account_id: str, template_id: str
-) -> schemas.ParsingTemplate:
-    return template_schema(
-        await _own(session=session, account_id=account_id, template_id=template_id)
+async def read_template(*, db: Database, account_id: str, template_id: str) -> dict[str, Any]:
+    """The template's document as plain data, from one raw read; another account's
+    template, or none, is the same 404."""
+    template = await repository.template_record(
+        db=db, account_id=account_id, template_id=template_id
     )
+    if template is None:
+        raise NotFound()
+    return template_data(template)
 
 
 async def update_template(

@@ -59,6 +59,10 @@ def _node_links(kind: schemas.NodeKind) -> SelfLinks:
 
 
 NODE_LINKS: Final = {kind: _node_links(kind) for kind in NODE_PATHS}
+NODE_META: Final = {
+    kind: envelope_meta(type=kind, pk="id", links=NODE_LINKS[kind], related={"pipeline": PIPELINE})
+    for kind in NODE_PATHS
+}
 PIPELINES_META: Final = envelope_meta(type="pipeline", pk="id", links=PIPELINE_LINKS)
 PIPELINE_META: Final = envelope_meta(
     type="pipeline", pk="id", links=PIPELINE_LINKS, related=PIPELINE_RELATED
@@ -70,12 +74,6 @@ def _pipeline(data: schemas.PipelineDetail) -> Envelope[schemas.PipelineDetail]:
 
 
 def _node(kind: schemas.NodeKind, data: schemas.Node) -> Envelope[schemas.Node]:
-    return envelope(
-        data, type=kind, pk="id", links=NODE_LINKS[kind], related={"pipeline": PIPELINE}
-    )
-
-
-def _nodes(kind: schemas.NodeKind, data: list[schemas.Node]) -> Envelope[list[schemas.Node]]:
     return envelope(
         data, type=kind, pk="id", links=NODE_LINKS[kind], related={"pipeline": PIPELINE}
     )
@@ -199,13 +197,16 @@ def _add_node_routes(
     update_model: type[Any],
     create_summary: str,
 ) -> None:
+    # The reads: raw records straight to JSON (api/raw_json.py).
     async def list_nodes(
-        pipeline_id: PipelineIdPath, session: SessionDep, account_id: AccountId
-    ) -> Envelope[list[schemas.Node]]:
-        data = await node_service.list_nodes(
-            session=session, account_id=account_id, pipeline_id=pipeline_id, kind=kind
-        )
-        return _nodes(kind, data)
+        pipeline_id: PipelineIdPath, request: Request, account_id: AccountId
+    ) -> Response:
+        state = app_state(request)
+        data = await node_service.read_nodes(
+            db=state.db, sealer=state.sealer, account_id=account_id, pipeline_id=pipeline_id,
+            kind=kind,
+        )  # fmt: skip
+        return enveloped(NODE_META[kind], data)
 
     async def create_node(
         request: Request,
@@ -225,16 +226,14 @@ def _add_node_routes(
         return _node(kind, data)
 
     async def get_node(
-        pipeline_id: PipelineIdPath, node_id: NodeIdPath, session: SessionDep, account_id: AccountId
-    ) -> Envelope[schemas.Node]:
-        data = await node_service.get_node(
-            session=session,
-            account_id=account_id,
-            pipeline_id=pipeline_id,
-            kind=kind,
-            node_id=node_id,
-        )
-        return _node(kind, data)
+        pipeline_id: PipelineIdPath, node_id: NodeIdPath, request: Request, account_id: AccountId
+    ) -> Response:
+        state = app_state(request)
+        data = await node_service.read_node(
+            db=state.db, sealer=state.sealer, account_id=account_id, pipeline_id=pipeline_id,
+            kind=kind, node_id=node_id,
+        )  # fmt: skip
+        return enveloped(NODE_META[kind], data)
 
     def _changing(save: Any) -> Any:
         """The PUT and PATCH handlers differ only in the service function they call."""
@@ -279,6 +278,11 @@ def _add_node_routes(
     create_node.__annotations__["body"] = create_model
     replace_node.__annotations__["body"] = create_model
     update_node.__annotations__["body"] = update_model
+    # The reads answer JSON bytes: their documents' models are declared here.
+    read_models: dict[Any, dict[str, Any]] = {
+        list_nodes: {"response_model": Envelope[list[schemas.Node]]},
+        get_node: {"response_model": Envelope[schemas.Node]},
+    }
     for index, segment in enumerate(NODE_PATHS[kind]):
         alias = index > 0  # older paths: served, not documented twice
         suffix = f"_via_{segment}" if alias else ""
@@ -300,6 +304,7 @@ def _add_node_routes(
                 summary=summary,
                 status_code=status,
                 include_in_schema=not alias,
+                **read_models.get(endpoint, {}),
             )
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Path, Request, Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.raw_json import envelope_meta, enveloped
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
@@ -59,6 +60,12 @@ SIGNING_KEY_LINKS: Final = SelfLinks(
 KEY_RELATED: Final = {"gateway_route": ROUTE}
 
 
+ROUTES_META: Final = envelope_meta(type="gateway route", pk="id", links=ROUTE_LINKS)
+ROUTE_META: Final = envelope_meta(
+    type="gateway route", pk="id", links=ROUTE_LINKS, related=ROUTE_RELATED
+)
+
+
 def _route(data: schemas.GatewayRoute) -> Envelope[schemas.GatewayRoute]:
     return envelope(data, type="gateway route", pk="id", links=ROUTE_LINKS, related=ROUTE_RELATED)
 
@@ -66,12 +73,14 @@ def _route(data: schemas.GatewayRoute) -> Envelope[schemas.GatewayRoute]:
 # Routes
 
 
-@router.get("", summary="List the account's gateway routes")
-async def list_routes(
-    session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.GatewayRoute]]:
-    data = await service.list_routes(session=session, account_id=account_id)
-    return envelope(data, type="gateway route", pk="id", links=ROUTE_LINKS)
+@router.get(
+    "",
+    summary="List the account's gateway routes",
+    response_model=Envelope[list[schemas.GatewayRoute]],
+)
+async def list_routes(request: Request, account_id: AccountId) -> Response:
+    data = await service.list_routes(db=app_state(request).db, account_id=account_id)
+    return enveloped(ROUTES_META, data)
 
 
 @router.post("", status_code=201, summary="Create a gateway route")
@@ -81,15 +90,17 @@ async def create_route(
     return _route(await service.create_route(session=session, account_id=account_id, body=body))
 
 
-@router.get("/{gateway_route_id}", summary="Get a gateway route and the sources bound to it")
+@router.get(
+    "/{gateway_route_id}",
+    summary="Get a gateway route and the sources bound to it",
+    response_model=Envelope[schemas.GatewayRoute],
+)
 async def get_route(
-    gateway_route_id: RouteIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[schemas.GatewayRoute]:
-    return _route(
-        await service.get_route(
-            session=session, account_id=account_id, gateway_route_id=gateway_route_id
-        )
-    )
+    gateway_route_id: RouteIdPath, request: Request, account_id: AccountId
+) -> Response:
+    db = app_state(request).db
+    data = await service.read_route(db=db, account_id=account_id, gateway_route_id=gateway_route_id)
+    return enveloped(ROUTE_META, data)
 
 
 @router.put("/{gateway_route_id}", summary="Replace a gateway route's title")

@@ -8,11 +8,12 @@ outside the database) and identified by a keyed fingerprint; no answer ever carr
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import Sealer, hash_secret, hint, new_access_key, same_secret
+from tidegate.db.engine import Database
 from tidegate.errors import Conflict, ErrorItem, NotFound, ServiceUnavailable
 from tidegate.models import AccessKey, GatewayRoute, PipelineNode, SigningKey
 from tidegate.models.base import new_uuid, utcnow
@@ -32,19 +33,29 @@ FINGERPRINT_SHOWN: Final = 12
 # Shapes
 
 
+def route_data(route: GatewayRoute | Any, sources: list[tuple[str, str]]) -> dict[str, Any]:
+    """The gateway route's document as plain data (api/raw_json.py), from the ORM object
+    or a raw record (``repository.gateway_route_records``); ``sources``: (pipeline id,
+    node id) of each HTTP source bound to it, in order."""
+    return {
+        "id": route.id,
+        "account_id": route.account_id,
+        "consumer_id": route.consumer_id or "",
+        "title": route.title,
+        "description": route.description,
+        "type": route.type,
+        "sources": [
+            {"pipeline_id": pipeline_id, "source_id": source_id}
+            for pipeline_id, source_id in sources
+        ],
+        "created_at": route.created_at,
+        "updated_at": route.updated_at,
+    }
+
+
 def route_schema(route: GatewayRoute, sources: list[PipelineNode]) -> schemas.GatewayRoute:
     return schemas.GatewayRoute(
-        id=route.id,
-        account_id=route.account_id,
-        consumer_id=route.consumer_id or "",
-        title=route.title,
-        description=route.description,
-        type=route.type,
-        sources=[
-            schemas.RouteSource(pipeline_id=node.pipeline_id, source_id=node.id) for node in sources
-        ],
-        created_at=route.created_at,
-        updated_at=route.updated_at,
+        **route_data(route, [(node.pipeline_id, node.id) for node in sources])
     )
 
 
@@ -91,21 +102,23 @@ async def _with_sources(*, session: AsyncSession, route: GatewayRoute) -> schema
     return route_schema(route, sources)
 
 
-async def list_routes(*, session: AsyncSession, account_id: str) -> list[schemas.GatewayRoute]:
-    routes = await repository.gateway_routes_of(session=session, account_id=account_id)
-    sources = await repository.sources_by_route(
-        session=session, gateway_route_ids=[route.id for route in routes]
-    )
-    return [route_schema(route, sources[route.id]) for route in routes]
+async def list_routes(*, db: Database, account_id: str) -> list[dict[str, Any]]:
+    """The account's gateway routes as plain data, from one raw read."""
+    return [
+        route_data(route, sources)
+        for route, sources in await repository.gateway_route_records(db=db, account_id=account_id)
+    ]
 
 
-async def get_route(
-    *, session: AsyncSession, account_id: str, gateway_route_id: str
-) -> schemas.GatewayRoute:
-    route = await _own_route(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+async def read_route(*, db: Database, account_id: str, gateway_route_id: str) -> dict[str, Any]:
+    """The gateway route's document as plain data, from one raw read; another
+    account's route, or none, is the same 404."""
+    found = await repository.gateway_route_record(
+        db=db, account_id=account_id, gateway_route_id=gateway_route_id
     )
-    return await _with_sources(session=session, route=route)
+    if found is None:
+        raise NotFound(f"No gateway route {gateway_route_id}")
+    return route_data(*found)
 
 
 async def create_route(

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.auth.secrets import Sealer
 from tidegate.components.catalogue import REGISTRY
 from tidegate.components.validation import node_outputs, validate_user_config, vet_config
+from tidegate.db.engine import Database
 from tidegate.enterprise.service import has_feature
 from tidegate.errors import Conflict, ErrorItem, Forbidden, NotFound, ValidationFailed
 from tidegate.kit.destination_guard import DestinationPolicy
@@ -23,11 +25,12 @@ from tidegate.models import GatewayRoute, Pipeline, PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines import repository, schemas
 from tidegate.pipelines.graph import GraphNode, refuse_if_depended_on, validate_graph
-from tidegate.pipelines.sealed_config import seal_config
+from tidegate.pipelines.sealed_config import open_config_with, seal_config
 from tidegate.pipelines.service import (
     check_generation,
     config_of,
     graph_node,
+    node_data,
     node_schema,
     own_pipeline,
     routed_source,
@@ -129,32 +132,54 @@ async def _route_of_its_own(
     return route.id
 
 
-def _find(nodes: Sequence[PipelineNode], kind: schemas.NodeKind, node_id: str) -> PipelineNode:
+_Node = TypeVar("_Node")
+
+
+def _find(nodes: Sequence[_Node], kind: schemas.NodeKind, node_id: str) -> _Node:
+    """The node ``node_id`` of ``kind`` (an ORM object or a raw record), or a 404."""
     for node in nodes:
-        if node.id == node_id and node.kind == kind:
+        if getattr(node, "id", None) == node_id and getattr(node, "kind", None) == kind:
             return node
     raise NotFound(f"No {kind} {node_id} in this pipeline")
 
 
-async def list_nodes(
-    *, session: AsyncSession, account_id: str, pipeline_id: str, kind: schemas.NodeKind
-) -> list[schemas.Node]:
-    pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return [node_schema(session, node) for node in nodes if node.kind == kind]
+async def _node_records(
+    *, db: Database, account_id: str, pipeline_id: str, kind: schemas.NodeKind
+) -> list[Any]:
+    """The account's pipeline's draft nodes of ``kind`` as raw records (one read);
+    another account's pipeline, or none, is the same 404 as ``own_pipeline``'s."""
+    nodes = await repository.kind_node_records(
+        db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind
+    )
+    if nodes is None:
+        raise NotFound(f"No pipeline {pipeline_id}")
+    return nodes
 
 
-async def get_node(
+async def read_nodes(
+    *, db: Database, sealer: Sealer, account_id: str, pipeline_id: str, kind: schemas.NodeKind
+) -> list[dict[str, Any]]:
+    """The pipeline's nodes of ``kind`` as plain data, from raw reads."""
+    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind)
+    return [
+        node_data(node, open_config_with(sealer, node.user_config_sealed, node_id=node.id))
+        for node in nodes
+    ]
+
+
+async def read_node(
     *,
-    session: AsyncSession,
+    db: Database,
+    sealer: Sealer,
     account_id: str,
     pipeline_id: str,
     kind: schemas.NodeKind,
     node_id: str,
-) -> schemas.Node:
-    pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    nodes = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-    return node_schema(session, _find(nodes, kind, node_id))
+) -> dict[str, Any]:
+    """The pipeline's node ``node_id`` of ``kind`` as plain data, from raw reads."""
+    nodes = await _node_records(db=db, account_id=account_id, pipeline_id=pipeline_id, kind=kind)
+    node = _find(nodes, kind, node_id)
+    return node_data(node, open_config_with(sealer, node.user_config_sealed, node_id=node.id))
 
 
 async def _checked(

@@ -37,18 +37,28 @@ async def pipeline(
 _PIPELINES_OF = account_rows(Pipeline)
 _PIPELINE_OF = account_row(Pipeline)
 # What service.node_data builds a node's document from, the draft's nodes in order.
+_NODE_COLUMNS = tuple(
+    PipelineNode.__table__.c[name]
+    for name in ("id", "pipeline_id", "kind", "type", "title", "description", "generation_id",
+                 "inputs", "user_config_sealed", "gateway_route_id", "created_at", "updated_at")
+)  # fmt: skip
 _NODES_OF = RawQuery(
-    select(
-        *(
-            PipelineNode.__table__.c[name]
-            for name in ("id", "pipeline_id", "kind", "type", "title", "description",
-                         "generation_id", "inputs", "user_config_sealed", "gateway_route_id",
-                         "created_at", "updated_at")
-        )
-    )
+    select(*_NODE_COLUMNS)
     .where(PipelineNode.pipeline_id == bindparam("pipeline_id"))
     .order_by(PipelineNode.created_at, PipelineNode.id)
-)  # fmt: skip
+)
+# The account's pipeline joined (outer) to its nodes of a kind, in that order: no row
+# when the pipeline is not the account's, one row of nulls when it has no such node.
+_KIND_NODES_OF = RawQuery(
+    select(*_NODE_COLUMNS)
+    .select_from(Pipeline)
+    .outerjoin(
+        PipelineNode,
+        (PipelineNode.pipeline_id == Pipeline.id) & (PipelineNode.kind == bindparam("kind")),
+    )
+    .where(Pipeline.id == bindparam("pipeline_id"), Pipeline.account_id == bindparam("account_id"))
+    .order_by(PipelineNode.created_at, PipelineNode.id)
+)
 
 
 async def pipelines_of(*, db: Database, account_id: str) -> list[Any]:
@@ -65,6 +75,16 @@ async def pipeline_record(*, db: Database, account_id: str, item_id: str) -> Any
 async def node_records(*, db: Database, pipeline_id: str) -> list[Any]:
     """The pipeline's draft nodes as raw records, in ``nodes_of``'s order."""
     return await db.fetch_records(_NODES_OF, {"pipeline_id": pipeline_id})
+
+
+async def kind_node_records(
+    *, db: Database, account_id: str, pipeline_id: str, kind: str
+) -> list[Any] | None:
+    """The account's pipeline's draft nodes of ``kind`` as raw records in ``nodes_of``'s
+    order, or None when the pipeline is not the account's: one read."""
+    params = {"account_id": account_id, "pipeline_id": pipeline_id, "kind": kind}
+    rows = await db.fetch_records(_KIND_NODES_OF, params)
+    return [row for row in rows if row.id is not None] if rows else None
 
 
 async def count_pipelines(*, session: AsyncSession, account_id: str) -> int:
@@ -226,6 +246,62 @@ async def gateway_routes_of(*, session: AsyncSession, account_id: str) -> list[G
         .order_by(GatewayRoute.created_at, GatewayRoute.id)
     )
     return list(result.scalars())
+
+
+# The account's gateway routes, oldest first, each joined (outer) to the HTTP sources
+# bound to it in their order: a row per route and source, so one read answers the list
+# (as ``gateway_routes_of`` and ``sources_by_route`` do in two) or the get.
+_ROUTES_WITH_SOURCES = (
+    select(
+        GatewayRoute.id,
+        GatewayRoute.account_id,
+        GatewayRoute.consumer_id,
+        GatewayRoute.title,
+        GatewayRoute.description,
+        GatewayRoute.type,
+        GatewayRoute.created_at,
+        GatewayRoute.updated_at,
+        PipelineNode.pipeline_id.label("source_pipeline_id"),
+        PipelineNode.id.label("source_id"),
+    )
+    .select_from(GatewayRoute)
+    .outerjoin(
+        PipelineNode,
+        (PipelineNode.gateway_route_id == GatewayRoute.id) & (PipelineNode.kind == "source"),
+    )
+    .where(GatewayRoute.account_id == bindparam("account_id"))
+    .order_by(GatewayRoute.created_at, GatewayRoute.id, PipelineNode.created_at, PipelineNode.id)
+)
+_ROUTES = RawQuery(_ROUTES_WITH_SOURCES)
+_ROUTE = RawQuery(_ROUTES_WITH_SOURCES.where(GatewayRoute.id == bindparam("id")))
+
+
+def _routes(rows: list[Any]) -> list[tuple[Any, list[tuple[str, str]]]]:
+    """Rows of ``_ROUTES_WITH_SOURCES`` folded: each route (a record whose source
+    columns are not to be read) with its sources' (pipeline id, node id) in order."""
+    found: list[tuple[Any, list[tuple[str, str]]]] = []
+    for row in rows:
+        if not found or found[-1][0].id != row.id:
+            found.append((row, []))
+        if row.source_id is not None:
+            found[-1][1].append((row.source_pipeline_id, row.source_id))
+    return found
+
+
+async def gateway_route_records(
+    *, db: Database, account_id: str
+) -> list[tuple[Any, list[tuple[str, str]]]]:
+    """The account's gateway routes, oldest first, each with its sources: one read."""
+    return _routes(await db.fetch_records(_ROUTES, {"account_id": account_id}))
+
+
+async def gateway_route_record(
+    *, db: Database, account_id: str, gateway_route_id: str
+) -> tuple[Any, list[tuple[str, str]]] | None:
+    """The account's gateway route with its sources, or None: one read."""
+    params = {"account_id": account_id, "id": gateway_route_id}
+    found = _routes(await db.fetch_records(_ROUTE, params))
+    return found[0] if found else None
 
 
 async def count_gateway_routes(*, session: AsyncSession, account_id: str) -> int:
