@@ -62,7 +62,8 @@ from typing import Any
 import asyncpg
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from sqlalchemy import insert, select
+from prometheus_client import REGISTRY
+from sqlalchemy import func, insert, select
 
 from bench_search import LOAD_BATCH, parse_count
 from harness import cpu_seconds
@@ -72,6 +73,7 @@ from tidegate.aggregate.schemas import AggregateRequest
 from tidegate.aggregate.service import aggregation
 from tidegate.auth.secrets import Sealer
 from tidegate.db.engine import Database
+from tidegate.errors import ReadBudgetExceeded
 from tidegate.export.schemas import ExportRequest
 from tidegate.export.service import page_of_lines
 from tidegate.logs import segment_index, store
@@ -138,7 +140,7 @@ class SegmentRow:
     path: str
     window_ms: int
     lines: int
-    bytes: int
+    file_bytes: int
     min_ts: int
     max_ts: int
     min_id: int
@@ -242,7 +244,7 @@ def copy_week(
                 segment,
                 path=name,
                 window_ms=window,
-                bytes=size,
+                file_bytes=size,
                 min_ts=segment.min_ts + shift,
                 max_ts=segment.max_ts + shift,
                 min_id=segment.min_id + id_shift,
@@ -263,7 +265,7 @@ async def register(db: Database, accounts: list[str], rows: list[SegmentRow]) ->
                     path=row.path,
                     window_ms=row.window_ms,
                     lines=row.lines,
-                    bytes=row.bytes,
+                    bytes=row.file_bytes,
                     min_ts=row.min_ts,
                     max_ts=row.max_ts,
                     min_id=row.min_id,
@@ -341,28 +343,49 @@ class BackendCpu:
             await self.connection.close()
 
 
+# What a read refused by the read budget (422, EBUDGET) answers here.
+OVER_BUDGET = "over budget"
+
+
 @dataclass
 class Timing:
     wall_s: float
     cpu_s: float  # this process + the database's backends
     answer: Any = None
+    files: tuple[int, int] = (0, 0)  # segments searched, skipped by the index (a run)
 
 
 async def timed(backends: BackendCpu, run: Callable[[], Awaitable[Any]], runs: int) -> Timing:
     """Median wall and CPU of ``runs`` runs, and the last answer."""
     walls, cpus = [], []
     answer = None
+    files = segment_files()
     for _ in range(runs):
         before = await backends.readings()
         started, cpu_started = time.perf_counter(), time.process_time()
-        answer = await run()
+        try:
+            answer = await run()
+        except ReadBudgetExceeded:  # the server would answer 422: measured until then
+            answer = OVER_BUDGET
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         after = await backends.readings()
         cpu += sum(value - before.get(pid, 0.0) for pid, value in after.items())
         walls.append(wall)
         cpus.append(cpu)
-    return Timing(statistics.median(walls), statistics.median(cpus), answer)
+    (searched, skipped), (searched_before, skipped_before) = segment_files(), files
+    counted = ((searched - searched_before) // runs, (skipped - skipped_before) // runs)
+    return Timing(statistics.median(walls), statistics.median(cpus), answer, counted)
+
+
+def segment_files() -> tuple[int, int]:
+    """Segments this process's reads searched and skipped by their index so far (the
+    metric ``tidegate_segment_files_total``)."""
+    searched, skipped = (
+        int(REGISTRY.get_sample_value("tidegate_segment_files_total", {"outcome": outcome}) or 0)
+        for outcome in ("searched", "skipped")
+    )
+    return searched, skipped
 
 
 @dataclass(frozen=True)
@@ -448,11 +471,10 @@ async def measure(
             problems.append(f"MISMATCH {query.name}: walk {walked.answer} for {query.expect}")
     aggregated = await timed(backends, lambda: reads.aggregate(query), runs)
     answer = aggregated.answer
-    if query.expect is not None and (answer.total != query.expect or not answer.exact):
-        problems.append(
-            f"MISMATCH {query.name}: aggregate {answer.total} (exact {answer.exact}) "
-            f"for {query.expect}"
-        )
+    if query.expect is not None and (
+        answer == OVER_BUDGET or answer.total != query.expect or not answer.exact
+    ):
+        problems.append(f"MISMATCH {query.name}: aggregate {answer} for {query.expect}")
     return (first, walked, aggregated), problems
 
 
@@ -557,9 +579,18 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                     await register(db, accounts, rows)
                 stored = layout.hot * (1 + weeks)
                 segment_files = sum(1 for _ in root.rglob("*.parquet"))
+                async with db.read_sessions() as session:
+                    own, own_index = (
+                        await session.execute(
+                            select(
+                                func.count(), func.sum(func.length(LogSegment.trigram_filters))
+                            ).where(LogSegment.account_id == accounts[0])
+                        )
+                    ).one()
                 print(
                     f"\n== {stored:,} lines of the measured account ({weeks} older weeks in "
-                    f"{segment_files:,} segment files, {directory_bytes(root) / 1e6:,.0f} MB); "
+                    f"{segment_files:,} segment files, {directory_bytes(root) / 1e6:,.0f} MB; "
+                    f"the account's own: {own:,}, their indexes {own_index / 1e6:,.1f} MB); "
                     f"built in {time.perf_counter() - started:.0f} s "
                     f"({time.process_time() - cpu_started:.0f} s CPU)",
                     flush=True,
@@ -593,6 +624,8 @@ def cell(timing: Timing | None, base: Timing | None) -> str:
     if timing is None:
         return "-"
     text = f"{timing.wall_s * 1000:,.0f} ({timing.cpu_s * 1000:,.0f})"
+    if isinstance(timing.answer, str):
+        text += " 422"
     if base is not None and base is not timing:
         text += f" {timing.cpu_s / max(base.cpu_s, 1e-6):.1f}x"
     return text
@@ -603,9 +636,14 @@ def row_text(name: str, found: Measured, base: Measured | None) -> str:
     parts = [
         cell(t, None if base is None else b) for t, b in zip(found, base or found, strict=True)
     ]
-    total = aggregated.answer.total
-    capped = "" if aggregated.answer.exact else " (capped)"
-    return f"| {name} | {total:,}{capped} | {parts[0]} | {parts[1]} | {parts[2]} |"
+    answer = aggregated.answer
+    if answer == OVER_BUDGET:
+        total = "422 (read budget)"
+    else:
+        total = f"{answer.total:,}" + ("" if answer.exact else " (capped)")
+    searched, skipped = aggregated.files
+    files = f"{searched:,} of {searched + skipped:,}" if searched + skipped else "-"
+    return f"| {name} | {total} | {parts[0]} | {parts[1]} | {parts[2]} | {files} |"
 
 
 def report(results: dict[int, dict[str, Measured]]) -> None:
@@ -617,8 +655,11 @@ def report(results: dict[int, dict[str, Measured]]) -> None:
     base = results[sizes[0]]
     for size in sizes:
         print(f"\n{size:,} lines: ms wall (CPU ms), CPU ratio to {sizes[0]:,}")
-        print("| query | matches | first page | all matches | histogram + top |")
-        print("|---|---:|---|---|---|")
+        print(
+            "| query | matches | first page | all matches | histogram + top "
+            "| segments searched by the index (aggregation) |"
+        )
+        print("|---|---:|---|---|---|---|")
         for name, found in results[size].items():
             print(row_text(name, found, base[name] if size != sizes[0] else None))
 
