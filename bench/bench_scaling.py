@@ -478,7 +478,9 @@ async def measure(
     return (first, walked, aggregated), problems
 
 
-def queries(first_ms: int, needles: int, old_needles: int, stored: int) -> list[Query]:
+def queries(
+    first_ms: int, needles: int, old_needles: int, stored: int, *, cases: bool = True
+) -> list[Query]:
     """The needles' queries (their matches known), then the six cases over all that is
     stored (``no query`` must count every stored line of the account)."""
     hour = END_MS - HOUR_MS
@@ -491,7 +493,7 @@ def queries(first_ms: int, needles: int, old_needles: int, stored: int) -> list[
     ]
     found += [
         Query(case.name, case, first_ms, END_MS, stored if case.query is None else None, False)
-        for case in CASES
+        for case in (CASES if cases else ())
     ]
     return found
 
@@ -522,6 +524,7 @@ def directory_bytes(root: Path) -> int:
 
 async def run(args: argparse.Namespace, work: Path) -> int:
     layout = plan(args.sizes, args.hot)
+    segment_index.INDEXES.max_bytes = int(args.index_cache_mb * 2**20)
     print(
         f"row store: {layout.hot:,} lines (the last week); older weeks of {layout.hot:,} lines "
         f"as segments: {', '.join(map(str, layout.weeks))} for sizes "
@@ -602,7 +605,9 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                 # (a process keeps 64 MiB of them).
                 segment_index.INDEXES.clear()
                 print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-                for query in queries(first_ms, args.needles, args.old_needles, stored):
+                for query in queries(
+                    first_ms, args.needles, args.old_needles, stored, cases=not args.needles_only
+                ):
                     runs = RUNS if query.walk else args.case_runs
                     found, wrong = await measure(reads, backends, query, runs)
                     problems += wrong
@@ -677,6 +682,13 @@ def main() -> int:
     parser.add_argument("--needles", type=int, default=1_000)
     parser.add_argument("--old-needles", type=int, default=10)
     parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--needles-only", action="store_true", help="leave out the six cases")
+    parser.add_argument(
+        "--index-cache-mb",
+        type=float,
+        default=segment_index.CACHE_BYTES / 2**20,
+        help="the process's cache of parsed segment indexes (the server's: 64 MiB)",
+    )
     parser.add_argument(
         "--case-runs", type=int, default=1, help="runs of each of the six cases (needles: 3)"
     )
