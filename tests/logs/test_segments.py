@@ -621,3 +621,38 @@ async def test_a_lines_context_is_the_same_from_either_tier(isolated_client: App
     await compact(url, config(root, after_ms=0, window_ms=3_600_000, max_lines=1_000))
     assert await tier_counts(url, account.account_id) == (0, 60)
     assert await contexts() == hot
+
+
+async def test_a_capped_aggregation_opens_no_segment_older_than_its_count(
+    isolated_client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the row store's cap an aggregation counts from ``counted_from`` on (newest
+    first): segments wholly older than that count nothing and are not opened. They were
+    (every segment of the request's range scanned with a ``ts`` bound excluding all its
+    rows): at 20M lines the common word's aggregation answered 422 for the row store's
+    count alone (docs/log-store.md, "Scaling with what is stored"). Their files removed
+    here: opening one fails."""
+    monkeypatch.setattr("tidegate.aggregate.service.MAX_CANDIDATES", 3)
+    client = isolated_client
+    url = client.database_url
+    account = await make_account(client, await make_tenant(url))
+    await store(url, account.account_id, generated_lines(40, seed=5), now_ms() - 10 * DAY_MS)
+    root = client.settings.segment_directory
+    await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=20))
+    assert await tier_counts(url, account.account_id) == (0, 40)
+    recent = [
+        NewLine(line=f"disk full {index}", ts=HOUR_START + 2 * HOUR_MS + index * 1_000, host="h")
+        for index in range(6)
+    ]
+    await store(url, account.account_id, recent, now_ms())
+    for path in await segment_paths(url, account.account_id):
+        (root / path).unlink()
+    response = await client.get(
+        "/v1/aggregate",
+        params={"from": HOUR_START, "to": HOUR_START + 3 * HOUR_MS, "query": "disk"},
+        headers=account.headers,
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["total"] == 3  # the 3 newest, past the cap of 3 candidates
+    assert body["exact"] is False

@@ -316,6 +316,7 @@ class _Cold:
     reader: PageReader
     files: list[str]
     rows: RowRanges  # of the files narrowed by the segment index
+    newest_ts: list[int]  # of each file's lines (those of its kept row groups)
     sql: SqlFilter
     request: AggregateRequest
     max_id: int
@@ -339,10 +340,12 @@ class _Cold:
         # Lines past the account's retention are counted by no aggregation.
         sql = replace(sql, where=segments.retained(sql.where))
         # Only the segments (and row groups) that may hold a match are opened.
-        files, rows = located(searched(reader, segments, spans, sql.where))
+        found = searched(reader, segments, spans, sql.where)
+        files, rows = located(found)
         if not files:
             return None  # no segment can hold a match
-        return cls(reader, files, rows, sql, request, max_id, width)
+        newest = [file.max_ts for file in found]
+        return cls(reader, files, rows, newest, sql, request, max_id, width)
 
     def _rows(
         self,
@@ -351,9 +354,18 @@ class _Cold:
         from_ms: int | None = None,
         wrap: str = "{}",
     ) -> Iterator[tuple[Any, ...]]:
+        files = self.files
+        if from_ms is not None and from_ms > self.request.from_ms:
+            # From where the row store's capped count starts: a segment wholly older
+            # counts nothing, and is not opened.
+            files = [
+                path
+                for path, newest in zip(files, self.newest_ts, strict=True)
+                if newest >= from_ms
+            ]
         return segment_query(
             self.reader,
-            self.files,
+            files,
             columns=columns,
             where=self.sql.where,
             from_ms=self.request.from_ms if from_ms is None else from_ms,
