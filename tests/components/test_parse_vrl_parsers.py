@@ -1,5 +1,7 @@
 """The ``parse`` processor's VRL parsers beyond the classic ones (``parse_query_string``,
-``parse_url``, ``parse_tokens``, ``parse_int``, ``parse_klog``, ``parse_glog``): VRL's
+``parse_url``, ``parse_tokens``, ``parse_int``, ``parse_klog``, ``parse_glog``,
+``parse_linux_authorization``, ``parse_aws_vpc_flow_log``,
+``parse_aws_cloudwatch_log_subscription_message``): VRL's
 documented examples (``docs/generated/<name>.json``) give exactly VRL's answer, a text
 not of the format fails cleanly (the event passes unchanged), and the provider's body
 (``processors/parse.go``: the VRL name, no options, ``target_field: ""``) builds."""
@@ -9,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import pytest
 from tests.components.helpers import run
 
@@ -157,6 +160,148 @@ def test_parse_klog_refuses_other_lines(text: str) -> None:
     assert vrl_parsers.parse_glog(text.replace("I0505", "I20210505", 1)) is None
 
 
+AUTH_LINE = (
+    "Mar 23 01:49:58 localhost sshd[1111]: Accepted publickey for eng from 10.1.1.1 "
+    "port 8888 ssh2: RSA SHA256:foobar"
+)
+
+
+def test_parse_linux_authorization_as_vrl_documents_it() -> None:
+    now = datetime(2026, 11, 28, tzinfo=UTC)
+    assert vrl_parsers.parse_linux_authorization(AUTH_LINE, now=now) == {
+        "appname": "sshd",
+        "hostname": "localhost",
+        "message": "Accepted publickey for eng from 10.1.1.1 port 8888 ssh2: RSA SHA256:foobar",
+        "procid": 1111,
+        "timestamp": "2026-03-23T01:49:58Z",
+    }
+    named = vrl_parsers.parse_linux_authorization("Mar 23 01:49:58 h su[x1]: ok", now=now)
+    assert named is not None
+    assert named["procid"] == "x1"
+    for text in ["", "sshd: no time", "Mar 99 01:49:58"]:
+        assert vrl_parsers.parse_linux_authorization(text) is None, text
+
+
+VPC_CUSTOM = (
+    "5 52.95.128.179 10.0.0.71 80 34210 6 1616729292 1616729349 IPv4 14 15044 "
+    "123456789012 vpc-abcdefab012345678 subnet-aaaaaaaa012345678 i-0c50d5961bcb2d47b "
+    "eni-1235b8ca123456789 ap-southeast-2 apse2-az3 - - ACCEPT 19 52.95.128.179 "
+    "10.0.0.71 S3 - - ingress OK"
+)
+
+
+def test_parse_aws_vpc_flow_log_as_vrl_documents_it() -> None:
+    line = "2 123456789010 eni-1235b8ca123456789 - - - - - - - 1431280876 1431280934 - NODATA"
+    assert vrl_parsers.parse_aws_vpc_flow_log(line) == {
+        "version": 2,
+        "account_id": "123456789010",
+        "interface_id": "eni-1235b8ca123456789",
+        "srcaddr": None,
+        "dstaddr": None,
+        "srcport": None,
+        "dstport": None,
+        "protocol": None,
+        "packets": None,
+        "bytes": None,
+        "start": 1431280876,
+        "end": 1431280934,
+        "action": None,
+        "log_status": "NODATA",
+    }
+    accepted = "2 1 eni-1 10.0.0.1 10.0.0.2 443 49152 6 10 8400 1 2 ACCEPT OK"
+    parsed = vrl_parsers.parse_aws_vpc_flow_log(accepted)
+    assert parsed is not None
+    assert (parsed["srcport"], parsed["bytes"], parsed["action"]) == (443, 8400, "ACCEPT")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        VPC_CUSTOM,  # a custom format: the provider sends no format to read it with
+        "2 1 eni-1 - - - - - - - 1 2 - NODATA extra",
+        "2 1 eni-1 - - - - - - - 1 2 -",
+        "2 1 eni-1 - - - - - -  1 2 - NODATA",  # two spaces: an empty bytes
+        "v2 1 eni-1 - - - - - - - 1 2 - NODATA",
+        "2 1 eni-1 - - - - - - - 1_0 2 - NODATA",
+        "2 1 eni-1 - - - - - - - 99999999999999999999 2 - NODATA",
+        "",
+    ],
+)
+def test_parse_aws_vpc_flow_log_refuses_other_lines(text: str) -> None:
+    assert vrl_parsers.parse_aws_vpc_flow_log(text) is None
+
+
+CLOUDWATCH_EVENT = (
+    '{"bytes":26780,"datetime":"14/Sep/2020:11:45:41-0400","host":"157.130.216.193",'
+    '"method":"PUT","protocol":"HTTP/1.0",'
+    '"referer":"https://www.principalcross-platform.io/markets/ubiquitous",'
+    '"request":"/expedite/convergence","source_type":"stdin","status":301,'
+    '"user-identifier":"-"}'
+)
+CLOUDWATCH: dict[str, Any] = {
+    "messageType": "DATA_MESSAGE",
+    "owner": "111111111111",
+    "logGroup": "test",
+    "logStream": "test",
+    "subscriptionFilters": ["Destination"],
+    "logEvents": [
+        {
+            "id": "35683658089614582423604394983260738922885519999578275840",
+            "timestamp": 1600110569039,
+            "message": CLOUDWATCH_EVENT,
+        }
+    ],
+}
+
+
+def test_parse_aws_cloudwatch_log_subscription_message_as_vrl_documents_it() -> None:
+    text = orjson.dumps(CLOUDWATCH).decode()
+    assert vrl_parsers.parse_aws_cloudwatch_log_subscription_message(text) == {
+        "log_events": [
+            {
+                "id": "35683658089614582423604394983260738922885519999578275840",
+                "message": CLOUDWATCH_EVENT,
+                "timestamp": "2020-09-14T19:09:29.039Z",
+            }
+        ],
+        "log_group": "test",
+        "log_stream": "test",
+        "message_type": "DATA_MESSAGE",
+        "owner": "111111111111",
+        "subscription_filters": ["Destination"],
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"messageType": "OTHER"},
+        {"owner": 111111111111},
+        {"extra": 1},
+        {"subscriptionFilters": "Destination"},
+        {"subscriptionFilters": [1]},
+        {"logEvents": {}},
+        {"logEvents": [{"id": "1", "timestamp": "1600110569039", "message": "m"}]},
+        {"logEvents": [{"id": "1", "timestamp": 10**18, "message": "m"}]},
+        {"logEvents": [{"id": "1", "timestamp": 1, "message": "m", "more": 1}]},
+        {"logEvents": [{"id": 1, "timestamp": 1, "message": "m"}]},
+        {"logEvents": [{"id": "1", "timestamp": True, "message": "m"}]},
+    ],
+)
+def test_parse_aws_cloudwatch_log_subscription_message_refuses_other_shapes(
+    change: dict[str, Any],
+) -> None:
+    text = orjson.dumps({**CLOUDWATCH, **change}).decode()
+    assert vrl_parsers.parse_aws_cloudwatch_log_subscription_message(text) is None
+    missing = {key: value for key, value in CLOUDWATCH.items() if key != "logStream"}
+    assert (
+        vrl_parsers.parse_aws_cloudwatch_log_subscription_message(orjson.dumps(missing).decode())
+        is None
+    )
+    for other in ["", "[]", "42", "{"]:
+        assert vrl_parsers.parse_aws_cloudwatch_log_subscription_message(other) is None
+
+
 PROVIDER_CASES = [
     ("parse_query_string", "a=1&a=2", {"a": ["1", "2"]}),
     ("parse_url", "http://h/p?q=1", None),
@@ -164,6 +309,9 @@ PROVIDER_CASES = [
     ("parse_int", "0x10", 16),
     ("parse_klog", "W0101 00:00:00.000000 7 x.go:3] m", None),
     ("parse_glog", "F20250101 00:00:00.000000 7 x.go:3] m", None),
+    ("parse_linux_authorization", AUTH_LINE, None),
+    ("parse_aws_vpc_flow_log", "2 1 eni-1 - - - - - - - 1 2 - NODATA", None),
+    ("parse_aws_cloudwatch_log_subscription_message", orjson.dumps(CLOUDWATCH).decode(), None),
 ]
 
 

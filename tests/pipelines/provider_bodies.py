@@ -822,6 +822,9 @@ APPLIES += [
         ("int_parser", "parse_int"),
         ("klog", "parse_klog"),
         ("glog", "parse_glog"),
+        ("linux_authorization_log", "parse_linux_authorization"),
+        ("aws_vpc_flow_log", "parse_aws_vpc_flow_log"),
+        ("aws_cloudwatch_log", "parse_aws_cloudwatch_log_subscription_message"),
     ]
 ]
 

@@ -1,6 +1,7 @@
 """The VRL parsers the platform's Terraform provider names besides the classic ones
 (``modelutils/parsers.go``): ``parse_query_string``, ``parse_url``, ``parse_tokens``,
-``parse_int``, ``parse_klog``, ``parse_glog``.
+``parse_int``, ``parse_klog``, ``parse_glog``, ``parse_linux_authorization``,
+``parse_aws_vpc_flow_log``, ``parse_aws_cloudwatch_log_subscription_message``.
 
 Each answers what VRL's function of that name documents for its examples (its
 ``docs/generated/<name>.json``), with VRL's defaults for the options the provider
@@ -12,19 +13,22 @@ RFC 3339 UTC text.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import unquote_plus, urlsplit
 
 from tidegate.clock import now_ms
 from tidegate.processing.linear_regex import CapturingRegex
-from tidegate.processing.parsers import MAX_PAIRS
+from tidegate.processing.parsers import MAX_PAIRS, parse_json, parse_syslog
 from tidegate.processing.timestamp_format import rfc3339
 
 __all__ = [
+    "parse_aws_cloudwatch_log_subscription_message",
+    "parse_aws_vpc_flow_log",
     "parse_glog",
     "parse_int",
     "parse_klog",
+    "parse_linux_authorization",
     "parse_query_string",
     "parse_tokens",
     "parse_url",
@@ -259,3 +263,97 @@ def parse_glog(text: str) -> dict[str, Any] | None:
     if groups is None:
         return None
     return _go_log(groups, int(groups["year"] or "0"))
+
+
+def parse_linux_authorization(text: str, *, now: datetime | None = None) -> dict[str, Any] | None:
+    """``/var/log/auth.log`` and ``/var/log/secure`` lines: the ``syslog`` parser's
+    fields (VRL's function is its ``parse_syslog``), a decimal ``procid`` an
+    integer."""
+    result = parse_syslog(text, now=now)
+    if result is None:
+        return None
+    procid = result.get("procid")
+    if isinstance(procid, str) and (number := parse_int(procid, base=10)) is not None:
+        result["procid"] = number
+    return result
+
+
+_VPC_FIELDS: Final = (
+    "version account_id interface_id srcaddr dstaddr srcport dstport protocol packets "
+    "bytes start end action log_status"
+).split()
+_VPC_INTEGERS: Final = frozenset(
+    ("version", "srcport", "dstport", "protocol", "packets", "bytes", "start", "end")
+)
+
+
+def parse_aws_vpc_flow_log(text: str) -> dict[str, Any] | None:
+    """A VPC flow log record in AWS's default (version 2) format, the one the
+    provider's body means (it sends no ``format``): 14 fields split on single
+    spaces, ``-`` null, the counts, ports and times integers, ``account_id`` text."""
+    values = text.split(" ", len(_VPC_FIELDS))
+    if len(values) != len(_VPC_FIELDS):
+        return None
+    result: dict[str, Any] = {}
+    for name, value in zip(_VPC_FIELDS, values, strict=True):
+        if value == "-":
+            result[name] = None
+        elif name in _VPC_INTEGERS:
+            number = parse_int(value, base=10)
+            if number is None:
+                return None
+            result[name] = number
+        else:
+            result[name] = value
+    return result
+
+
+_CLOUDWATCH_KEYS: Final = {
+    "owner": "owner",
+    "messageType": "message_type",
+    "logGroup": "log_group",
+    "logStream": "log_stream",
+    "subscriptionFilters": "subscription_filters",
+    "logEvents": "log_events",
+}
+_MESSAGE_TYPES: Final = ("CONTROL_MESSAGE", "DATA_MESSAGE")
+_MAX_EPOCH_MS: Final = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
+def _log_event(event: Any) -> dict[str, Any] | None:
+    if not isinstance(event, dict) or set(event) != {"id", "timestamp", "message"}:
+        return None
+    stamp, ident, message = event["timestamp"], event["id"], event["message"]
+    if not (isinstance(ident, str) and isinstance(message, str)):
+        return None
+    if isinstance(stamp, bool) or not isinstance(stamp, int) or abs(stamp) > _MAX_EPOCH_MS:
+        return None
+    moment = datetime.fromtimestamp(0, UTC) + timedelta(milliseconds=stamp)
+    return {"id": ident, "timestamp": rfc3339(moment), "message": message}
+
+
+def parse_aws_cloudwatch_log_subscription_message(text: str) -> dict[str, Any] | None:
+    """The JSON a CloudWatch Logs subscription delivers: ``owner``, ``message_type``
+    (CONTROL_MESSAGE or DATA_MESSAGE), ``log_group``, ``log_stream``,
+    ``subscription_filters`` (strings), ``log_events`` (``id``, ``timestamp`` (the
+    epoch milliseconds as RFC 3339 UTC), ``message``). Every key is required and no
+    other is allowed, as VRL reads it."""
+    data = parse_json(text)
+    if not isinstance(data, dict) or set(data) != set(_CLOUDWATCH_KEYS):
+        return None
+    filters, events = data["subscriptionFilters"], data["logEvents"]
+    strings = (data["owner"], data["logGroup"], data["logStream"])
+    if data["messageType"] not in _MESSAGE_TYPES or not all(
+        isinstance(value, str) for value in strings
+    ):
+        return None
+    if not isinstance(filters, list) or not all(isinstance(name, str) for name in filters):
+        return None
+    if not isinstance(events, list):
+        return None
+    read = [_log_event(event) for event in events]
+    if any(event is None for event in read):
+        return None
+    result = {ours: data[theirs] for theirs, ours in _CLOUDWATCH_KEYS.items()}
+    result["log_events"] = read
+    return result

@@ -55,5 +55,6 @@ COMPONENT: Component[ParseConfig] = Component(
     config_model=ParseConfig,
     build=_build,
     describe="Parses `field` (json, key_value, regex, grok, apache, nginx, syslog, csv_row, "
-    "cef, timestamp, query_string, url, tokens, int, klog, glog) into `target_field`",
+    "cef, timestamp, query_string, url, tokens, int, klog, glog, linux_authorization, "
+    "aws_vpc_flow_log, aws_cloudwatch_log) into `target_field`",
 )

@@ -54,6 +54,9 @@ ParserName = Literal[
     "int",
     "klog",
     "glog",
+    "linux_authorization",
+    "aws_vpc_flow_log",
+    "aws_cloudwatch_log",
 ]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
 ACCESS_LOG_FORMATS: Final = ("common", "combined")
@@ -109,6 +112,9 @@ VRL_NAMES: Final = {
     "parse_int": "int",
     "parse_klog": "klog",
     "parse_glog": "glog",
+    "parse_linux_authorization": "linux_authorization",
+    "parse_aws_vpc_flow_log": "aws_vpc_flow_log",
+    "parse_aws_cloudwatch_log_subscription_message": "aws_cloudwatch_log",
 }
 # Parsers of no option (the provider sends none for them): VRL's defaults.
 _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
@@ -120,6 +126,9 @@ _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
     "int": vrl_parsers.parse_int,
     "klog": vrl_parsers.parse_klog,
     "glog": vrl_parsers.parse_glog,
+    "linux_authorization": vrl_parsers.parse_linux_authorization,
+    "aws_vpc_flow_log": vrl_parsers.parse_aws_vpc_flow_log,
+    "aws_cloudwatch_log": vrl_parsers.parse_aws_cloudwatch_log_subscription_message,
 }
 # Options of the platform read as no-ops: an access log's time is read in its own
 # standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
