@@ -1,7 +1,7 @@
 """The ``parse`` processor's VRL parsers beyond the classic ones (``parse_query_string``,
 ``parse_url``, ``parse_tokens``, ``parse_int``, ``parse_klog``, ``parse_glog``,
 ``parse_linux_authorization``, ``parse_aws_vpc_flow_log``,
-``parse_aws_cloudwatch_log_subscription_message``): VRL's
+``parse_aws_cloudwatch_log_subscription_message``, ``parse_aws_alb_log``): VRL's
 documented examples (``docs/generated/<name>.json``) give exactly VRL's answer, a text
 not of the format fails cleanly (the event passes unchanged), and the provider's body
 (``processors/parse.go``: the VRL name, no options, ``target_field: ""``) builds."""
@@ -302,6 +302,89 @@ def test_parse_aws_cloudwatch_log_subscription_message_refuses_other_shapes(
         assert vrl_parsers.parse_aws_cloudwatch_log_subscription_message(other) is None
 
 
+ALB = (
+    "http 2018-11-30T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 "
+    "192.168.131.39:2817 - 0.000 0.001 0.000 200 200 34 366 "
+    '"GET http://www.example.com:80/ HTTP/1.1" "curl/7.46.0" - - '
+    "arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/"
+    '73e2d6bc24d8a067 "Root=1-58337364-23a8c76965a2ef7629b185e3" "-" "-" 0 '
+    '2018-11-30T22:22:48.364000Z "forward" "-" "-" "-" "-" "-" "-"'
+)
+ALB_READ = {
+    "actions_executed": "forward",
+    "chosen_cert_arn": None,
+    "classification": None,
+    "classification_reason": None,
+    "client_host": "192.168.131.39:2817",
+    "domain_name": None,
+    "elb": "app/my-loadbalancer/50dc6c495c0c9188",
+    "elb_status_code": "200",
+    "error_reason": None,
+    "matched_rule_priority": "0",
+    "received_bytes": 34,
+    "redirect_url": None,
+    "request_creation_time": "2018-11-30T22:22:48.364000Z",
+    "request_method": "GET",
+    "request_processing_time": 0.0,
+    "request_protocol": "HTTP/1.1",
+    "request_url": "http://www.example.com:80/",
+    "response_processing_time": 0.0,
+    "sent_bytes": 366,
+    "ssl_cipher": None,
+    "ssl_protocol": None,
+    "target_group_arn": (
+        "arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/"
+        "73e2d6bc24d8a067"
+    ),
+    "target_host": None,
+    "target_port_list": [],
+    "target_processing_time": 0.001,
+    "target_status_code": "200",
+    "target_status_code_list": [],
+    "timestamp": "2018-11-30T22:23:00.186641Z",
+    "trace_id": "Root=1-58337364-23a8c76965a2ef7629b185e3",
+    "traceability_id": None,
+    "type": "http",
+    "user_agent": "curl/7.46.0",
+}
+
+
+def test_parse_aws_alb_log_as_vrl_documents_it() -> None:
+    assert vrl_parsers.parse_aws_alb_log(ALB) == ALB_READ
+    assert vrl_parsers.parse_aws_alb_log(ALB + " TID_12345") == {
+        **ALB_READ,
+        "traceability_id": "TID_12345",
+    }
+    lists = ALB.replace('"-" "-" "-" "-" "-" "-"', '"-" "-" "10.0.0.1:80" 200 "-" "-"')
+    parsed = vrl_parsers.parse_aws_alb_log(lists.replace('"curl/7.46.0"', '"a \\"b\\""'))
+    assert parsed is not None
+    assert (parsed["target_port_list"], parsed["target_status_code_list"]) == (
+        ["10.0.0.1:80"],
+        ["200"],
+    )
+    assert parsed["user_agent"] == 'a "b"'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # VRL's second example sets strict_mode false, which the provider cannot send:
+        # strict (VRL's default), the trailing fields make the line unparsed.
+        ALB + ' TID_12345 "-" "-" "-"',
+        ALB[:-4],
+        ALB.replace(" 34 366 ", " 34 - "),
+        ALB.replace(" 0.001 ", " - "),
+        ALB.replace('"GET http://www.example.com:80/ HTTP/1.1"', '"GET"'),
+        ALB.replace(' "forward"', ' "forward'),
+        ALB[:200],
+        "",
+        "http",
+    ],
+)
+def test_parse_aws_alb_log_refuses_other_lines(text: str) -> None:
+    assert vrl_parsers.parse_aws_alb_log(text) is None
+
+
 PROVIDER_CASES = [
     ("parse_query_string", "a=1&a=2", {"a": ["1", "2"]}),
     ("parse_url", "http://h/p?q=1", None),
@@ -312,6 +395,7 @@ PROVIDER_CASES = [
     ("parse_linux_authorization", AUTH_LINE, None),
     ("parse_aws_vpc_flow_log", "2 1 eni-1 - - - - - - - 1 2 - NODATA", None),
     ("parse_aws_cloudwatch_log_subscription_message", orjson.dumps(CLOUDWATCH).decode(), None),
+    ("parse_aws_alb_log", ALB, ALB_READ),
 ]
 
 

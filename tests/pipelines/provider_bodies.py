@@ -825,6 +825,7 @@ APPLIES += [
         ("linux_authorization_log", "parse_linux_authorization"),
         ("aws_vpc_flow_log", "parse_aws_vpc_flow_log"),
         ("aws_cloudwatch_log", "parse_aws_cloudwatch_log_subscription_message"),
+        ("aws_alb_log", "parse_aws_alb_log"),
     ]
 ]
 

@@ -1,7 +1,8 @@
 """The VRL parsers the platform's Terraform provider names besides the classic ones
 (``modelutils/parsers.go``): ``parse_query_string``, ``parse_url``, ``parse_tokens``,
 ``parse_int``, ``parse_klog``, ``parse_glog``, ``parse_linux_authorization``,
-``parse_aws_vpc_flow_log``, ``parse_aws_cloudwatch_log_subscription_message``.
+``parse_aws_vpc_flow_log``, ``parse_aws_cloudwatch_log_subscription_message``,
+``parse_aws_alb_log``.
 
 Each answers what VRL's function of that name documents for its examples (its
 ``docs/generated/<name>.json``), with VRL's defaults for the options the provider
@@ -23,6 +24,7 @@ from tidegate.processing.parsers import MAX_PAIRS, parse_json, parse_syslog
 from tidegate.processing.timestamp_format import rfc3339
 
 __all__ = [
+    "parse_aws_alb_log",
     "parse_aws_cloudwatch_log_subscription_message",
     "parse_aws_vpc_flow_log",
     "parse_glog",
@@ -357,3 +359,147 @@ def parse_aws_cloudwatch_log_subscription_message(text: str) -> dict[str, Any] |
     result = {ours: data[theirs] for theirs, ours in _CLOUDWATCH_KEYS.items()}
     result["log_events"] = read
     return result
+
+
+class _NotAlb(Exception):
+    """Raised inside ``parse_aws_alb_log`` only, caught there."""
+
+
+_ALB_TIME: Final = frozenset("0123456789.-:TZ")
+_ALB_HOST: Final = frozenset("0123456789abcdef.:-")
+_ALB_CODE: Final = frozenset("0123456789-")
+_ALB_DIGITS: Final = frozenset("0123456789")
+
+
+class _AlbCursor:
+    """VRL's ``parse_aws_alb_log`` field readers, each from ``at`` onwards, linear."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at = text, 0
+
+    def run(self, allowed: frozenset[str] | None, *, space: bool = True) -> str:
+        """A space (unless ``space`` is false), then one or more characters of
+        ``allowed`` (None: any but a space)."""
+        text, at = self.text, self.at
+        if space:
+            if not text.startswith(" ", at):
+                raise _NotAlb
+            at += 1
+        end = at
+        while end < len(text) and (
+            text[end] in allowed if allowed is not None else text[end] != " "
+        ):
+            end += 1
+        if end == at:
+            raise _NotAlb
+        self.at = end
+        return text[at:end]
+
+    def quoted(self) -> str:
+        """`` "...."``: a backslash keeps the character after it."""
+        text = self.text
+        if not text.startswith(' "', self.at):
+            raise _NotAlb
+        out: list[str] = []
+        i, escaped = self.at + 2, False
+        while i < len(text):
+            char = text[i]
+            if char == "\\" and not escaped:
+                escaped = True
+            elif char == '"' and not escaped:
+                self.at = i + 1
+                return "".join(out)
+            else:
+                out.append(char)
+                escaped = False
+            i += 1
+        raise _NotAlb
+
+    def number(self, kind: type[float] | type[int]) -> float | int:
+        value = self.run(_ALB_CODE | {"."} if kind is float else _ALB_CODE)
+        if kind is int:
+            number = parse_int(value, base=10)
+            if number is None:
+                raise _NotAlb
+            return number
+        try:
+            return float(value)
+        except ValueError:
+            raise _NotAlb from None
+
+    def listed(self, allowed: frozenset[str]) -> list[str]:
+        """`` "-"`` (none), `` "v"`` or `` v``."""
+        if self.text.startswith(' "-"', self.at):
+            self.at += 4
+            return []
+        if self.text.startswith(' "', self.at):
+            self.at += 2
+            value = self.run(allowed, space=False)
+            if not self.text.startswith('"', self.at):
+                raise _NotAlb
+            self.at += 1
+            return [value]
+        return [self.run(allowed)]
+
+
+def _dash(value: str) -> str | None:
+    return None if value == "-" else value
+
+
+def _alb_request(request: str) -> dict[str, Any]:
+    method, found, rest = request.partition(" ")
+    if not found:
+        raise _NotAlb
+    url, found, protocol = rest.rpartition(" ")
+    if not found:
+        raise _NotAlb
+    return {
+        "request_method": _dash(method),
+        "request_protocol": _dash(protocol),
+        "request_url": url,
+    }
+
+
+def parse_aws_alb_log(text: str) -> dict[str, Any] | None:
+    """An Application Load Balancer access log entry, field by field as VRL reads it
+    (strict: the provider sends no ``strict_mode``, so nothing may follow the last
+    field, an optional ``TID_...``). ``-`` is null; the processing times are
+    floats, the byte counts integers, the status codes and rule priority text; the
+    request line is split into ``request_method``, ``request_url``,
+    ``request_protocol``; the target port and status code lists are lists."""
+    cursor = _AlbCursor(text)
+    try:
+        result: dict[str, Any] = {
+            "type": cursor.run(frozenset("abcdefghijklmnopqrstuvwxyz0123456789"), space=False),
+            "timestamp": _dash(cursor.run(_ALB_TIME)),
+            "elb": _dash(cursor.run(None)),
+            "client_host": _dash(cursor.run(_ALB_HOST)),
+            "target_host": _dash(cursor.run(_ALB_HOST)),
+            "request_processing_time": cursor.number(float),
+            "target_processing_time": cursor.number(float),
+            "response_processing_time": cursor.number(float),
+            "elb_status_code": _dash(cursor.run(_ALB_CODE)),
+            "target_status_code": _dash(cursor.run(_ALB_CODE)),
+            "received_bytes": cursor.number(int),
+            "sent_bytes": cursor.number(int),
+        }
+        result.update(_alb_request(cursor.quoted()))
+        result["user_agent"] = _dash(cursor.quoted())
+        for name in ("ssl_cipher", "ssl_protocol", "target_group_arn"):
+            result[name] = _dash(cursor.run(None))
+        for name in ("trace_id", "domain_name", "chosen_cert_arn"):
+            result[name] = _dash(cursor.quoted())
+        result["matched_rule_priority"] = _dash(cursor.run(_ALB_CODE))
+        result["request_creation_time"] = _dash(cursor.run(_ALB_TIME))
+        for name in ("actions_executed", "redirect_url", "error_reason"):
+            result[name] = _dash(cursor.quoted())
+        result["target_port_list"] = cursor.listed(_ALB_HOST)
+        result["target_status_code_list"] = cursor.listed(_ALB_DIGITS)
+        for name in ("classification", "classification_reason"):
+            result[name] = _dash(cursor.quoted())
+        result["traceability_id"] = (
+            cursor.run(None) if text.startswith(" TID_", cursor.at) else None
+        )
+    except _NotAlb:
+        return None
+    return result if cursor.at == len(text) else None

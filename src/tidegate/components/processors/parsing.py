@@ -57,6 +57,7 @@ ParserName = Literal[
     "linux_authorization",
     "aws_vpc_flow_log",
     "aws_cloudwatch_log",
+    "aws_alb_log",
 ]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
 ACCESS_LOG_FORMATS: Final = ("common", "combined")
@@ -115,6 +116,7 @@ VRL_NAMES: Final = {
     "parse_linux_authorization": "linux_authorization",
     "parse_aws_vpc_flow_log": "aws_vpc_flow_log",
     "parse_aws_cloudwatch_log_subscription_message": "aws_cloudwatch_log",
+    "parse_aws_alb_log": "aws_alb_log",
 }
 # Parsers of no option (the provider sends none for them): VRL's defaults.
 _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
@@ -129,6 +131,7 @@ _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
     "linux_authorization": vrl_parsers.parse_linux_authorization,
     "aws_vpc_flow_log": vrl_parsers.parse_aws_vpc_flow_log,
     "aws_cloudwatch_log": vrl_parsers.parse_aws_cloudwatch_log_subscription_message,
+    "aws_alb_log": vrl_parsers.parse_aws_alb_log,
 }
 # Options of the platform read as no-ops: an access log's time is read in its own
 # standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
