@@ -807,6 +807,28 @@ APPLIES += [
     ),
 ]
 
+# modelutils/parsers.go's parsers of no options: the VRL name alone.
+APPLIES += [
+    Resource(
+        f"parse_processor ({label})",
+        "transform",
+        "parse",
+        {"field": ".something", "parser": vrl_name, "target_field": ""},
+    )
+    for label, vrl_name in [
+        ("querystring_parser", "parse_query_string"),
+        ("url_parser", "parse_url"),
+        ("token_parser", "parse_tokens"),
+        ("int_parser", "parse_int"),
+        ("klog", "parse_klog"),
+        ("glog", "parse_glog"),
+        ("linux_authorization_log", "parse_linux_authorization"),
+        ("aws_vpc_flow_log", "parse_aws_vpc_flow_log"),
+        ("aws_cloudwatch_log", "parse_aws_cloudwatch_log_subscription_message"),
+        ("aws_alb_log", "parse_aws_alb_log"),
+    ]
+]
+
 # processors/aggregate.go: AggregateProcessorFromModel sends window{type, interval,
 # window_min (sliding only)} and evaluate{operation} (modelutils/aggregate.go's names),
 # conditional, group_by and event_timestamp when set. event_timestamp and window_min

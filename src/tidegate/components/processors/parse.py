@@ -1,6 +1,6 @@
 """The ``parse`` processor: parses the text at ``field`` with ``parser`` (json,
-key_value, regex, grok, apache, nginx, syslog, csv_row, cef, timestamp; see
-``parsing``) and puts the result at ``target_field``, or in place of ``field`` when no
+key_value, regex, grok, apache, nginx, syslog, csv_row, cef, timestamp and VRL's
+others, ``vrl_parsers``; see ``parsing``) and puts the result at ``target_field``, or in place of ``field`` when no
 target is given (the platform's Terraform provider sends an empty one).
 
 An event whose field is missing, not a string, or not of the parser's format passes
@@ -55,5 +55,6 @@ COMPONENT: Component[ParseConfig] = Component(
     config_model=ParseConfig,
     build=_build,
     describe="Parses `field` (json, key_value, regex, grok, apache, nginx, syslog, csv_row, "
-    "cef, timestamp) into `target_field`",
+    "cef, timestamp, query_string, url, tokens, int, klog, glog, linux_authorization, "
+    "aws_vpc_flow_log, aws_cloudwatch_log, aws_alb_log) into `target_field`",
 )

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from tidegate.processing import parsers
+from tidegate.processing import parsers, vrl_parsers
 from tidegate.processing.cef import parse_cef
 from tidegate.processing.grok import MAX_PATTERN_CHARS, TemplatePattern, TemplatePatternError
 from tidegate.processing.linear_regex import CapturingRegex, RegexError
@@ -48,6 +48,16 @@ ParserName = Literal[
     "csv_row",
     "cef",
     "timestamp",
+    "query_string",
+    "url",
+    "tokens",
+    "int",
+    "klog",
+    "glog",
+    "linux_authorization",
+    "aws_vpc_flow_log",
+    "aws_cloudwatch_log",
+    "aws_alb_log",
 ]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
 ACCESS_LOG_FORMATS: Final = ("common", "combined")
@@ -97,6 +107,31 @@ VRL_NAMES: Final = {
     "parse_csv": "csv_row",
     "parse_cef": "cef",
     "parse_timestamp": "timestamp",
+    "parse_query_string": "query_string",
+    "parse_url": "url",
+    "parse_tokens": "tokens",
+    "parse_int": "int",
+    "parse_klog": "klog",
+    "parse_glog": "glog",
+    "parse_linux_authorization": "linux_authorization",
+    "parse_aws_vpc_flow_log": "aws_vpc_flow_log",
+    "parse_aws_cloudwatch_log_subscription_message": "aws_cloudwatch_log",
+    "parse_aws_alb_log": "aws_alb_log",
+}
+# Parsers of no option (the provider sends none for them): VRL's defaults.
+_PLAIN: Final[dict[str, Callable[[str], Any]]] = {
+    "json": parsers.parse_json,
+    "syslog": parsers.parse_syslog,
+    "query_string": vrl_parsers.parse_query_string,
+    "url": vrl_parsers.parse_url,
+    "tokens": vrl_parsers.parse_tokens,
+    "int": vrl_parsers.parse_int,
+    "klog": vrl_parsers.parse_klog,
+    "glog": vrl_parsers.parse_glog,
+    "linux_authorization": vrl_parsers.parse_linux_authorization,
+    "aws_vpc_flow_log": vrl_parsers.parse_aws_vpc_flow_log,
+    "aws_cloudwatch_log": vrl_parsers.parse_aws_cloudwatch_log_subscription_message,
+    "aws_alb_log": vrl_parsers.parse_aws_alb_log,
 }
 # Options of the platform read as no-ops: an access log's time is read in its own
 # standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
@@ -215,8 +250,8 @@ def _time_format(options: ParserOptions) -> TimestampFormat:
 def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
     """The parse function of a spec: text -> parsed value, or None when not parsed."""
     options = spec.options
-    if spec.parser == "json":
-        return parsers.parse_json
+    if spec.parser in _PLAIN:
+        return _PLAIN[spec.parser]
     if spec.parser == "key_value":
         return partial(
             parsers.parse_key_value,
@@ -233,6 +268,4 @@ def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
         return partial(parse_cef, translate_custom_fields=options.translate_custom_fields)
     if spec.parser in ("apache", "nginx"):
         return partial(parsers.parse_access_log, log_format=options.format or "combined")
-    if spec.parser == "syslog":
-        return parsers.parse_syslog
     return partial(parsers.parse_csv_row, delimiter=options.delimiter, headers=options.headers)
