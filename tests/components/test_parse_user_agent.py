@@ -118,6 +118,15 @@ def test_the_modes_schemas_and_null_rules() -> None:
 
 
 @pytest.mark.parametrize("mode", ["fast", "reliable", "enriched"])
+def test_a_lone_surrogate_is_read_as_a_replacement_character(mode: Any) -> None:
+    # A JSON escape can decode to one; VRL reads the text as lossy UTF-8.
+    parsed = parse_user_agent("\ud800 " + OPERA_MINI, mode=mode)
+    assert parsed == parse_user_agent("\ufffd " + OPERA_MINI, mode=mode)
+    assert parsed is not None
+    assert parsed["os"]["version"] == "4.2.1"
+
+
+@pytest.mark.parametrize("mode", ["fast", "reliable", "enriched"])
 def test_a_crafted_long_user_agent_is_bounded(mode: Any) -> None:
     # "Windows " over and over: woothee's `Windows ([ .a-zA-Z0-9]+)[;\)]` search scans
     # to the end from each one (quadratic on Python's re). Up to the bound it parses;

@@ -93,6 +93,16 @@ def _uap_core(text: str) -> Parsed:
     }
 
 
+def _utf8_lossy(text: str) -> str:
+    """A lone surrogate (which a decoded JSON escape can hold) as U+FFFD, as VRL reads
+    the text (``try_bytes_utf8_lossy``); the Rust engine takes UTF-8 only."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode(errors="surrogatepass").decode(errors="replace")
+    return text
+
+
 def _schema(keys: dict[str, tuple[str, ...]], first: Parsed, then: Parsed) -> Parsed:
     """VRL's ``first.or(then)`` in a schema: each key's value from ``first``, else from
     ``then``, else null."""
@@ -114,6 +124,8 @@ def parse_user_agent(text: str, *, mode: UserAgentMode = "fast") -> Parsed | Non
     module); None only for a text over ``MAX_USER_AGENT``."""
     if len(text) > MAX_USER_AGENT:
         return None
+    if not text.isascii():
+        text = _utf8_lossy(text)
     fast = _woothee(text)
     if mode == "enriched":
         return _schema(_FULL, _uap_core(text), fast)
