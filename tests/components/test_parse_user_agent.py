@@ -83,6 +83,69 @@ def test_parse_user_agent_as_vrl_answers(text: str, mode: Any, expected: Any) ->
     assert parse_user_agent(text, mode=mode) == expected
 
 
+# Cases of woothee's shared test set as the Rust crate VRL links asserts them (its
+# tests/*.rs: category, name, os, os_version, version), UNKNOWN read as null.
+WOOTHEE_RUST = [
+    (
+        "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.0; InfoPath.1)",
+        ("pc", "Internet Explorer", "Windows 2000", "NT 5.0", "6.0"),
+    ),
+    (
+        "Mozilla/5.0 (Linux; U; Android 2.3.5; ja-jp; ISW11F Build/FGK500) AppleWebKit/533.1 "
+        "(KHTML, like Gecko) Version/4.0 Mobile Safari/533.1",
+        ("smartphone", "Safari", "Android", "2.3.5", "4.0"),
+    ),
+    (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 5_0_1 like Mac OS X) AppleWebKit/534.46 "
+        "(KHTML, like Gecko) Version/5.1 Mobile/9A405 Safari/7534.48.3",
+        ("smartphone", "Safari", "iPhone", "5.0.1", "5.1"),
+    ),
+    (
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        ("crawler", "Googlebot", None, None, None),
+    ),
+    (
+        "Mozilla/5.0 (Nintendo 3DS; U; ; ja) Version/1.7455.JP",
+        ("appliance", "Nintendo 3DS", "Nintendo 3DS", None, None),
+    ),
+    (
+        "DoCoMo/2.0 SH01A(c100;TB;W24H16)",
+        ("mobilephone", "docomo", "docomo", None, "SH01A"),
+    ),
+    ("AppleSyndication/56.1", ("misc", "Safari RSSReader", None, None, None)),
+]
+
+
+@pytest.mark.parametrize(("text", "woothee"), WOOTHEE_RUST)
+def test_fast_mode_answers_as_the_woothee_crate_vrl_links(text: str, woothee: Any) -> None:
+    category, name, system, system_version, version = woothee
+    assert parse_user_agent(text) == {
+        "browser": {"family": name, "version": version},
+        "device": {"category": category},
+        "os": {"family": system, "version": system_version},
+    }
+
+
+def test_where_the_python_woothee_differs_from_the_rust_crate() -> None:
+    """docs/components.md lists these: the Rust crate names Samsung Internet and the
+    Google Search App, the Python port (1.10.1) answers Chrome and Safari. Kept so a
+    change in either direction shows."""
+    samsung = (
+        "Mozilla/5.0 (Linux; Android 5.0.2; SAMSUNG SM-G925F Build/LRX22G) AppleWebKit/537.36 "
+        "(KHTML, like Gecko) SamsungBrowser/4.0 Chrome/44.0.2403.133 Mobile Safari/537.36"
+    )
+    parsed = parse_user_agent(samsung)
+    assert parsed is not None
+    assert parsed["browser"] == {"family": "Chrome", "version": "44.0.2403.133"}  # Rust: 4.0
+    gsa = (
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 11_1_1 like Mac OS X) AppleWebKit/604.1.34 "
+        "(KHTML, like Gecko) GSA/41.0.178428663 Mobile/15B150 Safari/604.1"
+    )
+    parsed = parse_user_agent(gsa)
+    assert parsed is not None
+    assert parsed["browser"] == {"family": "Safari", "version": None}
+
+
 def test_the_modes_schemas_and_null_rules() -> None:
     # Fast: woothee alone; its UNKNOWN is null, every key of the schema there.
     nothing = {
