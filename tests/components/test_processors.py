@@ -580,8 +580,8 @@ async def test_parse_with_the_providers_parser_names() -> None:
     assert (await run("parse", csv, [{"message": "1,2"}])).main == [
         {"message": {"a": "1", "b": "2"}}
     ]
-    with pytest.raises(ValidationFailed, match="parse_user_agent"):
-        build("parse", {"parser": "parse_user_agent"})
+    with pytest.raises(ValidationFailed, match="parse_xml"):
+        build("parse", {"parser": "parse_xml"})
     with pytest.raises(ValidationFailed, match="error log"):
         build("parse", {"parser": "parse_nginx_log", "options": {"format": "error"}})
 

@@ -826,6 +826,7 @@ APPLIES += [
         ("aws_vpc_flow_log", "parse_aws_vpc_flow_log"),
         ("aws_cloudwatch_log", "parse_aws_cloudwatch_log_subscription_message"),
         ("aws_alb_log", "parse_aws_alb_log"),
+        ("user_agent_parser", "parse_user_agent"),
     ]
 ]
 

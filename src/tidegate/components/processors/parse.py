@@ -56,5 +56,5 @@ COMPONENT: Component[ParseConfig] = Component(
     build=_build,
     describe="Parses `field` (json, key_value, regex, grok, apache, nginx, syslog, csv_row, "
     "cef, timestamp, query_string, url, tokens, int, klog, glog, linux_authorization, "
-    "aws_vpc_flow_log, aws_cloudwatch_log, aws_alb_log) into `target_field`",
+    "aws_vpc_flow_log, aws_cloudwatch_log, aws_alb_log, user_agent) into `target_field`",
 )

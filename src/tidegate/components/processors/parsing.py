@@ -34,6 +34,7 @@ from tidegate.processing.timestamp_format import (
     TimestampFormat,
     TimestampFormatError,
 )
+from tidegate.processing.user_agent import UserAgentMode, parse_user_agent, prepare
 
 __all__ = ["ParserName", "ParserOptions", "ParserSpec", "make_parser"]
 
@@ -58,6 +59,7 @@ ParserName = Literal[
     "aws_vpc_flow_log",
     "aws_cloudwatch_log",
     "aws_alb_log",
+    "user_agent",
 ]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
 ACCESS_LOG_FORMATS: Final = ("common", "combined")
@@ -90,6 +92,11 @@ class ParserOptions(BaseModel):
     delimiter: Annotated[str, Field(min_length=1, max_length=1)] = Field(
         default=",", description="csv_row"
     )
+    mode: UserAgentMode = Field(
+        default="fast",
+        description="user_agent: fast (woothee, VRL's default), reliable (uap-core when "
+        "woothee finds no browser or OS family), enriched (both, the full schema)",
+    )
     headers: (
         Annotated[list[Annotated[str, Field(max_length=256)]], Field(max_length=1000)] | None
     ) = Field(default=None, description="csv_row: column names (else a list of strings)")
@@ -117,6 +124,7 @@ VRL_NAMES: Final = {
     "parse_aws_vpc_flow_log": "aws_vpc_flow_log",
     "parse_aws_cloudwatch_log_subscription_message": "aws_cloudwatch_log",
     "parse_aws_alb_log": "aws_alb_log",
+    "parse_user_agent": "user_agent",
 }
 # Parsers of no option (the provider sends none for them): VRL's defaults.
 _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
@@ -264,6 +272,9 @@ def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
         return partial(parsers.parse_grok, pattern=spec.compiled)
     if spec.parser == "timestamp":
         return partial(parsers.parse_timestamp, time_format=spec.compiled)
+    if spec.parser == "user_agent":
+        prepare(options.mode)
+        return partial(parse_user_agent, mode=options.mode)
     if spec.parser == "cef":
         return partial(parse_cef, translate_custom_fields=options.translate_custom_fields)
     if spec.parser in ("apache", "nginx"):
