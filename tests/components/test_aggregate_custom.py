@@ -21,6 +21,7 @@ from tests.pipelines.provider_bodies import AGGREGATE_TEST_SCRIPT
 from tidegate.components.base import BuildContext
 from tidegate.components.processors.aggregate_windows import ScriptAggregator
 from tidegate.components.processors.javascript import Limits, Sandbox
+from tidegate.components.processors.javascript.sandbox import Script, Slot
 from tidegate.processing.throttle import ManualClock
 
 T0 = 1_700_000_040_000  # a minute boundary, epoch ms
@@ -246,3 +247,18 @@ async def test_an_accumulated_event_json_cannot_hold_costs_its_own_window_only(
     clock.set(T0 + 60_000)
     out = {event["app"]: event["n"] for event in (await run("aggregate", {}, [], runtime)).main}
     assert out == {"odd": 1, "ok": 7}
+
+
+async def test_a_large_accumulated_event_folds_a_whole_batch(sandbox: Sandbox) -> None:
+    """An accumulated event of 64 KiB folding 600 events in one batch: 38 MiB if each
+    step sent it back, past a batch's 32 MiB of answers (the steps past it failed); a
+    slot's accumulated event crosses the pipe once a batch, so every step folds."""
+    script = Script.of(
+        "function fold(accum, event) { accum.n += event.n; accum.count += 1; return accum; }"
+    )
+    slot = Slot({"n": 0, "count": 0, "pad": "x" * 65_536}, 1, T0, T0 + 60_000)
+    steps = [(0, {"n": index}) for index in range(600)]
+    outcomes = await sandbox.fold(script, [slot], steps, T0)
+    assert [outcome.kind for outcome in outcomes] == ["event"] * 600
+    assert (slot.accum["n"], slot.accum["count"], slot.count) == (sum(range(600)), 600, 601)
+    assert len(slot.accum["pad"]) == 65_536

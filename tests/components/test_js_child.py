@@ -85,3 +85,47 @@ def test_input_that_ends_mid_request_ends_the_loop() -> None:
     header = _request("run", script, now=0.0, count=2)
     assert _served(header, child.frame(b'{"n": 1}')) == []
     assert _served(header[:2]) == []
+
+
+FOLD = """
+function fold(accum, event) {
+  if (event.fail) throw new Error("asked to fail");
+  accum.n += event.n;
+  return accum;
+}
+"""
+
+
+def _fold_request(
+    script: Script, slots: list[dict[str, Any]], steps: list[tuple[int, Any]]
+) -> list[bytes]:
+    header = _request(
+        "fold",
+        script,
+        now=1_700_000_000_000.0,
+        count=len(steps),
+        slots=[{"accum": accum, "aggregate": {"event_count": 1}} for accum in slots],
+    )
+    return _served(
+        header, *(child.frame(b"%d\n" % slot + orjson.dumps(event)) for slot, event in steps)
+    )
+
+
+def test_a_fold_sends_each_slots_accumulated_event_once_after_its_last_step() -> None:
+    script = Script.of(FOLD)
+    steps = [(0, {"n": 1}), (1, {"n": 10}), (0, {"n": 2}), (1, {"n": 20}), (0, {"n": 4})]
+    answers = _fold_request(script, [{"n": 0}, {"n": 0}], steps)
+    # One answer a step, in order; the accumulated event only after a slot's last step.
+    assert [answer[:1] for answer in answers] == [b"F", b"F", b"F", b"E", b"E"]
+    assert orjson.loads(answers[3][1:])["n"] == 30
+    assert orjson.loads(answers[4][1:])["n"] == 7
+
+
+def test_a_slots_last_step_that_fails_is_preceded_by_the_kept_accumulated_event() -> None:
+    script = Script.of(FOLD)
+    steps = [(0, {"n": 1}), (0, {"n": 2}), (1, {"n": 5}), (0, {"fail": True})]
+    answers = _fold_request(script, [{"n": 0}, {"n": 0}], steps)
+    assert [answer[:1] for answer in answers] == [b"F", b"F", b"E", b"A", b"X"]
+    slot, _, accum = answers[3][1:].partition(b"\n")
+    assert (int(slot), orjson.loads(accum)["n"]) == (0, 3)
+    assert b"asked to fail" in answers[4]

@@ -7,14 +7,20 @@ input and output: a 4-byte big-endian length, then the payload.
 A request is a header frame (JSON: ``op``, the script's ``source`` and ``digest``, the
 limits) followed, for ``run``, by ``count`` frames of one event's JSON each; for
 ``fold`` (the aggregate processor's ``CUSTOM``), the header's ``slots`` (accumulated
-events) and ``count`` steps, each ``<slot>\n<event JSON>``, answered with the slot's new
-accumulated event. The answer
-to ``check`` is one frame; to ``run``, one frame per event, in order, each written as
-soon as the event is done (so the parent knows which event a hang belongs to):
+events) and ``count`` steps, each ``<slot>\n<event JSON>``. The answer
+to ``check`` is one frame; to ``run`` and ``fold``, one frame per event or step, in
+order, each written as soon as it is done (so the parent knows which one a hang belongs
+to):
 
 * ``E`` + the new event's JSON, ``D`` (dropped: the function returned null),
 * ``X`` + why the event failed (it passes unchanged), ``S`` (not run: the batch's
-  budget was spent), ``K`` (``check``: the script loads).
+  budget was spent), ``K`` (``check``: the script loads),
+* ``F`` (``fold``: folded, its accumulated event kept here because a later step of
+  the request folds into the same slot). A slot's last step that folds answers ``E``
+  with the slot's accumulated event; when it does not (a failure, the budget), an
+  ``A`` + ``<slot>\n<accumulated event>`` frame comes before its answer, for a slot
+  whose accumulated event was kept. So an accumulated event crosses the pipe once per
+  slot and request, not once per step.
 
 Once started (the engine imported), the process says ``R``.
 
@@ -245,6 +251,78 @@ def _limit_hit(reason: str) -> bool:
     return "CPU time budget" in reason or "memory limit" in reason
 
 
+class Fold:
+    """One ``fold`` request: the slots' accumulated events, and what the parent has
+    seen of them. A step folded into a slot that a later step of the request folds
+    into again is answered ``F`` and its accumulated event kept here; the slot's last
+    step sends it (``E``), or, when that step does not fold, an ``A`` frame before its
+    answer. While a step runs, the output's thread sends the kept ones (``send_kept``,
+    every ``FLUSH_S``), so a process stopped in a step that hangs has already sent
+    every slot as the steps before it left it. Folding a step and answering it hold
+    the lock that sending the kept ones takes: an ``A`` frame never comes before the
+    answer of a step it holds."""
+
+    def __init__(
+        self,
+        slots: list[dict[str, Any]],
+        steps: list[bytes],
+        script: Script,
+        write: Callable[..., None],
+    ) -> None:
+        self.accums = [json.dumps(slot["accum"]) for slot in slots]
+        self.aggregates = [dict(slot["aggregate"]) for slot in slots]
+        self.slot_of = [int(raw.partition(b"\n")[0]) for raw in steps]
+        self.last = {slot: index for index, slot in enumerate(self.slot_of)}
+        self.kept: set[int] = set()
+        self.script = script
+        self.write = write
+        self.lock = threading.Lock()
+        self.done = False
+
+    def call(self, raw: bytes) -> Any:
+        number, _, event = raw.partition(b"\n")
+        slot = int(number)
+        with self.lock:
+            accum, aggregate = self.accums[slot], json.dumps(self.aggregates[slot])
+        return self.script.fold_ready()(accum, event.decode(), aggregate)
+
+    def keeps(self, index: int) -> bool:
+        return self.last[self.slot_of[index]] != index
+
+    def folded(self, index: int, result: str) -> None:
+        slot = self.slot_of[index]
+        with self.lock:
+            self.accums[slot] = result
+            aggregate = self.aggregates[slot]
+            aggregate["event_count"] = int(aggregate.get("event_count", 0)) + 1
+            if self.last[slot] == index:
+                self.kept.discard(slot)
+            else:
+                self.kept.add(slot)
+                self.write(b"F")
+
+    def unfolded(self, index: int) -> int:
+        """Before the answer of a step that did not fold: its slot's kept accumulated
+        event when it was the slot's last step; the bytes sent."""
+        slot = self.slot_of[index]
+        with self.lock:
+            if self.last[slot] != index or slot not in self.kept:
+                return 0
+            self.kept.discard(slot)
+            data = self.accums[slot].encode()
+            self.write(b"A", b"%d\n" % slot + data)
+            return len(data)
+
+    def send_kept(self, done: bool = False) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.done = done
+            for slot in sorted(self.kept):
+                self.write(b"A", b"%d\n" % slot + self.accums[slot].encode())
+            self.kept.clear()
+
+
 class Output:
     """Answers, written in chunks: at ``FLUSH_BYTES``, at the end of a request, and, by
     a thread of its own, whenever an event has been running for ``FLUSH_S`` (the engine
@@ -257,6 +335,8 @@ class Output:
         self.pending: list[bytes] = []
         self.size = 0
         self.busy = threading.Event()
+        self.tick: Callable[[], None] | None = None
+        """Called before each of the thread's flushes (``fold``'s kept accumulated events)."""
         threading.Thread(target=self._watch, name="flush", daemon=True).start()
 
     def write(self, code: bytes, payload: bytes = b"") -> None:
@@ -284,6 +364,9 @@ class Output:
         while True:
             self.busy.wait()
             time.sleep(FLUSH_S)
+            tick = self.tick
+            if tick is not None:
+                tick()
             self.flush()
 
 
@@ -364,63 +447,76 @@ class Sandbox:
         accumulated event (the header's ``slots``: ``accum`` and ``aggregate``, the
         window's ``metadata.aggregate``), which becomes what the function returned."""
         script = self.script(header)
-        accums = [json.dumps(slot["accum"]) for slot in header["slots"]]
-        aggregates = [dict(slot["aggregate"]) for slot in header["slots"]]
-
-        def call(raw: bytes) -> Any:
-            number, _, event = raw.partition(b"\n")
-            slot = int(number)
-            return script.fold_ready()(accums[slot], event.decode(), json.dumps(aggregates[slot]))
-
-        def folded(raw: bytes, result: str) -> None:
-            slot = int(raw.partition(b"\n")[0])
-            accums[slot] = result
-            aggregates[slot]["event_count"] = int(aggregates[slot].get("event_count", 0)) + 1
-
-        self._each(script, steps, call, folded)
+        fold = Fold(header["slots"], steps, script, self.write)
+        self.output.tick = fold.send_kept
+        try:
+            self._each(script, steps, fold.call, fold)
+        finally:
+            self.output.tick = None
+            fold.send_kept(done=True)
 
     def _each(
         self,
         script: Script,
         events: list[bytes],
         call: Callable[[bytes], Any],
-        folded: Callable[[bytes, str], None] | None = None,
+        folding: Fold | None = None,
     ) -> None:
+        """Each event (or ``fold``'s step) through ``call``, answered in order."""
         limits = script.limits
         started = time.process_time()
         budget_s = float(limits["batch_cpu_ms"]) / 1000
         output_left = max(int(limits["batch_output_bytes"]), 2 * sum(map(len, events)))
-        for raw in events:
+
+        def refuse(index: int, code: bytes, payload: bytes = b"") -> None:
+            nonlocal output_left
+            if folding is not None:
+                output_left -= folding.unfolded(index)
+            self.write(code, payload)
+
+        for index, raw in enumerate(events):
             if time.process_time() - started > budget_s:
-                self.write(b"S")
+                refuse(index, b"S")
                 continue
             try:
                 result = call(raw)
             except ScriptFailed as failed:
-                self.write(b"X", f"the script does not load: {failed}".encode())
+                refuse(index, b"X", f"the script does not load: {failed}".encode())
                 continue
             except Exception as error:  # any: the engine's errors, and the script's throws
                 reason = _reason(error, limits)
                 if _limit_hit(reason):
                     script.reset()
-                self.write(b"X", reason.encode())
+                refuse(index, b"X", reason.encode())
                 continue
             if result is None:
-                self.write(b"D")
+                refuse(index, b"D")
                 continue
             if not isinstance(result, str):
-                self.write(b"X", b"the function's result could not be read")
+                refuse(index, b"X", b"the function's result could not be read")
                 continue
             data = result.encode()
             allowed = max(int(limits["event_output_bytes"]), 2 * len(raw))
-            if len(data) > allowed or len(data) > output_left:
-                self.write(
-                    b"X", f"the event returned is larger than allowed ({allowed} bytes)".encode()
+            if len(data) > allowed:
+                refuse(
+                    index,
+                    b"X",
+                    f"the event returned is larger than allowed ({allowed} bytes)".encode(),
                 )
                 continue
+            keep = folding is not None and folding.keeps(index)
+            if not keep and len(data) > output_left:
+                refuse(
+                    index,
+                    b"X",
+                    f"the event returned is larger than allowed ({allowed} bytes)".encode(),
+                )
+                continue
+            if folding is not None:
+                folding.folded(index, result)  # answers F itself when it keeps it
+                if keep:
+                    continue
             output_left -= len(data)
-            if folded is not None:
-                folded(raw, result)
             self.write(b"E", data)
         if script.retained() > int(limits["retained_bytes"]):
             script.reset()

@@ -4,7 +4,8 @@
 script returned, dropped (it returned null), failed (it threw, or ran past a limit: the
 caller passes that event on unchanged) or skipped (the batch's budget was spent first).
 ``Sandbox.fold(script, slots, steps, now_ms)`` folds events into accumulated events
-(the aggregate processor's ``CUSTOM``), one ``Outcome`` per step.
+(the aggregate processor's ``CUSTOM``), one ``Outcome`` per step; a slot's accumulated
+event comes back once per batch (after its last step), not after every step.
 ``Sandbox.check(script)`` loads a script once (its top level runs, under the same
 limits) and answers why it does not load, or None.
 
@@ -110,6 +111,11 @@ class Outcome:
 
 
 DROPPED: Final = Outcome("dropped")
+FOLDED: Final = Outcome("event")
+"""A step folded into its slot (``fold``): the slot holds the accumulated event."""
+_KEPT: Final = Outcome("skipped", reason="kept")
+"""``fold``'s ``F``: folded, the accumulated event kept by the process until the
+slot's last step (made ``FOLDED`` when it comes, failed when it never does)."""
 
 
 @dataclass(slots=True)
@@ -376,13 +382,52 @@ class Sandbox:
             ]
             return self._header("fold", script, now=float(now_ms), count=count, slots=sent)
 
-        def answered(index: int, outcome: Outcome) -> None:
-            if outcome.kind == "event" and outcome.event is not None:
-                slot = slots[steps[index][0]]
-                slot.accum = outcome.event
-                slot.count += 1
+        # Steps answered F since their slot's accumulated event last came back.
+        kept: dict[int, list[int]] = {}
 
-        return self._exchange(script, encoded, outcomes, header, answered)
+        def confirm(number: int, accum: dict[str, Any], also: int) -> None:
+            indexes = kept.pop(number, [])
+            slot = slots[number]
+            slot.accum = accum
+            slot.count += len(indexes) + also
+            for index in indexes:
+                outcomes[index] = FOLDED
+
+        def answered(index: int, outcome: Outcome) -> None:
+            number = steps[index][0]
+            if outcome is _KEPT:
+                kept.setdefault(number, []).append(index)
+            elif outcome.kind == "event" and outcome.event is not None:
+                confirm(number, outcome.event, 1)
+
+        def accumulated(payload: bytes) -> None:
+            """``A``: a slot's kept accumulated event, before its last step's answer."""
+            number_text, _, data = payload.partition(b"\n")
+            number = int(number_text)
+            try:
+                accum = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                accum = None
+            if isinstance(accum, dict) and 0 <= number < len(slots):
+                confirm(number, accum, 0)
+
+        def lost() -> None:
+            """The process is stopped: the steps it folded and kept are lost to their
+            windows (the next process folds from what came back), as steps that failed."""
+            for indexes in kept.values():
+                for index in indexes:
+                    outcomes[index] = Outcome(
+                        "failed",
+                        reason="folded by a sandbox process that was stopped before it "
+                        "answered with the accumulated event",
+                    )
+            kept.clear()
+
+        answers = self._exchange(
+            script, encoded, outcomes, header, answered, accumulated=accumulated, lost=lost
+        )
+        lost()
+        return [outcome or answer for outcome, answer in zip(outcomes, answers, strict=True)]
 
     def _exchange(
         self,
@@ -391,10 +436,14 @@ class Sandbox:
         outcomes: list[Outcome | None],
         header: Callable[[int], bytes],
         answered: Callable[[int, Outcome], None] | None = None,
+        *,
+        accumulated: Callable[[bytes], None] | None = None,
+        lost: Callable[[], None] | None = None,
     ) -> list[Outcome]:
         """Sends the ``encoded`` items (by index) to a sandbox process, ``header(count)``
-        first, and collects an outcome for each; the rest go to a fresh process after
-        one was stopped."""
+        first, and collects an outcome for each (``fold``'s ``A`` frames, which answer no
+        item, go to ``accumulated``); the rest go to a fresh process after one was
+        stopped (``lost`` is told)."""
         limits = self.limits
         todo = list(encoded)
         deadline = time.monotonic() + limits.batch_wall_s
@@ -426,6 +475,9 @@ class Sandbox:
                     own = time.monotonic() + limits.event_wall_s + loading
                     loading = 0.0
                     answer = process.receive(min(own, deadline))
+                    while answer is not None and answer[0] == b"A" and accumulated is not None:
+                        accumulated(answer[1])
+                        answer = process.receive(min(own, deadline))
                     if answer is None:
                         alive = False
                         outcomes[index] = Outcome("failed", reason=_late(limits, own > deadline))
@@ -446,6 +498,8 @@ class Sandbox:
                 alive = False
             finally:
                 self._give(process, alive=alive)
+                if not alive and lost is not None:
+                    lost()
         return [outcome or Outcome("failed", reason="not run") for outcome in outcomes]
 
 
@@ -490,6 +544,8 @@ def _outcome(code: bytes, payload: bytes) -> Outcome:
         return DROPPED
     if code == b"S":
         return Outcome("skipped", reason="the batch's CPU time budget was spent")
+    if code == b"F":
+        return _KEPT
     return Outcome("failed", reason=payload.decode(errors="replace"))
 
 
