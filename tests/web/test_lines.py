@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 from playwright.sync_api import Locator, Page, expect
 from tests.waiting import until
 from tests.web.conftest import Site
-from tests.web.harness import expect_lines, log_lines, now_ms, sign_in_with_key
+from tests.web.harness import Account, expect_lines, log_lines, now_ms, sign_in_with_key
 
 # virtual.js's MAX_ROWS: the most rows the list ever draws.
 MAX_ROWS = 300
@@ -196,6 +196,18 @@ def test_scrolling_down_pages_back_through_older_lines_each_once_in_order(
     assert seen == list(range(total))
 
 
+def _context_of_the_hit(site: Site, page: Page, account: Account) -> Locator:
+    """Signed in, "boom" searched: its one hit expanded, its context asked."""
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("search-input").fill("boom")
+    page.get_by_test_id("search-input").press("Enter")
+    expect_lines(page, ["boom failed"])
+    hit = page.get_by_test_id("log-line").first
+    hit.locator(".summary").click()
+    hit.get_by_test_id("line-context").click()
+    return hit
+
+
 def test_a_lines_context_is_shown_in_place(site: Site, page: Page) -> None:
     account = site.account()
     now = now_ms()
@@ -211,13 +223,7 @@ def test_a_lines_context_is_shown_in_place(site: Site, page: Page) -> None:
     account.ingest(
         [{"line": "boom failed", "app": "job", "timestamp": now - 20_500}], host="runner-1"
     )
-    sign_in_with_key(page, site.base_url, account.service_key)
-    page.get_by_test_id("search-input").fill("boom")
-    page.get_by_test_id("search-input").press("Enter")
-    expect_lines(page, ["boom failed"])
-    hit = page.get_by_test_id("log-line").first
-    hit.locator(".summary").click()
-    hit.get_by_test_id("line-context").click()
+    hit = _context_of_the_hit(site, page, account)
 
     # Newest first, like the list: the 20 newer lines above the hit, the 20 older below.
     newer = hit.get_by_test_id("context-newer").locator(".text")
@@ -232,6 +238,40 @@ def test_a_lines_context_is_shown_in_place(site: Site, page: Page) -> None:
     # Hidden again with the same button.
     hit.get_by_test_id("line-context").click()
     expect(hit.get_by_test_id("context-line")).to_have_count(0)
+
+
+def test_more_context_is_read_from_the_farthest_line_shown(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    # 45 lines before the hit and 25 after it, one host and app; another host between.
+    lines = [
+        {"line": f"step {i}", "app": "job", "timestamp": now - (80 - i) * 1000} for i in range(71)
+    ]
+    lines[45] = {**lines[45], "line": "boom failed"}
+    account.ingest(lines, host="runner-1")
+    account.ingest(
+        [{"line": f"noise {i}", "app": "job", "timestamp": now - (80 - i) * 1000 + 500} for i in range(71)],
+        host="runner-2",
+    )  # fmt: skip
+    hit = _context_of_the_hit(site, page, account)
+    newer = hit.get_by_test_id("context-newer").locator(".text")
+    older = hit.get_by_test_id("context-older").locator(".text")
+    expect(older).to_have_text([f"step {i}" for i in range(44, 24, -1)])
+
+    # Older: 20 more, then the last 5, and no button once there are no more.
+    hit.get_by_test_id("context-more-older").click()
+    expect(older).to_have_text([f"step {i}" for i in range(44, 4, -1)])
+    hit.get_by_test_id("context-more-older").click()
+    expect(older).to_have_text([f"step {i}" for i in range(44, -1, -1)])
+    expect(hit.get_by_test_id("context-more-older")).to_have_count(0)
+
+    # Newer: 20 shown, then the other 5; the newest first, as the list reads.
+    expect(newer).to_have_text([f"step {i}" for i in range(65, 45, -1)])
+    hit.get_by_test_id("context-more-newer").click()
+    expect(newer).to_have_text([f"step {i}" for i in range(70, 45, -1)])
+    expect(hit.get_by_test_id("context-more-newer")).to_have_count(0)
+    expect(hit).not_to_contain_text("noise")
+    expect(page.get_by_test_id("log-line")).to_have_count(1)
 
 
 def test_clicking_a_value_filters_by_it_or_excludes_it(site: Site, page: Page) -> None:

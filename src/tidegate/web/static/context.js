@@ -7,21 +7,71 @@ import { summaryRow } from "./lines.js";
 
 export const CONTEXT_LINES = 20;
 
-function block(records, side) {
-  // The list is newest first: the context reads the same way.
-  const rows = [...records].reverse().map((record) => summaryRow(record, "context-line", { testid: "context-line" }));
+// Further lines on one side: the context of the farthest line shown, on that side
+// only (the same host and app, the API's order), joined to what is shown.
+function more(state, side, changed) {
+  if (state.loading[side]) return;
+  const answer = state.answer;
+  const edge = side === "newer" ? answer.after[answer.after.length - 1] : answer.before[0];
+  state.loading[side] = true;
+  state.moreError = null;
+  changed();
+  const counts = side === "newer" ? { before: 0, after: CONTEXT_LINES } : { before: CONTEXT_LINES, after: 0 };
+  get("/v1/export/context", { line: edge._id, ...counts })
+    .then((further) => {
+      if (side === "newer") {
+        answer.after = [...answer.after, ...further.after];
+        answer.more_after = further.more_after;
+      } else {
+        answer.before = [...further.before, ...answer.before];
+        answer.more_before = further.more_before;
+      }
+    })
+    .catch((error) => {
+      state.moreError = error.message || String(error);
+    })
+    .finally(() => {
+      state.loading[side] = false;
+      changed();
+    });
+}
+
+function moreButton(state, side, changed) {
+  const label = side === "newer" ? `${CONTEXT_LINES} newer lines` : `${CONTEXT_LINES} older lines`;
   return h(
-    "div",
-    { class: `context context-${side}`, testid: `context-${side}` },
-    rows.length ? rows : h("div", { class: "muted context-note" }, side === "newer" ? "No newer lines from this host and app." : "No older lines from this host and app."),
+    "button",
+    {
+      type: "button",
+      class: "context-more",
+      testid: `context-more-${side}`,
+      disabled: state.loading[side] ? true : undefined,
+      onclick: () => more(state, side, changed),
+    },
+    state.loading[side] ? "Loading…" : label,
   );
 }
 
-// The elements above (`newer`) and below (`older`) the line.
-export function contextParts(entry) {
+function block(state, side, changed) {
+  const answer = state.answer;
+  const records = side === "newer" ? answer.after : answer.before;
+  const further = side === "newer" ? answer.more_after : answer.more_before;
+  // The list is newest first: the context reads the same way.
+  const rows = [...records].reverse().map((record) => summaryRow(record, "context-line", { testid: "context-line" }));
+  const parts = rows.length ? rows : [h("div", { class: "muted context-note" }, side === "newer" ? "No newer lines from this host and app." : "No older lines from this host and app.")];
+  if (further && records.length) {
+    // Newer lines go on top of the newer block, older ones below the older block.
+    if (side === "newer") parts.unshift(moreButton(state, side, changed));
+    else parts.push(moreButton(state, side, changed));
+  }
+  if (state.moreError) parts.push(h("div", { class: "error", role: "alert" }, state.moreError));
+  return h("div", { class: `context context-${side}`, testid: `context-${side}` }, parts);
+}
+
+// The elements above (`newer`) and below (`older`) the line; `changed()` redraws them.
+export function contextParts(entry, changed) {
   const state = entry.context;
   if (!state) return { newer: null, older: null };
-  if (state.answer) return { newer: block(state.answer.after, "newer"), older: block(state.answer.before, "older") };
+  if (state.answer) return { newer: block(state, "newer", changed), older: block(state, "older", changed) };
   const note = state.error ? h("div", { class: "error", role: "alert" }, state.error) : h("div", { class: "muted" }, "Loading context…");
   return { newer: null, older: h("div", { class: "context context-older" }, note) };
 }
@@ -43,7 +93,7 @@ export function contextButton(entry, changed) {
           changed();
           return;
         }
-        const state = {};
+        const state = { loading: {} };
         entry.context = state;
         changed();
         get("/v1/export/context", { line: id, before: CONTEXT_LINES, after: CONTEXT_LINES })

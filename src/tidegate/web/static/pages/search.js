@@ -94,7 +94,7 @@ export async function render(main, { query }) {
   const list = h("div", { class: "lines", testid: "lines" });
   // Every loaded line is kept, a window of them drawn (virtual.js).
   const lines = new VirtualList(list, (entry, changed) => {
-    const { newer, older } = contextParts(entry);
+    const { newer, older } = contextParts(entry, changed);
     const el = lineElement(entry.record, {
       onPick,
       open: entry.open,
