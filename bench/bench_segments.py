@@ -1,6 +1,10 @@
 """The log store with and without segments, and DuckDB alone on the same Parquet.
 
-``python bench/bench_segments.py --lines 1m [--backends sqlite,postgres]``
+``python bench/bench_segments.py --lines 1m [--backends sqlite,postgres]
+[--index-block-lines N]``
+
+(``--index-block-lines``: the compactor builds the segment index in blocks of N lines
+instead of a block per row group: docs/log-store.md, "A finer index: measured".)
 
 Loads the search data set (``search_dataset.py``: one measured account's lines over 7
 days plus 5% of three other accounts', the six cases of issue 19) through the store's
