@@ -1,6 +1,10 @@
 """The log store with and without segments, and DuckDB alone on the same Parquet.
 
-``python bench/bench_segments.py --lines 1m [--backends sqlite,postgres]``
+``python bench/bench_segments.py --lines 1m [--backends sqlite,postgres]
+[--index-block-lines N]``
+
+(``--index-block-lines``: the compactor builds the segment index in blocks of N lines
+instead of a block per row group: docs/log-store.md, "A finer index: measured".)
 
 Loads the search data set (``search_dataset.py``: one measured account's lines over 7
 days plus 5% of three other accounts', the six cases of issue 19) through the store's
@@ -339,7 +343,7 @@ async def measure(
                 f"{agg_s * 1000:7.0f} ms ({agg_cpu * 1000:5.0f} CPU)  {len(want):>9,}"
                 + ("" if answer.exact else f"  (aggregate capped: {answer.total:,} counted)")
                 + (
-                    f"  row groups read {searched}/{searched + skipped}"
+                    f"  index blocks kept {searched}/{searched + skipped}"
                     if searched + skipped
                     else ""
                 ),
@@ -411,7 +415,7 @@ async def settle_search_index(target: Target) -> float:
     return time.perf_counter() - started
 
 
-def index_build_s(files: list[str]) -> tuple[float, int]:
+def index_build_s(files: list[str], block_lines: int) -> tuple[float, int]:
     """The CPU the index of the files takes to build (``segment_index.build`` over their
     columns, as the compactor calls it), and the lines."""
     cpu, lines = 0.0, 0
@@ -419,13 +423,15 @@ def index_build_s(files: list[str]) -> tuple[float, int]:
         table = pq.read_table(path, columns=["ts", "line", "meta", "line_folded", "meta_folded"])
         columns = {name: table.column(name).to_pylist() for name in table.column_names}
         started = time.thread_time()
-        segment_index.build(columns, block_lines=ROW_GROUP_LINES)
+        segment_index.build(columns, block_lines=block_lines)
         cpu += time.thread_time() - started
         lines += table.num_rows
     return cpu, lines
 
 
-async def compact_all(target: Target, segment_dir: Path) -> tuple[float, float, int]:
+async def compact_all(
+    target: Target, segment_dir: Path, index_block_lines: int | None
+) -> tuple[float, float, int]:
     """(wall s, this process's CPU s, lines moved) of moving every line into segments
     (the database server's own CPU, PostgreSQL's, is not counted)."""
     db = Database.connect(target.url)
@@ -435,6 +441,7 @@ async def compact_all(target: Target, segment_dir: Path) -> tuple[float, float, 
         window_ms=86_400_000,
         max_lines=100_000,
         lease_ms=600_000,
+        index_block_lines=index_block_lines,
     )
     moved = 0
     started = time.perf_counter()
@@ -466,7 +473,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         size = await target.size()
         hot, found = await measure(target, expected, segment_dir, "row store", cases)
         problems += found
-        move_s, move_cpu, moved = await compact_all(target, segment_dir)
+        move_s, move_cpu, moved = await compact_all(target, segment_dir, args.index_block_lines)
         print(
             f"{target.backend}: compacted {moved:,} lines in {move_s:.1f} s "
             f"({moved / move_s:,.0f} lines/s; {move_cpu / moved * 1e6:,.1f} s of this "
@@ -496,7 +503,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
                 await set_indexes(target, saved)
         indexed, segment_bytes, segment_count = await index_bytes(target)
         files = [str(path) for path in sorted(segment_dir.rglob("*.parquet"))]
-        build_cpu, build_lines = index_build_s(files)
+        build_cpu, build_lines = index_build_s(files, args.index_block_lines or ROW_GROUP_LINES)
         assert target.loaded is not None
         account_files = [path for path in files if target.loaded.account_id in path]
         per_million = 1_000_000 / target.loaded.lines
@@ -516,7 +523,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
             "| case | matches | first page ms, CPU ms in brackets (rows / segs / segs no index) "
             "| all matches s (rows / segs / segs no index / duckdb) "
             "| hist+top ms, CPU ms in brackets (rows / segs / segs no index / duckdb) "
-            "| row groups read |"
+            "| index blocks kept |"
         )
         print("|---|---:|---|---|---|---:|")
         for case in cases:
@@ -546,6 +553,8 @@ def main() -> int:
     parser.add_argument("--lines", type=parse_count, default=1_000_000)
     parser.add_argument("--backends", default="sqlite", type=lambda text: text.split(","))
     parser.add_argument("--seed", type=int, default=8)
+    # Lines per block of the segment index (default: a block per row group, 16,384).
+    parser.add_argument("--index-block-lines", type=int, default=None)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tidegate-bench-segments-"))
     try:

@@ -451,9 +451,12 @@ def needle_lines() -> list[NewLine]:
     return lines
 
 
-async def compacted(client: AppClient, lines: list[NewLine]) -> tuple[AccountCtx, list[int]]:
+async def compacted(
+    client: AppClient, lines: list[NewLine], *, index_block_lines: int | None = None
+) -> tuple[AccountCtx, list[int]]:
     """A new account's lines, all moved into segments of ``SEGMENT_LINES`` lines in row
-    groups of ``ROW_GROUP_LINES``; with the ids of the lines, in their order."""
+    groups of ``ROW_GROUP_LINES`` (their index in blocks of ``index_block_lines``, by
+    default a row group); with the ids of the lines, in their order."""
     url = client.database_url
     account = await make_account(client, await make_tenant(url))
     await insert_lines(url, account.account_id, lines, received_ms=now_ms() - 10 * DAY_MS)
@@ -464,6 +467,7 @@ async def compacted(client: AppClient, lines: list[NewLine]) -> tuple[AccountCtx
         max_lines=SEGMENT_LINES,
         lease_ms=60_000,
         row_group_lines=ROW_GROUP_LINES,
+        index_block_lines=index_block_lines,
     )
     db = Database.connect(url)
     owner = uuid.uuid4().hex
@@ -517,13 +521,15 @@ def index_moves(before: Series, after: Series) -> dict[str, float]:
     }
 
 
+@pytest.mark.parametrize("index_block_lines", [None, 2])
 async def test_a_literal_held_by_one_row_group_reads_only_that_row_group(
-    client: AppClient,
+    client: AppClient, index_block_lines: int | None
 ) -> None:
     lines = needle_lines()
-    account, ids = await compacted(client, lines)
+    account, ids = await compacted(client, lines, index_block_lines=index_block_lines)
     segments = len(lines) // SEGMENT_LINES
-    row_groups = len(lines) // ROW_GROUP_LINES
+    # Blocks of the index: a row group each, or the compactor's finer blocks.
+    row_groups = len(lines) // (index_block_lines or ROW_GROUP_LINES)
     for query, place in NEEDLES.items():
         before = await scrape(client)
         found = await walk(client, account, query=query)

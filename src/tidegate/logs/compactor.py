@@ -125,8 +125,12 @@ class CompactorConfig:
     lease_ms: int
     # With a bucket: the segment directory, whose registered files are uploaded.
     legacy_root: Path | None = None
-    # Lines per row group of a file, and per block of its index (segment_index).
+    # Lines per row group of a file.
     row_group_lines: int = ROW_GROUP_LINES
+    # Lines per block of its index (segment_index); None: a block per row group. A
+    # finer block narrows a read to fewer rows, but DuckDB decodes whole row groups
+    # (docs/log-store.md, "A finer index: measured"): the default stays a row group.
+    index_block_lines: int | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> CompactorConfig:
@@ -370,7 +374,13 @@ async def _move_one(
     # The new file is the host's copy: no read of this process evicts it meanwhile.
     with cache.pinned(name) if cache is not None else contextlib.nullcontext():
         size, bounds, index = await asyncio.to_thread(
-            write_rows, config.root, name, rows, dialect, row_group_lines=config.row_group_lines
+            write_rows,
+            config.root,
+            name,
+            rows,
+            dialect,
+            row_group_lines=config.row_group_lines,
+            index_block_lines=config.index_block_lines,
         )
         if objects is not None:
             try:
@@ -497,10 +507,11 @@ def write_rows(
     dialect: str,
     *,
     row_group_lines: int = ROW_GROUP_LINES,
+    index_block_lines: int | None = None,
 ) -> tuple[int, tuple[int, int], bytes]:
     """Sorts the rows by (ts, id), writes the file and builds its index
-    (``segment_index``, a block per row group); the file's size, (min ts, max ts) and
-    the index."""
+    (``segment_index``, a block per ``index_block_lines``, by default per row group);
+    the file's size, (min ts, max ts) and the index."""
     rows.sort(key=lambda row: (row[1], row[0]))
     columns: dict[str, list[Any]] = {name: [] for name in NAMES}
     lists = [columns[column] for column in NAMES]
@@ -530,7 +541,7 @@ def write_rows(
             # text is the store's own spelling.
             meta_folded.append(None if row[11] is None else row[11].casefold())
     size = write_segment(root, name, columns, row_group_lines=row_group_lines)
-    filters = segment_index.build(columns, block_lines=row_group_lines)
+    filters = segment_index.build(columns, block_lines=index_block_lines or row_group_lines)
     return size, (rows[0][1], rows[-1][1]), filters
 
 

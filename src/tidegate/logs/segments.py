@@ -394,6 +394,26 @@ def _file_list(files: Sequence[str]) -> str:
 
 # The file row numbers of the row groups of some files a read may need, by path.
 RowRanges = Mapping[str, Sequence[tuple[int, int]]]
+# A scan tests at most this many row ranges of its file: DuckDB evaluates their OR on
+# every row it decodes, which over hundreds of ranges (an index of blocks finer than a
+# row group) cost more than the LIKE it spared (docs/log-store.md, "A finer index:
+# measured").
+MAX_SCAN_RANGES = 64
+
+
+def bounded_ranges(ranges: Sequence[tuple[int, int]], most: int) -> list[tuple[int, int]]:
+    """The ranges (first, last; in order, apart) as at most ``most`` ranges covering
+    them: the narrowest gaps between them are filled (more rows are read, none less)."""
+    if len(ranges) <= most:
+        return list(ranges)
+    gaps = sorted(range(1, len(ranges)), key=lambda at: ranges[at][0] - ranges[at - 1][1])
+    splits = sorted(gaps[len(gaps) - (most - 1) :]) if most > 1 else []
+    bounded = []
+    start = 0
+    for split in [*splits, len(ranges)]:
+        bounded.append((ranges[start][0], ranges[split - 1][1]))
+        start = split
+    return bounded
 
 
 def relation(files: Sequence[str]) -> str:
@@ -437,7 +457,8 @@ def scan(
     parts = [f"SELECT {columns} FROM {relation(whole)} WHERE {where}{tail}"] if whole else []
     for path in narrowed:
         within = " OR ".join(
-            f"file_row_number BETWEEN {int(first)} AND {int(last)}" for first, last in rows[path]
+            f"file_row_number BETWEEN {int(first)} AND {int(last)}"
+            for first, last in bounded_ranges(rows[path], MAX_SCAN_RANGES)
         )
         parts.append(
             f"SELECT {columns} FROM read_parquet({_file_list([path])}, file_row_number = true) "
