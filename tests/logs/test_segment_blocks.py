@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.logs.test_segment_index import _ids, _row
+from tests.property_sizes import examples
 
 from tidegate.export.service import segment_filter
 from tidegate.logs import segment_index, segment_lookup, segments
@@ -85,7 +86,7 @@ LINES = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     lines=LINES,
     query=st.sampled_from(QUERIES),
