@@ -30,7 +30,7 @@ from sqlalchemy import ColumnElement, select
 from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
 from tidegate.logs import segment_index, segment_lookup
-from tidegate.logs.read_queries import LineRow
+from tidegate.logs.read_queries import LineRow, as_line_row
 from tidegate.logs.reading import PageReader, SegmentReader
 from tidegate.logs.segments import (
     LINE_COLUMNS,
@@ -181,7 +181,7 @@ class SegmentWalk:
                 with closing(self.reader.segment_rows(statement.sql, statement.parameters)) as rows:
                     for last in rows:
                         chunk += 1
-                        yield LineRow(*last)
+                        yield as_line_row(last)
                 if last is not None:
                     after = (last[1], last[0])
             scanned += chunk
