@@ -76,7 +76,9 @@ async def export_page(
 def page_of_lines(
     *, reader: PageReader, sealer: Sealer, account_id: str, request: ExportRequest
 ) -> dict[str, Any]:
-    """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread."""
+    """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread.
+    The lines are ``export_record``'s: a ``_meta`` may be an ``orjson.Fragment`` (the
+    stored text), for ``encode`` to write; read the other fields, or decode the page."""
     request = replace(request, line_filter=request.line_filter.bound_to(account_id))
     return consistent(
         reader,
