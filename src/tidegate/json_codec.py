@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["dumps", "loads", "plain", "read_constant", "read_float", "repaired"]
+__all__ = ["dumps", "in_own_spelling", "loads", "plain", "read_constant", "read_float", "repaired"]
 
 _MIN_INT: Final = -(2**63)
 _MAX_INT: Final = 2**64  # exclusive
@@ -55,7 +55,10 @@ def dumps(value: Any) -> bytes:
 
 def plain(value: Any) -> Any:
     """``value`` as JSON can hold it (normalised as above; keys as strings, other objects
-    as their ``str``); the value itself when nothing needs changing."""
+    as their ``str``); the value itself when nothing needs changing. A ``Fragment`` is
+    text ``in_own_spelling``: kept as it is."""
+    if isinstance(value, orjson.Fragment):
+        return value
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, bool) or value is None:
@@ -69,6 +72,39 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return _text(str(value))
+
+
+# Every byte a digit or not: a run of ``_BIG_RUN`` digits is an integer past 64 bits
+# (or digits in a string, which only costs the slow path).
+_DIGITS: Final = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_BIG_RUN: Final = b"0" * 20
+
+
+def in_own_spelling(text: str) -> bool:
+    """Whether ``text``, a JSON object some tidegate writer stored, is already what
+    ``dumps(loads(text))`` writes, so it can be sent as it is (``orjson.Fragment``).
+
+    A sufficient test, cheaper than decoding: the store's own writer
+    (``logs.store.document_json``) writes orjson's spelling, which passes, except where it
+    falls back to the standard library; every other spelling a writer stores fails it.
+    It refuses an object with a backslash (any escape: ``\\uXXXX`` of an ASCII-only
+    writer, lone surrogates), with ``": `` (a space after a key: the standard library's
+    default separators, PostgreSQL's jsonb text; outside strings, as no quote is
+    escaped), a float as ``repr`` writes it where orjson does not (``1e-07``; orjson
+    writes ``1e-7`` or ``0.000015``), ``NaN`` and ``Infinity`` (which orjson refuses to
+    read), and a run of 20 digits (an integer past 64 bits, which ``loads`` makes a
+    float). Text that only looks like one of these (in a string) takes the slow path.
+    Numbers are trusted past that: no writer of the store spells one otherwise than
+    Python or orjson do (``1E+2`` or ``1.50`` would pass through as they are)."""
+    return (
+        text[:1] == "{"
+        and '": ' not in text  # first: jsonb's text fails here, early
+        and "\\" not in text
+        and "e-0" not in text
+        and "NaN" not in text
+        and "Infinity" not in text
+        and _BIG_RUN not in text.encode().translate(_DIGITS)
+    )
 
 
 def read_constant(_text: str) -> None:

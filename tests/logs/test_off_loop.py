@@ -58,7 +58,7 @@ async def test_page_work_runs_in_a_worker_thread(
         ],
     )
     calls: list[tuple[str, bool]] = []
-    record, matches = service.line_record, LineFilter.matches
+    record, matches = service.export_record, LineFilter.matches
 
     def spy_record(*args: Any, **kwargs: Any) -> Any:
         calls.append(("record", on_event_loop()))
@@ -68,7 +68,7 @@ async def test_page_work_runs_in_a_worker_thread(
         calls.append(("matches", on_event_loop()))
         return matches(self, **kwargs)
 
-    monkeypatch.setattr(service, "line_record", spy_record)
+    monkeypatch.setattr(service, "export_record", spy_record)
     monkeypatch.setattr(LineFilter, "matches", spy_matches)
 
     statements: list[str] = []

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+import orjson
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -75,7 +76,9 @@ async def export_page(
 def page_of_lines(
     *, reader: PageReader, sealer: Sealer, account_id: str, request: ExportRequest
 ) -> dict[str, Any]:
-    """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread."""
+    """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread.
+    The lines are ``export_record``'s: a ``_meta`` may be an ``orjson.Fragment`` (the
+    stored text), for ``encode`` to write; read the other fields, or decode the page."""
     request = replace(request, line_filter=request.line_filter.bound_to(account_id))
     return consistent(
         reader,
@@ -330,15 +333,18 @@ class _Scan:
     def _take(self, row: LineRow, *, exact: bool) -> bool:
         """Confirms a scanned row and adds its record; False when the page is full by
         its bytes (the next page starts with this row)."""
-        meta = row.meta()
-        if not exact and not row_matches(self.request.line_filter, row, meta):
-            self.after = (row.ts, row.id)
-            return True
+        if exact:
+            meta = NOT_READ  # nothing to match: the meta is read only if it must be
+        else:
+            meta = row.meta()
+            if not row_matches(self.request.line_filter, row, meta):
+                self.after = (row.ts, row.id)
+                return True
         weight = _weight(row)
         if self.records and self.used_bytes + weight > MAX_PAGE_BYTES:
             return False
         self.used_bytes += weight
-        self.records.append(line_record(row, meta))
+        self.records.append(export_record(row, meta))
         self.after = (row.ts, row.id)
         return True
 
@@ -464,11 +470,13 @@ class CandidateWalk:
                 budget=self.budget,
             )
             chunk = 0
+            last: LineRow | None = None
             with closing(self.reader.rows(self.scan(after, limit))) as rows:
-                for row in rows:
+                for last in rows:
                     chunk += 1
-                    after = (row.ts, row.id)
-                    yield row
+                    yield last
+            if last is not None:
+                after = (last.ts, last.id)
             scanned += chunk
             if chunk < limit:
                 self.exhausted = True
@@ -555,6 +563,51 @@ class SlicedWalk:
             if not walk.exhausted or left <= 0:
                 return  # the budget is spent: more may follow in this slice
         self.exhausted = True
+
+
+# ``export_record``'s meta when the page did not decode it (no filter to confirm).
+NOT_READ: Any = object()
+# The record's optional short fields in ``public_record``'s order, by their index in
+# ``LineRow``.
+_OPTIONAL_FIELDS = tuple(
+    (name, LineRow._fields.index(field))
+    for name, field in (
+        ("_app", "app"),
+        ("level", "level"),
+        ("_env", "env"),
+        ("_file", "file"),
+        ("_ip", "ip"),
+        ("_mac", "mac"),
+    )
+)
+
+
+def export_record(row: LineRow, meta: dict[str, Any] | None = NOT_READ) -> dict[str, Any]:
+    """``line_record(row, row.meta())`` as export pages build it for every line (the
+    same bytes once encoded), without its intermediate objects: the fields set directly,
+    and the stored meta text passed through to the encoder (``orjson.Fragment``) when
+    it is already what encoding the decoded meta writes (``json_codec.in_own_spelling``)
+    and no unindexed meta is merged into it, so that it is neither decoded nor encoded
+    again. ``meta``: the row's meta when the page decoded it (to confirm a filter)."""
+    record: dict[str, Any] = {"_id": str(row.id), "_ts": row.ts, "_host": row.host}
+    for name, index in _OPTIONAL_FIELDS:
+        if (value := row[index]) is not None:
+            record[name] = value
+    if row.tags_json is not None and (tags := row.tags()):
+        record["_tag"] = list(tags)
+    text = row.meta_json
+    if row.meta_unindexed_json is None and text is not None and json_codec.in_own_spelling(text):
+        record["_meta"] = orjson.Fragment(text)
+    else:
+        if meta is NOT_READ:
+            meta = row.meta()
+        unindexed = row.meta_unindexed()
+        if unindexed is not None:
+            record["_meta"] = {**unindexed, **(meta or {})}
+        elif meta is not None:
+            record["_meta"] = dict(meta)
+    record["_line"] = row.line
+    return record
 
 
 def line_record(row: LineRow, meta: dict[str, Any] | None) -> dict[str, Any]:

@@ -517,6 +517,7 @@ def write_rows(
     lists = [columns[column] for column in NAMES]
     searched = dialect == "postgresql"
     line_folded, meta_folded = lists[17], lists[18]
+    metas = columns["meta"]
     sizes = columns["size_bytes"]
     for row in rows:
         for index in range(17):
@@ -525,16 +526,20 @@ def write_rows(
         line = row[12].casefold()
         line_folded.append(line)
         if searched:
-            # PostgreSQL keeps the search text; its meta part is the store's own JSON
-            # spelling (not jsonb's), which the search text starts after the line. A
-            # search text that left the meta out (the line holds it:
-            # ``store.search_text``) has none: the meta is written in the store's
-            # spelling again, as a rebuilt index does (keys in jsonb's order).
+            # PostgreSQL gives the meta in jsonb's spelling (a space after every key and
+            # comma): the segment keeps it in the store's own (keys in jsonb's order),
+            # the same value, which an export page passes through without decoding it
+            # (``json_codec.in_own_spelling``). PostgreSQL keeps the search text; its
+            # meta part is that spelling folded, which the search text starts after the
+            # line. A search text that left the meta out (the line holds it:
+            # ``store.search_text``) has none: the meta is folded from it here, as a
+            # rebuilt index does.
+            meta = search_index.stored_json(row[11])
+            metas[-1] = meta
             search: str = row[17]
             if len(search) > len(line):
                 meta_folded.append(search[len(line) + 1 :])
             else:
-                meta = search_index.stored_json(row[11])
                 meta_folded.append(None if meta is None else meta.casefold())
         else:
             # SQLite keeps no copy of it (a contentless index): the stored meta JSON

@@ -45,7 +45,7 @@ from tidegate.db.read_budget import SQLITE_PROGRESS_EVERY, ReadBudget
 from tidegate.db.sqlite_connect import READ_OFF_LOOP_WAIT_S, open_reader
 from tidegate.errors import ReadBudgetExceeded
 from tidegate.logs.fair_share import FairShare, HeavyReaders, lower_priority
-from tidegate.logs.read_queries import LineRow
+from tidegate.logs.read_queries import LineRow, as_line_row
 from tidegate.logs.segments import duckdb_connection
 
 if TYPE_CHECKING:
@@ -284,8 +284,7 @@ class SqliteReader:
         cursor = self._execute(statement)
         try:
             while batch := self._fetch(cursor):
-                for row in batch:
-                    yield LineRow(*row)
+                yield from map(as_line_row, batch)
                 if self._stopped:
                     raise PageAbandoned
         finally:
@@ -402,8 +401,7 @@ class LoopReader:
 
         try:
             while rows := self._on_loop(batch):
-                for row in rows:
-                    yield LineRow(*row)
+                yield from map(as_line_row, rows)
         finally:
             if not self._stopped:  # else the request is closing the session itself
                 self._on_loop(result.close, budgeted=False)

@@ -30,7 +30,7 @@ from sqlalchemy import ColumnElement, select
 from tidegate.clock import now_ms
 from tidegate.errors import ServiceUnavailable
 from tidegate.logs import segment_index, segment_lookup
-from tidegate.logs.read_queries import LineRow
+from tidegate.logs.read_queries import LineRow, as_line_row
 from tidegate.logs.reading import PageReader, SegmentReader
 from tidegate.logs.segments import (
     LINE_COLUMNS,
@@ -177,11 +177,13 @@ class SegmentWalk:
                     parameters=[*parameters, *self.condition.parameters],
                     top=(f"ts {direction}, id {direction}", limit),
                 )
+                last: tuple[Any, ...] | None = None
                 with closing(self.reader.segment_rows(statement.sql, statement.parameters)) as rows:
-                    for row in rows:
+                    for last in rows:
                         chunk += 1
-                        after = (row[1], row[0])
-                        yield LineRow(*row)
+                        yield as_line_row(last)
+                if last is not None:
+                    after = (last[1], last[0])
             scanned += chunk
             if chunk < limit:
                 # The slice is done: the next one starts past it.
@@ -226,6 +228,13 @@ class MergedWalk:
                 live = [index for index, head in enumerate(heads) if head is not None]
                 if not live:
                     self.exhausted = True
+                    return
+                if len(live) == 1:
+                    # Every other walk is exhausted: the rest is this one's, as it comes.
+                    index = live[0]
+                    yield heads[index]  # type: ignore[misc]
+                    yield from streams[index]
+                    self.exhausted = self.walks[index].exhausted
                     return
                 pick = min(live, key=lambda index: _key(heads[index], self.newest_first))
                 row = heads[pick]
