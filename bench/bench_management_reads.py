@@ -14,7 +14,9 @@ The account-scoped routes are read with a service key of the account, the enterp
 accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
 last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
-an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline;
+the first route's access keys and signing keys: ``rows`` of each). Needs `wrk`; servers
+on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -65,6 +67,8 @@ ROUTES = {
     "archiving get": "/v1/config/archiving",
     "gateway routes list": "/v3/pipeline/gateway-route",
     "gateway routes get": "/v3/pipeline/gateway-route/{route}",
+    "gateway access keys list": "/v3/pipeline/gateway-route/{route}/access-key",
+    "gateway signing keys list": "/v3/pipeline/gateway-route/{route}/signing-key",
     "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
     "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
 }
@@ -111,6 +115,10 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             made = api_json(http.post("/v1/config/parsing/templates", json=template))
             ids.setdefault("template", made["id"])
         ids["group"] = groups[0]
+        keys = f"/v3/pipeline/gateway-route/{ids['route']}"
+        for i in range(rows):  # the first route's keys: ``rows`` of each kind
+            api_json(http.post(f"{keys}/access-key", json={"title": f"key {i}"}))
+            api_json(http.put(f"{keys}/signing-key", json={"key": f"signing-key-{i:04d}" * 2}))
         api_json(http.post("/v1/config/archiving", json={"integration": "s3", "bucket": "b"}))
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}

@@ -10,7 +10,7 @@ pending members, members in groups, a board whose graphs hold integers beyond 64
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
 and order, an account with archiving and one without, gateway routes with two sources
-and with none, each kind's nodes under every path segment, their own and another
+and with none, a route's access and signing keys (two of each, and none), each kind's nodes under every path segment, their own and another
 kind's, in another pipeline). On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
@@ -172,6 +172,30 @@ async def gateway_route_before(
     )
 
 
+def _keys_before(signing: bool) -> Any:
+    """A route's access keys' (or signing keys', ``signing``) list as it was, on the ORM."""
+    of = pipeline_repository.signing_keys_of if signing else pipeline_repository.access_keys_of
+    schema: Any = (
+        gateway_service.signing_key_schema if signing else gateway_service.access_key_schema
+    )
+    kind = "signing key" if signing else "access key"
+    links = gateway_endpoints.SIGNING_KEY_LINKS if signing else gateway_endpoints.ACCESS_KEY_LINKS
+    model: Any = gateway_schemas.SigningKey if signing else gateway_schemas.AccessKey
+
+    async def keys_before(
+        gateway_route_id: gateway_endpoints.RouteIdPath, session: SessionDep, account_id: AccountId
+    ) -> Any:
+        route = await gateway_service._own_route(
+            session=session, account_id=account_id, gateway_route_id=gateway_route_id
+        )
+        data = [schema(key) for key in await of(session=session, gateway_route_id=route.id)]
+        related = gateway_endpoints.KEY_RELATED
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    keys_before.__annotations__["return"] = Envelope[list[model]]  # the response model
+    return keys_before
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -224,6 +248,8 @@ BEFORE = {
     "/v1/config/archiving": archiving_before,
     "/v3/pipeline/gateway-route": gateway_routes_before,
     "/v3/pipeline/gateway-route/{gateway_route_id}": gateway_route_before,
+    "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": _keys_before(signing=False),
+    "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": _keys_before(signing=True),
     **NODE_READS,
 }
 # The account's archiving (the other account has none: a 404).
@@ -270,6 +296,13 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     )  # fmt: skip
     bare = {"title": "Ü “bare”", "description": "d\u2028", "consumer_id": "c-1"}
     lone = await _ok(await client.post("/v3/pipeline/gateway-route", json=bare, headers=h))
+    # the route's keys: two access keys (one titled, one not), two signing keys; the
+    # route with every field holds none
+    keys = f"/v3/pipeline/gateway-route/{route}"
+    for body in ({"title": "Ü “key” \u2028"}, {"id": "", "gateway_route_id": route}):
+        await _ok(await client.post(f"{keys}/access-key", json=body, headers=h))
+    for secret in ("s" * 32, "Ünïcode “secret” ✓ " * 3):
+        await _ok(await client.put(f"{keys}/signing-key", json={"key": secret}, headers=h))
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
     scoped = {"name": "Ünï “scoped”", "description": "d\u2028", "apps": ["web", "Api"],
               "hosts": ["h1"], "query": "level:error app:web"}  # fmt: skip
@@ -325,6 +358,8 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/archiving": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
+        "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
+        "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": [route, lone["data"]["id"]],
         **_node_ids(
             [empty, full], {"source": source, "processor": processor, "destination": destination}
         ),
@@ -357,6 +392,10 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if path.endswith("-key"):  # a route's keys: the route's id, then the segment
+        tail = path.rpartition("/")[2]
+        ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
+        return [f"{found}/{tail}" for found in ids]
     if path.startswith("/v3/pipeline/{pipeline_id}/"):
         tail = path.split("/")[4]  # the node segment
         bad = [f"{UNKNOWN_ID}/{tail}", f"{'x' * 40}/{tail}"]
@@ -425,5 +464,8 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
     assert any(b'"projectid":"' in body for body in bodies)
     assert any(body.count(b'"source_id"') >= 2 for body in bodies)  # a route's two sources
+    assert any(body.count(b'"hint":"') == 2 and b'"title":null' in body for body in bodies)
+    assert any(body.count(b'"fingerprint":"') == 2 for body in bodies)  # two signing keys
+    assert any(b'"type":"access key"' in body and b'"data":[]' in body for body in bodies)
     assert any(b"archiving is not configured" in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses
