@@ -47,6 +47,7 @@ EXPECTED = {
     "/v3/pipeline/gateway-route/{gateway_route_id}",
     "/v3/pipeline/gateway-route/{gateway_route_id}/access-key",
     "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key",
+    "/v3/enterprise/account/{account_id}/features",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}{item}"
         for segment in ("source", "transform", "processor", "sink", "destination")

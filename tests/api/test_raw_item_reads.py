@@ -1,17 +1,20 @@
 """The board, member and pipeline single-item GETs, the groups', categories' and parsing
-templates' lists and gets, and the archiving configuration, on raw records answer
-exactly what their ORM endpoints answered before: the endpoints as they were (a
-session, the ORM objects, the response model; copied here as the reference) are served
-in the route's place and compared with the route as it is, status, headers and body
-byte for byte, for no credential, a wrong key, the account's key, the enterprise key
-with and without the account, browser sessions of every role, another account's key,
-and the account's own ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
+templates' lists and gets, the archiving configuration, gateway routes and their keys,
+pipeline nodes and an account's features, on raw records answer exactly what their ORM
+endpoints answered before: the endpoints as they were (a session, the ORM objects, the
+response model; copied here as the reference) are served in the route's place and
+compared with the route as it is, status, headers and body byte for byte, for no
+credential, a wrong key, the account's key, the enterprise key with and without the
+account, browser sessions of every role, another account's key, and the account's own
+ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
 and order, an account with archiving and one without, gateway routes with two sources
-and with none, a route's access and signing keys (two of each, and none), each kind's nodes under every path segment, their own and another
-kind's, in another pipeline). On SQLite and on PostgreSQL."""
+and with none, a route's access and signing keys (two of each, and none), an account's
+features (enabled, none, another enterprise's account), each kind's nodes under every
+path segment, their own and another kind's, in another pipeline). On SQLite and on
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
 from tidegate.archive import service as archive_service
-from tidegate.auth.dependencies import AccountId, SealerDep
+from tidegate.auth.dependencies import AccountId, EnterpriseId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
@@ -38,6 +41,10 @@ from tidegate.categories import repository as category_repository
 from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.enterprise import endpoints as enterprise_endpoints
+from tidegate.enterprise import repository as enterprise_repository
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import NotFound
 from tidegate.groups import repository as group_repository
 from tidegate.groups import schemas as group_schemas
@@ -196,6 +203,21 @@ def _keys_before(signing: bool) -> Any:
     return keys_before
 
 
+async def features_before(
+    account_id: enterprise_endpoints.AccountIdPath, session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[list[enterprise_schemas.Feature]]:
+    await enterprise_service._own_account(
+        session=session, enterprise_id=enterprise_id, account_id=account_id
+    )
+    rows = await enterprise_repository.features_of(session=session, account_id=account_id)
+    enabled = {row.feature: row for row in rows}
+    data = [
+        enterprise_service._feature(account_id, enabled.get(name), name)
+        for name in sorted(enterprise_service.KNOWN_FEATURES)
+    ]
+    return envelope(data, type="feature", pk="feature", links=enterprise_endpoints.FEATURE_LINKS)
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -235,6 +257,7 @@ NODE_READS = {
     for item in ("", "/{node_id}")
 }
 
+FEATURES = "/v3/enterprise/account/{account_id}/features"
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
@@ -251,6 +274,7 @@ BEFORE = {
     "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": _keys_before(signing=False),
     "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": _keys_before(signing=True),
     **NODE_READS,
+    FEATURES: features_before,
 }
 # The account's archiving (the other account has none: a 404).
 ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
@@ -392,7 +416,7 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
-    if path.endswith("-key"):  # a route's keys: the route's id, then the segment
+    if path.endswith(("-key", "/features")):  # the id, then the path's last segment
         tail = path.rpartition("/")[2]
         ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
         return [f"{found}/{tail}" for found in ids]
@@ -421,6 +445,13 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
     await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
+    # an account of the enterprise with a feature enabled, one with none, another's
+    sibling = await make_account(client, tenant, company="sibling")
+    for feature in sorted(enterprise_service.KNOWN_FEATURES):
+        where = f"/v3/enterprise/account/{account.account_id}/features/{feature}"
+        await _ok(await client.put(where, headers=tenant.headers))
+    own[FEATURES] = [account.account_id, sibling.account_id]
+    others[FEATURES] = [other.account_id]
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -468,4 +499,6 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(body.count(b'"fingerprint":"') == 2 for body in bodies)  # two signing keys
     assert any(b'"type":"access key"' in body and b'"data":[]' in body for body in bodies)
     assert any(b"archiving is not configured" in body for body in bodies)
+    assert any(b'"enabled":true' in body and b'"created":"' in body for body in bodies)
+    assert any(b'"enabled":false,' in body and b'"created":null' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses
