@@ -300,6 +300,11 @@ MANAGEMENT_READS: dict[str, str] = {
         "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
     ),
     "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
+    "/v3/enterprise/account/{id}/features": (
+        "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
+        " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"
+        " WHERE a.enterprise_id = {enterprise} AND a.id = {id} ORDER BY f.feature"
+    ),
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"

@@ -15,7 +15,8 @@ accounts with an enterprise key; each list holds ``--rows`` rows (members: the o
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
 last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
 an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline;
-the first route's access keys and signing keys: ``rows`` of each). Needs `wrk`; servers
+the first route's access keys and signing keys: ``rows`` of each; features: the account's
+one feature, enabled). Needs `wrk`; servers
 on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
@@ -58,6 +59,7 @@ ROUTES = {
     "preset alerts list": "/v1/config/presetalert",
     "preset alerts get": "/v1/config/presetalert/{preset}",
     "accounts list": "/v3/enterprise/account",
+    "features list": "/v3/enterprise/account/{account}/features",
     "groups list": "/v1/config/groups",
     "groups get": "/v1/config/groups/{group}",
     "categories list": "/v1/config/categories/views",
@@ -72,6 +74,9 @@ ROUTES = {
     "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
     "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
 }
+
+# Read with the enterprise key; the rest with the account's service key.
+ENTERPRISE_READS = {"accounts list", "features list"}
 
 
 def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], dict[str, str]]:
@@ -115,6 +120,9 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             made = api_json(http.post("/v1/config/parsing/templates", json=template))
             ids.setdefault("template", made["id"])
         ids["group"] = groups[0]
+        ids["account"] = account
+        feature = f"/v3/enterprise/account/{account}/features/throttle-processor"
+        api_json(httpx.put(base + feature, headers=enterprise, timeout=30))
         keys = f"/v3/pipeline/gateway-route/{ids['route']}"
         for i in range(rows):  # the first route's keys: ``rows`` of each kind
             api_json(http.post(f"{keys}/access-key", json={"title": f"key {i}"}))
@@ -157,7 +165,7 @@ def main() -> int:
             path = groups[group]
             for placeholder, found in ids.items():
                 path = path.replace(f"{{{placeholder}}}", found)
-            headers = enterprise if group == "accounts list" else account_headers
+            headers = enterprise if group in ENTERPRISE_READS else account_headers
             return run.url(name, path), headers
 
         for name in run.servers:
