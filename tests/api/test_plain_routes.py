@@ -48,6 +48,7 @@ EXPECTED = {
     "/v3/pipeline/gateway-route/{gateway_route_id}/access-key",
     "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key",
     "/v3/enterprise/account/{account_id}/features",
+    "/v1/config/index-rate",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}{item}"
         for segment in ("source", "transform", "processor", "sink", "destination")

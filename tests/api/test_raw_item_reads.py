@@ -12,7 +12,8 @@ floats and Unicode, a pipeline with nodes of each kind, groups with and without 
 and scopes, categories of each type read under another type, templates in each state
 and order, an account with archiving and one without, gateway routes with two sources
 and with none, a route's access and signing keys (two of each, and none), an account's
-features (enabled, none, another enterprise's account), each kind's nodes under every
+features (enabled, none, another enterprise's account), the index-rate alert (set with
+every channel and a float z-score, and never set), each kind's nodes under every
 path segment, their own and another kind's, in another pipeline). On SQLite and on
 PostgreSQL."""
 
@@ -28,6 +29,9 @@ from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
 from tests.users.factories import add_person, sign_in_person
 
+from tidegate.alerts.index_rate import evaluator as index_rate_evaluator
+from tidegate.alerts.index_rate import schemas as index_rate_schemas
+from tidegate.alerts.index_rate import service as index_rate_service
 from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
@@ -53,6 +57,7 @@ from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
+from tidegate.models import IndexRateAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
@@ -218,6 +223,13 @@ async def features_before(
     return envelope(data, type="feature", pk="feature", links=enterprise_endpoints.FEATURE_LINKS)
 
 
+async def index_rate_before(
+    session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> index_rate_schemas.IndexRate:
+    row = await session.get(IndexRateAlert, account_id)
+    return index_rate_service.config_schema(index_rate_evaluator.open_config(sealer, row))
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -275,6 +287,30 @@ BEFORE = {
     "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": _keys_before(signing=True),
     **NODE_READS,
     FEATURES: features_before,
+    "/v1/config/index-rate": index_rate_before,
+}
+# The account's index-rate alert (the other account has none: the defaults): a float
+# z-score, every channel, a webhook with headers and a body template, Unicode.
+INDEX_RATE = {
+    "max_lines": 10**12 + 1,
+    "max_z_score": 2.675,
+    "threshold_alert": "both",
+    "frequency": "hourly",
+    "channels": {
+        "email": ["ops@example.com", "Ünï@example.com"],
+        "pagerduty": ["pd-key"],
+        "slack": ["https://hooks.slack.com/services/T/B/X"],
+        "webhook": [
+            {
+                "url": "https://8.8.8.8/rate?q=“x”",
+                "method": "PUT",
+                "headers": {"X-A": "b \u2028 ✓", "Content-Type": "application/json"},
+                "bodyTemplate": {"lines": "{{count}}", "n": [1, 2.5, None, "é"]},
+            },
+            {"url": "https://8.8.4.4/plain"},
+        ],
+    },
+    "enabled": True,
 }
 # The account's archiving (the other account has none: a 404).
 ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
@@ -380,6 +416,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/parsing/templates": [""],
         "/v1/config/parsing/templates/{id}": templates,
         "/v1/config/archiving": [""],
+        "/v1/config/index-rate": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
         "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
@@ -451,6 +488,7 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
         where = f"/v3/enterprise/account/{account.account_id}/features/{feature}"
         await _ok(await client.put(where, headers=tenant.headers))
     own[FEATURES] = [account.account_id, sibling.account_id]
+    await _ok(await client.put("/v1/config/index-rate", json=INDEX_RATE, headers=account.headers))
     others[FEATURES] = [other.account_id]
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
@@ -500,5 +538,7 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"type":"access key"' in body and b'"data":[]' in body for body in bodies)
     assert any(b"archiving is not configured" in body for body in bodies)
     assert any(b'"enabled":true' in body and b'"created":"' in body for body in bodies)
+    assert any(b'"max_z_score":2.675' in body and b'"bodyTemplate":"' in body for body in bodies)
+    assert any(b'"max_lines":0' in body or b'"webhook":[]' in body for body in bodies)
     assert any(b'"enabled":false,' in body and b'"created":null' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses
