@@ -300,6 +300,7 @@ MANAGEMENT_READS: dict[str, str] = {
         "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
     ),
     "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
+    "/v1/config/index-rate": "SELECT * FROM index_rate_alerts WHERE account_id = {account}",
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

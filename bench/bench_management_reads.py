@@ -15,9 +15,9 @@ accounts with an enterprise key; each list holds ``--rows`` rows (members: the o
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
 last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
 an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline;
-the first route's access keys and signing keys: ``rows`` of each; features: the account's
-one feature, enabled). Needs `wrk`; servers
-on CPU 0, wrk on CPU 1 (bench/harness.py).
+the first route's access keys and signing keys: ``rows`` of each; features: the
+account's one feature, enabled; the index-rate alert: set, an e-mail and a webhook
+channel). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -67,6 +67,7 @@ ROUTES = {
     "parsing templates list": "/v1/config/parsing/templates",
     "parsing templates get": "/v1/config/parsing/templates/{template}",
     "archiving get": "/v1/config/archiving",
+    "index-rate get": "/v1/config/index-rate",
     "gateway routes list": "/v3/pipeline/gateway-route",
     "gateway routes get": "/v3/pipeline/gateway-route/{route}",
     "gateway access keys list": "/v3/pipeline/gateway-route/{route}/access-key",
@@ -128,6 +129,9 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             api_json(http.post(f"{keys}/access-key", json={"title": f"key {i}"}))
             api_json(http.put(f"{keys}/signing-key", json={"key": f"signing-key-{i:04d}" * 2}))
         api_json(http.post("/v1/config/archiving", json={"integration": "s3", "bucket": "b"}))
+        channels = {"email": ["ops@example.com"], "webhook": [{"url": "https://8.8.8.8/r"}]}
+        rate = {"max_lines": 1000, "max_z_score": 2.5, "channels": channels, "enabled": True}
+        api_json(http.put("/v1/config/index-rate", json=rate))
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
