@@ -220,6 +220,16 @@ MANAGEMENT_READS: dict[str, str] = {
         " AND n.kind = 'source' WHERE r.account_id = {account} AND r.id = {id}"
         " ORDER BY n.created_at, n.id"
     ),
+    "/v3/pipeline/gateway-route/{id}/access-key": (
+        "SELECT k.id, k.account_id, k.title, k.gateway_route_id, k.hint, k.created_at FROM"
+        " gateway_routes AS r LEFT OUTER JOIN access_keys AS k ON k.gateway_route_id = r.id"
+        " WHERE r.account_id = {account} AND r.id = {id} ORDER BY k.created_at, k.id"
+    ),
+    "/v3/pipeline/gateway-route/{id}/signing-key": (
+        "SELECT k.id, k.account_id, k.gateway_route_id, k.fingerprint, k.created_at FROM"
+        " gateway_routes AS r LEFT OUTER JOIN signing_keys AS k ON k.gateway_route_id = r.id"
+        " WHERE r.account_id = {account} AND r.id = {id} ORDER BY k.created_at, k.id"
+    ),
     "/v3/pipeline/{id}/source": (
         "SELECT n.* FROM pipelines AS p JOIN pipeline_nodes AS n ON n.pipeline_id = p.id"
         " WHERE p.account_id = {account} AND p.id = {id} AND n.kind = 'source'"
@@ -290,6 +300,12 @@ MANAGEMENT_READS: dict[str, str] = {
         "SELECT * FROM parsing_templates WHERE account_id = {account} AND id = {id}"
     ),
     "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
+    "/v1/config/index-rate": "SELECT * FROM index_rate_alerts WHERE account_id = {account}",
+    "/v3/enterprise/account/{id}/features": (
+        "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
+        " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"
+        " WHERE a.enterprise_id = {enterprise} AND a.id = {id} ORDER BY f.feature"
+    ),
     "/v3/enterprise/account": (
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.enterprise_id = {enterprise}"

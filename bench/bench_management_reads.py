@@ -14,7 +14,10 @@ The account-scoped routes are read with a service key of the account, the enterp
 accounts with an enterprise key; each list holds ``--rows`` rows (members: the owner and
 ``rows - 1`` more; accounts: ``rows``; groups: ``rows``, each holding a member but the
 last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archiving:
-an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline;
+the first route's access keys and signing keys: ``rows`` of each; features: the
+account's one feature, enabled; the index-rate alert: set, an e-mail and a webhook
+channel). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -56,6 +59,7 @@ ROUTES = {
     "preset alerts list": "/v1/config/presetalert",
     "preset alerts get": "/v1/config/presetalert/{preset}",
     "accounts list": "/v3/enterprise/account",
+    "features list": "/v3/enterprise/account/{account}/features",
     "groups list": "/v1/config/groups",
     "groups get": "/v1/config/groups/{group}",
     "categories list": "/v1/config/categories/views",
@@ -63,11 +67,17 @@ ROUTES = {
     "parsing templates list": "/v1/config/parsing/templates",
     "parsing templates get": "/v1/config/parsing/templates/{template}",
     "archiving get": "/v1/config/archiving",
+    "index-rate get": "/v1/config/index-rate",
     "gateway routes list": "/v3/pipeline/gateway-route",
     "gateway routes get": "/v3/pipeline/gateway-route/{route}",
+    "gateway access keys list": "/v3/pipeline/gateway-route/{route}/access-key",
+    "gateway signing keys list": "/v3/pipeline/gateway-route/{route}/signing-key",
     "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
     "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
 }
+
+# Read with the enterprise key; the rest with the account's service key.
+ENTERPRISE_READS = {"accounts list", "features list"}
 
 
 def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], dict[str, str]]:
@@ -111,7 +121,17 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
             made = api_json(http.post("/v1/config/parsing/templates", json=template))
             ids.setdefault("template", made["id"])
         ids["group"] = groups[0]
+        ids["account"] = account
+        feature = f"/v3/enterprise/account/{account}/features/throttle-processor"
+        api_json(httpx.put(base + feature, headers=enterprise, timeout=30))
+        keys = f"/v3/pipeline/gateway-route/{ids['route']}"
+        for i in range(rows):  # the first route's keys: ``rows`` of each kind
+            api_json(http.post(f"{keys}/access-key", json={"title": f"key {i}"}))
+            api_json(http.put(f"{keys}/signing-key", json={"key": f"signing-key-{i:04d}" * 2}))
         api_json(http.post("/v1/config/archiving", json={"integration": "s3", "bucket": "b"}))
+        channels = {"email": ["ops@example.com"], "webhook": [{"url": "https://8.8.8.8/r"}]}
+        rate = {"max_lines": 1000, "max_z_score": 2.5, "channels": channels, "enabled": True}
+        api_json(http.put("/v1/config/index-rate", json=rate))
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))
@@ -149,7 +169,7 @@ def main() -> int:
             path = groups[group]
             for placeholder, found in ids.items():
                 path = path.replace(f"{{{placeholder}}}", found)
-            headers = enterprise if group == "accounts list" else account_headers
+            headers = enterprise if group in ENTERPRISE_READS else account_headers
             return run.url(name, path), headers
 
         for name in run.servers:

@@ -45,6 +45,10 @@ EXPECTED = {
     "/v1/config/archiving",
     "/v3/pipeline/gateway-route",
     "/v3/pipeline/gateway-route/{gateway_route_id}",
+    "/v3/pipeline/gateway-route/{gateway_route_id}/access-key",
+    "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key",
+    "/v3/enterprise/account/{account_id}/features",
+    "/v1/config/index-rate",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}{item}"
         for segment in ("source", "transform", "processor", "sink", "destination")

@@ -1,17 +1,21 @@
 """The board, member and pipeline single-item GETs, the groups', categories' and parsing
-templates' lists and gets, and the archiving configuration, on raw records answer
-exactly what their ORM endpoints answered before: the endpoints as they were (a
-session, the ORM objects, the response model; copied here as the reference) are served
-in the route's place and compared with the route as it is, status, headers and body
-byte for byte, for no credential, a wrong key, the account's key, the enterprise key
-with and without the account, browser sessions of every role, another account's key,
-and the account's own ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
+templates' lists and gets, the archiving configuration, gateway routes and their keys,
+pipeline nodes and an account's features, on raw records answer exactly what their ORM
+endpoints answered before: the endpoints as they were (a session, the ORM objects, the
+response model; copied here as the reference) are served in the route's place and
+compared with the route as it is, status, headers and body byte for byte, for no
+credential, a wrong key, the account's key, the enterprise key with and without the
+account, browser sessions of every role, another account's key, and the account's own
+ids, another account's, unknown and invalid ones (e-mails in other cases and padded,
 pending members, members in groups, a board whose graphs hold integers beyond 64 bits,
 floats and Unicode, a pipeline with nodes of each kind, groups with and without members
 and scopes, categories of each type read under another type, templates in each state
 and order, an account with archiving and one without, gateway routes with two sources
-and with none, each kind's nodes under every path segment, their own and another
-kind's, in another pipeline). On SQLite and on PostgreSQL."""
+and with none, a route's access and signing keys (two of each, and none), an account's
+features (enabled, none, another enterprise's account), the index-rate alert (set with
+every channel and a float z-score, and never set), each kind's nodes under every
+path segment, their own and another kind's, in another pipeline). On SQLite and on
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -25,12 +29,15 @@ from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
 from tests.users.factories import add_person, sign_in_person
 
+from tidegate.alerts.index_rate import evaluator as index_rate_evaluator
+from tidegate.alerts.index_rate import schemas as index_rate_schemas
+from tidegate.alerts.index_rate import service as index_rate_service
 from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
 from tidegate.archive import service as archive_service
-from tidegate.auth.dependencies import AccountId, SealerDep
+from tidegate.auth.dependencies import AccountId, EnterpriseId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
@@ -38,6 +45,10 @@ from tidegate.categories import repository as category_repository
 from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.enterprise import endpoints as enterprise_endpoints
+from tidegate.enterprise import repository as enterprise_repository
+from tidegate.enterprise import schemas as enterprise_schemas
+from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import NotFound
 from tidegate.groups import repository as group_repository
 from tidegate.groups import schemas as group_schemas
@@ -46,6 +57,7 @@ from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
+from tidegate.models import IndexRateAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
@@ -172,6 +184,52 @@ async def gateway_route_before(
     )
 
 
+def _keys_before(signing: bool) -> Any:
+    """A route's access keys' (or signing keys', ``signing``) list as it was, on the ORM."""
+    of = pipeline_repository.signing_keys_of if signing else pipeline_repository.access_keys_of
+    schema: Any = (
+        gateway_service.signing_key_schema if signing else gateway_service.access_key_schema
+    )
+    kind = "signing key" if signing else "access key"
+    links = gateway_endpoints.SIGNING_KEY_LINKS if signing else gateway_endpoints.ACCESS_KEY_LINKS
+    model: Any = gateway_schemas.SigningKey if signing else gateway_schemas.AccessKey
+
+    async def keys_before(
+        gateway_route_id: gateway_endpoints.RouteIdPath, session: SessionDep, account_id: AccountId
+    ) -> Any:
+        route = await gateway_service._own_route(
+            session=session, account_id=account_id, gateway_route_id=gateway_route_id
+        )
+        data = [schema(key) for key in await of(session=session, gateway_route_id=route.id)]
+        related = gateway_endpoints.KEY_RELATED
+        return envelope(data, type=kind, pk="id", links=links, related=related)
+
+    keys_before.__annotations__["return"] = Envelope[list[model]]  # the response model
+    return keys_before
+
+
+async def features_before(
+    account_id: enterprise_endpoints.AccountIdPath, session: SessionDep, enterprise_id: EnterpriseId
+) -> Envelope[list[enterprise_schemas.Feature]]:
+    await enterprise_service._own_account(
+        session=session, enterprise_id=enterprise_id, account_id=account_id
+    )
+    rows = await enterprise_repository.features_of(session=session, account_id=account_id)
+    enabled = {row.feature: row for row in rows}
+    data = [
+        enterprise_service._feature(account_id, enabled.get(name), name)
+        for name in sorted(enterprise_service.KNOWN_FEATURES)
+    ]
+    return envelope(data, type="feature", pk="feature", links=enterprise_endpoints.FEATURE_LINKS)
+
+
+async def index_rate_before(
+    session: SessionDep, account_id: AccountId, sealer: SealerDep
+) -> index_rate_schemas.IndexRate:
+    row = await session.get(IndexRateAlert, account_id)
+    return index_rate_service.config_schema(index_rate_evaluator.open_config(sealer, row))
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -211,6 +269,7 @@ NODE_READS = {
     for item in ("", "/{node_id}")
 }
 
+FEATURES = "/v3/enterprise/account/{account_id}/features"
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
     "/v1/config/members/{email}": member_before,
@@ -224,7 +283,34 @@ BEFORE = {
     "/v1/config/archiving": archiving_before,
     "/v3/pipeline/gateway-route": gateway_routes_before,
     "/v3/pipeline/gateway-route/{gateway_route_id}": gateway_route_before,
+    "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": _keys_before(signing=False),
+    "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": _keys_before(signing=True),
     **NODE_READS,
+    FEATURES: features_before,
+    "/v1/config/index-rate": index_rate_before,
+}
+# The account's index-rate alert (the other account has none: the defaults): a float
+# z-score, every channel, a webhook with headers and a body template, Unicode.
+INDEX_RATE = {
+    "max_lines": 10**12 + 1,
+    "max_z_score": 2.675,
+    "threshold_alert": "both",
+    "frequency": "hourly",
+    "channels": {
+        "email": ["ops@example.com", "Ünï@example.com"],
+        "pagerduty": ["pd-key"],
+        "slack": ["https://hooks.slack.com/services/T/B/X"],
+        "webhook": [
+            {
+                "url": "https://8.8.8.8/rate?q=“x”",
+                "method": "PUT",
+                "headers": {"X-A": "b \u2028 ✓", "Content-Type": "application/json"},
+                "bodyTemplate": {"lines": "{{count}}", "n": [1, 2.5, None, "é"]},
+            },
+            {"url": "https://8.8.4.4/plain"},
+        ],
+    },
+    "enabled": True,
 }
 # The account's archiving (the other account has none: a 404).
 ARCHIVING = {"integration": "gcs", "bucket": "example", "projectid": "Ü “id” \u2028 ✓"}
@@ -270,6 +356,13 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     )  # fmt: skip
     bare = {"title": "Ü “bare”", "description": "d\u2028", "consumer_id": "c-1"}
     lone = await _ok(await client.post("/v3/pipeline/gateway-route", json=bare, headers=h))
+    # the route's keys: two access keys (one titled, one not), two signing keys; the
+    # route with every field holds none
+    keys = f"/v3/pipeline/gateway-route/{route}"
+    for body in ({"title": "Ü “key” \u2028"}, {"id": "", "gateway_route_id": route}):
+        await _ok(await client.post(f"{keys}/access-key", json=body, headers=h))
+    for secret in ("s" * 32, "Ünïcode “secret” ✓ " * 3):
+        await _ok(await client.put(f"{keys}/signing-key", json={"key": secret}, headers=h))
     group = await _ok(await client.post("/v1/config/groups", json={"name": "g"}, headers=h))
     scoped = {"name": "Ünï “scoped”", "description": "d\u2028", "apps": ["web", "Api"],
               "hosts": ["h1"], "query": "level:error app:web"}  # fmt: skip
@@ -323,8 +416,11 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/parsing/templates": [""],
         "/v1/config/parsing/templates/{id}": templates,
         "/v1/config/archiving": [""],
+        "/v1/config/index-rate": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
+        "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
+        "/v3/pipeline/gateway-route/{gateway_route_id}/signing-key": [route, lone["data"]["id"]],
         **_node_ids(
             [empty, full], {"source": source, "processor": processor, "destination": destination}
         ),
@@ -357,6 +453,10 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if path.endswith(("-key", "/features")):  # the id, then the path's last segment
+        tail = path.rpartition("/")[2]
+        ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
+        return [f"{found}/{tail}" for found in ids]
     if path.startswith("/v3/pipeline/{pipeline_id}/"):
         tail = path.split("/")[4]  # the node segment
         bad = [f"{UNKNOWN_ID}/{tail}", f"{'x' * 40}/{tail}"]
@@ -382,6 +482,14 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
     await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
+    # an account of the enterprise with a feature enabled, one with none, another's
+    sibling = await make_account(client, tenant, company="sibling")
+    for feature in sorted(enterprise_service.KNOWN_FEATURES):
+        where = f"/v3/enterprise/account/{account.account_id}/features/{feature}"
+        await _ok(await client.put(where, headers=tenant.headers))
+    own[FEATURES] = [account.account_id, sibling.account_id]
+    await _ok(await client.put("/v1/config/index-rate", json=INDEX_RATE, headers=account.headers))
+    others[FEATURES] = [other.account_id]
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -425,5 +533,12 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"fields":["method","path","status","ms"]' in body for body in bodies)
     assert any(b'"projectid":"' in body for body in bodies)
     assert any(body.count(b'"source_id"') >= 2 for body in bodies)  # a route's two sources
+    assert any(body.count(b'"hint":"') == 2 and b'"title":null' in body for body in bodies)
+    assert any(body.count(b'"fingerprint":"') == 2 for body in bodies)  # two signing keys
+    assert any(b'"type":"access key"' in body and b'"data":[]' in body for body in bodies)
     assert any(b"archiving is not configured" in body for body in bodies)
+    assert any(b'"enabled":true' in body and b'"created":"' in body for body in bodies)
+    assert any(b'"max_z_score":2.675' in body and b'"bodyTemplate":"' in body for body in bodies)
+    assert any(b'"max_lines":0' in body or b'"webhook":[]' in body for body in bodies)
+    assert any(b'"enabled":false,' in body and b'"created":null' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

@@ -51,6 +51,27 @@ def test_the_check_changes_no_match(client: AppClient, method: str) -> None:
                 assert prefiltered[1] == own[1], (path, route)
 
 
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+def test_the_depth_filter_changes_no_route_chosen(client: AppClient, method: str) -> None:
+    """Each router's own choice of route (FastAPI's ``_match``: match, child scope,
+    route and route context) is the same over its routes of the path's depth as over
+    all of them."""
+    app = _app(client)
+    included = [r for r in app.router.routes if hasattr(r, "original_router")]
+    assert all("_match" in vars(route) for route in included)
+    chosen = 0
+    for path in _paths(app):
+        for route in included:
+            filtered = route._match(_scope(method, path))
+            own = type(route)._match(route, _scope(method, path))
+            assert filtered[0] == own[0], (path, route)
+            assert filtered[2:] == own[2:], (path, route)
+            if own[0] != Match.NONE:
+                assert filtered[1] == own[1], (path, route)
+                chosen += 1
+    assert chosen > 100
+
+
 async def test_a_request_tries_only_routes_its_path_can_match(
     client: AppClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -62,12 +83,24 @@ async def test_a_request_tries_only_routes_its_path_can_match(
         return original(self, scope)
 
     monkeypatch.setattr(APIRoute, "matches", counting)
-    response = await client.get("/v3/pipeline")
-    assert response.status_code == 401  # no credentials: routed, then refused
-    assert tried
-    for path_format in tried:
-        [prefix] = literal_prefixes([_route_of(_app(client), path_format)]) or [""]
-        assert "/v3/pipeline".startswith(prefix), path_format
+    node = "/v3/pipeline/0123456789abcdef01234567/source/0123456789abcdef01234567"
+    for path in ("/v3/pipeline", node):
+        tried.clear()
+        response = await client.get(path)
+        assert response.status_code == 401  # no credentials: routed, then refused
+        assert tried
+        for path_format in tried:
+            [prefix] = literal_prefixes([_route_of(_app(client), path_format)]) or [""]
+            assert path.startswith(prefix), path_format
+            assert path_format.count("/") == path.count("/"), path_format
+    # the node's get, first of its depth in the pipelines' router, tried once a walk
+    # (FastAPI walks the matching router twice); before it, only the live router's tap
+    # (the one route of that depth before the pipelines' router): 20 routes before
+    assert (
+        tried
+        == ["/v3/pipeline/{pipeline_id}/tap/{component_id}"]
+        + ["/v3/pipeline/{pipeline_id}/source/{node_id}"] * 2
+    ), tried
 
 
 def _route_of(app: Any, path_format: str) -> Any:

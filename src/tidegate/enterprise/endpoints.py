@@ -54,6 +54,7 @@ ACCOUNT_META = envelope_meta(
     type="account", pk="account_id", links=ACCOUNT_LINKS, related=ACCOUNT_RELATED
 )
 ACCOUNTS_META = envelope_meta(type="account", pk="account_id", links=ACCOUNT_LINKS)
+FEATURES_META = envelope_meta(type="feature", pk="feature", links=FEATURE_LINKS)
 
 
 def _account(data: schemas.Account) -> Envelope[schemas.Account]:
@@ -136,14 +137,18 @@ async def update_account(
     )
 
 
-@router.get("/account/{account_id}/features", summary="Beta features of an account")
+@router.get(
+    "/account/{account_id}/features",
+    summary="Beta features of an account",
+    response_model=Envelope[list[schemas.Feature]],
+)
 async def list_features(
-    account_id: AccountIdPath, session: SessionDep, enterprise_id: EnterpriseId
-) -> Envelope[list[schemas.Feature]]:
-    data = await service.list_features(
-        session=session, enterprise_id=enterprise_id, account_id=account_id
+    account_id: AccountIdPath, request: Request, enterprise_id: EnterpriseId
+) -> Response:
+    data = await service.read_features(
+        db=app_state(request).db, enterprise_id=enterprise_id, account_id=account_id
     )
-    return envelope(data, type="feature", pk="feature", links=FEATURE_LINKS)
+    return enveloped(FEATURES_META, data)
 
 
 @router.put("/account/{account_id}/features/{feature}", summary="Enable a beta feature")

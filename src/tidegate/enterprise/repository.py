@@ -150,6 +150,29 @@ async def features_of(*, session: AsyncSession, account_id: str) -> list[Account
     return list(result.scalars())
 
 
+# The enterprise's account (with its owner, as ``account_with_owner``) joined (outer) to
+# its enabled features by name: no row when the account is not the enterprise's, one
+# row of nulls when none is enabled.
+_RAW_FEATURES = RawQuery(
+    select(AccountFeature.feature, AccountFeature.created_at)
+    .select_from(Account)
+    .join(User, User.id == Account.owner_id)
+    .outerjoin(AccountFeature, AccountFeature.account_id == Account.id)
+    .where(
+        Account.id == bindparam("account_id"), Account.enterprise_id == bindparam("enterprise_id")
+    )
+    .order_by(AccountFeature.feature)
+)
+
+
+async def feature_records(*, db: Database, enterprise_id: str, account_id: str) -> list[Any] | None:
+    """The enterprise's account's enabled features as raw records (``feature``,
+    ``created_at``) by name, or None when the account is not the enterprise's: one read."""
+    params = {"enterprise_id": enterprise_id, "account_id": account_id}
+    rows = await db.fetch_records(_RAW_FEATURES, params)
+    return [row for row in rows if row.feature is not None] if rows else None
+
+
 async def feature(*, session: AsyncSession, account_id: str, name: str) -> AccountFeature | None:
     return await session.get(AccountFeature, (account_id, name))
 

@@ -290,13 +290,19 @@ async def _own_account(*, session: AsyncSession, enterprise_id: str, account_id:
     return found[0]
 
 
+def feature_data(account_id: str, row: AccountFeature | Any | None, name: str) -> dict[str, Any]:
+    """The feature's document as plain data, from the ORM object or a raw record
+    (``repository.feature_records``) of it when enabled, None when not."""
+    return {
+        "feature": name,
+        "enabled": row is not None,
+        "account_id": account_id,
+        "created": row.created_at if row else None,
+    }
+
+
 def _feature(account_id: str, row: AccountFeature | None, name: str) -> schemas.Feature:
-    return schemas.Feature(
-        feature=name,
-        enabled=row is not None,
-        account_id=account_id,
-        created=row.created_at if row else None,
-    )
+    return schemas.Feature(**feature_data(account_id, row, name))
 
 
 def _known(name: str) -> None:
@@ -304,15 +310,18 @@ def _known(name: str) -> None:
         raise NotFound(f"Unknown feature '{name}'; known: {', '.join(sorted(KNOWN_FEATURES))}")
 
 
-async def list_features(
-    *, session: AsyncSession, enterprise_id: str, account_id: str
-) -> list[schemas.Feature]:
-    await _own_account(session=session, enterprise_id=enterprise_id, account_id=account_id)
-    enabled = {
-        row.feature: row
-        for row in await repository.features_of(session=session, account_id=account_id)
-    }
-    return [_feature(account_id, enabled.get(name), name) for name in sorted(KNOWN_FEATURES)]
+async def read_features(
+    *, db: Database, enterprise_id: str, account_id: str
+) -> list[dict[str, Any]]:
+    """Every known feature of the enterprise's account as plain data, from one raw
+    read; another enterprise's account, or none, is the same 404 as ``_own_account``'s."""
+    rows = await repository.feature_records(
+        db=db, enterprise_id=enterprise_id, account_id=account_id
+    )
+    if rows is None:
+        raise NotFound()
+    enabled = {row.feature: row for row in rows}
+    return [feature_data(account_id, enabled.get(name), name) for name in sorted(KNOWN_FEATURES)]
 
 
 async def enable_feature(

@@ -65,6 +65,13 @@ ROUTE_META: Final = envelope_meta(
     type="gateway route", pk="id", links=ROUTE_LINKS, related=ROUTE_RELATED
 )
 
+ACCESS_KEYS_META: Final = envelope_meta(
+    type="access key", pk="id", links=ACCESS_KEY_LINKS, related=KEY_RELATED
+)
+SIGNING_KEYS_META: Final = envelope_meta(
+    type="signing key", pk="id", links=SIGNING_KEY_LINKS, related=KEY_RELATED
+)
+
 
 def _route(data: schemas.GatewayRoute) -> Envelope[schemas.GatewayRoute]:
     return envelope(data, type="gateway route", pk="id", links=ROUTE_LINKS, related=ROUTE_RELATED)
@@ -134,14 +141,18 @@ async def delete_route(
 # Access keys
 
 
-@router.get("/{gateway_route_id}/access-key", summary="List a route's access keys (no secrets)")
+@router.get(
+    "/{gateway_route_id}/access-key",
+    summary="List a route's access keys (no secrets)",
+    response_model=Envelope[list[schemas.AccessKey]],
+)
 async def list_access_keys(
-    gateway_route_id: RouteIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.AccessKey]]:
+    gateway_route_id: RouteIdPath, request: Request, account_id: AccountId
+) -> Response:
     data = await service.list_access_keys(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+        db=app_state(request).db, account_id=account_id, gateway_route_id=gateway_route_id
     )
-    return envelope(data, type="access key", pk="id", links=ACCESS_KEY_LINKS, related=KEY_RELATED)
+    return enveloped(ACCESS_KEYS_META, data)
 
 
 @router.post(
@@ -203,14 +214,18 @@ async def add_signing_key(
     return envelope(data, type="signing key", pk="id", links=SIGNING_KEY_LINKS, related=KEY_RELATED)
 
 
-@router.get("/{gateway_route_id}/signing-key", summary="List a route's signing keys (no secrets)")
+@router.get(
+    "/{gateway_route_id}/signing-key",
+    summary="List a route's signing keys (no secrets)",
+    response_model=Envelope[list[schemas.SigningKey]],
+)
 async def list_signing_keys(
-    gateway_route_id: RouteIdPath, session: SessionDep, account_id: AccountId
-) -> Envelope[list[schemas.SigningKey]]:
+    gateway_route_id: RouteIdPath, request: Request, account_id: AccountId
+) -> Response:
     data = await service.list_signing_keys(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+        db=app_state(request).db, account_id=account_id, gateway_route_id=gateway_route_id
     )
-    return envelope(data, type="signing key", pk="id", links=SIGNING_KEY_LINKS, related=KEY_RELATED)
+    return enveloped(SIGNING_KEYS_META, data)
 
 
 @router.delete("/{gateway_route_id}/signing-key/{signing_key_id}", summary="Remove a signing key")

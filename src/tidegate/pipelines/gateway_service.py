@@ -59,25 +59,37 @@ def route_schema(route: GatewayRoute, sources: list[PipelineNode]) -> schemas.Ga
     )
 
 
+def access_key_data(key: AccessKey | Any) -> dict[str, Any]:
+    """The access key's document (no secret) as plain data, from the ORM object or a raw
+    record (``repository.route_key_records``)."""
+    return {
+        "id": key.id,
+        "account_id": key.account_id,
+        "title": key.title,
+        "gateway_route_id": key.gateway_route_id,
+        "hint": key.hint,
+        "created_at": key.created_at,
+    }
+
+
 def access_key_schema(key: AccessKey) -> schemas.AccessKey:
-    return schemas.AccessKey(
-        id=key.id,
-        account_id=key.account_id,
-        title=key.title,
-        gateway_route_id=key.gateway_route_id,
-        hint=key.hint,
-        created_at=key.created_at,
-    )
+    return schemas.AccessKey(**access_key_data(key))
+
+
+def signing_key_data(key: SigningKey | Any) -> dict[str, Any]:
+    """The signing key's document (a short fingerprint, no key) as plain data, from the
+    ORM object or a raw record (``repository.route_key_records``)."""
+    return {
+        "id": key.id,
+        "account_id": key.account_id,
+        "gateway_route_id": key.gateway_route_id,
+        "fingerprint": key.fingerprint[:FINGERPRINT_SHOWN],
+        "created_at": key.created_at,
+    }
 
 
 def signing_key_schema(key: SigningKey) -> schemas.SigningKey:
-    return schemas.SigningKey(
-        id=key.id,
-        account_id=key.account_id,
-        gateway_route_id=key.gateway_route_id,
-        fingerprint=key.fingerprint[:FINGERPRINT_SHOWN],
-        created_at=key.created_at,
-    )
+    return schemas.SigningKey(**signing_key_data(key))
 
 
 # Routes
@@ -205,14 +217,27 @@ async def delete_route(
 # Access keys
 
 
-async def list_access_keys(
-    *, session: AsyncSession, account_id: str, gateway_route_id: str
-) -> list[schemas.AccessKey]:
-    route = await _own_route(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+async def _route_keys(
+    *, db: Database, account_id: str, gateway_route_id: str, signing: bool
+) -> list[Any]:
+    """The route's keys as raw records (one read); another account's route, or none, is
+    the same 404 as ``_own_route``'s."""
+    keys = await repository.route_key_records(
+        db=db, account_id=account_id, gateway_route_id=gateway_route_id, signing=signing
     )
-    keys = await repository.access_keys_of(session=session, gateway_route_id=route.id)
-    return [access_key_schema(key) for key in keys]
+    if keys is None:
+        raise NotFound(f"No gateway route {gateway_route_id}")
+    return keys
+
+
+async def list_access_keys(
+    *, db: Database, account_id: str, gateway_route_id: str
+) -> list[dict[str, Any]]:
+    """The route's access keys (no secrets) as plain data, from one raw read."""
+    keys = await _route_keys(
+        db=db, account_id=account_id, gateway_route_id=gateway_route_id, signing=False
+    )
+    return [access_key_data(key) for key in keys]
 
 
 async def create_access_key(
@@ -292,13 +317,13 @@ async def route_of_access_key(*, session: AsyncSession, key: str) -> str | None:
 
 
 async def list_signing_keys(
-    *, session: AsyncSession, account_id: str, gateway_route_id: str
-) -> list[schemas.SigningKey]:
-    route = await _own_route(
-        session=session, account_id=account_id, gateway_route_id=gateway_route_id
+    *, db: Database, account_id: str, gateway_route_id: str
+) -> list[dict[str, Any]]:
+    """The route's signing keys (no keys) as plain data, from one raw read."""
+    keys = await _route_keys(
+        db=db, account_id=account_id, gateway_route_id=gateway_route_id, signing=True
     )
-    keys = await repository.signing_keys_of(session=session, gateway_route_id=route.id)
-    return [signing_key_schema(key) for key in keys]
+    return [signing_key_data(key) for key in keys]
 
 
 async def add_signing_key(

@@ -304,6 +304,41 @@ async def gateway_route_record(
     return found[0] if found else None
 
 
+# A route's keys of one table: the account's route joined (outer) to its keys, oldest
+# first, as ``access_keys_of``/``signing_keys_of`` order them: no row when the route is
+# not the account's, one row of nulls when it holds no key.
+def _route_keys(model: Any, *columns: str) -> RawQuery:
+    return RawQuery(
+        select(*(model.__table__.c[name] for name in columns))
+        .select_from(GatewayRoute)
+        .outerjoin(model, model.gateway_route_id == GatewayRoute.id)
+        .where(
+            GatewayRoute.id == bindparam("gateway_route_id"),
+            GatewayRoute.account_id == bindparam("account_id"),
+        )
+        .order_by(model.created_at, model.id)
+    )
+
+
+_ROUTE_ACCESS_KEYS = _route_keys(
+    AccessKey, "id", "account_id", "title", "gateway_route_id", "hint", "created_at"
+)
+_ROUTE_SIGNING_KEYS = _route_keys(
+    SigningKey, "id", "account_id", "gateway_route_id", "fingerprint", "created_at"
+)
+
+
+async def route_key_records(
+    *, db: Database, account_id: str, gateway_route_id: str, signing: bool
+) -> list[Any] | None:
+    """The account's gateway route's access keys (or signing keys, ``signing``) as raw
+    records, oldest first, or None when the route is not the account's: one read."""
+    query = _ROUTE_SIGNING_KEYS if signing else _ROUTE_ACCESS_KEYS
+    params = {"account_id": account_id, "gateway_route_id": gateway_route_id}
+    rows = await db.fetch_records(query, params)
+    return [row for row in rows if row.id is not None] if rows else None
+
+
 async def count_gateway_routes(*, session: AsyncSession, account_id: str) -> int:
     result = await session.execute(
         select(func.count()).select_from(GatewayRoute).where(GatewayRoute.account_id == account_id)

@@ -39,7 +39,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def open_config(sealer: Sealer, row: IndexRateAlert | None) -> dict[str, Any]:
+def open_config(sealer: Sealer, row: IndexRateAlert | Any | None) -> dict[str, Any]:
+    """The configuration opened, from the ORM object or a raw record holding
+    ``config_sealed``; the defaults when never set (no row)."""
     text = sealer.open(row.config_sealed) if row is not None else None
     config: dict[str, Any] = json.loads(text if text is not None else json.dumps(DEFAULTS))
     return config

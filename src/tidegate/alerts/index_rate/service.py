@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel, ChannelIn
@@ -16,6 +17,7 @@ from tidegate.alerts.index_rate import schemas
 from tidegate.alerts.index_rate.evaluator import open_config
 from tidegate.alerts.integrations import checked_channels
 from tidegate.auth.secrets import Sealer
+from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import BadRequest
 from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.models import IndexRateAlert
@@ -25,37 +27,49 @@ def _number(value: float | int) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def config_schema(config: dict[str, Any]) -> schemas.IndexRate:
+def index_rate_data(config: dict[str, Any]) -> dict[str, Any]:
+    """The index-rate alert's document as plain data (api/raw_json.py), from its opened
+    configuration (``evaluator.open_config``)."""
     channels = config["channels"]
     webhooks = [Channel.from_stored(item) for item in channels["webhook"]]
-    return schemas.IndexRate(
-        max_lines=config["max_lines"],
-        max_z_score=_number(config["max_z_score"]),
-        threshold_alert=config["threshold_alert"],
-        frequency=config["frequency"],
-        enabled=config["enabled"],
-        channels=schemas.ChannelsOut(
-            email=list(channels["email"]),
-            pagerduty=list(channels["pagerduty"]),
-            slack=list(channels["slack"]),
-            webhook=[
-                schemas.WebhookOut(
-                    url=hook.url,
-                    method=hook.method,
-                    headers=dict(hook.headers),
-                    bodyTemplate=schemas.template_text(hook.body_template),
-                )
+    return {
+        "max_lines": config["max_lines"],
+        "max_z_score": _number(config["max_z_score"]),
+        "threshold_alert": config["threshold_alert"],
+        "frequency": config["frequency"],
+        "channels": {
+            "email": list(channels["email"]),
+            "pagerduty": list(channels["pagerduty"]),
+            "slack": list(channels["slack"]),
+            "webhook": [
+                {
+                    "url": hook.url,
+                    "method": hook.method,
+                    "headers": dict(hook.headers),
+                    "bodyTemplate": schemas.template_text(hook.body_template),
+                }
                 for hook in webhooks
             ],
-        ),
-    )
+        },
+        "enabled": config["enabled"],
+    }
 
 
-async def get_index_rate(
-    *, session: AsyncSession, account_id: str, sealer: Sealer
-) -> schemas.IndexRate:
-    row = await session.get(IndexRateAlert, account_id)
-    return config_schema(open_config(sealer, row))
+def config_schema(config: dict[str, Any]) -> schemas.IndexRate:
+    return schemas.IndexRate(**index_rate_data(config))
+
+
+# The account's sealed configuration (no row: never set, the defaults).
+_CONFIG_OF = RawQuery(
+    select(IndexRateAlert.config_sealed).where(IndexRateAlert.account_id == bindparam("account_id"))
+)
+
+
+async def read_index_rate(*, db: Database, account_id: str, sealer: Sealer) -> dict[str, Any]:
+    """The account's index-rate alert as plain data, from one raw read, opened as the
+    ORM path opens it (``Sealer.open``: one value a request)."""
+    rows = await db.fetch_records(_CONFIG_OF, {"account_id": account_id})
+    return index_rate_data(open_config(sealer, rows[0] if rows else None))
 
 
 def _channel(where: str, build: Callable[[], ChannelIn]) -> ChannelIn:
