@@ -477,6 +477,10 @@ def _optional(name: str, column: str) -> str:
     return f"'{name}' || to_json({column})"
 
 
+# The tags as orjson spells a list of strings: PostgreSQL's segments keep jsonb's
+# spelling of them (``["a", "b"]``); a ``", "`` is never inside a string, where a quote
+# is escaped (and a backslash makes the record Python's: ``_RECORD_SURE``).
+_TAGS = "replace(tags, '\", \"', '\",\"')"
 # ``export.service.export_record``'s JSON text of a row, built by DuckDB: the fields in
 # ``record.public_record``'s order, the optional ones left out when NULL, ``_id`` as a
 # string, the tags and the meta as they are stored, the line last. DuckDB's ``to_json``
@@ -488,18 +492,18 @@ def _optional(name: str, column: str) -> str:
 _RECORD_TEXT = (
     'concat(\'{"_id":"\', id, \'","_ts":\', ts, \',"_host":\', to_json(host), '
     + ", ".join(_optional(f',"{name}":', column) for name, column in OPTIONAL_FIELDS)
-    + ", CASE WHEN tags <> '[]' THEN ',\"_tag\":' || tags END"
+    + f", CASE WHEN tags <> '[]' THEN ',\"_tag\":' || {_TAGS} END"
     + ", ',\"_meta\":' || meta, ',\"_line\":', to_json(line), '}')"
 )
 # Where the text is surely ``export_record``'s: no unindexed meta to merge; tags absent,
-# empty, or a list in orjson's spelling (the meta's rules below, and no ``, ``: a
-# separator with a space); a meta absent or in the store's own spelling by
+# empty, or a list in orjson's spelling once ``_TAGS`` (the meta's rules below, and no
+# ``, ``: a separator with a space before anything but a string); a meta absent or in the store's own spelling by
 # ``json_codec.in_own_spelling``'s rules (RE2's regexps are linear in the text).
 _SPELLED_OTHERWISE = '": |\\\\|e-0|NaN|Infinity|[0-9]{20}'
 _RECORD_SURE = (
     "meta_unindexed IS NULL"
     " AND (tags IS NULL OR tags = '[]' OR (starts_with(tags, '[')"
-    f" AND NOT regexp_matches(tags, ', |{_SPELLED_OTHERWISE}')))"
+    f" AND NOT regexp_matches({_TAGS}, ', |{_SPELLED_OTHERWISE}')))"
     " AND (meta IS NULL OR (starts_with(meta, '{')"
     f" AND NOT regexp_matches(meta, '{_SPELLED_OTHERWISE}')))"
     " AND NOT contains(record, '\\u00')"
