@@ -255,7 +255,7 @@ async def run(args: argparse.Namespace, work: Path) -> int:
         ]  # fmt: skip
         for tier in ("row store", "segments"):
             if tier == "segments":
-                moved_s, _cpu, moved = await compact_all(target, segment_dir)
+                moved_s, _cpu, moved = await compact_all(target, segment_dir, None)
                 print(f"{target.backend}: compacted {moved:,} lines in {moved_s:.1f} s", flush=True)
                 files = [
                     str(p) for p in sorted(segment_dir.rglob("*.parquet")) if account in str(p)

@@ -38,13 +38,13 @@ from tidegate.logs.filter_plan import FilterPlan, newest_id, plan_filter
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import PageReader, run_off_loop
-from tidegate.logs.record import public_record
+from tidegate.logs.record import OPTIONAL_FIELDS, public_record
 from tidegate.logs.segments import AccountSegments
 from tidegate.logs.sql_filter import (
     SqlFilter,
     translate,
 )
-from tidegate.logs.tiers import MergedWalk, consistent, segment_walk
+from tidegate.logs.tiers import RECORD_OVERHEAD, MergedWalk, consistent, segment_walk
 
 MAX_SCANNED_PER_REQUEST = 100_000
 # A page stops early (with a pagination_id) rather than let its lines' text pass this:
@@ -67,23 +67,32 @@ async def export_page(
 
     def page(reader: PageReader) -> bytes:
         return encode(
-            page_of_lines(reader=reader, sealer=sealer, account_id=account_id, request=request)
+            page_of_lines(
+                reader=reader, sealer=sealer, account_id=account_id, request=request, render=True
+            )
         )
 
     return await run_off_loop(database=database, session=session, account_id=account_id, page=page)
 
 
 def page_of_lines(
-    *, reader: PageReader, sealer: Sealer, account_id: str, request: ExportRequest
+    *,
+    reader: PageReader,
+    sealer: Sealer,
+    account_id: str,
+    request: ExportRequest,
+    render: bool = False,
 ) -> dict[str, Any]:
     """One page, ``{"lines": [...], "pagination_id": ...}``; runs in the worker thread.
     The lines are ``export_record``'s: a ``_meta`` may be an ``orjson.Fragment`` (the
-    stored text), for ``encode`` to write; read the other fields, or decode the page."""
+    stored text), for ``encode`` to write; read the other fields, or decode the page.
+    ``render`` (a page that is only encoded): a line may also be a whole record's text
+    as the segments rendered it (``orjson.Fragment``, ``segments.with_records``)."""
     request = replace(request, line_filter=request.line_filter.bound_to(account_id))
     return consistent(
         reader,
         account_id,
-        lambda segments: _page(reader, sealer, account_id, request, segments),
+        lambda segments: _page(reader, sealer, account_id, request, segments, render),
     )
 
 
@@ -93,6 +102,7 @@ def _page(
     account_id: str,
     request: ExportRequest,
     segments: AccountSegments,
+    render: bool,
 ) -> dict[str, Any]:
     fingerprint = request.fingerprint()
     after: tuple[int, int] | None = None
@@ -113,6 +123,7 @@ def _page(
         max_id=int(max_id),
         after=after,
         segments=segments,
+        render=render,
     )
     scan.run(plan_filter(reader, account_id, request.line_filter, request.size))
 
@@ -146,7 +157,7 @@ async def export_v1(
     JSON array. Runs in an export worker thread, like a v2 page."""
 
     def work(reader: PageReader) -> bytes:
-        records = lines_v1(reader=reader, account_id=account_id, request=request)
+        records = lines_v1(reader=reader, account_id=account_id, request=request, render=True)
         if request.as_json:
             return encode(records)
         return b"".join(encode(record) + b"\n" for record in records)
@@ -155,14 +166,17 @@ async def export_v1(
 
 
 def lines_v1(
-    *, reader: PageReader, account_id: str, request: ExportV1Request
-) -> list[dict[str, Any]]:
+    *, reader: PageReader, account_id: str, request: ExportV1Request, render: bool = False
+) -> list[Any]:
     """Up to the account plan's cap of lines (``size``, or the cap when larger or
     absent): the first ones from ``from`` (``head``) or the last ones up to ``to``
-    (``tail``), oldest first either way, so they read like a log."""
+    (``tail``), oldest first either way, so they read like a log. The records are
+    ``page_of_lines``'s (``render``: as there)."""
     cap = v1_line_cap(reader.scalar(read_queries.plan_of(account_id=account_id)))
     return consistent(
-        reader, account_id, lambda segments: _lines_v1(reader, account_id, request, cap, segments)
+        reader,
+        account_id,
+        lambda segments: _lines_v1(reader, account_id, request, cap, segments, render),
     )
 
 
@@ -172,14 +186,15 @@ def _lines_v1(
     request: ExportV1Request,
     cap: int,
     segments: AccountSegments,
-) -> list[dict[str, Any]]:
+    render: bool,
+) -> list[Any]:
     wanted = min(request.size or cap, cap)
     max_id = newest_id(reader, account_id, segments)
     if max_id is None:
         return []
     base = request.export
     plan = plan_filter(reader, account_id, base.line_filter, min(wanted, MAX_SIZE))
-    records: list[dict[str, Any]] = []
+    records: list[Any] = []
     after: tuple[int, int] | None = None
     used_bytes = 0
     for _ in range(MAX_V1_SCANS):
@@ -190,6 +205,7 @@ def _lines_v1(
             max_id=int(max_id),
             after=after,
             segments=segments,
+            render=render,
         )
         scan.run(plan)
         records.extend(scan.records)
@@ -207,7 +223,7 @@ def _lines_v1(
     return records
 
 
-def encode(body: dict[str, Any] | list[dict[str, Any]]) -> bytes:
+def encode(body: dict[str, Any] | list[Any]) -> bytes:
     # What orjson refuses (a lone surrogate of an older row, an integer past 64 bits) is
     # normalised as on every other path (json_codec).
     return json_codec.dumps(body)
@@ -221,13 +237,8 @@ def _weight(row: LineRow) -> int:
         + (len(row.meta_json) if row.meta_json is not None else 0)
         + (len(row.meta_unindexed_json) if row.meta_unindexed_json is not None else 0)
         + (len(row.tags_json) if row.tags_json is not None else 0)
-        + _RECORD_OVERHEAD
+        + RECORD_OVERHEAD
     )
-
-
-# Field names, quotes, the numbers and the short fields (host, app, level, ... are
-# at most a few hundred characters each; typically tens).
-_RECORD_OVERHEAD = 200
 
 
 class _Scan:
@@ -242,14 +253,17 @@ class _Scan:
         max_id: int,
         after: tuple[int, int] | None,
         segments: AccountSegments,
+        render: bool = False,
     ) -> None:
         self.reader = reader
+        self.render = render
         self.segments = segments
         self.account_id = account_id
         self.request = request
         self.max_id = max_id
         self.after = after
-        self.records: list[dict[str, Any]] = []
+        # ``export_record``'s, or (``render``) a record's text the segments rendered.
+        self.records: list[dict[str, Any] | orjson.Fragment] = []
         self.exhausted = False
         self.used_bytes = 0  # about the records' size in the answer (``_weight``)
 
@@ -320,6 +334,8 @@ class _Scan:
                 newest_first=newest_first,
                 budget=size + 1 if cold_sql.exact else MAX_SCANNED_PER_REQUEST,
                 wanted=lambda: size + 1 - len(self.records),
+                # Only rows no matcher reads (the record is all Python gets of them).
+                render=self.render and exact,
             )
             walk = MergedWalk([hot, cold], newest_first=newest_first)
         with closing(walk.rows(self.after)) as rows:
@@ -333,6 +349,7 @@ class _Scan:
     def _take(self, row: LineRow, *, exact: bool) -> bool:
         """Confirms a scanned row and adds its record; False when the page is full by
         its bytes (the next page starts with this row)."""
+        text = row.record_json  # rendered by the database (only rows taken as they are)
         if exact:
             meta = NOT_READ  # nothing to match: the meta is read only if it must be
         else:
@@ -340,11 +357,11 @@ class _Scan:
             if not row_matches(self.request.line_filter, row, meta):
                 self.after = (row.ts, row.id)
                 return True
-        weight = _weight(row)
+        weight = _weight(row) if text is None else row.record_weight or 0
         if self.records and self.used_bytes + weight > MAX_PAGE_BYTES:
             return False
         self.used_bytes += weight
-        self.records.append(export_record(row, meta))
+        self.records.append(export_record(row, meta) if text is None else orjson.Fragment(text))
         self.after = (row.ts, row.id)
         return True
 
@@ -569,17 +586,7 @@ class SlicedWalk:
 NOT_READ: Any = object()
 # The record's optional short fields in ``public_record``'s order, by their index in
 # ``LineRow``.
-_OPTIONAL_FIELDS = tuple(
-    (name, LineRow._fields.index(field))
-    for name, field in (
-        ("_app", "app"),
-        ("level", "level"),
-        ("_env", "env"),
-        ("_file", "file"),
-        ("_ip", "ip"),
-        ("_mac", "mac"),
-    )
-)
+_OPTIONAL_FIELDS = tuple((name, LineRow._fields.index(field)) for name, field in OPTIONAL_FIELDS)
 
 
 def export_record(row: LineRow, meta: dict[str, Any] | None = NOT_READ) -> dict[str, Any]:

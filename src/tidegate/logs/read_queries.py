@@ -13,7 +13,18 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Select, Text, cast, func, literal, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    Text,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    tuple_,
+)
 
 from tidegate import json_codec
 from tidegate.models import Account, LogLine
@@ -35,6 +46,12 @@ class LineRow(NamedTuple):
     meta_json: str | None
     line: str
     meta_unindexed_json: str | None = None
+    # The record's JSON text as the database rendered it (``export_record``'s bytes) and
+    # its ``export.service._weight``, when a walk asked for it and the database could be
+    # sure of it (``segments.with_records``); the fields before ``id`` and ``ts`` are
+    # then left out (None). None when the record is built in Python.
+    record_json: str | None = None
+    record_weight: int | None = None
 
     def tags(self) -> list[str] | None:
         value: list[str] | None = _decode(self.tags_json)
@@ -51,7 +68,7 @@ class LineRow(NamedTuple):
 
 
 # A row of the scan's columns (``_COLUMNS``, ``segments.LINE_COLUMNS``: every field, in
-# order) as a ``LineRow``: ``tuple.__new__`` without the generated ``__new__``'s call and
+# order, the rendered record's two after them or not) as a ``LineRow``: ``tuple.__new__`` without the generated ``__new__``'s call and
 # keyword handling, half the cost of ``LineRow(*row)`` per row.
 as_line_row = typing.cast(Callable[[Iterable[Any]], LineRow], partial(tuple.__new__, LineRow))
 
@@ -75,6 +92,9 @@ _COLUMNS = (
     cast(LogLine.meta, Text),
     LogLine.line,
     cast(LogLine.meta_unindexed, Text),
+    # No rendered record: the row store's records are built in Python.
+    literal_column("NULL", Text),
+    literal_column("NULL", Integer),
 )
 
 

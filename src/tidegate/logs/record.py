@@ -14,6 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+# The optional short fields in the record's order, each with the line's column it holds.
+OPTIONAL_FIELDS = (
+    ("_app", "app"),
+    ("level", "level"),
+    ("_env", "env"),
+    ("_file", "file"),
+    ("_ip", "ip"),
+    ("_mac", "mac"),
+)
+
 
 def public_record(
     *,

@@ -36,6 +36,7 @@ from sqlalchemy import ColumnElement, Select, and_, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import False_, True_
 
+from tidegate.logs.record import OPTIONAL_FIELDS
 from tidegate.logs.store import COLUMNS as STORE_COLUMNS
 from tidegate.logs.store import DAY_MS
 from tidegate.models import Account, LogLine, LogSegment
@@ -469,6 +470,65 @@ def scan(
     if top is None:
         return Scan(union, own * len(parts))
     return Scan(f"SELECT * FROM ({union}){tail}", [*own * len(parts), top[1]])
+
+
+def _optional(name: str, column: str) -> str:
+    # ``||`` with NULL is NULL, which ``concat`` leaves out: the field is omitted.
+    return f"'{name}' || to_json({column})"
+
+
+# The tags as orjson spells a list of strings: PostgreSQL's segments keep jsonb's
+# spelling of them (``["a", "b"]``); a ``", "`` is never inside a string, where a quote
+# is escaped (and a backslash makes the record Python's: ``_RECORD_SURE``).
+_TAGS = "replace(tags, '\", \"', '\",\"')"
+# ``export.service.export_record``'s JSON text of a row, built by DuckDB: the fields in
+# ``record.public_record``'s order, the optional ones left out when NULL, ``_id`` as a
+# string, the tags and the meta as they are stored, the line last. DuckDB's ``to_json``
+# of a string escapes as orjson does (``"``, ``\``; ``\b \t \n \f \r``; non-ASCII,
+# DEL and U+2028 as they are) except the other control characters, which it writes
+# ``\u000B`` where orjson writes ``\u000b``: a record holding ``\u00`` anywhere is left
+# to Python (a line with a literal backslash and "u00" too, which only costs the slow
+# path).
+_RECORD_TEXT = (
+    'concat(\'{"_id":"\', id, \'","_ts":\', ts, \',"_host":\', to_json(host), '
+    + ", ".join(_optional(f',"{name}":', column) for name, column in OPTIONAL_FIELDS)
+    + f", CASE WHEN tags <> '[]' THEN ',\"_tag\":' || {_TAGS} END"
+    + ", ',\"_meta\":' || meta, ',\"_line\":', to_json(line), '}')"
+)
+# Where the text is surely ``export_record``'s: no unindexed meta to merge; tags absent,
+# empty, or a list in orjson's spelling once ``_TAGS`` (the meta's rules below, and no
+# ``, ``: a separator with a space before anything but a string); a meta absent or in the store's own spelling by
+# ``json_codec.in_own_spelling``'s rules (RE2's regexps are linear in the text).
+_SPELLED_OTHERWISE = '": |\\\\|e-0|NaN|Infinity|[0-9]{20}'
+_RECORD_SURE = (
+    "meta_unindexed IS NULL"
+    " AND (tags IS NULL OR tags = '[]' OR (starts_with(tags, '[')"
+    f" AND NOT regexp_matches({_TAGS}, ', |{_SPELLED_OTHERWISE}')))"
+    " AND (meta IS NULL OR (starts_with(meta, '{')"
+    f" AND NOT regexp_matches(meta, '{_SPELLED_OTHERWISE}')))"
+    " AND NOT contains(record, '\\u00')"
+)
+# ``export.service._weight`` of a row: DuckDB's ``length`` counts code points, as len().
+_RECORD_WEIGHT = (
+    "length(line) + coalesce(length(meta), 0) + coalesce(length(meta_unindexed), 0)"
+    " + coalesce(length(tags), 0) + {overhead}"
+)
+
+
+def with_records(statement: str, *, order: str, overhead: int) -> str:
+    """``statement`` (a scan of ``LINE_COLUMNS`` ordered by ``order``) with each row's
+    record rendered (``_RECORD_TEXT``) and its weight after the columns where DuckDB is
+    sure of it (``_RECORD_SURE``), the columns before then NULL but ``id`` and ``ts``
+    (Python reads and builds nothing more of that row); else the columns as they are and
+    two NULLs. ``overhead``: ``_weight``'s share of the short fields."""
+    sure = f"CASE WHEN {_RECORD_SURE} THEN record END"
+    rest = ", ".join(f"CASE WHEN rendered IS NULL THEN {name} END" for name in LINE_COLUMNS[2:])
+    weight = _RECORD_WEIGHT.format(overhead=int(overhead))
+    return (
+        f"SELECT id, ts, {rest}, rendered, CASE WHEN rendered IS NOT NULL THEN weight END "
+        f"FROM (SELECT *, {sure} AS rendered FROM (SELECT *, {_RECORD_TEXT} AS record, "
+        f"{weight} AS weight FROM ({statement}))) ORDER BY {order}"
+    )
 
 
 # A line's size in a segment written before ``size_bytes`` was: the UTF-8 length of

@@ -47,6 +47,7 @@ from tidegate.logs.segments import (
     missing_file,
     retained_from,
     scan,
+    with_records,
 )
 from tidegate.metrics import SEGMENT_FILES, SEGMENT_ROW_GROUPS
 from tidegate.models import LogSegment
@@ -115,6 +116,13 @@ def _listing_of(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
 
 
 _NOWHERE = Path("/nonexistent-segments")
+_COLUMNS = ", ".join(LINE_COLUMNS)
+# A ``LineRow``'s columns: no rendered record.
+_UNRENDERED = f"{_COLUMNS}, NULL, NULL"
+# ``export.service._weight``'s share of a record for its field names, quotes, numbers
+# and short fields (host, app, level, ... are at most a few hundred characters each;
+# typically tens).
+RECORD_OVERHEAD = 200
 
 
 @dataclass(slots=True)
@@ -131,6 +139,9 @@ class SegmentWalk:
     newest_first: bool
     budget: int
     wanted: Callable[[], int]
+    # Rows with their record rendered by DuckDB where it can (``segments.with_records``):
+    # for a walk whose rows are all taken as they are (no matcher reads their fields).
+    render: bool = False
     exhausted: bool = False
 
     def rows(self, after: tuple[int, int] | None) -> Generator[LineRow, None, None]:
@@ -170,15 +181,19 @@ class SegmentWalk:
                     op = "<" if self.newest_first else ">"
                     where += f" AND (ts {op} ? OR (ts = ? AND id {op} ?))"
                     parameters += [after[0], after[0], after[1]]
+                order = f"ts {direction}, id {direction}"
                 statement = scan(
                     *located(spanned),
-                    columns=", ".join(LINE_COLUMNS),
+                    columns=_COLUMNS if self.render else _UNRENDERED,
                     where=f"{where} AND {self.condition.sql}",
                     parameters=[*parameters, *self.condition.parameters],
-                    top=(f"ts {direction}, id {direction}", limit),
+                    top=(order, limit),
                 )
+                sql = statement.sql
+                if self.render:
+                    sql = with_records(sql, order=order, overhead=RECORD_OVERHEAD)
                 last: tuple[Any, ...] | None = None
-                with closing(self.reader.segment_rows(statement.sql, statement.parameters)) as rows:
+                with closing(self.reader.segment_rows(sql, statement.parameters)) as rows:
                     for last in rows:
                         chunk += 1
                         yield as_line_row(last)
@@ -262,6 +277,7 @@ def segment_walk(
     newest_first: bool,
     budget: int,
     wanted: Callable[[], int],
+    render: bool = False,
 ) -> SegmentWalk:
     where = segments.retained(where)
     return SegmentWalk(
@@ -276,6 +292,7 @@ def segment_walk(
         newest_first=newest_first,
         budget=budget,
         wanted=wanted,
+        render=render,
     )
 
 
