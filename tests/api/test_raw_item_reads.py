@@ -15,7 +15,9 @@ and with none, a route's access and signing keys (two of each, and none), an acc
 features (enabled, none, another enterprise's account), the index-rate alert (set with
 every channel and a float z-score, and never set), each kind's nodes under every
 path segment, their own and another kind's, in another pipeline). On SQLite and on
-PostgreSQL."""
+PostgreSQL. The pipeline alerts too (the alert get, each segment's component alert list and
+get; alerts of each service, active and not, under their own component, kind and
+pipeline and under others, a wrong kind)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from sqlalchemy import select
 from tests.api.test_plain_routes import same_answer
 from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
@@ -32,6 +35,7 @@ from tests.users.factories import add_person, sign_in_person
 from tidegate.alerts.index_rate import evaluator as index_rate_evaluator
 from tidegate.alerts.index_rate import schemas as index_rate_schemas
 from tidegate.alerts.index_rate import service as index_rate_service
+from tidegate.alerts.pipeline_alerts import open_payload
 from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
@@ -57,13 +61,20 @@ from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
-from tidegate.models import IndexRateAlert
+from tidegate.models import IndexRateAlert, PipelineAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
 from tidegate.parsing_templates.endpoints import TemplateIdPath
+from tidegate.pipelines import (
+    alert_endpoints,
+    alert_service,
+    gateway_endpoints,
+    gateway_schemas,
+    gateway_service,
+    node_service,
+)
 from tidegate.pipelines import endpoints as pipeline_endpoints
-from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service, node_service
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
@@ -230,6 +241,80 @@ async def index_rate_before(
     return index_rate_service.config_schema(index_rate_evaluator.open_config(sealer, row))
 
 
+async def _alert_before(
+    session: Any, sealer: Any, **where: Any
+) -> Envelope[alert_service.AlertOut]:
+    alert = await alert_service._own_alert(session, **where)
+    return alert_endpoints._one(
+        alert_service._out(alert, open_payload(sealer, alert.payload_sealed) or {})
+    )
+
+
+async def pipeline_alert_before(
+    pipeline_id: PipelineIdPath,
+    alert_id: alert_endpoints.AlertIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[alert_service.AlertOut]:
+    return await _alert_before(
+        session, sealer, account_id=account_id, pipeline_id=pipeline_id, alert_id=alert_id
+    )
+
+
+async def component_alert_before(
+    pipeline_id: PipelineIdPath,
+    component_id: NodeIdPath,
+    alert_id: alert_endpoints.AlertIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[alert_service.AlertOut]:
+    return await _alert_before(
+        session,
+        sealer,
+        account_id=account_id,
+        pipeline_id=pipeline_id,
+        alert_id=alert_id,
+        component_id=component_id,
+    )
+
+
+async def component_alerts_before(
+    pipeline_id: PipelineIdPath,
+    component_id: NodeIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[list[alert_service.AlertOut]]:
+    pipeline = await pipeline_service.own_pipeline(
+        session=session, account_id=account_id, pipeline_id=pipeline_id
+    )
+    rows = (
+        await session.execute(
+            select(PipelineAlert)
+            .where(
+                PipelineAlert.pipeline_id == pipeline.id,
+                PipelineAlert.component_id == component_id,
+            )
+            .order_by(PipelineAlert.created_at, PipelineAlert.id)
+        )
+    ).scalars()
+    data = [alert_service._out(row, open_payload(sealer, row.payload_sealed) or {}) for row in rows]
+    return envelope(data, type="alert", pk="id", links=alert_endpoints.LINKS)
+
+
+# Every path of the pipeline alert reads -> the endpoint as it was.
+ALERT_READS = {
+    "/v3/pipeline/{pipeline_id}/alert/{alert_id}": pipeline_alert_before,
+    **{
+        f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}": before
+        for segment in ("processor", "destination", "{kind}")
+        for item, before in (("", component_alerts_before), ("/{alert_id}", component_alert_before))
+    },
+}
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -288,6 +373,7 @@ BEFORE = {
     **NODE_READS,
     FEATURES: features_before,
     "/v1/config/index-rate": index_rate_before,
+    **ALERT_READS,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -394,6 +480,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     ]
     order = {"ids": templates[::-1]}
     await _ok(await client.put("/v1/config/parsing/templates/order", json=order, headers=h))
+    alerts = await _alerts(client, account, full, source, processor)
     invited = f"invited-{account.account_id[:6]}@example.com"
     await _ok(
         await client.post(
@@ -424,6 +511,98 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         **_node_ids(
             [empty, full], {"source": source, "processor": processor, "destination": destination}
         ),
+        **_alert_ids([empty, full], source, processor, destination, alerts),
+    }
+
+
+def _alert(name: str, *, absence: bool, service: dict[str, Any], active: bool) -> dict[str, Any]:
+    """A pipeline alert's body: a threshold alert with a float and Unicode, or an absence."""
+    evaluation: dict[str, Any] = {"alert_type": "absence", "event_type": "log"}
+    if not absence:
+        expression = {"field": ".n", "str_operator": "greater", "value": 2.675, "negate": {}}
+        evaluation = {
+            "alert_type": "threshold",
+            "event_type": "log",
+            "operation": "SUM",
+            "conditional": {"expressions": [expression], "logical_operation": "OR"},
+            "group_by": [".host", ".Ünï"],
+        }
+    return {
+        "inputs": [],
+        "alert_config": {
+            "general": {"name": name, "description": "d \u2028 “x”"},
+            "evaluation": evaluation,
+            "alert_payload": {"service": service, "throttling": {"window_secs": 90}},
+        },
+        "active": active,
+    }
+
+
+async def _alerts(
+    client: AppClient, account: AccountCtx, pipeline: str, source: str, processor: str
+) -> list[str]:
+    """Two alerts on the source (a webhook with headers and a token, a log analysis one),
+    one on the processor under the ``transform`` segment and one under ``processor``."""
+    hook = {"name": "webhook", "uri": "https://8.8.8.8/hook?q=“x”", "method": "put",
+            "auth": {"strategy": "bearer", "token": "tök"},
+            "headers": [{"header_name": "X-A", "header_value": "ü ✓ \u2028"}]}  # fmt: skip
+    analysis = {"name": "log_analysis", "ingestion_key": "ik-1"}
+    made = []
+    for segment, component, body in (
+        ("source", source, _alert("Ünï “threshold”", absence=False, service=hook, active=True)),
+        ("source", source, _alert("absent", absence=True, service=analysis, active=False)),
+        ("transform", processor, _alert("t", absence=True, service=analysis, active=True)),
+        ("processor", processor, _alert("p", absence=False, service=analysis, active=True)),
+    ):
+        where = f"/v3/pipeline/{pipeline}/{segment}/{component}/alert"
+        made.append(
+            (await _ok(await client.post(where, json=body, headers=account.headers)))["data"]["id"]
+        )
+    return made
+
+
+def _alert_ids(
+    pipelines: list[str], source: str, processor: str, destination: str, alerts: list[str]
+) -> dict[str, list[str]]:
+    """What to read at each alert path (after ``/v3/pipeline/``): each alert in its
+    pipeline and in another; a component's alerts under each segment, of a component with
+    none, of another kind; a component's alert under another component; a wrong kind."""
+    empty, full = pipelines
+    on_source, on_processor = alerts[:2], alerts[2:]
+    return {
+        "/v3/pipeline/{pipeline_id}/alert/{alert_id}": [
+            *(f"{full}/alert/{alert}" for alert in alerts),
+            f"{empty}/alert/{alerts[0]}",
+        ],
+        "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert": [
+            f"{full}/source/{source}/alert",
+            f"{full}/transform/{processor}/alert",
+            f"{full}/sink/{destination}/alert",
+            f"{full}/sink/{source}/alert",
+            f"{empty}/source/{source}/alert",
+            f"{full}/bogus/{source}/alert",
+            f"{full}/source/{UNKNOWN_ID}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert/{alert_id}": [
+            *(f"{full}/source/{source}/alert/{alert}" for alert in alerts),
+            *(f"{full}/transform/{processor}/alert/{alert}" for alert in on_processor),
+            f"{empty}/source/{source}/alert/{on_source[0]}",
+            f"{full}/bogus/{source}/alert/{on_source[0]}",
+        ],
+        "/v3/pipeline/{pipeline_id}/processor/{component_id}/alert": [
+            f"{full}/processor/{processor}/alert",
+            f"{full}/processor/{source}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/processor/{component_id}/alert/{alert_id}": [
+            *(f"{full}/processor/{processor}/alert/{alert}" for alert in alerts)
+        ],
+        "/v3/pipeline/{pipeline_id}/destination/{component_id}/alert": [
+            f"{full}/destination/{destination}/alert",
+            f"{full}/destination/{source}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/destination/{component_id}/alert/{alert_id}": [
+            f"{full}/destination/{destination}/alert/{alerts[0]}"
+        ],
     }
 
 
@@ -453,6 +632,16 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if "/alert" in path:  # the pipeline, the component and the alert each unknown, invalid
+        pipeline, _, rest = own[0].partition("/")
+        bad = [f"{UNKNOWN_ID}/{rest}", f"{'x' * 40}/{rest}"]
+        if "{component_id}" in path:
+            segment, _, tail = rest.split("/", 2)
+            bad.append(f"{pipeline}/{segment}/{'x' * 40}/{tail}")
+        if path.endswith("{alert_id}"):
+            base = own[0].rpartition("/")[0]
+            bad += [f"{base}/{UNKNOWN_ID}", f"{base}/{'x' * 40}", f"{base}/not an id"]
+        return [*own, *others, *bad]
     if path.endswith(("-key", "/features")):  # the id, then the path's last segment
         tail = path.rpartition("/")[2]
         ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
@@ -541,4 +730,8 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"max_z_score":2.675' in body and b'"bodyTemplate":"' in body for body in bodies)
     assert any(b'"max_lines":0' in body or b'"webhook":[]' in body for body in bodies)
     assert any(b'"enabled":false,' in body and b'"created":null' in body for body in bodies)
+    assert any(b'"alert_payload":{"service":{"name":"webhook"' in body for body in bodies)
+    assert any(b'"type":"alert"' in body and body.count(b'"component_kind":"source"') == 2
+               for body in bodies)  # fmt: skip
+    assert any(b'"value":2.675' in body and b'"active":false' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

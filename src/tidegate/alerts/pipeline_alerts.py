@@ -308,9 +308,10 @@ def seal_payload(sealer: Sealer, payload: dict[str, Any]) -> str:
     return sealer.seal(json.dumps(payload))
 
 
-def open_payload(sealer: Sealer, sealed: str) -> dict[str, Any] | None:
-    """The ``alert_payload``; None when the server secret changed."""
-    text = sealer.open(sealed)
+def open_payload(sealer: Sealer, sealed: str, *, stored: bool = False) -> dict[str, Any] | None:
+    """The ``alert_payload``; None when the server secret changed. ``stored``: the
+    stored text, opened through the sealer's cache (``Sealer.open_stored``)."""
+    text = sealer.open_stored(sealed) if stored else sealer.open(sealed)
     if text is None:
         return None
     value = json.loads(text)
