@@ -55,6 +55,11 @@ EXPECTED = {
         for item in ("", "/{node_id}")
     ),
     "/v3/pipeline/{pipeline_id}/alert/{alert_id}",
+    "/v1/config/ingestion/status",
+    "/v1/auth/preferences",
+    "/info",
+    "/orgs",
+    "/v1/config/archiving/status",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
         for segment in ("processor", "destination", "{kind}")

@@ -17,7 +17,11 @@ every channel and a float z-score, and never set), each kind's nodes under every
 path segment, their own and another kind's, in another pipeline). On SQLite and on
 PostgreSQL. The pipeline alerts too (the alert get, each segment's component alert list and
 get; alerts of each service, active and not, under their own component, kind and
-pipeline and under others, a wrong kind)."""
+pipeline and under others, a wrong kind), the ingestion status (suspended, active)
+a person's preferences (set, and never set; a key's 403),
+and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
+an account: its accounts), and archiving's status (an
+account with three days to write, and one without archiving)."""
 
 from __future__ import annotations
 
@@ -40,8 +44,9 @@ from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
+from tidegate.archive import schemas as archive_schemas
 from tidegate.archive import service as archive_service
-from tidegate.auth.dependencies import AccountId, EnterpriseId, SealerDep
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal, EnterpriseId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
@@ -49,6 +54,7 @@ from tidegate.categories import repository as category_repository
 from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.cli_auth import schemas as cli_schemas
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import repository as enterprise_repository
 from tidegate.enterprise import schemas as enterprise_schemas
@@ -79,6 +85,12 @@ from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
 from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
+from tidegate.preferences import repository as preference_repository
+from tidegate.preferences import schemas as preference_schemas
+from tidegate.preferences import service as preference_service
+from tidegate.sessions import service as session_service
+from tidegate.suspensions import schemas as suspension_schemas
+from tidegate.suspensions import service as suspension_service
 
 # The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
 
@@ -241,6 +253,54 @@ async def index_rate_before(
     return index_rate_service.config_schema(index_rate_evaluator.open_config(sealer, row))
 
 
+async def ingestion_status_before(
+    session: SessionDep, account_id: AccountId
+) -> suspension_schemas.IngestionStatus:
+    account = await suspension_service._account(session=session, account_id=account_id)
+    return suspension_service._status(account)
+
+
+async def preferences_before(
+    principal: CurrentPrincipal, session: SessionDep
+) -> preference_schemas.Preferences:
+    user_id = preference_service.person_of(principal)
+    return preference_service._shown(
+        await preference_repository.of_user(session=session, user_id=user_id)
+    )
+
+
+async def info_before(principal: CurrentPrincipal, session: SessionDep) -> cli_schemas.Info:
+    accounts = await session_service.accounts_of(session=session, principal=principal)
+    current = next((a for a in accounts if a.id == principal.account_id), None)
+    return cli_schemas.Info(
+        email=principal.email,
+        account_id=principal.account_id,
+        account=current.name if current else None,
+        role=principal.role.label if principal.account_id else None,
+        accounts=[account.id for account in accounts],
+    )
+
+
+async def orgs_before(principal: CurrentPrincipal, session: SessionDep) -> list[cli_schemas.Org]:
+    return [
+        cli_schemas.Org(id=account.id, name=account.name, role=account.role, servicekeys=[])
+        for account in await session_service.accounts_of(session=session, principal=principal)
+    ]
+
+
+async def archiving_status_before(
+    session: SessionDep, account_id: AccountId
+) -> archive_schemas.ArchiveStatus:
+    row = await archive_repository.get_config(session=session, account_id=account_id)
+    days = await archive_repository.days_of(
+        session=session, account_id=account_id, limit=archive_service.STATUS_DAYS
+    )
+    return archive_schemas.ArchiveStatus(
+        integration=None if row is None else row.integration,
+        days=[archive_service._day_status(day) for day in days],
+    )
+
+
 async def _alert_before(
     session: Any, sealer: Any, **where: Any
 ) -> Envelope[alert_service.AlertOut]:
@@ -374,6 +434,11 @@ BEFORE = {
     FEATURES: features_before,
     "/v1/config/index-rate": index_rate_before,
     **ALERT_READS,
+    "/v1/config/ingestion/status": ingestion_status_before,
+    "/v1/auth/preferences": preferences_before,
+    "/info": info_before,
+    "/orgs": orgs_before,
+    "/v1/config/archiving/status": archiving_status_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -504,6 +569,11 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/parsing/templates/{id}": templates,
         "/v1/config/archiving": [""],
         "/v1/config/index-rate": [""],
+        "/v1/config/ingestion/status": [""],
+        "/v1/auth/preferences": [""],
+        "/info": [""],
+        "/orgs": [""],
+        "/v1/config/archiving/status": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
         "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
@@ -671,6 +741,9 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
     await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
+    for run in ({"day": "2026-01-02"}, None, {"day": "2025-12-31"}):  # None: yesterday
+        where = "/v1/config/archiving/run"
+        await _ok(await client.post(where, json=run, headers=account.headers))
     # an account of the enterprise with a feature enabled, one with none, another's
     sibling = await make_account(client, tenant, company="sibling")
     for feature in sorted(enterprise_service.KNOWN_FEATURES):
@@ -679,6 +752,10 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own[FEATURES] = [account.account_id, sibling.account_id]
     await _ok(await client.put("/v1/config/index-rate", json=INDEX_RATE, headers=account.headers))
     others[FEATURES] = [other.account_id]
+    # the account's ingestion suspended (the other's active)
+    suspend = await _ok(await client.post("/v1/config/ingestion/suspend", headers=account.headers))
+    confirm = "/v1/config/ingestion/suspend/confirm"
+    await _ok(await client.post(confirm, json=suspend, headers=account.headers))
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -692,6 +769,12 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
         "another account": other.headers,
         **{f"{role} browser": headers for role, headers in browsers.items()},
     }
+    # the admin's preferences set (the others': the defaults)
+    history = "/v1/auth/preferences/query-history"
+    for query in ("level:error", "app:“Ünï” \u2028 ✓"):
+        await _ok(await client.post(history, json={"query": query}, headers=browsers["admin"]))
+    utc = {"utc": True}
+    await _ok(await client.patch("/v1/auth/preferences", json=utc, headers=browsers["admin"]))
     app: FastAPI = client._transport.app  # type: ignore[attr-defined]
     contexts = _contexts(app)
     assert set(contexts) == set(BEFORE)
@@ -734,4 +817,17 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"type":"alert"' in body and body.count(b'"component_kind":"source"') == 2
                for body in bodies)  # fmt: skip
     assert any(b'"value":2.675' in body and b'"active":false' in body for body in bodies)
+    assert any(b'"status":"suspended","suspended":true,"suspended_at":1' in body for body in bodies)
+    assert any(
+        b'"status":"active","suspended":false,"suspended_at":null' in body for body in bodies
+    )
+    assert any(b'"utc":true,"query_history":["app:' in body for body in bodies)
+    assert any(b'"utc":false,"query_history":[]' in body for body in bodies)
+    assert any(b'"account":"\xc3\x9cn\xc3\xafcode' in body and b'"role":"admin"' in body
+               for body in bodies)  # fmt: skip
+    assert any(body.startswith(b'[{"id":"') and b'"servicekeys":[]},{"id"' in body
+               for body in bodies)  # fmt: skip
+    assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
+               for body in bodies)  # fmt: skip
+    assert any(b'"integration":null,"days":[]' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

@@ -31,7 +31,7 @@ from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
-from tidegate.db.engine import Database
+from tidegate.db.engine import Database, decode_json
 from tidegate.models import PipelineAlert, PipelineUsage
 from tidegate.models.pipeline_usage import BUCKET_MS
 
@@ -314,5 +314,5 @@ def open_payload(sealer: Sealer, sealed: str, *, stored: bool = False) -> dict[s
     text = sealer.open_stored(sealed) if stored else sealer.open(sealed)
     if text is None:
         return None
-    value = json.loads(text)
+    value = decode_json(text)  # json.loads's value, by orjson where that is the same
     return value if isinstance(value, dict) else None
