@@ -235,6 +235,14 @@ MANAGEMENT_READS: dict[str, str] = {
         " WHERE p.account_id = {account} AND p.id = {id} AND n.kind = 'source'"
         " ORDER BY n.created_at, n.id"
     ),
+    "/v3/pipeline/{id}/source/{node}/alert": (
+        "SELECT a.* FROM pipelines AS p LEFT OUTER JOIN pipeline_alerts AS a"
+        " ON a.pipeline_id = p.id WHERE p.account_id = {account} AND p.id = {id}"
+        " ORDER BY a.created_at, a.id"
+    ),
+    "/v3/pipeline/{pipeline}/alert/{id}": (
+        "SELECT * FROM pipeline_alerts WHERE account_id = {account} AND id = {id}"
+    ),
     "/v3/pipeline/{pipeline}/source/{id}": (
         "SELECT n.* FROM pipeline_nodes AS n JOIN pipelines AS p ON p.id = n.pipeline_id"
         " WHERE p.account_id = {account} AND n.id = {id} AND n.kind = 'source'"
@@ -301,6 +309,16 @@ MANAGEMENT_READS: dict[str, str] = {
     ),
     "/v1/config/archiving": "SELECT * FROM archive_configs WHERE account_id = {account}",
     "/v1/config/index-rate": "SELECT * FROM index_rate_alerts WHERE account_id = {account}",
+    "/v1/config/ingestion/status": (
+        "SELECT ingestion_suspended_at FROM accounts WHERE id = {account}"
+    ),
+    "/v1/config/archiving/status": (
+        "SELECT c.integration, d.* FROM archive_configs AS c LEFT OUTER JOIN archive_days AS d"
+        " ON d.account_id = c.account_id WHERE c.account_id = {account}"
+        " ORDER BY d.day DESC LIMIT 31"
+    ),
+    "/info": "SELECT id, company FROM accounts WHERE id = {account}",
+    "/orgs": "SELECT id, company FROM accounts WHERE id = {account}",
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

@@ -17,7 +17,10 @@ last; categories: ``rows`` of views; parsing templates: ``rows`` drafts; archivi
 an s3 bucket, sealed; gateway routes: ``rows``, each with an HTTP source in a pipeline;
 the first route's access keys and signing keys: ``rows`` of each; features: the
 account's one feature, enabled; the index-rate alert: set, an e-mail and a webhook
-channel). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+channel; the pipeline alerts: ``rows`` threshold alerts, inactive, on the first
+pipeline's source, one with a webhook, the rest a log analysis service; ingestion status:
+active; archiving status: the days the servers' archive runners queued; the CLI's
+``/info`` and ``/orgs``: read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -25,6 +28,7 @@ floor's (aim <= 2.0), best round by CPU per request.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import httpx
 
@@ -41,7 +45,8 @@ from harness import (
 )
 
 # route group -> the path read (``{rule}``, ``{view}``, ``{preset}``, ``{board}``,
-# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``, ``{node}``:
+# ``{pipeline}``, ``{group}``, ``{category}``, ``{template}``, ``{route}``, ``{node}``,
+# ``{alert}``:
 # the first one's id;
 # ``{member}``: the first added member's e-mail)
 ROUTES = {
@@ -74,10 +79,32 @@ ROUTES = {
     "gateway signing keys list": "/v3/pipeline/gateway-route/{route}/signing-key",
     "pipeline nodes list": "/v3/pipeline/{pipeline}/source",
     "pipeline nodes get": "/v3/pipeline/{pipeline}/source/{node}",
+    "pipeline alerts list": "/v3/pipeline/{pipeline}/source/{node}/alert",
+    "pipeline alerts get": "/v3/pipeline/{pipeline}/alert/{alert}",
+    "ingestion status get": "/v1/config/ingestion/status",
+    "archiving status get": "/v1/config/archiving/status",
+    "cli info": "/info",
+    "cli orgs": "/orgs",
 }
 
 # Read with the enterprise key; the rest with the account's service key.
 ENTERPRISE_READS = {"accounts list", "features list"}
+
+
+def _alert(i: int) -> dict[str, Any]:
+    """A threshold alert (the first with a webhook, the rest a log analysis service),
+    not active (so the servers' evaluators do not evaluate them while measured)."""
+    service: dict[str, Any] = {"name": "log_analysis", "ingestion_key": f"key-{i}"}
+    if i == 0:
+        service = {"name": "webhook", "uri": "https://8.8.8.8/alert", "method": "post",
+                   "auth": {"strategy": "bearer", "token": "t"},
+                   "headers": [{"header_name": "x-h", "header_value": "v"}]}  # fmt: skip
+    expression = {"field": ".level", "str_operator": "equal", "value": "error"}
+    evaluation = {"alert_type": "threshold", "event_type": "log", "operation": "SUM",
+                  "conditional": {"expressions": [expression]}}  # fmt: skip
+    config = {"general": {"name": f"alert {i}"}, "evaluation": evaluation,
+              "alert_payload": {"service": service}}  # fmt: skip
+    return {"alert_config": config, "active": False}
 
 
 def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, str], dict[str, str]]:
@@ -132,6 +159,10 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
         channels = {"email": ["ops@example.com"], "webhook": [{"url": "https://8.8.8.8/r"}]}
         rate = {"max_lines": 1000, "max_z_score": 2.5, "channels": channels, "enabled": True}
         api_json(http.put("/v1/config/index-rate", json=rate))
+        alerts = f"/v3/pipeline/{ids['pipeline']}/source/{ids['node']}/alert"
+        for i in range(rows):  # the first pipeline's source's alerts
+            alert = api_json(http.post(alerts, json=_alert(i)))
+            ids.setdefault("alert", alert["data"]["id"])
         for i in range(rows - 1):
             member = {"email": f"member-{i}@example.com", "role": "member"}
             api_json(http.post("/v1/config/members", json=member))

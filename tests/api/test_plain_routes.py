@@ -54,6 +54,17 @@ EXPECTED = {
         for segment in ("source", "transform", "processor", "sink", "destination")
         for item in ("", "/{node_id}")
     ),
+    "/v3/pipeline/{pipeline_id}/alert/{alert_id}",
+    "/v1/config/ingestion/status",
+    "/v1/auth/preferences",
+    "/info",
+    "/orgs",
+    "/v1/config/archiving/status",
+    *(
+        f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
+        for segment in ("processor", "destination", "{kind}")
+        for item in ("", "/{alert_id}")
+    ),
 }
 UNKNOWN_ID = "0123456789abcdef01234567"
 INVALID_ID = "x" * 25  # longer than an id may be: a 400 from the path's validation
@@ -81,6 +92,9 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
         # the type's real value and a wrong one; then the id as any other path's
         filled = [path.replace("{type}", kind, 1) for kind in ("views", "bogus")]
         return [url for one in filled for url in _filled(one, seeded)]
+    if "/{kind}/" in path:  # a pipeline alert's kind: a real one and a wrong one
+        filled = [path.replace("{kind}", kind, 1) for kind in ("source", "bogus")]
+        return [url for one in filled for url in _filled(one, seeded)]
     real = {
         "/v1/config/ingestion/exclusions/{id}": seeded.ids["rule"],
         "/v1/config/keys/{id}": seeded.ids["key"],
@@ -93,7 +107,7 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
     }
     head, _, tail = path.partition("{")
     rest = tail.partition("}")[2]
-    if "{" in rest:  # a second parameter (a pipeline's node): an unknown id
+    while "{" in rest:  # a second parameter (a pipeline's node, an alert): an unknown id
         rest = rest[: rest.index("{")] + UNKNOWN_ID + rest[rest.index("}") + 1 :]
     ids = [UNKNOWN_ID, INVALID_ID] + ([real[path]] if path in real else [])
     return [f"{head}{found}{rest}" for found in ids]

@@ -15,7 +15,13 @@ and with none, a route's access and signing keys (two of each, and none), an acc
 features (enabled, none, another enterprise's account), the index-rate alert (set with
 every channel and a float z-score, and never set), each kind's nodes under every
 path segment, their own and another kind's, in another pipeline). On SQLite and on
-PostgreSQL."""
+PostgreSQL. The pipeline alerts too (the alert get, each segment's component alert list and
+get; alerts of each service, active and not, under their own component, kind and
+pipeline and under others, a wrong kind), the ingestion status (suspended, active)
+a person's preferences (set, and never set; a key's 403),
+and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
+an account: its accounts), and archiving's status (an
+account with three days to write, and one without archiving)."""
 
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from sqlalchemy import select
 from tests.api.test_plain_routes import same_answer
 from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
@@ -32,12 +39,14 @@ from tests.users.factories import add_person, sign_in_person
 from tidegate.alerts.index_rate import evaluator as index_rate_evaluator
 from tidegate.alerts.index_rate import schemas as index_rate_schemas
 from tidegate.alerts.index_rate import service as index_rate_service
+from tidegate.alerts.pipeline_alerts import open_payload
 from tidegate.api.envelope import Envelope, envelope
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
+from tidegate.archive import schemas as archive_schemas
 from tidegate.archive import service as archive_service
-from tidegate.auth.dependencies import AccountId, EnterpriseId, SealerDep
+from tidegate.auth.dependencies import AccountId, CurrentPrincipal, EnterpriseId, SealerDep
 from tidegate.boards import schemas as board_schemas
 from tidegate.boards import service as board_service
 from tidegate.boards.endpoints import BoardIdPath
@@ -45,6 +54,7 @@ from tidegate.categories import repository as category_repository
 from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
+from tidegate.cli_auth import schemas as cli_schemas
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import repository as enterprise_repository
 from tidegate.enterprise import schemas as enterprise_schemas
@@ -57,17 +67,30 @@ from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
-from tidegate.models import IndexRateAlert
+from tidegate.models import IndexRateAlert, PipelineAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
 from tidegate.parsing_templates.endpoints import TemplateIdPath
+from tidegate.pipelines import (
+    alert_endpoints,
+    alert_service,
+    gateway_endpoints,
+    gateway_schemas,
+    gateway_service,
+    node_service,
+)
 from tidegate.pipelines import endpoints as pipeline_endpoints
-from tidegate.pipelines import gateway_endpoints, gateway_schemas, gateway_service, node_service
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
 from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
+from tidegate.preferences import repository as preference_repository
+from tidegate.preferences import schemas as preference_schemas
+from tidegate.preferences import service as preference_service
+from tidegate.sessions import service as session_service
+from tidegate.suspensions import schemas as suspension_schemas
+from tidegate.suspensions import service as suspension_service
 
 # The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
 
@@ -230,6 +253,128 @@ async def index_rate_before(
     return index_rate_service.config_schema(index_rate_evaluator.open_config(sealer, row))
 
 
+async def ingestion_status_before(
+    session: SessionDep, account_id: AccountId
+) -> suspension_schemas.IngestionStatus:
+    account = await suspension_service._account(session=session, account_id=account_id)
+    return suspension_service._status(account)
+
+
+async def preferences_before(
+    principal: CurrentPrincipal, session: SessionDep
+) -> preference_schemas.Preferences:
+    user_id = preference_service.person_of(principal)
+    return preference_service._shown(
+        await preference_repository.of_user(session=session, user_id=user_id)
+    )
+
+
+async def info_before(principal: CurrentPrincipal, session: SessionDep) -> cli_schemas.Info:
+    accounts = await session_service.accounts_of(session=session, principal=principal)
+    current = next((a for a in accounts if a.id == principal.account_id), None)
+    return cli_schemas.Info(
+        email=principal.email,
+        account_id=principal.account_id,
+        account=current.name if current else None,
+        role=principal.role.label if principal.account_id else None,
+        accounts=[account.id for account in accounts],
+    )
+
+
+async def orgs_before(principal: CurrentPrincipal, session: SessionDep) -> list[cli_schemas.Org]:
+    return [
+        cli_schemas.Org(id=account.id, name=account.name, role=account.role, servicekeys=[])
+        for account in await session_service.accounts_of(session=session, principal=principal)
+    ]
+
+
+async def archiving_status_before(
+    session: SessionDep, account_id: AccountId
+) -> archive_schemas.ArchiveStatus:
+    row = await archive_repository.get_config(session=session, account_id=account_id)
+    days = await archive_repository.days_of(
+        session=session, account_id=account_id, limit=archive_service.STATUS_DAYS
+    )
+    return archive_schemas.ArchiveStatus(
+        integration=None if row is None else row.integration,
+        days=[archive_service._day_status(day) for day in days],
+    )
+
+
+async def _alert_before(
+    session: Any, sealer: Any, **where: Any
+) -> Envelope[alert_service.AlertOut]:
+    alert = await alert_service._own_alert(session, **where)
+    return alert_endpoints._one(
+        alert_service._out(alert, open_payload(sealer, alert.payload_sealed) or {})
+    )
+
+
+async def pipeline_alert_before(
+    pipeline_id: PipelineIdPath,
+    alert_id: alert_endpoints.AlertIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[alert_service.AlertOut]:
+    return await _alert_before(
+        session, sealer, account_id=account_id, pipeline_id=pipeline_id, alert_id=alert_id
+    )
+
+
+async def component_alert_before(
+    pipeline_id: PipelineIdPath,
+    component_id: NodeIdPath,
+    alert_id: alert_endpoints.AlertIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[alert_service.AlertOut]:
+    return await _alert_before(
+        session,
+        sealer,
+        account_id=account_id,
+        pipeline_id=pipeline_id,
+        alert_id=alert_id,
+        component_id=component_id,
+    )
+
+
+async def component_alerts_before(
+    pipeline_id: PipelineIdPath,
+    component_id: NodeIdPath,
+    session: SessionDep,
+    account_id: AccountId,
+    sealer: SealerDep,
+) -> Envelope[list[alert_service.AlertOut]]:
+    pipeline = await pipeline_service.own_pipeline(
+        session=session, account_id=account_id, pipeline_id=pipeline_id
+    )
+    rows = (
+        await session.execute(
+            select(PipelineAlert)
+            .where(
+                PipelineAlert.pipeline_id == pipeline.id,
+                PipelineAlert.component_id == component_id,
+            )
+            .order_by(PipelineAlert.created_at, PipelineAlert.id)
+        )
+    ).scalars()
+    data = [alert_service._out(row, open_payload(sealer, row.payload_sealed) or {}) for row in rows]
+    return envelope(data, type="alert", pk="id", links=alert_endpoints.LINKS)
+
+
+# Every path of the pipeline alert reads -> the endpoint as it was.
+ALERT_READS = {
+    "/v3/pipeline/{pipeline_id}/alert/{alert_id}": pipeline_alert_before,
+    **{
+        f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}": before
+        for segment in ("processor", "destination", "{kind}")
+        for item, before in (("", component_alerts_before), ("/{alert_id}", component_alert_before))
+    },
+}
+
+
 def _nodes_before(kind: Any) -> tuple[Any, Any]:
     """The list and get of ``kind``'s nodes as they were, on the ORM."""
     related = {"pipeline": pipeline_endpoints.PIPELINE}
@@ -288,6 +433,12 @@ BEFORE = {
     **NODE_READS,
     FEATURES: features_before,
     "/v1/config/index-rate": index_rate_before,
+    **ALERT_READS,
+    "/v1/config/ingestion/status": ingestion_status_before,
+    "/v1/auth/preferences": preferences_before,
+    "/info": info_before,
+    "/orgs": orgs_before,
+    "/v1/config/archiving/status": archiving_status_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -394,6 +545,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     ]
     order = {"ids": templates[::-1]}
     await _ok(await client.put("/v1/config/parsing/templates/order", json=order, headers=h))
+    alerts = await _alerts(client, account, full, source, processor)
     invited = f"invited-{account.account_id[:6]}@example.com"
     await _ok(
         await client.post(
@@ -417,6 +569,11 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/config/parsing/templates/{id}": templates,
         "/v1/config/archiving": [""],
         "/v1/config/index-rate": [""],
+        "/v1/config/ingestion/status": [""],
+        "/v1/auth/preferences": [""],
+        "/info": [""],
+        "/orgs": [""],
+        "/v1/config/archiving/status": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
         "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
@@ -424,6 +581,98 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         **_node_ids(
             [empty, full], {"source": source, "processor": processor, "destination": destination}
         ),
+        **_alert_ids([empty, full], source, processor, destination, alerts),
+    }
+
+
+def _alert(name: str, *, absence: bool, service: dict[str, Any], active: bool) -> dict[str, Any]:
+    """A pipeline alert's body: a threshold alert with a float and Unicode, or an absence."""
+    evaluation: dict[str, Any] = {"alert_type": "absence", "event_type": "log"}
+    if not absence:
+        expression = {"field": ".n", "str_operator": "greater", "value": 2.675, "negate": {}}
+        evaluation = {
+            "alert_type": "threshold",
+            "event_type": "log",
+            "operation": "SUM",
+            "conditional": {"expressions": [expression], "logical_operation": "OR"},
+            "group_by": [".host", ".Ünï"],
+        }
+    return {
+        "inputs": [],
+        "alert_config": {
+            "general": {"name": name, "description": "d \u2028 “x”"},
+            "evaluation": evaluation,
+            "alert_payload": {"service": service, "throttling": {"window_secs": 90}},
+        },
+        "active": active,
+    }
+
+
+async def _alerts(
+    client: AppClient, account: AccountCtx, pipeline: str, source: str, processor: str
+) -> list[str]:
+    """Two alerts on the source (a webhook with headers and a token, a log analysis one),
+    one on the processor under the ``transform`` segment and one under ``processor``."""
+    hook = {"name": "webhook", "uri": "https://8.8.8.8/hook?q=“x”", "method": "put",
+            "auth": {"strategy": "bearer", "token": "tök"},
+            "headers": [{"header_name": "X-A", "header_value": "ü ✓ \u2028"}]}  # fmt: skip
+    analysis = {"name": "log_analysis", "ingestion_key": "ik-1"}
+    made = []
+    for segment, component, body in (
+        ("source", source, _alert("Ünï “threshold”", absence=False, service=hook, active=True)),
+        ("source", source, _alert("absent", absence=True, service=analysis, active=False)),
+        ("transform", processor, _alert("t", absence=True, service=analysis, active=True)),
+        ("processor", processor, _alert("p", absence=False, service=analysis, active=True)),
+    ):
+        where = f"/v3/pipeline/{pipeline}/{segment}/{component}/alert"
+        made.append(
+            (await _ok(await client.post(where, json=body, headers=account.headers)))["data"]["id"]
+        )
+    return made
+
+
+def _alert_ids(
+    pipelines: list[str], source: str, processor: str, destination: str, alerts: list[str]
+) -> dict[str, list[str]]:
+    """What to read at each alert path (after ``/v3/pipeline/``): each alert in its
+    pipeline and in another; a component's alerts under each segment, of a component with
+    none, of another kind; a component's alert under another component; a wrong kind."""
+    empty, full = pipelines
+    on_source, on_processor = alerts[:2], alerts[2:]
+    return {
+        "/v3/pipeline/{pipeline_id}/alert/{alert_id}": [
+            *(f"{full}/alert/{alert}" for alert in alerts),
+            f"{empty}/alert/{alerts[0]}",
+        ],
+        "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert": [
+            f"{full}/source/{source}/alert",
+            f"{full}/transform/{processor}/alert",
+            f"{full}/sink/{destination}/alert",
+            f"{full}/sink/{source}/alert",
+            f"{empty}/source/{source}/alert",
+            f"{full}/bogus/{source}/alert",
+            f"{full}/source/{UNKNOWN_ID}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert/{alert_id}": [
+            *(f"{full}/source/{source}/alert/{alert}" for alert in alerts),
+            *(f"{full}/transform/{processor}/alert/{alert}" for alert in on_processor),
+            f"{empty}/source/{source}/alert/{on_source[0]}",
+            f"{full}/bogus/{source}/alert/{on_source[0]}",
+        ],
+        "/v3/pipeline/{pipeline_id}/processor/{component_id}/alert": [
+            f"{full}/processor/{processor}/alert",
+            f"{full}/processor/{source}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/processor/{component_id}/alert/{alert_id}": [
+            *(f"{full}/processor/{processor}/alert/{alert}" for alert in alerts)
+        ],
+        "/v3/pipeline/{pipeline_id}/destination/{component_id}/alert": [
+            f"{full}/destination/{destination}/alert",
+            f"{full}/destination/{source}/alert",
+        ],
+        "/v3/pipeline/{pipeline_id}/destination/{component_id}/alert/{alert_id}": [
+            f"{full}/destination/{destination}/alert/{alerts[0]}"
+        ],
     }
 
 
@@ -453,6 +702,16 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if "/alert" in path:  # the pipeline, the component and the alert each unknown, invalid
+        pipeline, _, rest = own[0].partition("/")
+        bad = [f"{UNKNOWN_ID}/{rest}", f"{'x' * 40}/{rest}"]
+        if "{component_id}" in path:
+            segment, _, tail = rest.split("/", 2)
+            bad.append(f"{pipeline}/{segment}/{'x' * 40}/{tail}")
+        if path.endswith("{alert_id}"):
+            base = own[0].rpartition("/")[0]
+            bad += [f"{base}/{UNKNOWN_ID}", f"{base}/{'x' * 40}", f"{base}/not an id"]
+        return [*own, *others, *bad]
     if path.endswith(("-key", "/features")):  # the id, then the path's last segment
         tail = path.rpartition("/")[2]
         ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
@@ -482,6 +741,9 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own = await _account_with_items(client, account)
     others = await _account_with_items(client, other)
     await _ok(await client.post("/v1/config/archiving", json=ARCHIVING, headers=account.headers))
+    for run in ({"day": "2026-01-02"}, None, {"day": "2025-12-31"}):  # None: yesterday
+        where = "/v1/config/archiving/run"
+        await _ok(await client.post(where, json=run, headers=account.headers))
     # an account of the enterprise with a feature enabled, one with none, another's
     sibling = await make_account(client, tenant, company="sibling")
     for feature in sorted(enterprise_service.KNOWN_FEATURES):
@@ -490,6 +752,10 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     own[FEATURES] = [account.account_id, sibling.account_id]
     await _ok(await client.put("/v1/config/index-rate", json=INDEX_RATE, headers=account.headers))
     others[FEATURES] = [other.account_id]
+    # the account's ingestion suspended (the other's active)
+    suspend = await _ok(await client.post("/v1/config/ingestion/suspend", headers=account.headers))
+    confirm = "/v1/config/ingestion/suspend/confirm"
+    await _ok(await client.post(confirm, json=suspend, headers=account.headers))
     browsers = {}
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
@@ -503,6 +769,12 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
         "another account": other.headers,
         **{f"{role} browser": headers for role, headers in browsers.items()},
     }
+    # the admin's preferences set (the others': the defaults)
+    history = "/v1/auth/preferences/query-history"
+    for query in ("level:error", "app:“Ünï” \u2028 ✓"):
+        await _ok(await client.post(history, json={"query": query}, headers=browsers["admin"]))
+    utc = {"utc": True}
+    await _ok(await client.patch("/v1/auth/preferences", json=utc, headers=browsers["admin"]))
     app: FastAPI = client._transport.app  # type: ignore[attr-defined]
     contexts = _contexts(app)
     assert set(contexts) == set(BEFORE)
@@ -541,4 +813,21 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"max_z_score":2.675' in body and b'"bodyTemplate":"' in body for body in bodies)
     assert any(b'"max_lines":0' in body or b'"webhook":[]' in body for body in bodies)
     assert any(b'"enabled":false,' in body and b'"created":null' in body for body in bodies)
+    assert any(b'"alert_payload":{"service":{"name":"webhook"' in body for body in bodies)
+    assert any(b'"type":"alert"' in body and body.count(b'"component_kind":"source"') == 2
+               for body in bodies)  # fmt: skip
+    assert any(b'"value":2.675' in body and b'"active":false' in body for body in bodies)
+    assert any(b'"status":"suspended","suspended":true,"suspended_at":1' in body for body in bodies)
+    assert any(
+        b'"status":"active","suspended":false,"suspended_at":null' in body for body in bodies
+    )
+    assert any(b'"utc":true,"query_history":["app:' in body for body in bodies)
+    assert any(b'"utc":false,"query_history":[]' in body for body in bodies)
+    assert any(b'"account":"\xc3\x9cn\xc3\xafcode' in body and b'"role":"admin"' in body
+               for body in bodies)  # fmt: skip
+    assert any(body.startswith(b'[{"id":"') and b'"servicekeys":[]},{"id"' in body
+               for body in bodies)  # fmt: skip
+    assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
+               for body in bodies)  # fmt: skip
+    assert any(b'"integration":null,"days":[]' in body for body in bodies)
     assert statuses >= {200, 400, 401, 403, 404}, statuses

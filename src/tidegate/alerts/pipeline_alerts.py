@@ -31,7 +31,7 @@ from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
-from tidegate.db.engine import Database
+from tidegate.db.engine import Database, decode_json
 from tidegate.models import PipelineAlert, PipelineUsage
 from tidegate.models.pipeline_usage import BUCKET_MS
 
@@ -308,10 +308,11 @@ def seal_payload(sealer: Sealer, payload: dict[str, Any]) -> str:
     return sealer.seal(json.dumps(payload))
 
 
-def open_payload(sealer: Sealer, sealed: str) -> dict[str, Any] | None:
-    """The ``alert_payload``; None when the server secret changed."""
-    text = sealer.open(sealed)
+def open_payload(sealer: Sealer, sealed: str, *, stored: bool = False) -> dict[str, Any] | None:
+    """The ``alert_payload``; None when the server secret changed. ``stored``: the
+    stored text, opened through the sealer's cache (``Sealer.open_stored``)."""
+    text = sealer.open_stored(sealed) if stored else sealer.open(sealed)
     if text is None:
         return None
-    value = json.loads(text)
+    value = decode_json(text)  # json.loads's value, by orjson where that is the same
     return value if isinstance(value, dict) else None

@@ -10,8 +10,8 @@ the permission, the account) that need none of it, and that machinery was the la
 fixed part of such a read (docs/decisions.md, "The request path").
 
 ``install(app)`` gives each GET route whose whole tree is plain (every node an ``async``
-function or security scheme taking at most the request and its own dependencies' values;
-path and query parameters on the endpoint only; an endpoint annotated to return a
+function or security scheme taking at most the request, its own dependencies' values and
+path parameters; query parameters on the endpoint only; an endpoint annotated to return a
 ``Response``, a whole body as the raw JSON reads answer, not a stream) a handler
 that solves the same tree in the same order with the same per-request cache (by the
 dependency's callable, as FastAPI's cache key is for a node without security scopes),
@@ -44,13 +44,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 @dataclass(frozen=True, slots=True)
 class _Node:
     """A dependency: what it is called with (the request under ``request_names``, its
-    own dependencies' values by name) and whether its value is shared in the request."""
+    own dependencies' values by name, its path parameters) and whether its value is
+    shared in the request."""
 
     call: Callable[..., Awaitable[Any]]
     name: str | None
     use_cache: bool
     request_names: tuple[str, ...]
     dependencies: tuple[_Node, ...]
+    path_params: tuple[Any, ...] = ()
 
 
 def _is_async(call: Any) -> bool:
@@ -92,7 +94,6 @@ def _plain_node(dependant: Dependant) -> _Node | None:
     call = dependant.call
     if (
         call is None
-        or dependant.path_params
         or not _takes_only_dependencies(dependant)
         or dependant.concurrency is not None
         or dependant.scope is not None
@@ -102,7 +103,8 @@ def _plain_node(dependant: Dependant) -> _Node | None:
     below = _plain_nodes(dependant)
     if below is None:
         return None
-    return _Node(call, dependant.name, dependant.use_cache, _request_names(dependant), below)
+    return _Node(call, dependant.name, dependant.use_cache, _request_names(dependant), below,
+                 tuple(dependant.path_params))  # fmt: skip
 
 
 def _plain_nodes(dependant: Dependant) -> tuple[_Node, ...] | None:
@@ -116,13 +118,25 @@ def _plain_nodes(dependant: Dependant) -> tuple[_Node, ...] | None:
 
 
 async def _solve(
-    nodes: tuple[_Node, ...], request: Request, cache: dict[Any, Any]
+    nodes: tuple[_Node, ...], request: Request, cache: dict[Any, Any], invalid: list[Any]
 ) -> dict[str, Any]:
-    """FastAPI's order: each dependency's own dependencies first, then its value from the
-    request's cache (when it uses the cache and was solved already) or by calling it."""
+    """FastAPI's order: each dependency's own dependencies first, then its path
+    parameters, then its value from the request's cache (when it uses the cache and was
+    solved already) or by calling it. A parameter that fails validation is added to
+    ``invalid`` and, as FastAPI does, its dependency and those above it are not called
+    (the others are: a credential still answers 401 first)."""
     values: dict[str, Any] = {}
     for node in nodes:
-        arguments = await _solve(node.dependencies, request, cache) if node.dependencies else {}
+        seen = len(invalid)
+        arguments = (
+            await _solve(node.dependencies, request, cache, invalid) if node.dependencies else {}
+        )
+        if node.path_params:
+            found, errors = request_params_to_args(node.path_params, request.path_params)
+            invalid.extend(errors)
+            arguments.update(found)
+        if len(invalid) > seen:
+            continue
         for name in node.request_names:
             arguments[name] = request
         if node.use_cache and node.call in cache:
@@ -167,8 +181,10 @@ class PlainHandler:
         request = Request(scope, receive, send)
 
         async def answer(scope: Scope, receive: Receive, send: Send) -> None:
-            values = await _solve(self.nodes, request, {})
+            invalid: list[Any] = []
+            values = await _solve(self.nodes, request, {}, invalid)
             found, errors = request_params_to_args(self.path_params, request.path_params)
+            errors = invalid + errors
             if self.query_params and not errors:
                 query, errors = request_params_to_args(self.query_params, request.query_params)
                 found.update(query)

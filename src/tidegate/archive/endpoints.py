@@ -91,9 +91,14 @@ async def delete_archiving(session: SessionDep, account_id: AccountId) -> dict[s
     return {}
 
 
-@router.get("/status", summary="The last 31 days archived or to archive, newest first")
-async def archiving_status(session: SessionDep, account_id: AccountId) -> schemas.ArchiveStatus:
-    return await service.status(session=session, account_id=account_id)
+@router.get(
+    "/status",
+    summary="The last 31 days archived or to archive, newest first",
+    response_model=schemas.ArchiveStatus,
+)
+async def archiving_status(request: Request, account_id: AccountId) -> Response:
+    db = app_state(request).db
+    return json_response(await service.read_status(db=db, account_id=account_id))
 
 
 @router.post("/run", summary="Write a past UTC day now (again); the runner picks it up")

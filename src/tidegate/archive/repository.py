@@ -17,11 +17,13 @@ __all__ = [
     "attempts_of",
     "claim",
     "config_record",
+    "day_records",
     "days_of",
     "due_days",
     "ensure_day",
     "finish",
     "get_config",
+    "integration_record",
     "remove_config",
     "renew",
     "request_day",
@@ -41,6 +43,18 @@ _CONFIG = RawQuery(
 async def config_record(*, db: Database, account_id: str) -> Any:
     """The account's configuration as a raw record (``sealed``), or None."""
     rows = await db.fetch_records(_CONFIG, {"account_id": account_id})
+    return rows[0] if rows else None
+
+
+# The account's integration (the archiving status).
+_INTEGRATION = RawQuery(
+    select(ArchiveConfig.integration).where(ArchiveConfig.account_id == bindparam("account_id"))
+)
+
+
+async def integration_record(*, db: Database, account_id: str) -> Any:
+    """The account's configuration as a raw record (``integration``), or None."""
+    rows = await db.fetch_records(_INTEGRATION, {"account_id": account_id})
     return rows[0] if rows else None
 
 
@@ -175,6 +189,19 @@ async def finish(
         )
         .values(lease_owner=None, lease_until_ms=0, **values)
     )
+
+
+# The account's latest days, newest first (``days_of``'s, as raw records).
+_DAYS_OF = RawQuery(
+    select(ArchiveDay)
+    .where(ArchiveDay.account_id == bindparam("account_id"))
+    .order_by(ArchiveDay.day.desc())
+    .limit(bindparam("limit"))
+)
+
+
+async def day_records(*, db: Database, account_id: str, limit: int) -> list[Any]:
+    return await db.fetch_records(_DAYS_OF, {"account_id": account_id, "limit": limit})
 
 
 async def days_of(*, session: AsyncSession, account_id: str, limit: int) -> Sequence[ArchiveDay]:

@@ -3,6 +3,7 @@ answered as sent; the days' status; a day written on demand."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate import json_codec
 from tidegate.archive import repository
-from tidegate.archive.schemas import ArchiveDayStatus, ArchiveStatus, parse_config
+from tidegate.archive.schemas import ArchiveDayStatus, parse_config
 from tidegate.archive.targets import endpoint_url
 from tidegate.archive.writer import day_name
 from tidegate.auth.secrets import Sealer
@@ -27,9 +28,9 @@ __all__ = [
     "create",
     "open_config",
     "read",
+    "read_status",
     "remove",
     "request_run",
-    "status",
     "update",
 ]
 
@@ -144,28 +145,42 @@ async def remove(*, session: AsyncSession, account_id: str) -> None:
         raise NotFound(NOT_CONFIGURED)
 
 
-def _day_status(row: ArchiveDay) -> ArchiveDayStatus:
+def day_status_data(row: ArchiveDay | Any) -> dict[str, Any]:
+    """A day's status (``ArchiveDayStatus``) as plain data (api/raw_json.py), from the
+    ORM object or a raw record."""
     waiting = row.status in ("pending", "retrying")
-    return ArchiveDayStatus(
-        day=day_name(row.day),
-        status=row.status,
-        attempts=row.attempts,
-        error=row.error,
-        object=row.object_key,
-        lines=row.lines,
-        bytes=row.bytes,
-        completed=row.completed_ms,
-        next_attempt=row.next_attempt_ms if waiting else None,
-    )
+    return {
+        "day": day_name(row.day),
+        "status": row.status,
+        "attempts": row.attempts,
+        "error": row.error,
+        "object": row.object_key,
+        "lines": row.lines,
+        "bytes": row.bytes,
+        "completed": row.completed_ms,
+        "next_attempt": row.next_attempt_ms if waiting else None,
+    }
 
 
-async def status(*, session: AsyncSession, account_id: str) -> ArchiveStatus:
-    row = await repository.get_config(session=session, account_id=account_id)
-    days = await repository.days_of(session=session, account_id=account_id, limit=STATUS_DAYS)
-    return ArchiveStatus(
-        integration=None if row is None else row.integration,
-        days=[_day_status(day) for day in days],
-    )
+def _day_status(row: ArchiveDay) -> ArchiveDayStatus:
+    return ArchiveDayStatus(**day_status_data(row))
+
+
+def status_data(config: ArchiveConfig | Any | None, days: Sequence[Any]) -> dict[str, Any]:
+    """The archiving status (``ArchiveStatus``) as plain data: the configuration (or
+    None) and the latest days, newest first."""
+    return {
+        "integration": None if config is None else config.integration,
+        "days": [day_status_data(day) for day in days],
+    }
+
+
+async def read_status(*, db: Database, account_id: str) -> dict[str, Any]:
+    """The archiving status as plain data, from two raw reads (the configuration's
+    integration, the days)."""
+    config = await repository.integration_record(db=db, account_id=account_id)
+    days = await repository.day_records(db=db, account_id=account_id, limit=STATUS_DAYS)
+    return status_data(config, days)
 
 
 def parse_day(text: str | None, *, now_ms: int) -> int:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import base64
 import binascii
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth.client_address import client_address
@@ -52,11 +53,21 @@ async def login(request: Request, session: SessionDep) -> schemas.Login:
     )
 
 
-@router.get("/info", summary="logdna-cli's whoami: the signed-in user and account")
-async def info(principal: CurrentPrincipal, session: SessionDep) -> schemas.Info:
-    return await service.info(session=session, principal=principal)
+@router.get(
+    "/info",
+    summary="logdna-cli's whoami: the signed-in user and account",
+    response_model=schemas.Info,
+)
+async def info(request: Request, principal: CurrentPrincipal) -> Response:
+    db = app_state(request).db
+    return json_response(await service.read_info(db=db, principal=principal))
 
 
-@router.get("/orgs", summary="logdna-cli's account list (for `logdna switch`)")
-async def orgs(principal: CurrentPrincipal, session: SessionDep) -> list[schemas.Org]:
-    return await service.orgs(session=session, principal=principal)
+@router.get(
+    "/orgs",
+    summary="logdna-cli's account list (for `logdna switch`)",
+    response_model=list[schemas.Org],
+)
+async def orgs(request: Request, principal: CurrentPrincipal) -> Response:
+    db = app_state(request).db
+    return json_response(await service.read_orgs(db=db, principal=principal))

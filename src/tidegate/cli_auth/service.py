@@ -4,6 +4,7 @@ server secret (verifying a signature needs it in clear). No HTTP here."""
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.app_state import AppState
 from tidegate.auth.principal import Principal
 from tidegate.cli_auth import schemas
+from tidegate.db.engine import Database
 from tidegate.errors import Forbidden
 from tidegate.models import User
 from tidegate.sessions import service as sessions
@@ -44,20 +46,33 @@ async def login(
     )
 
 
-async def info(*, session: AsyncSession, principal: Principal) -> schemas.Info:
-    accounts = await sessions.accounts_of(session=session, principal=principal)
-    current = next((a for a in accounts if a.id == principal.account_id), None)
-    return schemas.Info(
-        email=principal.email,
-        account_id=principal.account_id,
-        account=current.name if current else None,
-        role=principal.role.label if principal.account_id else None,
-        accounts=[account.id for account in accounts],
-    )
+def info_data(principal: Principal, accounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``GET /info``'s document (``schemas.Info``) as plain data, from the accounts the
+    credential may act in (``sessions.session_account_data``)."""
+    current = next((a for a in accounts if a["id"] == principal.account_id), None)
+    return {
+        "email": principal.email,
+        "account_id": principal.account_id,
+        "account": current["name"] if current else None,
+        "role": principal.role.label if principal.account_id else None,
+        "accounts": [account["id"] for account in accounts],
+    }
 
 
-async def orgs(*, session: AsyncSession, principal: Principal) -> list[schemas.Org]:
-    return [
-        schemas.Org(id=account.id, name=account.name, role=account.role, servicekeys=[])
-        for account in await sessions.accounts_of(session=session, principal=principal)
-    ]
+def org_data(account: dict[str, Any]) -> dict[str, Any]:
+    """An account of ``GET /orgs`` (``schemas.Org``) as plain data."""
+    return {
+        "id": account["id"],
+        "name": account["name"],
+        "role": account["role"],
+        "servicekeys": [],
+    }
+
+
+async def read_info(*, db: Database, principal: Principal) -> dict[str, Any]:
+    return info_data(principal, await sessions.read_accounts_of(db=db, principal=principal))
+
+
+async def read_orgs(*, db: Database, principal: Principal) -> list[dict[str, Any]]:
+    accounts = await sessions.read_accounts_of(db=db, principal=principal)
+    return [org_data(account) for account in accounts]

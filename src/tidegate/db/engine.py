@@ -282,12 +282,20 @@ def _parse_datetime(value: Any) -> Any:
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
-def _decode_json(value: Any) -> Any:
+def decode_json(value: Any) -> Any:
+    """JSON text as the stdlib's ``json.loads`` (the ORM's reader) reads it, by orjson
+    where that gives the same: not for a text that may hold an integer beyond 64 bits,
+    nor one orjson refuses (an escaped lone surrogate)."""
     if isinstance(value, bytes):
         value = value.decode()
     if not isinstance(value, str):
         return value
-    return json.loads(value) if _LONG_DIGITS.search(value) else orjson.loads(value)
+    if _LONG_DIGITS.search(value):
+        return json.loads(value)
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return json.loads(value)
 
 
 def _to_bool(value: Any) -> Any:
@@ -305,7 +313,7 @@ def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     if isinstance(impl, DateTime):
         base = _parse_datetime
     elif isinstance(impl, JSON):
-        base = _decode_json
+        base = decode_json
     elif isinstance(impl, Boolean):
         base = _to_bool
     if decorator is None:

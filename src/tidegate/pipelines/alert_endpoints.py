@@ -13,14 +13,16 @@ READ; changes: MANAGE)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Final, Literal
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Request, Response
 
 from tidegate.alerts.dependencies import DestinationPolicyDep
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.raw_json import envelope_meta, enveloped
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId, SealerDep
 from tidegate.pipelines import alert_service
 from tidegate.pipelines.alert_schemas import AlertIn, AlertOut
@@ -38,6 +40,7 @@ ComponentKindPath = Annotated[
 ALIASES: Final = ("processor", "destination")
 ONE: Final = "/v3/pipeline/{pipeline_id}/alert/{alert_id}"
 LINKS: Final = SelfLinks(detail=link("get", ONE))
+META: Final = envelope_meta(type="alert", pk="id", links=LINKS)
 
 
 def _one(data: AlertOut) -> Envelope[AlertOut]:
@@ -45,55 +48,57 @@ def _one(data: AlertOut) -> Envelope[AlertOut]:
 
 
 @router.get(
-    "/{pipeline_id}/alert/{alert_id}", summary="Get a pipeline alert", name="get_pipeline_alert"
+    "/{pipeline_id}/alert/{alert_id}",
+    summary="Get a pipeline alert",
+    name="get_pipeline_alert",
+    response_model=Envelope[AlertOut],
 )
 async def get_pipeline_alert(
-    pipeline_id: PipelineIdPath,
-    alert_id: AlertIdPath,
-    session: SessionDep,
-    account_id: AccountId,
-    sealer: SealerDep,
-) -> Envelope[AlertOut]:
-    data = await alert_service.get_alert(
-        session=session,
-        sealer=sealer,
+    request: Request, pipeline_id: PipelineIdPath, alert_id: AlertIdPath, account_id: AccountId
+) -> Response:
+    state = app_state(request)
+    data = await alert_service.read_alert(
+        db=state.db,
+        sealer=state.sealer,
         account_id=account_id,
         pipeline_id=pipeline_id,
         alert_id=alert_id,
     )
-    return _one(data)
+    return enveloped(META, data)
 
 
-def _documented_kind(kind: ComponentKindPath) -> str:
+# The kind dependencies are async so that the reads take the plain handler
+# (api/plain_routes.py); they do no I/O.
+async def _documented_kind(kind: ComponentKindPath) -> str:
     return kind
 
 
-def _fixed_kind(alias: str) -> Callable[[], str]:
-    def kind() -> str:
+def _fixed_kind(alias: str) -> Callable[[], Awaitable[str]]:
+    async def kind() -> str:
         return alias
 
     return kind
 
 
-def _add_routes(prefix: str, kind_of: Callable[..., str], *, documented: bool) -> None:
+def _add_routes(prefix: str, kind_of: Callable[..., Awaitable[str]], *, documented: bool) -> None:
     """The component's alert routes under ``prefix``; ``kind_of`` is the dependency that
     gives the component's kind (the path parameter, or an alias's fixed segment)."""
 
     async def list_alerts(
+        request: Request,
         pipeline_id: PipelineIdPath,
         component_id: NodeIdPath,
-        session: SessionDep,
         account_id: AccountId,
-        sealer: SealerDep,
-    ) -> Envelope[list[AlertOut]]:
-        data = await alert_service.list_alerts(
-            session=session,
-            sealer=sealer,
+    ) -> Response:
+        state = app_state(request)
+        data = await alert_service.read_alerts(
+            db=state.db,
+            sealer=state.sealer,
             account_id=account_id,
             pipeline_id=pipeline_id,
             component_id=component_id,
         )
-        return envelope(data, type="alert", pk="id", links=LINKS)
+        return enveloped(META, data)
 
     async def create_alert(
         pipeline_id: PipelineIdPath,
@@ -118,22 +123,22 @@ def _add_routes(prefix: str, kind_of: Callable[..., str], *, documented: bool) -
         return _one(data)
 
     async def get_alert(
+        request: Request,
         pipeline_id: PipelineIdPath,
         component_id: NodeIdPath,
         alert_id: AlertIdPath,
-        session: SessionDep,
         account_id: AccountId,
-        sealer: SealerDep,
-    ) -> Envelope[AlertOut]:
-        data = await alert_service.get_alert(
-            session=session,
-            sealer=sealer,
+    ) -> Response:
+        state = app_state(request)
+        data = await alert_service.read_alert(
+            db=state.db,
+            sealer=state.sealer,
             account_id=account_id,
             pipeline_id=pipeline_id,
             alert_id=alert_id,
             component_id=component_id,
         )
-        return _one(data)
+        return enveloped(META, data)
 
     async def replace_alert(
         pipeline_id: PipelineIdPath,
@@ -178,17 +183,19 @@ def _add_routes(prefix: str, kind_of: Callable[..., str], *, documented: bool) -
     collection = f"/{{pipeline_id}}/{prefix}/{{component_id}}/alert"
     item = collection + "/{alert_id}"
     name = "component" if documented else prefix
-    routes: tuple[tuple[str, Any, str, str, str, int], ...] = (
-        (collection, list_alerts, "GET", "list", "List a component's alerts", 200),
-        (collection, create_alert, "POST", "create", "Create an alert on a component", 201),
-        (item, get_alert, "GET", "get", "Get an alert of a component", 200),
-        (item, replace_alert, "PUT", "replace", "Replace an alert of a component", 200),
-        (item, delete_alert, "DELETE", "delete", "Delete an alert of a component", 200),
+    one, many = Envelope[AlertOut], Envelope[list[AlertOut]]
+    routes: tuple[tuple[str, Any, str, str, str, int, Any], ...] = (
+        (collection, list_alerts, "GET", "list", "List a component's alerts", 200, many),
+        (collection, create_alert, "POST", "create", "Create an alert on a component", 201, one),
+        (item, get_alert, "GET", "get", "Get an alert of a component", 200, one),
+        (item, replace_alert, "PUT", "replace", "Replace an alert of a component", 200, one),
+        (item, delete_alert, "DELETE", "delete", "Delete an alert of a component", 200, one),
     )
-    for path, endpoint, method, verb, summary, status in routes:
+    for path, endpoint, method, verb, summary, status, model in routes:
         router.add_api_route(
             path,
             endpoint,
+            response_model=model,
             methods=[method],
             name=f"{verb}_{name}_alert",
             summary=summary,

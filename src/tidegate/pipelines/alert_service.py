@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.integrations import checked_channels
@@ -22,9 +22,10 @@ from tidegate.alerts.pipeline_alerts import (
 )
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import epoch_ms_of
+from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import BadRequest, Conflict, NotFound
 from tidegate.kit.destination_guard import DestinationPolicy
-from tidegate.models import PipelineAlert, PipelineNode
+from tidegate.models import Pipeline, PipelineAlert, PipelineNode
 from tidegate.models.base import new_uuid, utcnow
 from tidegate.pipelines.alert_schemas import AlertIn, AlertOut
 from tidegate.pipelines.service import own_pipeline
@@ -39,20 +40,101 @@ KIND_SEGMENTS: Final = {
 MAX_ALERTS_PER_PIPELINE: Final = 100
 
 
-def _out(alert: PipelineAlert, payload: dict[str, Any]) -> AlertOut:
-    return AlertOut(
-        id=alert.id,
-        pipeline_id=alert.pipeline_id,
-        component_kind=alert.component_kind,
-        component_id=alert.component_id,
-        inputs=list(alert.inputs),
-        alert_config={
+def alert_data(alert: PipelineAlert | Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """The alert's document as plain data (api/raw_json.py), from the ORM object or a
+    raw record of ``_ALERT_COLUMNS``, with its opened ``alert_payload``."""
+    return {
+        "id": alert.id,
+        "pipeline_id": alert.pipeline_id,
+        "component_kind": alert.component_kind,
+        "component_id": alert.component_id,
+        "inputs": list(alert.inputs),
+        "alert_config": {
             "general": alert.general,
             "evaluation": alert.evaluation,
             "alert_payload": payload,
         },
-        active=alert.active,
+        "active": alert.active,
+    }
+
+
+def _out(alert: PipelineAlert, payload: dict[str, Any]) -> AlertOut:
+    return AlertOut(**alert_data(alert, payload))
+
+
+# What alert_data builds a document from (and the sealed payload).
+_ALERT_COLUMNS = (
+    PipelineAlert.id,
+    PipelineAlert.pipeline_id,
+    PipelineAlert.component_kind,
+    PipelineAlert.component_id,
+    PipelineAlert.inputs,
+    PipelineAlert.active,
+    PipelineAlert.general,
+    PipelineAlert.evaluation,
+    PipelineAlert.payload_sealed,
+)
+# The account's alert in the pipeline (``_own_alert``'s conditions), and of a component.
+_OWN_ALERT = (
+    PipelineAlert.id == bindparam("alert_id"),
+    PipelineAlert.account_id == bindparam("account_id"),
+    PipelineAlert.pipeline_id == bindparam("pipeline_id"),
+)
+_ALERT_OF = RawQuery(select(*_ALERT_COLUMNS).where(*_OWN_ALERT))
+_COMPONENT_ALERT_OF = RawQuery(
+    select(*_ALERT_COLUMNS).where(
+        *_OWN_ALERT, PipelineAlert.component_id == bindparam("component_id")
     )
+)
+# The account's pipeline joined (outer) to the component's alerts, in ``list_alerts``'s
+# order: no row when the pipeline is not the account's, one of nulls when it has none.
+_ALERTS_OF = RawQuery(
+    select(*_ALERT_COLUMNS)
+    .select_from(Pipeline)
+    .outerjoin(
+        PipelineAlert,
+        (PipelineAlert.pipeline_id == Pipeline.id)
+        & (PipelineAlert.component_id == bindparam("component_id")),
+    )
+    .where(Pipeline.id == bindparam("pipeline_id"), Pipeline.account_id == bindparam("account_id"))
+    .order_by(PipelineAlert.created_at, PipelineAlert.id)
+)
+
+
+def _stored_data(sealer: Sealer, alert: Any) -> dict[str, Any]:
+    """A read alert's document: its payload opened through the sealer's cache."""
+    return alert_data(alert, open_payload(sealer, alert.payload_sealed, stored=True) or {})
+
+
+async def read_alert(
+    *,
+    db: Database,
+    sealer: Sealer,
+    account_id: str,
+    pipeline_id: str,
+    alert_id: str,
+    component_id: str | None = None,
+) -> dict[str, Any]:
+    """``get_alert`` as plain data, from one raw read."""
+    params = {"alert_id": alert_id, "account_id": account_id, "pipeline_id": pipeline_id}
+    if component_id is None:
+        rows = await db.fetch_records(_ALERT_OF, params)
+    else:
+        rows = await db.fetch_records(_COMPONENT_ALERT_OF, {**params, "component_id": component_id})
+    if not rows:
+        raise NotFound(f"No alert {alert_id} in pipeline {pipeline_id}")
+    return _stored_data(sealer, rows[0])
+
+
+async def read_alerts(
+    *, db: Database, sealer: Sealer, account_id: str, pipeline_id: str, component_id: str
+) -> list[dict[str, Any]]:
+    """``list_alerts`` as plain data, from one raw read."""
+    params = {"account_id": account_id, "pipeline_id": pipeline_id, "component_id": component_id}
+    rows = await db.fetch_records(_ALERTS_OF, params)
+    if not rows:
+        raise NotFound(f"No pipeline {pipeline_id}")
+    return [_stored_data(sealer, row) for row in rows if row.id is not None]
 
 
 async def _component(
@@ -163,47 +245,6 @@ async def _own_alert(
     ):
         raise NotFound(f"No alert {alert_id} in pipeline {pipeline_id}")
     return alert
-
-
-async def get_alert(
-    *,
-    session: AsyncSession,
-    sealer: Sealer,
-    account_id: str,
-    pipeline_id: str,
-    alert_id: str,
-    component_id: str | None = None,
-) -> AlertOut:
-    alert = await _own_alert(
-        session,
-        account_id=account_id,
-        pipeline_id=pipeline_id,
-        alert_id=alert_id,
-        component_id=component_id,
-    )
-    return _out(alert, open_payload(sealer, alert.payload_sealed) or {})
-
-
-async def list_alerts(
-    *,
-    session: AsyncSession,
-    sealer: Sealer,
-    account_id: str,
-    pipeline_id: str,
-    component_id: str,
-) -> list[AlertOut]:
-    pipeline = await own_pipeline(session=session, account_id=account_id, pipeline_id=pipeline_id)
-    rows = (
-        await session.execute(
-            select(PipelineAlert)
-            .where(
-                PipelineAlert.pipeline_id == pipeline.id,
-                PipelineAlert.component_id == component_id,
-            )
-            .order_by(PipelineAlert.created_at, PipelineAlert.id)
-        )
-    ).scalars()
-    return [_out(row, open_payload(sealer, row.payload_sealed) or {}) for row in rows]
 
 
 async def replace_alert(

@@ -3,19 +3,26 @@ and query history). The signed-in person's own; a key is refused (service)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import CurrentPrincipal
 from tidegate.preferences import schemas, service
 
 router = APIRouter(prefix="/v1/auth/preferences", tags=["Sessions"], responses=LEGACY_ERRORS)
 
 
-@router.get("", summary="The signed-in person's preferences (defaults until changed)")
-async def get_preferences(principal: CurrentPrincipal, session: SessionDep) -> schemas.Preferences:
-    return await service.get(session=session, user_id=service.person_of(principal))
+@router.get(
+    "",
+    summary="The signed-in person's preferences (defaults until changed)",
+    response_model=schemas.Preferences,
+)
+async def get_preferences(request: Request, principal: CurrentPrincipal) -> Response:
+    user_id = service.person_of(principal)
+    return json_response(await service.read(db=app_state(request).db, user_id=user_id))
 
 
 @router.patch("", summary="Change the signed-in person's preferences (fields left out are kept)")

@@ -4,9 +4,13 @@ refused with 403."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.principal import Principal
+from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import Forbidden
 from tidegate.models import UserPreference
 from tidegate.preferences import repository, schemas
@@ -23,16 +27,33 @@ def person_of(principal: Principal) -> str:
     return principal.user_id
 
 
-def _shown(row: UserPreference | None) -> schemas.Preferences:
+def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
+    """The preferences' document as plain data (api/raw_json.py), from the ORM object or
+    a raw record of ``utc`` and ``query_history``; the defaults when never set (no row)."""
     if row is None:
-        return schemas.Preferences()
-    return schemas.Preferences(
-        utc=row.utc, query_history=list(row.query_history)[: schemas.MAX_QUERY_HISTORY]
-    )
+        return {"utc": False, "query_history": []}
+    return {"utc": row.utc, "query_history": list(row.query_history)[: schemas.MAX_QUERY_HISTORY]}
+
+
+def _shown(row: UserPreference | None) -> schemas.Preferences:
+    return schemas.Preferences(**preferences_data(row))
 
 
 async def get(*, session: AsyncSession, user_id: str) -> schemas.Preferences:
     return _shown(await repository.of_user(session=session, user_id=user_id))
+
+
+_OF_USER = RawQuery(
+    select(UserPreference.utc, UserPreference.query_history).where(
+        UserPreference.user_id == bindparam("user_id")
+    )
+)
+
+
+async def read(*, db: Database, user_id: str) -> dict[str, Any]:
+    """The person's preferences as plain data, from one raw read."""
+    rows = await db.fetch_records(_OF_USER, {"user_id": user_id})
+    return preferences_data(rows[0] if rows else None)
 
 
 async def change(

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.app_state import AppState
@@ -21,10 +23,11 @@ from tidegate.auth.principal import Principal
 from tidegate.auth.roles import Role
 from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, same_secret
 from tidegate.clock import now_ms
+from tidegate.db.engine import Database, RawQuery
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import Forbidden, Unauthorized
-from tidegate.models import User
+from tidegate.models import Account, Membership, User
 from tidegate.sessions import repository, schemas, signin_policy
 from tidegate.users import repository as users_repository
 
@@ -37,9 +40,19 @@ class NewSession:
     info: schemas.SessionInfo
 
 
+def session_account_data(account: Account | Any, role: str) -> dict[str, Any]:
+    """An account a credential may act in as plain data (``SessionAccount``'s fields),
+    from the ORM object or a raw record holding ``id`` and ``company``."""
+    return {"id": account.id, "name": account.company, "role": role}
+
+
+def _account(account: Account, role: str) -> schemas.SessionAccount:
+    return schemas.SessionAccount(**session_account_data(account, role))
+
+
 async def _accounts_of_user(session: AsyncSession, user_id: str) -> list[schemas.SessionAccount]:
     return [
-        schemas.SessionAccount(id=account.id, name=account.company, role=role)
+        _account(account, role)
         for account, role in await users_repository.memberships_of(session=session, user_id=user_id)
     ]
 
@@ -49,13 +62,45 @@ async def _accounts_of_key(
 ) -> list[schemas.SessionAccount]:
     if kind == "service":
         own = await repository.account(session=session, account_id=account_id or "")
-        return (
-            [] if own is None else [schemas.SessionAccount(id=own.id, name=own.company, role=OWNER)]
-        )
+        return [] if own is None else [_account(own, OWNER)]
     children = await repository.enterprise_accounts(
         session=session, enterprise_id=enterprise_id or ""
     )
-    return [schemas.SessionAccount(id=a.id, name=a.company, role=OWNER) for a in children]
+    return [_account(child, OWNER) for child in children]
+
+
+# accounts_of's three reads as raw records: a person's memberships (users_repository.
+# memberships_of), a service key's account, an enterprise's accounts (repository's).
+_USER_ACCOUNTS = RawQuery(
+    select(Account.id, Account.company, Membership.role)
+    .join(Membership, Membership.account_id == Account.id)
+    .where(Membership.user_id == bindparam("user_id"))
+    .order_by(Membership.created_at, Account.id)
+    .limit(500)
+)
+_KEY_ACCOUNT = RawQuery(
+    select(Account.id, Account.company).where(Account.id == bindparam("account_id"))
+)
+_ENTERPRISE_ACCOUNTS = RawQuery(
+    select(Account.id, Account.company)
+    .where(Account.enterprise_id == bindparam("enterprise_id"))
+    .order_by(Account.created_at, Account.id)
+    .limit(500)
+)
+
+
+async def read_accounts_of(*, db: Database, principal: Principal) -> list[dict[str, Any]]:
+    """``accounts_of`` as plain data (``session_account_data``), from one raw read."""
+    if principal.user_id is not None:
+        rows = await db.fetch_records(_USER_ACCOUNTS, {"user_id": principal.user_id})
+        return [session_account_data(row, row.role) for row in rows]
+    if principal.kind == "service":
+        params = {"account_id": principal.account_id or ""}
+        rows = await db.fetch_records(_KEY_ACCOUNT, params)
+    else:
+        params = {"enterprise_id": principal.enterprise_id or ""}
+        rows = await db.fetch_records(_ENTERPRISE_ACCOUNTS, params)
+    return [session_account_data(row, OWNER) for row in rows]
 
 
 async def whoami(*, session: AsyncSession, principal: Principal) -> schemas.SessionInfo:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.suspensions import schemas, service
 
@@ -14,9 +16,13 @@ router = APIRouter(
 )
 
 
-@router.get("/status", summary="Whether the account's ingestion is active or suspended")
-async def ingestion_status(session: SessionDep, account_id: AccountId) -> schemas.IngestionStatus:
-    return await service.status(session=session, account_id=account_id)
+@router.get(
+    "/status",
+    summary="Whether the account's ingestion is active or suspended",
+    response_model=schemas.IngestionStatus,
+)
+async def ingestion_status(request: Request, account_id: AccountId) -> Response:
+    return json_response(await service.read_status(db=app_state(request).db, account_id=account_id))
 
 
 @router.post(

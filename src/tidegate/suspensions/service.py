@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.secrets import hash_secret, same_secret
 from tidegate.clock import epoch_ms_of
+from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import BadRequest, NotFound
 from tidegate.models import Account
 from tidegate.models.base import utcnow
@@ -32,13 +35,23 @@ INVALID_TOKEN = (
 )
 
 
+def status_data(since: datetime | None) -> dict[str, Any]:
+    """The ingestion status's document as plain data (api/raw_json.py), from the
+    account's ``ingestion_suspended_at``."""
+    return {
+        "status": "suspended" if since is not None else "active",
+        "suspended": since is not None,
+        "suspended_at": None if since is None else epoch_ms_of(since),
+    }
+
+
 def _status(account: Account) -> schemas.IngestionStatus:
-    since = account.ingestion_suspended_at
-    return schemas.IngestionStatus(
-        status="suspended" if since is not None else "active",
-        suspended=since is not None,
-        suspended_at=None if since is None else epoch_ms_of(since),
-    )
+    return schemas.IngestionStatus(**status_data(account.ingestion_suspended_at))
+
+
+_SUSPENDED_AT = RawQuery(
+    select(Account.ingestion_suspended_at).where(Account.id == bindparam("account_id"))
+)
 
 
 async def _account(*, session: AsyncSession, account_id: str, for_update: bool = False) -> Account:
@@ -50,8 +63,12 @@ async def _account(*, session: AsyncSession, account_id: str, for_update: bool =
     return account
 
 
-async def status(*, session: AsyncSession, account_id: str) -> schemas.IngestionStatus:
-    return _status(await _account(session=session, account_id=account_id))
+async def read_status(*, db: Database, account_id: str) -> dict[str, Any]:
+    """The account's ingestion status as plain data, from one raw read."""
+    rows = await db.fetch_records(_SUSPENDED_AT, {"account_id": account_id})
+    if not rows:
+        raise NotFound()
+    return status_data(rows[0].ingestion_suspended_at)
 
 
 async def request_suspension(
