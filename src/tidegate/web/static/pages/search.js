@@ -80,9 +80,19 @@ export async function render(main, { query }) {
   const times = timePicker(state, { onPreset: () => apply(), onZone: redrawTimes });
   const recent = queryHistory({
     input,
-    onChoose: (q) => {
-      input.value = q;
-      form.requestSubmit();
+    onChoose: (entry) => {
+      input.value = entry.query;
+      // Kept before ranges and filters were: the query with the page's range and filters.
+      if (!entry.range && entry.from == null) {
+        form.requestSubmit();
+        return;
+      }
+      // The range as it was chosen (a preset stays relative to now) and the filters.
+      state.q = entry.query;
+      state.range = entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to };
+      for (const [, name] of FACETS) state[name] = [...(entry[name] || [])];
+      times.show();
+      apply();
     },
   });
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
@@ -333,7 +343,7 @@ export async function render(main, { query }) {
       await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
     }
     if (!failed && !signal.aborted) {
-      recent.remember(state.q);
+      recent.remember(state);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
           if (signal.aborted) return;
