@@ -396,3 +396,36 @@ def test_live_tail_keeps_its_newest_lines_in_the_same_bounded_list(site: Site, p
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
     expect(page.get_by_test_id("log-line").last.locator(".text")).to_have_text("live 500")
     assert page.evaluate(ROWS) <= MAX_ROWS
+
+
+def test_a_line_that_arrived_live_has_its_context(site: Site, page: Page) -> None:
+    """Live tail's lines carry their stored ids (published once committed): a line that
+    arrived live shows its context (and a link to it), as a searched one does."""
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [{"line": f"step {i}", "app": "job", "timestamp": now - (5 - i) * 1000} for i in range(3)],
+        host="runner-1",
+    )
+    account.ingest([{"line": "noise", "app": "job", "timestamp": now - 2500}], host="runner-2")
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    account.ingest([{"line": "boom live", "app": "job", "timestamp": now}], host="runner-1")
+    expect_lines(page, ["boom live"])
+    hit = page.get_by_test_id("log-line").first
+    hit.locator(".summary").click()
+    expect(hit.get_by_test_id("copy-link")).to_have_count(1)
+    hit.get_by_test_id("line-context").click()
+    older = hit.get_by_test_id("context-older").locator(".text")
+    expect(older).to_have_text(["step 2", "step 1", "step 0"])
+    expect(hit.get_by_test_id("context-newer")).to_contain_text("No newer lines")
+    expect(hit).not_to_contain_text("noise")
+    # Still live: a line arriving now goes on top, the context stays with its line.
+    account.ingest([{"line": "after it", "app": "job"}], host="runner-1")
+    rows = page.get_by_test_id("log-line")
+    expect(rows).to_have_count(2)
+    expect(rows.first.locator(".summary .text")).to_have_text("after it")
+    expect(rows.nth(1).get_by_test_id("context-older").locator(".text")).to_have_text(
+        ["step 2", "step 1", "step 0"]
+    )
