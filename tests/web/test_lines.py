@@ -367,7 +367,7 @@ def test_the_facet_panel_shows_the_top_values_of_any_field(site: Site, page: Pag
     page.get_by_test_id("search-input").fill("")
     page.get_by_test_id("search-input").press("Enter")
     page.reload()
-    expect(page.get_by_test_id("facet-field")).to_have_value("status")
+    expect(picker.get_by_test_id("facet-custom-field")).to_have_attribute("data-field", "status")
     expect(values.locator("button.value")).to_have_text(["200", "503", "404"])
     values.nth(0).get_by_test_id("value-exclude").click()
     expect(page.get_by_test_id("search-input")).to_have_value("-status:==200")
@@ -429,3 +429,71 @@ def test_a_line_that_arrived_live_has_its_context(site: Site, page: Page) -> Non
     expect(rows.nth(1).get_by_test_id("context-older").locator(".text")).to_have_text(
         ["step 2", "step 1", "step 0"]
     )
+
+
+def _add_field(page: Page, name: str) -> None:
+    page.get_by_test_id("facet-field").fill(name)
+    page.get_by_test_id("facet-field-show").click()
+
+
+def _values_of(field: Locator) -> Locator:
+    return field.get_by_test_id("facet-custom-value").locator("button.value")
+
+
+def test_the_field_picker_shows_several_fields_and_counts_them_live(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    users = ["ann", "ann", "ann", "bob", "bob"]
+    statuses = [200, 200, 503, 503, 200]
+    account.ingest(
+        [
+            {"line": f'{{"msg":"req {i}","status":{status},"user":"{user}"}}', "app": "edge", "timestamp": now - (i + 5) * 1000}
+            for i, (status, user) in enumerate(zip(statuses, users, strict=True))
+        ]
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(5)
+    picker = page.get_by_test_id("facet-custom")
+    fields = picker.get_by_test_id("facet-custom-field")
+    _add_field(page, "status")
+    _add_field(page, "user")
+    expect(fields).to_have_count(2)
+    expect(_values_of(fields.nth(0))).to_have_text(["200", "503"])
+    expect(fields.nth(0).locator(".count")).to_have_text(["3", "2"])
+    expect(_values_of(fields.nth(1))).to_have_text(["ann", "bob"])
+    assert parse_qs(urlparse(page.url).query)["field"] == ["status", "user"]
+
+    # A field the API has no top values for says so in its own place; the others stay.
+    _add_field(page, "file")
+    expect(fields).to_have_count(3)
+    expect(fields.nth(2).locator(".error")).to_be_visible()
+    expect(_values_of(fields.nth(0))).to_have_text(["200", "503"])
+    fields.nth(2).get_by_test_id("facet-field-remove").click()
+    expect(fields).to_have_count(2)
+    assert parse_qs(urlparse(page.url).query)["field"] == ["status", "user"]
+
+    # Kept in the address: after a reload both are counted again.
+    page.reload()
+    expect(fields).to_have_count(2)
+    expect(_values_of(fields.nth(1))).to_have_text(["ann", "bob"])
+
+    # Live: the same fields, counted in the lines the stream brings.
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    expect(picker).to_contain_text("Live")
+    expect(fields).to_have_count(2)
+    account.ingest(
+        [
+            {"line": f'{{"msg":"live {i}","status":404,"user":"cy"}}', "app": "edge"}
+            for i in range(2)
+        ]
+        + [{"line": '{"msg":"live 2","status":500,"user":"cy"}', "app": "edge"}]
+    )
+    expect(page.get_by_test_id("log-line")).to_have_count(3)
+    expect(_values_of(fields.nth(0))).to_have_text(["404", "500"])
+    expect(fields.nth(0).locator(".count")).to_have_text(["2", "1"])
+    expect(_values_of(fields.nth(1))).to_have_text(["cy"])
+    # Removed while live: the other field's counts stay.
+    fields.nth(1).get_by_test_id("facet-field-remove").click()
+    expect(fields).to_have_count(1)
+    expect(_values_of(fields.nth(0))).to_have_text(["404", "500"])

@@ -1,4 +1,4 @@
-// A link to one line: the search it was found by (query, filters, the field picked),
+// A link to one line: the search it was found by (query, filters, the fields picked),
 // over the minutes around its time, with the line's id (`line=`). Opened, the page
 // loads pages until the line is among them, expands it, marks it and scrolls to it.
 import { copyButton } from "./copy.js";
