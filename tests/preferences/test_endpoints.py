@@ -11,11 +11,15 @@ from tests.factories import make_account, make_tenant
 from tests.keys.factories import create_key, with_service_key
 from tests.users.factories import Browser, Person, add_person, sign_in, sign_in_person
 
+from tidegate.db.engine import Database
+from tidegate.models import UserPreference
 from tidegate.preferences.schemas import MAX_QUERY_HISTORY
 from tidegate.search import MAX_QUERY_LENGTH
 
 PATH = "/v1/auth/preferences"
 HISTORY = PATH + "/query-history"
+# An entry remembered without a range or filters (a plain query, as kept at first).
+NO_RANGE = {"range": None, "from": None, "to": None, "hosts": [], "apps": [], "levels": []}
 
 
 async def _person(client: AppClient) -> tuple[Person, Browser]:
@@ -37,11 +41,11 @@ async def test_defaults_until_changed_then_kept_for_the_person_in_another_browse
     person, browser = await _person(client)
     first = await client.get(PATH, headers=browser.cookies_only)
     assert first.status_code == 200, first.text
-    assert first.json() == {"utc": False, "query_history": []}
+    assert first.json() == {"utc": False, "query_history": [], "searches": []}
 
     changed = await client.patch(PATH, json={"utc": True}, headers=browser.headers)
     assert changed.status_code == 200, changed.text
-    assert changed.json() == {"utc": True, "query_history": []}
+    assert changed.json() == {"utc": True, "query_history": [], "searches": []}
     # A field left out keeps its value.
     assert (await client.patch(PATH, json={}, headers=browser.headers)).json()["utc"] is True
 
@@ -74,7 +78,11 @@ async def test_the_same_preferences_in_every_account_of_the_person(client: AppCl
     )
     assert switched.status_code == 200, switched.text
     answer = (await client.get(PATH, headers=browser.cookies_only)).json()
-    assert answer == {"utc": True, "query_history": ["level:error"]}
+    assert answer == {
+        "utc": True,
+        "query_history": ["level:error"],
+        "searches": [{**NO_RANGE, "query": "level:error"}],
+    }
 
 
 async def test_query_history_is_distinct_newest_first_and_bounded(client: AppClient) -> None:
@@ -96,6 +104,51 @@ async def test_query_history_is_distinct_newest_first_and_bounded(client: AppCli
     assert forgotten.status_code == 200, forgotten.text
     assert forgotten.json()["query_history"] == []
     assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == []
+
+
+async def test_each_query_keeps_the_range_and_filters_it_last_ran_with(
+    client: AppClient,
+) -> None:
+    _, browser = await _person(client)
+    relative = {"query": "error", "range": "2h", "hosts": ["web-1", "Web-2"], "levels": ["warn"]}
+    absolute = {"query": "app:api", "from": 1_000, "to": 61_000, "apps": ["api"]}
+    for body in (relative, absolute):
+        response = await client.post(HISTORY, json=body, headers=browser.headers)
+        assert response.status_code == 200, response.text
+    answer = (await client.get(PATH, headers=browser.cookies_only)).json()
+    assert answer["query_history"] == ["app:api", "error"]
+    assert answer["searches"] == [{**NO_RANGE, **absolute}, {**NO_RANGE, **relative}]
+    # The same query run again with another range: one entry, the range of the latest.
+    again = {"query": "error", "range": "15m"}
+    answer = (await client.post(HISTORY, json=again, headers=browser.headers)).json()
+    assert answer["query_history"] == ["error", "app:api"]
+    assert answer["searches"][0] == {**NO_RANGE, **again}
+    # The query alone (an older client): remembered without a range.
+    answer = (await client.post(HISTORY, json={"query": "error"}, headers=browser.headers)).json()
+    assert answer["searches"][0] == {**NO_RANGE, "query": "error"}
+
+
+async def test_plain_queries_kept_before_ranges_still_load(client: AppClient) -> None:
+    """Entries stored as plain queries (before the range and filters were kept) load as
+    searches without a range; a new search is put before them."""
+    person, browser = await _person(client)
+    await _remember(client, browser, "first")
+    database = Database.connect(client.database_url)
+    try:
+        async with database.write_sessions() as session:
+            row = await session.get(UserPreference, person.user_id)
+            assert row is not None
+            row.query_history = ["old two", "old one"]
+            await session.commit()
+    finally:
+        await database.dispose()
+    answer = (await client.get(PATH, headers=browser.cookies_only)).json()
+    assert answer["query_history"] == ["old two", "old one"]
+    assert answer["searches"] == [{**NO_RANGE, "query": q} for q in ("old two", "old one")]
+    body = {"query": "old one", "range": "1h"}
+    answer = (await client.post(HISTORY, json=body, headers=browser.headers)).json()
+    assert answer["query_history"] == ["old one", "old two"]
+    assert answer["searches"] == [{**NO_RANGE, **body}, {**NO_RANGE, "query": "old two"}]
 
 
 async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
@@ -121,6 +174,15 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", HISTORY, {"query": ""}),
         ("POST", HISTORY, {"query": "x" * (MAX_QUERY_LENGTH + 1)}),
         ("POST", HISTORY, {"query": 5}),
+        ("POST", HISTORY, {"query": "a", "range": "1y"}),
+        ("POST", HISTORY, {"query": "a", "from": 1000}),
+        ("POST", HISTORY, {"query": "a", "from": 2000, "to": 1000}),
+        ("POST", HISTORY, {"query": "a", "range": "1h", "from": 1000, "to": 2000}),
+        ("POST", HISTORY, {"query": "a", "from": "1000", "to": 2000}),
+        ("POST", HISTORY, {"query": "a", "hosts": "web-1"}),
+        ("POST", HISTORY, {"query": "a", "hosts": [""]}),
+        ("POST", HISTORY, {"query": "a", "hosts": ["h"] * 51}),
+        ("POST", HISTORY, {"query": "a", "from_ms": 1000, "to_ms": 2000}),
     ],
 )
 async def test_bad_bodies_are_400_and_change_nothing(
@@ -131,7 +193,7 @@ async def test_bad_bodies_are_400_and_change_nothing(
     assert response.status_code == 400, response.text
     assert response.json()["status"] == "error"
     after = (await client.get(PATH, headers=browser.cookies_only)).json()
-    assert after == {"utc": False, "query_history": []}
+    assert after == {"utc": False, "query_history": [], "searches": []}
 
 
 async def test_a_query_as_long_as_a_search_takes_is_kept(client: AppClient) -> None:

@@ -190,6 +190,39 @@ async def test_indexonly_lines_reach_tail_but_not_export(
     assert [item["_line"] for item in exported.json()["lines"]] == ["kept"]
 
 
+async def test_stored_lines_arrive_with_their_id_and_their_context_is_found(
+    client: AppClient, shared_live_server: Any
+) -> None:
+    """Lines are published after their transaction commits, with the ids the writer
+    gave them: a line that arrived live has its context at once. An indexonly line was
+    never stored and has no id."""
+    server = shared_live_server(env=_env(client))
+    account, key = await _account_with_key(client)
+    await add_indexonly_rule(client, account, "debug")
+    await ingest(server.base_url, key, [{"line": "before", "app": "api"}])
+    async with tail(server.base_url, account.headers) as stream:
+        sent = ["debug detail", "kept", "after"]
+        await ingest(server.base_url, key, [{"line": line, "app": "api"} for line in sent])
+        got = {item["_line"]: item for item in await stream.wait_for(3)}
+    assert "_id" not in got["debug detail"]
+    exported = await client.get(
+        "/v2/export",
+        params={"from": BASE_MS - 3_600_000, "to": 4_000_000_000_000},
+        headers=account.headers,
+    )
+    ids = {item["_line"]: item["_id"] for item in exported.json()["lines"]}
+    assert got["kept"]["_id"] == ids["kept"]
+    assert got["after"]["_id"] == ids["after"]
+    context = await client.get(
+        "/v1/export/context", params={"line": got["kept"]["_id"]}, headers=account.headers
+    )
+    assert context.status_code == 200, context.text
+    found = context.json()
+    assert found["line"]["_line"] == "kept"
+    assert [item["_line"] for item in found["before"]] == ["before"]
+    assert [item["_line"] for item in found["after"]] == ["after"]
+
+
 async def remote_and_local_lines_arrive(
     stream: Any, watching: Any, ingesting: Any, key: str, count: int = 6
 ) -> None:
@@ -202,6 +235,8 @@ async def remote_and_local_lines_arrive(
     assert sorted(item["_line"] for item in got) == sorted(
         [f"remote {number}" for number in range(count)] + ["local"]
     )
+    # Stored lines carry their ids across servers too (the Redis message has them).
+    assert all(item.get("_id", "").isdigit() for item in got), got
     await asyncio.sleep(0.3)
     assert len(stream.lines()) == count + 1
 

@@ -367,7 +367,7 @@ def test_the_facet_panel_shows_the_top_values_of_any_field(site: Site, page: Pag
     page.get_by_test_id("search-input").fill("")
     page.get_by_test_id("search-input").press("Enter")
     page.reload()
-    expect(page.get_by_test_id("facet-field")).to_have_value("status")
+    expect(picker.get_by_test_id("facet-custom-field")).to_have_attribute("data-field", "status")
     expect(values.locator("button.value")).to_have_text(["200", "503", "404"])
     values.nth(0).get_by_test_id("value-exclude").click()
     expect(page.get_by_test_id("search-input")).to_have_value("-status:==200")
@@ -396,3 +396,104 @@ def test_live_tail_keeps_its_newest_lines_in_the_same_bounded_list(site: Site, p
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
     expect(page.get_by_test_id("log-line").last.locator(".text")).to_have_text("live 500")
     assert page.evaluate(ROWS) <= MAX_ROWS
+
+
+def test_a_line_that_arrived_live_has_its_context(site: Site, page: Page) -> None:
+    """Live tail's lines carry their stored ids (published once committed): a line that
+    arrived live shows its context (and a link to it), as a searched one does."""
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [{"line": f"step {i}", "app": "job", "timestamp": now - (5 - i) * 1000} for i in range(3)],
+        host="runner-1",
+    )
+    account.ingest([{"line": "noise", "app": "job", "timestamp": now - 2500}], host="runner-2")
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    account.ingest([{"line": "boom live", "app": "job", "timestamp": now}], host="runner-1")
+    expect_lines(page, ["boom live"])
+    hit = page.get_by_test_id("log-line").first
+    hit.locator(".summary").click()
+    expect(hit.get_by_test_id("copy-link")).to_have_count(1)
+    hit.get_by_test_id("line-context").click()
+    older = hit.get_by_test_id("context-older").locator(".text")
+    expect(older).to_have_text(["step 2", "step 1", "step 0"])
+    expect(hit.get_by_test_id("context-newer")).to_contain_text("No newer lines")
+    expect(hit).not_to_contain_text("noise")
+    # Still live: a line arriving now goes on top, the context stays with its line.
+    account.ingest([{"line": "after it", "app": "job"}], host="runner-1")
+    rows = page.get_by_test_id("log-line")
+    expect(rows).to_have_count(2)
+    expect(rows.first.locator(".summary .text")).to_have_text("after it")
+    expect(rows.nth(1).get_by_test_id("context-older").locator(".text")).to_have_text(
+        ["step 2", "step 1", "step 0"]
+    )
+
+
+def _add_field(page: Page, name: str) -> None:
+    page.get_by_test_id("facet-field").fill(name)
+    page.get_by_test_id("facet-field-show").click()
+
+
+def _values_of(field: Locator) -> Locator:
+    return field.get_by_test_id("facet-custom-value").locator("button.value")
+
+
+def test_the_field_picker_shows_several_fields_and_counts_them_live(site: Site, page: Page) -> None:
+    account = site.account()
+    now = now_ms()
+    users = ["ann", "ann", "ann", "bob", "bob"]
+    statuses = [200, 200, 503, 503, 200]
+    account.ingest(
+        [
+            {"line": f'{{"msg":"req {i}","status":{status},"user":"{user}"}}', "app": "edge", "timestamp": now - (i + 5) * 1000}
+            for i, (status, user) in enumerate(zip(statuses, users, strict=True))
+        ]
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(5)
+    picker = page.get_by_test_id("facet-custom")
+    fields = picker.get_by_test_id("facet-custom-field")
+    _add_field(page, "status")
+    _add_field(page, "user")
+    expect(fields).to_have_count(2)
+    expect(_values_of(fields.nth(0))).to_have_text(["200", "503"])
+    expect(fields.nth(0).locator(".count")).to_have_text(["3", "2"])
+    expect(_values_of(fields.nth(1))).to_have_text(["ann", "bob"])
+    assert parse_qs(urlparse(page.url).query)["field"] == ["status", "user"]
+
+    # A field the API has no top values for says so in its own place; the others stay.
+    _add_field(page, "file")
+    expect(fields).to_have_count(3)
+    expect(fields.nth(2).locator(".error")).to_be_visible()
+    expect(_values_of(fields.nth(0))).to_have_text(["200", "503"])
+    fields.nth(2).get_by_test_id("facet-field-remove").click()
+    expect(fields).to_have_count(2)
+    assert parse_qs(urlparse(page.url).query)["field"] == ["status", "user"]
+
+    # Kept in the address: after a reload both are counted again.
+    page.reload()
+    expect(fields).to_have_count(2)
+    expect(_values_of(fields.nth(1))).to_have_text(["ann", "bob"])
+
+    # Live: the same fields, counted in the lines the stream brings.
+    page.get_by_test_id("live-toggle").click()
+    expect(page.locator(".tail-status .state")).to_have_text("live")
+    expect(picker).to_contain_text("Live")
+    expect(fields).to_have_count(2)
+    account.ingest(
+        [
+            {"line": f'{{"msg":"live {i}","status":404,"user":"cy"}}', "app": "edge"}
+            for i in range(2)
+        ]
+        + [{"line": '{"msg":"live 2","status":500,"user":"cy"}', "app": "edge"}]
+    )
+    expect(page.get_by_test_id("log-line")).to_have_count(3)
+    expect(_values_of(fields.nth(0))).to_have_text(["404", "500"])
+    expect(fields.nth(0).locator(".count")).to_have_text(["2", "1"])
+    expect(_values_of(fields.nth(1))).to_have_text(["cy"])
+    # Removed while live: the other field's counts stay.
+    fields.nth(1).get_by_test_id("facet-field-remove").click()
+    expect(fields).to_have_count(1)
+    expect(_values_of(fields.nth(0))).to_have_text(["404", "500"])

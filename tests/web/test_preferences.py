@@ -167,7 +167,11 @@ def search(page: Page, query: str, lines: list[str]) -> None:
 
 
 def history(page: Page) -> list[str]:
-    return [text.strip() for text in page.get_by_test_id("query-history-item").all_inner_texts()]
+    return [text.strip() for text in page.get_by_test_id("query-history-query").all_inner_texts()]
+
+
+def url_query(page: Page) -> dict[str, list[str]]:
+    return parse_qs(urlparse(page.url).query)
 
 
 def test_query_history_per_person(site: Site, browser: Browser) -> None:
@@ -199,7 +203,7 @@ def test_query_history_per_person(site: Site, browser: Browser) -> None:
 
         page.get_by_test_id("query-history-toggle").click()
         items = page.get_by_test_id("query-history-item")
-        expect(items).to_have_text(["alpha", "beta"])
+        expect(page.get_by_test_id("query-history-query")).to_have_text(["alpha", "beta"])
         # Choosing one runs it (and it is the newest again).
         with kept(page, "POST", HISTORY):
             items.nth(1).click()
@@ -215,7 +219,7 @@ def test_query_history_per_person(site: Site, browser: Browser) -> None:
         box = other.get_by_test_id("search-input")
         box.press("Alt+ArrowDown")
         items = other.get_by_test_id("query-history-item")
-        expect(items).to_have_text(["beta", "alpha"])
+        expect(other.get_by_test_id("query-history-query")).to_have_text(["beta", "alpha"])
         expect(items.first).to_be_focused()
         other.keyboard.press("ArrowDown")
         expect(items.nth(1)).to_be_focused()
@@ -233,9 +237,83 @@ def test_query_history_per_person(site: Site, browser: Browser) -> None:
             other.reload()
         expect_lines(other, ["alpha one"])
         other.get_by_test_id("query-history-toggle").click()
-        expect(other.get_by_test_id("query-history-item")).to_have_text(["alpha"])
+        expect(other.get_by_test_id("query-history-query")).to_have_text(["alpha"])
 
     # Another person of the same account has a history of their own.
     with browser_of(browser, site, make_person(account)) as stranger:
         stranger.get_by_test_id("query-history-toggle").click()
         expect(stranger.get_by_test_id("query-history")).to_contain_text("No queries yet")
+
+
+def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: Browser) -> None:
+    """Choosing an entry runs its query with the range as it was chosen (a preset or a
+    typed relative range stays relative; a typed absolute range stays those bounds) and
+    with its host, app and level filters."""
+    account = site.account()
+    email = make_person(account)
+    now = now_ms()
+    account.ingest([{"line": "red one", "timestamp": now - 3 * MINUTE}], host="web-1")
+    account.ingest([{"line": "red two", "timestamp": now - 2 * MINUTE}], host="web-2")
+    old = now - 180 * MINUTE
+    account.ingest([{"line": "red old", "timestamp": old}], host="web-1")
+    start, end = (old - 10 * MINUTE) // 1000 * 1000, (old + 10 * MINUTE) // 1000 * 1000
+    typed = f"{in_zone(start, 'UTC')}Z .. {in_zone(end, 'UTC')}Z"
+
+    with browser_of(browser, site, email) as page:
+        # A preset with a host filter (from the address, as a shared link runs it).
+        with kept(page, "POST", HISTORY):
+            page.goto(f"{site.base_url}/search?q=red&range=1h&hosts=web-1")
+        expect_lines(page, ["red one"])
+        # A typed absolute range.
+        page.get_by_test_id("time-input").fill(typed)
+        search(page, "old", ["red old"])
+        absolute = url_query(page)
+        assert absolute["from"] == [str(start)]
+        assert int(absolute["to"][0]) // 1000 * 1000 == end
+        # A typed relative range, without the host filter.
+        with kept(page, "POST", HISTORY):
+            page.goto(f"{site.base_url}/search?q=two&range=24h")
+        page.get_by_test_id("time-input").fill("-2h")
+        search(page, "two", ["red two"])
+        assert url_query(page)["range"] == ["2h"]
+
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history-query")).to_have_text(["two", "old", "red"])
+        ranges = page.get_by_test_id("query-history-range")
+        expect(ranges.nth(0)).to_have_text("Last 2h")
+        expect(ranges.nth(1)).to_have_text(re.compile(r"^\d{4}-.* \u2013 \d{4}-"))
+        expect(ranges.nth(2)).to_have_text("Last hour · hosts: web-1")
+
+        # The preset with its filter, whatever the page's range and filters are now.
+        with kept(page, "POST", HISTORY):
+            page.get_by_test_id("query-history-item").nth(2).click()
+        expect_lines(page, ["red one"])
+        chosen = url_query(page)
+        assert (chosen["q"], chosen["range"], chosen["hosts"]) == (["red"], ["1h"], ["web-1"])
+        expect(page.get_by_test_id("time-range")).to_have_value("1h")
+        # The absolute one: its bounds, not relative to now.
+        page.get_by_test_id("query-history-toggle").click()
+        with kept(page, "POST", HISTORY):
+            page.get_by_test_id("query-history-item").filter(has_text="old").click()
+        expect_lines(page, ["red old"])
+        chosen = url_query(page)
+        assert (chosen["q"], chosen["from"], chosen["to"]) == (
+            ["old"],
+            absolute["from"],
+            absolute["to"],
+        )
+        assert chosen["hosts"] == ["web-1"]  # as it ran: the filter was on then
+        expect(page.get_by_test_id("time-range")).to_have_value("custom")
+
+    # Another browser of the person: the entries are kept by the server.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, ["red two", "red one", "red old"])
+        other.get_by_test_id("query-history-toggle").click()
+        expect(other.get_by_test_id("query-history-query")).to_have_text(["old", "red", "two"])
+        with kept(other, "POST", HISTORY):
+            other.get_by_test_id("query-history-item").filter(has_text="two").click()
+        expect_lines(other, ["red two"])
+        chosen = url_query(other)
+        assert chosen["range"] == ["2h"]
+        assert "from" not in chosen
+        expect(other.get_by_test_id("time-range")).to_have_value("2h")

@@ -96,8 +96,19 @@ class JudgedLines:
         return self
 
     def for_live_tail(self) -> list[TailLine]:
+        """The stored lines (with their ids once the writer knows them: committed, so a
+        line's context can be asked as soon as it arrives) and the indexonly ones."""
+        ids = self.batch.ids if self.batch is not None else None
+        stored = (
+            (TailLine.from_new_line(line) for line in self.stored)
+            if ids is None or len(ids) != len(self.stored)
+            else (
+                TailLine.from_new_line(line, line_id=line_id)
+                for line, line_id in zip(self.stored, ids, strict=True)
+            )
+        )
         return [
-            *(TailLine.from_new_line(line) for line in self.stored),
+            *stored,
             *(TailLine.from_new_line(line, indexonly=True) for line in self.indexonly),
         ]
 
@@ -166,6 +177,8 @@ class LineIntake:
         """Store the kept lines and count usage, all accounts in one transaction (group
         commit with the worker's other writers); committed on return."""
         batches = [item.batch for item in judged if item.batch is not None]
+        for batch in batches:
+            batch.want_ids = self.wants_tail(batch.account_id)
         if batches:
             await self.writer.write(batches)
         if self.template_counts is not None:

@@ -246,6 +246,13 @@ class StoreBatch:
     lines_excluded: int = 0
     bytes_excluded: int = 0
     lines_fallback: int = 0
+    # Whether the write must learn its rows' ids (live tail may be listening: its lines
+    # then carry their ids, so a live line's context can be asked). SQLite's writer
+    # numbers the lines itself and always knows them; on PostgreSQL they are taken from
+    # the sequence first, only when asked.
+    want_ids: bool = False
+    # The rows' ids, in order, once written (None when the writer did not learn them).
+    ids: Sequence[int] | None = None
 
     @classmethod
     def of(
@@ -314,6 +321,8 @@ _SQLITE_INSERT_LINE = "INSERT INTO log_lines (id, {}) VALUES (?, {})".format(
     ", ".join(COLUMNS[:_SEARCH]), ", ".join("?" * _SEARCH)
 )
 _SQLITE_INSERT_SEARCH = "INSERT INTO log_search (rowid, text) VALUES (?, ?)"
+# One row (an array), not one per id: a tenth of the client's CPU of reading rows.
+_PG_TAKE_IDS = "SELECT array_agg(nextval('log_lines_id_seq')) FROM generate_series(1, $1)"
 # Rows per COPY: the driver encodes a COPY's rows on the event loop.
 _COPY_CHUNK = 2_000
 
@@ -341,6 +350,9 @@ def sqlite_write(connection: Any, batches: Sequence[StoreBatch]) -> None:
                 _SQLITE_INSERT_SEARCH,
                 [(first + offset, row[_SEARCH]) for offset, row in enumerate(rows)],
             )
+            for batch in batches:
+                batch.ids = range(first, first + len(batch.rows))
+                first += len(batch.rows)
         usage = [(row[0], row[1].isoformat(), *row[2:]) for row in usage_rows(batches)]
         if usage:
             cursor.executemany(_SQLITE_ADD_USAGE, usage)
@@ -353,6 +365,9 @@ async def pg_write(connection: Any, batches: Sequence[StoreBatch]) -> None:
     the asyncpg connection's transaction; their days' partitions must exist
     (``ensure_partitions``)."""
     for batch in batches:
+        if batch.want_ids and batch.rows:
+            await _pg_copy_with_ids(connection, batch)
+            continue
         for start in range(0, len(batch.rows), _COPY_CHUNK):
             await connection.copy_records_to_table(
                 "log_lines", records=batch.rows[start : start + _COPY_CHUNK], columns=COLUMNS
@@ -360,6 +375,20 @@ async def pg_write(connection: Any, batches: Sequence[StoreBatch]) -> None:
     usage = usage_rows(batches)
     if usage:
         await connection.executemany(_PG_ADD_USAGE, usage)
+
+
+async def _pg_copy_with_ids(connection: Any, batch: StoreBatch) -> None:
+    """The batch's rows with ids taken from the table's sequence first (one round trip:
+    the ids the column's default would have given them), so the writer knows them."""
+    ids: list[int] = await connection.fetchval(_PG_TAKE_IDS, len(batch.rows))
+    for start in range(0, len(batch.rows), _COPY_CHUNK):
+        chunk = batch.rows[start : start + _COPY_CHUNK]
+        await connection.copy_records_to_table(
+            "log_lines",
+            records=[(ids[start + at], *row) for at, row in enumerate(chunk)],
+            columns=("id", *COLUMNS),
+        )
+    batch.ids = ids
 
 
 def batch_days(batches: Sequence[StoreBatch]) -> set[int]:

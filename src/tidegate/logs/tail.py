@@ -50,7 +50,8 @@ _LINES_PER_MESSAGE = 1_000
 @dataclass(frozen=True, slots=True)
 class TailLine:
     """One line as live tail carries it. ``indexonly`` lines were never stored, so they
-    have no ``line_id``; stored lines have one when the writer knows it."""
+    have no ``line_id``; stored lines have theirs (the writer learns them as it writes:
+    ``StoreBatch.ids``)."""
 
     line: str
     ts: int
@@ -68,7 +69,9 @@ class TailLine:
     meta_unindexed: Mapping[str, Any] | None = None
 
     @classmethod
-    def from_new_line(cls, new: NewLine, *, indexonly: bool = False) -> TailLine:
+    def from_new_line(
+        cls, new: NewLine, *, indexonly: bool = False, line_id: int | None = None
+    ) -> TailLine:
         return cls(
             line=new.line,
             ts=new.ts,
@@ -82,6 +85,7 @@ class TailLine:
             tags=tuple(new.tags) if new.tags is not None else None,
             meta=new.meta,
             indexonly=indexonly,
+            line_id=line_id,
             meta_unindexed=new.meta_unindexed,
         )
 

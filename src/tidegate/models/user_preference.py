@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, Boolean, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -20,6 +21,8 @@ class UserPreference(Base):
     )
     # Times shown and typed in UTC instead of the browser's zone.
     utc: Mapped[bool] = mapped_column(Boolean, default=False)
-    # The person's latest distinct queries, newest first (bounded by the service).
-    query_history: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # The person's latest distinct queries, newest first (bounded by the service): each a
+    # plain query (as kept at first) or an object of the query and the range and filters
+    # it ran with (docs/web.md, "Preferences").
+    query_history: Mapped[list[Any]] = mapped_column(JSON, default=list)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

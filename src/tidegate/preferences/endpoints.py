@@ -35,13 +35,14 @@ async def change_preferences(
 
 @router.post(
     "/query-history",
-    summary="Remember a query the person ran: first in their history, once, at most 50 kept",
+    summary="Remember a search the person ran: first in their history, once per query, "
+    "with its range and filters, at most 50 kept",
 )
 async def remember_query(
     body: schemas.RememberQuery, principal: CurrentPrincipal, session: SessionDep
 ) -> schemas.Preferences:
     user_id = service.person_of(principal)
-    return await service.remember_query(session=session, user_id=user_id, query=body.query)
+    return await service.remember_query(session=session, user_id=user_id, search=body)
 
 
 @router.delete("/query-history", summary="Forget the signed-in person's query history")

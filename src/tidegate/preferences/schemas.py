@@ -2,24 +2,78 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tidegate.api.request_model import RequestModel
+from tidegate.api.request_model import RequestModel, integral
 from tidegate.search import MAX_QUERY_LENGTH
 
 # The latest distinct queries kept per person.
 MAX_QUERY_HISTORY = 50
+# A search's host, app or level filter as kept with its query: values per list, and
+# characters per value.
+MAX_FILTER_VALUES = 50
+MAX_FILTER_VALUE_LENGTH = 256
+# A relative range as the web app writes it (`15m`, `2h`, `7d`): the span back from now.
+RELATIVE_RANGE = r"^[0-9]{1,6}[smhdw]$"
 
 QueryText = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_LENGTH)]
+FilterValues = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_FILTER_VALUE_LENGTH)]],
+    Field(max_length=MAX_FILTER_VALUES),
+]
+Millis = Annotated[int, Field(ge=0, le=2**53 - 1), integral]
+
+
+class SearchFields(BaseModel):
+    """What a search ran with besides its query. The range is either ``range``
+    (relative: the span back from the moment the search runs again) or ``from`` and
+    ``to`` (absolute, ms since the epoch), or none (a search remembered before ranges
+    were kept, or by a client that sends the query only)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    range: Annotated[
+        str | None,
+        Field(pattern=RELATIVE_RANGE, description="A relative range (`15m`, `2h`, `7d`)"),
+    ] = None
+    from_ms: Annotated[
+        Millis | None, Field(alias="from", description="An absolute range's start, in ms")
+    ] = None
+    to_ms: Annotated[
+        Millis | None, Field(alias="to", description="An absolute range's end, in ms")
+    ] = None
+    hosts: Annotated[FilterValues, Field(description="The host filter")] = []
+    apps: Annotated[FilterValues, Field(description="The app filter")] = []
+    levels: Annotated[FilterValues, Field(description="The level filter")] = []
+
+
+class Search(SearchFields):
+    """One entry of the query history: the query and the range and filters it last
+    ran with."""
+
+    query: str
 
 
 class Preferences(BaseModel):
     # Times shown and typed in UTC, not in the browser's zone.
     utc: bool = False
     # The person's latest distinct queries, newest first.
-    query_history: Annotated[list[str], Field(max_length=MAX_QUERY_HISTORY)] = []
+    query_history: Annotated[
+        list[str],
+        Field(
+            max_length=MAX_QUERY_HISTORY, description="The latest distinct queries, newest first"
+        ),
+    ] = []
+    searches: Annotated[
+        list[Search],
+        Field(
+            max_length=MAX_QUERY_HISTORY,
+            description="The same entries as `query_history`, in its order, each with the "
+            "range and filters its query last ran with (none for one remembered without)",
+        ),
+    ] = []
 
 
 class PreferencesChange(RequestModel):
@@ -29,5 +83,20 @@ class PreferencesChange(RequestModel):
     utc: bool | None = None
 
 
-class RememberQuery(RequestModel):
+class RememberQuery(RequestModel, SearchFields):
+    """A search that ran: its query, and (optional) the range and filters it ran with."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
     query: QueryText
+
+    @model_validator(mode="after")
+    def one_range(self) -> Self:
+        absolute = (self.from_ms, self.to_ms)
+        if (None in absolute) != (absolute == (None, None)):
+            raise ValueError("from, to: an absolute range needs both")
+        if self.range is not None and self.from_ms is not None:
+            raise ValueError("range: either a relative range or from and to, not both")
+        if self.from_ms is not None and self.to_ms is not None and self.from_ms > self.to_ms:
+            raise ValueError("from: must not be after to")
+        return self

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,16 +28,34 @@ def person_of(principal: Principal) -> str:
     return principal.user_id
 
 
-def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
-    """The preferences' document as plain data (api/raw_json.py), from the ORM object or
-    a raw record of ``utc`` and ``query_history``; the defaults when never set (no row)."""
+def _entry(item: Any) -> schemas.Search | None:
+    """A stored history entry: a plain query (kept before ranges and filters were) or
+    a search's fields. One that no longer reads is left out, not a 500."""
+    if isinstance(item, str):
+        return schemas.Search(query=item)
+    try:
+        return schemas.Search.model_validate(item)
+    except ValidationError:
+        return None
+
+
+def _shown(row: UserPreference | Any | None) -> schemas.Preferences:
+    """The preferences of the ORM object or a raw record of ``utc`` and
+    ``query_history``; the defaults when never set (no row)."""
     if row is None:
-        return {"utc": False, "query_history": []}
-    return {"utc": row.utc, "query_history": list(row.query_history)[: schemas.MAX_QUERY_HISTORY]}
+        return schemas.Preferences()
+    searches = [found for found in map(_entry, list(row.query_history)) if found is not None][
+        : schemas.MAX_QUERY_HISTORY
+    ]
+    return schemas.Preferences(
+        utc=row.utc, query_history=[item.query for item in searches], searches=searches
+    )
 
 
-def _shown(row: UserPreference | None) -> schemas.Preferences:
-    return schemas.Preferences(**preferences_data(row))
+def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
+    """The preferences' document as plain data (api/raw_json.py), as the response model
+    writes it (``from`` and ``to`` by their aliases)."""
+    return _shown(row).model_dump(mode="json", by_alias=True)
 
 
 async def get(*, session: AsyncSession, user_id: str) -> schemas.Preferences:
@@ -66,22 +85,42 @@ async def change(
     return _shown(row)
 
 
-def with_query(history: list[str], query: str) -> list[str]:
-    """``query`` first, once, then the others newest first, at most MAX_QUERY_HISTORY."""
-    rest = [item for item in history if item != query]
-    return [query, *rest][: schemas.MAX_QUERY_HISTORY]
+def _stored(item: Any) -> Any:
+    """A stored entry as an object: a plain query is one without range or filters."""
+    return {"query": item} if isinstance(item, str) else item
 
 
-async def remember_query(*, session: AsyncSession, user_id: str, query: str) -> schemas.Preferences:
-    """A search the person ran. A blank query is not worth remembering; the one already
-    newest is not written again."""
-    text = query.strip()
+def _query_of(item: Any) -> Any:
+    stored = _stored(item)
+    return stored.get("query") if isinstance(stored, dict) else None
+
+
+def with_search(history: list[Any], search: dict[str, Any]) -> list[Any]:
+    """``search`` first, then the other queries' entries newest first (one entry per
+    query: run again, a query moves to the front with the range and filters it ran
+    with now), at most MAX_QUERY_HISTORY."""
+    rest = [item for item in history if _query_of(item) != search["query"]]
+    return [search, *rest][: schemas.MAX_QUERY_HISTORY]
+
+
+async def remember_query(
+    *, session: AsyncSession, user_id: str, search: schemas.RememberQuery
+) -> schemas.Preferences:
+    """A search the person ran, with its range and filters. A blank query is not worth
+    remembering; the entry already newest is not written again."""
+    text = search.query.strip()
     if not text:
         return await get(session=session, user_id=user_id)
+    # Stored as the API shows it (``from``/``to``), leaving out what was not sent.
+    entry = {
+        **search.model_dump(by_alias=True, exclude_none=True, exclude={"query"}),
+        "query": text,
+    }
+    entry = {key: value for key, value in entry.items() if value != []}
     row = await repository.row_for_change(session=session, user_id=user_id)
     history = list(row.query_history)
-    if history[:1] != [text]:
-        row.query_history = with_query(history, text)
+    if [_stored(item) for item in history[:1]] != [entry]:
+        row.query_history = with_search(history, entry)
         await session.flush()
     return _shown(row)
 

@@ -3,7 +3,8 @@
 Events (``text/event-stream``):
 - ``event: ready`` once, when lines published from now on will arrive;
 - one unnamed event (``message`` for an ``EventSource``) per line, its data the line
-  record as JSON (the export's shape; ``_id`` only when the writer knew it);
+  record as JSON (the export's shape; ``_id`` for every stored line: published after
+  its commit, so ``/v1/export/context`` finds it at once; an indexonly line has none);
 - ``event: dropped`` with ``{"dropped": n}`` when this subscriber fell behind and n
   matching lines were discarded (its queue holds ``DEFAULT_MAX_QUEUED`` lines);
 - a ``: heartbeat`` comment after ``tail.service.HEARTBEAT_SECONDS`` without any event;

@@ -79,7 +79,7 @@ export function contextParts(entry, changed) {
 // The expanded line's button that shows (or hides) its context; `changed()` redraws it.
 export function contextButton(entry, changed) {
   const id = entry.record._id;
-  if (!id) return null; // a live line without a stored id has no context to ask for
+  if (!id) return null; // a line never stored (indexonly, from live tail) has no context
   const shown = Boolean(entry.context);
   return h(
     "button",

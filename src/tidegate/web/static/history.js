@@ -1,10 +1,22 @@
 // Query history: the person's latest distinct queries, newest first, kept by the server
 // with their preferences (preferences.js). The History button beside the search box
-// (or Alt+Down in the box) opens the list; choosing a query runs it.
-import { clear, h } from "./dom.js";
-import { preferences } from "./preferences.js";
+// (or Alt+Down in the box) opens the list; choosing a query runs it with the range and
+// filters it ran with (an entry kept before those were has none: the page's are used).
+import { clear, formatTime, h } from "./dom.js";
+import { historyEntry, preferences } from "./preferences.js";
+import { presetLabel } from "./timerange.js";
 
-// `input`: the search box; `onChoose(query)`: run that query.
+// What an entry ran with besides its query, in words ("" for none kept).
+export function entryRange(entry) {
+  const parts = [];
+  if (entry.range) parts.push(presetLabel(entry.range));
+  else if (entry.from != null && entry.to != null) parts.push(`${formatTime(entry.from)} – ${formatTime(entry.to)}`);
+  for (const name of ["hosts", "apps", "levels"]) if (entry[name] && entry[name].length) parts.push(`${name}: ${entry[name].join(", ")}`);
+  return parts.join(" · ");
+}
+
+// `input`: the search box; `onChoose(entry)`: run that search ({query, range | from
+// and to, hosts, apps, levels}, as the server keeps it).
 export function queryHistory({ input, onChoose }) {
   const list = h("div", { class: "query-history popover card", testid: "query-history", role: "listbox", "aria-label": "Recent queries", hidden: true });
   const toggle = h(
@@ -18,9 +30,10 @@ export function queryHistory({ input, onChoose }) {
 
   function draw() {
     clear(list);
-    const history = preferences.current.query_history;
+    const history = preferences.current.searches;
     if (!history.length) list.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
-    for (const query of history) {
+    for (const entry of history) {
+      const ran = entryRange(entry);
       list.append(
         h(
           "button",
@@ -29,13 +42,14 @@ export function queryHistory({ input, onChoose }) {
             class: "history-item",
             role: "option",
             testid: "query-history-item",
-            title: query,
+            title: ran ? `${entry.query}\n${ran}` : entry.query,
             onclick: () => {
               close();
-              onChoose(query);
+              onChoose(entry);
             },
           },
-          query,
+          h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
+          ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
         ),
       );
     }
@@ -99,8 +113,9 @@ export function queryHistory({ input, onChoose }) {
 
   return {
     element,
-    // A search that ran (its query parsed): remembered, never in the search's way.
-    remember: (query) => preferences.rememberQuery(query).catch(() => {}),
+    // A search that ran (its query parsed): remembered with its range and filters
+    // (the page's state: q, range, hosts, apps, levels), never in the search's way.
+    remember: (state) => preferences.rememberQuery(historyEntry(state)).catch(() => {}),
     close,
   };
 }

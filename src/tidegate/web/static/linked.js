@@ -1,4 +1,4 @@
-// A link to one line: the search it was found by (query, filters, the field picked),
+// A link to one line: the search it was found by (query, filters, the fields picked),
 // over the minutes around its time, with the line's id (`line=`). Opened, the page
 // loads pages until the line is among them, expands it, marks it and scrolls to it.
 import { copyButton } from "./copy.js";
@@ -20,8 +20,8 @@ export function lineLink(record, from = location.href) {
   return url.href;
 }
 
-// The expanded line's buttons: copy its text, copy a link to it (a line from live
-// tail has no stored id, so no link).
+// The expanded line's buttons: copy its text, copy a link to it (a line never stored,
+// an indexonly one from live tail, has no id, so no link).
 export function copyButtons(record) {
   return [
     copyButton("copy-line", "Copy line", () => String(record._line ?? "")),

@@ -10,7 +10,22 @@ import { showUtc, showsUtc } from "./zone.js";
 const PATH = "/v1/auth/preferences";
 const MAX_QUERY_HISTORY = 50; // as the server keeps
 
-const defaults = () => ({ utc: false, query_history: [] });
+const defaults = () => ({ utc: false, query_history: [], searches: [] });
+
+// A history entry as the server keeps it: the query, and the range (`range`, relative,
+// or `from`/`to`, absolute) and filters it ran with; what is empty is left out.
+export function historyEntry({ q, range, hosts, apps, levels }) {
+  const entry = { query: String(q || "").trim() };
+  if (range && range.preset) entry.range = range.preset;
+  else if (range && Number.isFinite(range.from) && Number.isFinite(range.to)) Object.assign(entry, { from: range.from, to: range.to });
+  for (const [name, list] of Object.entries({ hosts, apps, levels })) if (list && list.length) entry[name] = [...list];
+  return entry;
+}
+
+// The same entry, whatever the server added (empty lists, nulls): for comparing two.
+function entryKey(entry) {
+  return JSON.stringify(historyEntry({ q: entry.query, range: entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to }, hosts: entry.hosts, apps: entry.apps, levels: entry.levels }));
+}
 
 export const preferences = {
   current: defaults(),
@@ -42,6 +57,8 @@ export const preferences = {
 
   use(answer) {
     this.current = { ...defaults(), ...answer };
+    // A server of the previous release answers the queries only.
+    if (!answer.searches) this.current.searches = this.current.query_history.map((query) => ({ query }));
     showUtc(this.current.utc);
   },
 
@@ -51,21 +68,24 @@ export const preferences = {
     if (this.kept) await api("PATCH", PATH, { body: { utc: Boolean(on) } });
   },
 
-  // A search that ran: first in the history, once (the server keeps the same order).
-  async rememberQuery(query) {
-    const text = String(query || "").trim();
-    const history = this.current.query_history;
-    if (!text || history[0] === text) return;
-    this.current.query_history = [text, ...history.filter((item) => item !== text)].slice(0, MAX_QUERY_HISTORY);
+  // A search that ran (`historyEntry`): first in the history, once per query, with the
+  // range and filters it ran with now (the server keeps the same order).
+  async rememberQuery(entry) {
+    const text = entry.query;
+    const searches = this.current.searches;
+    if (!text || (searches.length && entryKey(searches[0]) === entryKey(entry))) return;
+    this.current.searches = [entry, ...searches.filter((item) => item.query !== text)].slice(0, MAX_QUERY_HISTORY);
+    this.current.query_history = this.current.searches.map((item) => item.query);
     if (!this.kept) return;
     const mine = ++this.sent;
-    const answer = await api("POST", `${PATH}/query-history`, { body: { query: text } });
+    const answer = await api("POST", `${PATH}/query-history`, { body: entry });
     // The server's list also has what the person ran in other browsers meanwhile.
-    if (mine === this.sent) this.current.query_history = answer.query_history;
+    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
   },
 
   async forgetQueries() {
     this.current.query_history = [];
+    this.current.searches = [];
     this.sent += 1;
     if (this.kept) await api("DELETE", `${PATH}/query-history`);
   },

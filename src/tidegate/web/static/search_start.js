@@ -19,7 +19,8 @@ export function stateFromUrl(query) {
     hosts: splitList(query.get("hosts")),
     apps: splitList(query.get("apps")),
     levels: splitList(query.get("levels")),
-    field: query.get("field") || "", // the field picker's field (its top values)
+    // The field picker's fields (their top values): `field=` once per field.
+    fields: [...new Set(query.getAll("field").map((name) => name.trim()).filter(Boolean))].slice(0, 5),
   };
 }
 

@@ -35,7 +35,7 @@ export function searchUrl(state) {
   if (state.q) params.set("q", state.q);
   rangeToParams(state.range, params);
   for (const [, list] of FACETS) if (state[list].length) params.set(list, state[list].join(","));
-  if (state.field) params.set("field", state.field);
+  for (const name of state.fields || []) params.append("field", name);
   return `/search?${params}`;
 }
 
@@ -64,7 +64,8 @@ export async function render(main, { query }) {
   let linkedLine = query.get("line"); // a link to one line (linked.js): shown once found
   let historyKey = entryKey(); // this history entry's (kept.js)
   let shownHref = location.pathname + location.search;
-  let fieldShown = null; // the picked field's values drawn: {name, rows, exact}
+  let fieldsShown = []; // the picked fields' values drawn: [{name, rows, exact}]
+  let liveCounts = null; // while live: the stream's counts (live_facets.js)
   const restored = takeKept(historyKey, shownHref);
   let early = takeFirstPage(shownHref); // asked as the app started (search_start.js)
   const era = currentEra();
@@ -80,9 +81,19 @@ export async function render(main, { query }) {
   const times = timePicker(state, { onPreset: () => apply(), onZone: redrawTimes });
   const recent = queryHistory({
     input,
-    onChoose: (q) => {
-      input.value = q;
-      form.requestSubmit();
+    onChoose: (entry) => {
+      input.value = entry.query;
+      // Kept before ranges and filters were: the query with the page's range and filters.
+      if (!entry.range && entry.from == null) {
+        form.requestSubmit();
+        return;
+      }
+      // The range as it was chosen (a preset stays relative to now) and the filters.
+      state.q = entry.query;
+      state.range = entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to };
+      for (const [, name] of FACETS) state[name] = [...(entry[name] || [])];
+      times.show();
+      apply();
     },
   });
   const liveToggle = h("button", { type: "button", class: "live", testid: "live-toggle", "aria-pressed": "false" }, "Live");
@@ -112,9 +123,17 @@ export async function render(main, { query }) {
   });
   const picker = fieldFacet({
     records: () => lines.entries.slice(0, 500).map((entry) => entry.record),
-    onField: (name) => {
-      state.field = name;
-      apply();
+    onFields: (names) => {
+      const added = names.filter((name) => !state.fields.includes(name));
+      state.fields = names;
+      picker.choose(names);
+      // One added: only its values are asked; one removed: nothing is.
+      const target = searchUrl(state);
+      if (target !== location.pathname + location.search) historyKey = pushEntry(target);
+      shownHref = location.pathname + location.search;
+      fieldsShown = fieldsShown.filter((shown) => names.includes(shown.name));
+      if (tail) drawLiveFields();
+      else if (added.length && cursor) countFields(added, cursor.bounds, controller.signal);
     },
     onPick: (term) => onPick(term),
   });
@@ -212,8 +231,8 @@ export async function render(main, { query }) {
         ),
       );
     }
-    // Any other field's top values (not while live: they come from the aggregation).
-    if (!tail) facets.append(picker.element);
+    // Any other fields' top values (while live, counted in the stream's lines).
+    facets.append(picker.element);
   }
 
   function drawHistogram(answer) {
@@ -284,14 +303,51 @@ export async function render(main, { query }) {
       drawHistogram(saved.answer);
       drawFacets(saved.answer.top);
     }
-    if (saved.field) showField(saved.field);
+    picker.choose(state.fields);
+    for (const shown of saved.fields || []) showField(shown);
     results.setAttribute("aria-busy", "false");
     lines.scrollToY(saved.scrollY);
   }
 
   function showField(shown) {
-    fieldShown = shown;
+    fieldsShown = [...fieldsShown.filter((item) => item.name !== shown.name), shown];
     picker.show(shown.name, shown.rows, shown.exact);
+  }
+
+  // The picked fields' top values: one request for them all, after the histogram (a
+  // field outside host/app/level is counted by walking the matching lines). A field
+  // the API refuses (a 400 for the request) is asked again alone, each, so the others
+  // still show and the refused one says why.
+  async function countFields(names, bounds, signal) {
+    const ask = (list) => get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 1, top: 10, fields: list.join(",") }, signal);
+    for (const name of names) picker.loading(name);
+    const show = (name, answer) => {
+      if (!signal.aborted && state.fields.includes(name)) showField({ name, rows: answer.top.fields?.[name] || [], exact: answer.exact });
+    };
+    const failed = (name, error) => {
+      if (!signal.aborted && state.fields.includes(name)) picker.failed(name, error);
+    };
+    try {
+      const answer = await ask(names);
+      for (const name of names) show(name, answer);
+    } catch (error) {
+      if (names.length === 1 || !(error instanceof ApiError) || error.status !== 400) {
+        for (const name of names) failed(name, error);
+        return;
+      }
+      for (const name of names) {
+        await ask([name]).then((answer) => show(name, answer), (alone) => failed(name, alone));
+      }
+    }
+  }
+
+  // While live: the picked fields' top values in the lines received.
+  function drawLiveFields() {
+    if (!liveCounts) return;
+    for (const name of state.fields) {
+      if (!liveCounts.fields.has(name)) liveCounts.fields.set(name, new Map());
+      picker.show(name, liveCounts.topOf(name), true);
+    }
   }
 
   async function run() {
@@ -300,7 +356,9 @@ export async function render(main, { query }) {
     const { signal } = controller;
     clear(problem);
     lines.clear();
-    fieldShown = null;
+    fieldsShown = [];
+    picker.choose(state.fields);
+    picker.live(false);
     sentinel.textContent = "Searching…";
     const first = early;
     early = null;
@@ -333,7 +391,7 @@ export async function render(main, { query }) {
       await revealLine(lines, id, () => (cursor.done || signal.aborted ? false : page(signal).then(() => true))).catch(shown);
     }
     if (!failed && !signal.aborted) {
-      recent.remember(state.q);
+      recent.remember(state);
       await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 100, top: 10 }, signal)
         .then((answer) => {
           if (signal.aborted) return;
@@ -342,18 +400,7 @@ export async function render(main, { query }) {
         })
         .catch(shown);
     }
-    if (!failed && !signal.aborted && state.field) {
-      // The picked field's top values: a request of their own, after the histogram (a
-      // field outside host/app/level is counted by walking the matching lines).
-      picker.loading(state.field);
-      await get("/v1/aggregate", { ...filterParams(state), ...bounds, buckets: 1, top: 10, fields: state.field }, signal)
-        .then((answer) => {
-          if (!signal.aborted) showField({ name: state.field, rows: answer.top.fields?.[state.field] || [], exact: answer.exact });
-        })
-        .catch((error) => {
-          if (!signal.aborted) picker.failed(state.field, error);
-        });
-    }
+    if (!failed && !signal.aborted && state.fields.length) await countFields(state.fields, bounds, signal);
     if (!signal.aborted) results.setAttribute("aria-busy", "false");
   }
 
@@ -370,6 +417,7 @@ export async function render(main, { query }) {
     liveFacetTimer = 0;
     if (tail) tail.close();
     tail = null;
+    liveCounts = null;
     tailStatus.hidden = true;
     chartBox.hidden = false;
     summary.hidden = false;
@@ -392,12 +440,17 @@ export async function render(main, { query }) {
     summary.hidden = true;
     liveToggle.setAttribute("aria-pressed", "true");
     liveToggle.classList.add("on");
-    const counts = new LiveFacets();
-    const draw = () =>
+    const counts = new LiveFacets(state.fields);
+    liveCounts = counts;
+    picker.choose(state.fields);
+    picker.live(true);
+    const draw = () => {
       drawFacets(counts.top(), {
         empty: counts.lines ? "no values in the stream yet" : "waiting for lines…",
         note: "Live: the lines received since it started",
       });
+      drawLiveFields();
+    };
     // At most once a second: redrawn under the pointer at every frame, a facet's
     // checkbox could lose the click.
     let last = 0;
@@ -449,8 +502,8 @@ export async function render(main, { query }) {
   return () => {
     // Kept for Back when the search had finished (not live, nothing failed).
     if (!tail && cursor && results.getAttribute("aria-busy") === "false" && !problem.firstChild) {
-      const field = state.field && fieldShown && fieldShown.name === state.field ? fieldShown : null;
-      keep({ key: historyKey, href: shownHref, era, entries: lines.entries, cursor, answer: shownAnswer, field, scrollY: window.scrollY });
+      const fields = fieldsShown.filter((shown) => state.fields.includes(shown.name));
+      keep({ key: historyKey, href: shownHref, era, entries: lines.entries, cursor, answer: shownAnswer, fields, scrollY: window.scrollY });
     }
     if (controller) controller.abort();
     stopTail();
