@@ -247,11 +247,13 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
     include_routes(app)
     app.include_router(build_docs_router(title=app.title, openapi_url=app.openapi_url or ""))
     app.include_router(build_web_router())
+    if not settings.otel:  # FastAPI's telemetry hooks are in its own handler
+        # Plain reads skip FastAPI's general dependency solver (api/plain_routes.py);
+        # given as each router's route contexts are built, before the prefilter wraps
+        # that step, so that it sees each whole list FastAPI builds once.
+        plain_routes.install(app)
     # Requests skip the routers that cannot match their path (api/route_prefilter.py).
     prefilter_routers(app)
-    if not settings.otel:  # FastAPI's telemetry hooks are in its own handler
-        # Plain reads skip FastAPI's general dependency solver (api/plain_routes.py).
-        plain_routes.install(app)
     return app
 
 

@@ -235,12 +235,45 @@ def route_contexts(app: FastAPI) -> Iterator[Any]:
             yield route
 
 
-def install(app: FastAPI) -> list[str]:
-    """Give every plain GET route of ``app`` the plain handler; their paths."""
-    given = []
-    for context in route_contexts(app):
-        handler = plain_handler(context, app)
-        if handler is not None:
-            context.app = handler
-            given.append(context.path)
-    return given
+def install(app: FastAPI) -> None:
+    """Give every plain GET route of ``app`` the plain handler: the app's own routes at
+    once, an included router's routes when FastAPI builds their contexts (lazily: at
+    the router's first request, or when anything walks its routes, such as the OpenAPI
+    document). Building a context solves its route's signature and parameters again
+    (pydantic adapters for each), about 3.5 ms a route here: built for every route at
+    start, it was most of a second of each server's start, spent on routers a process
+    may never serve (docs/testing.md, "Where the time goes")."""
+    for route in app.router.routes:
+        if hasattr(route, "effective_candidates") and hasattr(route, "original_router"):
+            _install_when_built(route, app)
+        else:
+            _give(route, app)
+
+
+def _give(context: Any, app: FastAPI) -> None:
+    if isinstance(getattr(context, "app", None), PlainHandler):
+        return  # given already (a list of the same contexts seen again)
+    handler = plain_handler(context, app)
+    if handler is not None:
+        context.app = handler
+
+
+def _install_when_built(included: Any, app: FastAPI) -> None:
+    """Wraps an included router's ``effective_candidates`` (an instance attribute, like
+    the route prefilter's) so that each list of contexts it answers has had the plain
+    handler given to its routes before anything matches against it."""
+    build = included.effective_candidates  # FastAPI's own, or the prefilter's: bound
+    seen: list[Any] = [None]  # the list last given (FastAPI keeps answering it)
+
+    def effective_candidates() -> list[Any]:
+        candidates: list[Any] = build()
+        if candidates is not seen[0]:
+            for candidate in candidates:
+                if hasattr(candidate, "effective_candidates"):
+                    _install_when_built(candidate, app)  # a nested router (none here)
+                else:
+                    _give(candidate, app)
+            seen[0] = candidates
+        return candidates
+
+    vars(included)["effective_candidates"] = effective_candidates
