@@ -367,9 +367,7 @@ class RawQuery:
     @cached_property
     def _pg(self) -> tuple[str, tuple[str, ...]]:
         pg_dialect = asyncpg_dialect.dialect()  # type: ignore[no-untyped-call]
-        pg = self.statement.compile(
-            dialect=pg_dialect, compile_kwargs={"render_postcompile": True}
-        )
+        pg = self.statement.compile(dialect=pg_dialect, compile_kwargs={"render_postcompile": True})
         return str(pg), tuple(pg.positiontup or ())
 
     @property
