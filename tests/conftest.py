@@ -316,7 +316,10 @@ class LiveServer:
                 # waits in its queue until the server answers; a short one, repeated, so
                 # that a server that died is seen by the check above.
                 probe = max(1.0, min(3.0, deadline - time.monotonic()))
-                if httpx.get(self.base_url + "/healthz", timeout=probe).status_code == 200:
+                if (
+                    live_request("GET", self.base_url + "/healthz", timeout=probe).status_code
+                    == 200
+                ):
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)

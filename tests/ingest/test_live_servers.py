@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.live import live_patch, live_post
+from tests.live import live_get, live_patch, live_post, tls
 from tests.waiting import until
 
 
@@ -192,7 +192,7 @@ def test_template_counts_from_every_worker_of_every_server_add_up(
         sent += n + 1
 
     def counted() -> int | None:
-        found = httpx.get(f"{templates}/{made.json()['id']}", headers=headers, timeout=60).json()[
+        found = live_get(f"{templates}/{made.json()['id']}", headers=headers).json()[
             "matched_lines"
         ]
         return found if found >= sent else None
@@ -338,7 +338,7 @@ def test_health_answers_while_the_worker_takes_the_attack_body(
     attacker = threading.Thread(target=send)
     attacker.start()
     checks = 0
-    with httpx.Client(timeout=httpx.Timeout(15, connect=15)) as client:
+    with httpx.Client(timeout=httpx.Timeout(15, connect=15), verify=tls()) as client:
         while attacker.is_alive():
             assert client.get(f"{server.base_url}/healthz").status_code == 200
             checks += 1

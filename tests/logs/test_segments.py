@@ -193,8 +193,8 @@ async def answers(client: AppClient, account: AccountCtx) -> dict[str, Any]:
     """Every query's export walks (both orders, small pages) and aggregation."""
     found: dict[str, Any] = {}
     for query in QUERIES:
-        head = await walk(client, account, query=query, prefer="head", size=37)
-        tail = await walk(client, account, query=query, prefer="tail", size=53)
+        head = await walk(client, account, query=query, prefer="head", size=61)
+        tail = await walk(client, account, query=query, prefer="tail", size=97)
         response = await client.get(
             "/v1/aggregate",
             params={

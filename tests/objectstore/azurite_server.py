@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import live_get, serving
+from tests.live import live_get, live_request, serving, tls
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools" / "azurite"
 BINARY = TOOLS / "node_modules" / ".bin" / "azurite-blob"
@@ -64,12 +64,12 @@ class Azurite:
         """A container whose blobs anyone may list and read."""
         query = {"restype": "container"}
         headers = self._signed("PUT", name, query, **{"x-ms-blob-public-access": "container"})
-        made = httpx.put(f"{self.endpoint}/{name}", params=query, headers=headers)
+        made = live_request("PUT", f"{self.endpoint}/{name}", params=query, headers=headers)
         assert made.status_code == 201, made.text
         return name
 
     def names(self, container: str) -> list[str]:
-        listed = httpx.get(f"{self.endpoint}/{container}?restype=container&comp=list")
+        listed = live_get(f"{self.endpoint}/{container}?restype=container&comp=list")
         listed.raise_for_status()
         root = ElementTree.fromstring(listed.content)
         return sorted(element.text or "" for element in root.iter("Name"))
@@ -80,7 +80,9 @@ class Azurite:
         """The blob as stored (never inflated on the way) and its headers; ``signed``:
         with the account's key (a private container)."""
         headers = self._signed("GET", f"{container}/{name}", {}) if signed else {}
-        with httpx.stream("GET", f"{self.endpoint}/{container}/{name}", headers=headers) as got:
+        with httpx.stream(
+            "GET", f"{self.endpoint}/{container}/{name}", headers=headers, verify=tls()
+        ) as got:
             got.raise_for_status()
             return b"".join(got.iter_raw()), got.headers
 
@@ -88,7 +90,7 @@ class Azurite:
         """The sizes of the blob's committed blocks (``Get Block List``, signed)."""
         query = {"comp": "blocklist", "blocklisttype": "committed"}
         headers = self._signed("GET", f"{container}/{name}", query)
-        got = httpx.get(f"{self.endpoint}/{container}/{name}", params=query, headers=headers)
+        got = live_get(f"{self.endpoint}/{container}/{name}", params=query, headers=headers)
         assert got.status_code == 200, got.text
         committed = ElementTree.fromstring(got.content).find("CommittedBlocks")
         assert committed is not None

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import live_get, serving
+from tests.live import live_get, live_post, serving
 
 BINARY = Path(sys.executable).parent / "gcp-storage-emulator"
 
@@ -30,25 +30,25 @@ class GcsEmulator:
     """``http://127.0.0.1:<port>``"""
 
     def make_bucket(self, name: str) -> str:
-        made = httpx.post(
+        made = live_post(
             f"{self.endpoint}/storage/v1/b", params={"project": "test"}, json={"name": name}
         )
         assert made.status_code == 200, made.text
         return name
 
     def names(self, bucket: str) -> list[str]:
-        listed = httpx.get(f"{self.endpoint}/storage/v1/b/{bucket}/o")
+        listed = live_get(f"{self.endpoint}/storage/v1/b/{bucket}/o")
         listed.raise_for_status()
         return sorted(item["name"] for item in listed.json().get("items", []))
 
     def metadata(self, bucket: str, name: str) -> dict[str, Any]:
-        got = httpx.get(f"{self.endpoint}/storage/v1/b/{bucket}/o/{quote(name, safe='')}")
+        got = live_get(f"{self.endpoint}/storage/v1/b/{bucket}/o/{quote(name, safe='')}")
         got.raise_for_status()
         value: dict[str, Any] = got.json()
         return value
 
     def read(self, bucket: str, name: str) -> bytes:
-        got = httpx.get(
+        got = live_get(
             f"{self.endpoint}/download/storage/v1/b/{bucket}/o/{quote(name, safe='')}",
             params={"alt": "media"},
         )

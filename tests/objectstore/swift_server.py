@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.live import serving, until
+from tests.live import live_get, serving, until
 
 BIN = Path(sys.executable).parent
 PROJECT = "logs"
@@ -46,7 +46,7 @@ class SwiftServer:
         return f"{self.endpoint}/auth/v1.0"
 
     def _session(self) -> tuple[str, str]:
-        answer = httpx.get(
+        answer = live_get(
             self.authurl, headers={"X-Auth-User": f"{PROJECT}:{USER}", "X-Auth-Key": PASSWORD}
         )
         assert answer.status_code == 200, answer.text
@@ -56,14 +56,14 @@ class SwiftServer:
         """An object's bytes (a large object's: joined by Swift) and its headers, read
         with a token of its own (no tidegate code)."""
         storage, token = self._session()
-        got = httpx.get(f"{storage}/{container}/{name}", headers={"X-Auth-Token": token})
+        got = live_get(f"{storage}/{container}/{name}", headers={"X-Auth-Token": token})
         assert got.status_code == 200, got.text
         return got.content, dict(got.headers)
 
     def manifest(self, container: str, name: str) -> list[dict[str, object]]:
         """A Static Large Object's manifest as Swift stored it."""
         storage, token = self._session()
-        got = httpx.get(
+        got = live_get(
             f"{storage}/{container}/{name}",
             params={"multipart-manifest": "get"},
             headers={"X-Auth-Token": token},
@@ -74,7 +74,7 @@ class SwiftServer:
 
     def names(self, container: str) -> list[str]:
         storage, token = self._session()
-        got = httpx.get(f"{storage}/{container}", headers={"X-Auth-Token": token})
+        got = live_get(f"{storage}/{container}", headers={"X-Auth-Token": token})
         if got.status_code == 404:
             return []
         assert got.status_code in (200, 204), got.text

@@ -29,7 +29,7 @@ from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.delivery import DeliveryFailed
-from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting
+from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting, tls_context
 from tidegate.models import AlertDelivery
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,7 @@ class Outbox:
             headers={"User-Agent": "tidegate-alerts"},
         )
         self._trusted = httpx.AsyncClient(
+            verify=tls_context(),
             trust_env=False,
             follow_redirects=False,
             timeout=settings.alert_delivery_timeout_s,

@@ -195,7 +195,7 @@ class _VettingBackend(httpcore.AsyncNetworkBackend):
 
 
 @lru_cache(maxsize=1)
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """The verifying TLS context every outbound connection uses: one per process (loading
     the CA bundle costs about 25 ms of CPU, paid twice per client before)."""
     return httpx.create_ssl_context(trust_env=False)
@@ -207,9 +207,9 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     connecting instead)."""
 
     def __init__(self, policy: DestinationPolicy, *, limits: httpx.Limits) -> None:
-        super().__init__(verify=_tls_context(), limits=limits, trust_env=False)
+        super().__init__(verify=tls_context(), limits=limits, trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=_tls_context(),
+            ssl_context=tls_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -24,6 +24,7 @@ from typing import Final
 import httpx
 
 from tidegate.config import Settings
+from tidegate.kit.destination_guard import tls_context
 from tidegate.objectstore.s3 import (
     AmbientCredentials,
     S3Client,
@@ -87,6 +88,7 @@ class SegmentBucket:
 
 def http_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(
+        verify=tls_context(),
         trust_env=False,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=8, max_keepalive_connections=2),
