@@ -3,7 +3,6 @@ ASGI with its own alert runner switched off, and evaluators driven by a hand clo
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import select
 from tests.conftest import AppClient, make_settings, open_client
+from tests.hand_clock import HandClock
 from tests.ingest.factories import Ingestor, make_ingestor
 
 from tidegate.alerts.evaluator import Evaluator
@@ -21,17 +21,6 @@ from tidegate.db.engine import Database
 from tidegate.models import AlertDelivery, AlertState
 
 VIEWS = "/v1/config/view"
-
-
-@dataclass
-class HandClock:
-    now_ms: int = field(default_factory=lambda: int(time.time() * 1000))
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-    def move(self, seconds: float) -> None:
-        self.now_ms += int(seconds * 1000)
 
 
 @dataclass

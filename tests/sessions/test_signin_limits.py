@@ -9,7 +9,6 @@ the database."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 import socket
@@ -26,6 +25,7 @@ from redis.exceptions import RedisError
 from tests.cli_auth.test_logdna_cli import signed_query
 from tests.conftest import AppClient, make_settings, open_client
 from tests.factories import make_account, make_tenant
+from tests.hand_clock import HandClock
 from tests.users.factories import Person, add_person
 from tests.waiting import eventually
 
@@ -41,6 +41,14 @@ async def _app(database_url: str, data_dir: Any, **overrides: Any) -> AsyncItera
     finally:
         await http.aclose()
         await lifespan.__aexit__(None, None, None)
+
+
+def hold_clock(http: AppClient) -> HandClock:
+    """Stop the app's sign-in clock (a failure's time, a delay's end) at now: a delay
+    then lasts until the test moves the clock, however slow the machine is."""
+    clock = HandClock()
+    http._transport.app.state.tidegate.signin_failures.clock = clock  # type: ignore[attr-defined]
+    return clock
 
 
 def _from(http: AppClient, address: str) -> httpx.AsyncClient:
@@ -84,6 +92,7 @@ async def test_failures_across_addresses_back_off_with_retry_after(
     database_url: str, tmp_path: Any
 ) -> None:
     async with _app(database_url, tmp_path, signin_backoff_after=3) as http:
+        hold_clock(http)
         person = await _person(http)
         for index in range(3):
             async with _from(http, f"198.51.100.{index + 1}") as guesser:
@@ -101,6 +110,7 @@ async def test_failures_from_one_address_back_off_rather_than_lock_everyone_ther
     down; it does not lock out for the whole window everyone who shares it (a NAT, a
     proxy not named in TIDEGATE_TRUSTED_PROXIES)."""
     async with _app(database_url, tmp_path, signin_address_max_failures=3) as http:
+        clock = hold_clock(http)
         sprayed = [await _person(http) for _ in range(3)]
         bystander = await _person(http)
         async with _from(http, "198.51.100.7") as shared:
@@ -110,7 +120,9 @@ async def test_failures_from_one_address_back_off_rather_than_lock_everyone_ther
             assert waited.status_code == 429
             wait_s = int(waited.headers["retry-after"])
             assert wait_s <= http.settings.signin_backoff_max_s
-            await asyncio.sleep(wait_s + 0.1)
+            clock.move(wait_s - 0.001)
+            assert (await _try(shared, bystander, bystander.password)).status_code == 429
+            clock.move(0.001)
             assert (await _try(shared, bystander, bystander.password)).status_code == 200
 
 

@@ -53,11 +53,12 @@ class SharedCounts:
             ).first()
         return (0, 0.0) if row is None else (int(row[0]), row[1] / 1000)
 
-    async def failed(self, key: str, *, window_s: float) -> None:
+    async def failed(self, key: str, *, window_s: float, at_ms: int) -> None:
+        """A failure at ``at_ms`` (the counter's clock); the window runs on the wall clock."""
         now = now_ms()
         expired = AuthCounter.expires_ms <= now
         statement = self._insert(AuthCounter).values(
-            key_hash=_digest(key), count=1, last_ms=now, expires_ms=now + int(window_s * 1000)
+            key_hash=_digest(key), count=1, last_ms=at_ms, expires_ms=now + int(window_s * 1000)
         )
         statement = statement.on_conflict_do_update(
             index_elements=[AuthCounter.key_hash],
@@ -66,7 +67,7 @@ class SharedCounts:
                 "expires_ms": case(
                     (expired, statement.excluded.expires_ms), else_=AuthCounter.expires_ms
                 ),
-                "last_ms": now,
+                "last_ms": at_ms,
             },
         )
         async with self.db.write_sessions() as session, session.begin():

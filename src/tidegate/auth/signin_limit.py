@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -22,6 +23,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from tidegate.auth.shared_counts import SharedCounts
+from tidegate.clock import now_ms
 from tidegate.config import DEFAULT_REDIS_PREFIX
 
 MAX_KEYS = 100_000
@@ -50,7 +52,7 @@ class _LocalCounts:
             return Tally()
         return Tally(found[0], found[2])
 
-    def failed(self, key: str) -> None:
+    def failed(self, key: str, *, at_s: float) -> None:
         now = time.monotonic()
         count, until, _ = self._counts.get(key, (0, 0.0, 0.0))
         if until <= now:
@@ -60,7 +62,7 @@ class _LocalCounts:
             self._counts = {k: v for k, v in self._counts.items() if v[1] > now}
             while len(self._counts) >= self.max_keys:
                 self._counts.pop(next(iter(self._counts)))
-        self._counts[key] = (count + 1, until, time.time())
+        self._counts[key] = (count + 1, until, at_s)
 
     def succeeded(self, key: str) -> None:
         self._counts.pop(key, None)
@@ -76,7 +78,11 @@ class FailureCounter:
         redis_prefix: str = DEFAULT_REDIS_PREFIX,
         max_keys: int = MAX_KEYS,
         shared: SharedCounts | None = None,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
+        # When failures happen and how long ago the last one was (epoch ms; a test
+        # moves its own). The windows' ends run on time.monotonic.
+        self.clock = clock
         self.shared = shared if redis is None else None
         self.key_prefix = redis_prefix + "signin:"
         self.max_failures = max_failures
@@ -98,6 +104,10 @@ class FailureCounter:
         if self._redis_down:
             log.warning("Failed sign-ins are counted where they are shared again")
         self._redis_down = False
+
+    def now_s(self) -> float:
+        """This counter's clock in epoch seconds, as ``Tally.last_s``."""
+        return self.clock() / 1000
 
     async def tally(self, key: str) -> Tally:
         if self.redis is not None:
@@ -129,14 +139,16 @@ class FailureCounter:
 
     async def failed(self, key: str) -> None:
         # Counted here whatever answers below: what holds when the shared store dies.
-        self._local.failed(key)
+        at_ms = self.clock()
+        at_s = at_ms / 1000
+        self._local.failed(key, at_s=at_s)
         if self.redis is not None:
             name = self.key_prefix + key
             try:
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.incr(name)
                     pipe.expire(name, int(self.window_s), nx=True)
-                    pipe.set(name + ":last", repr(time.time()), ex=int(self.window_s))
+                    pipe.set(name + ":last", repr(at_s), ex=int(self.window_s))
                     await pipe.execute()
             except (RedisError, OSError) as error:
                 self._fell_back(error)
@@ -144,7 +156,7 @@ class FailureCounter:
                 self._answered()
         elif self.shared is not None:
             try:
-                await self.shared.failed(key, window_s=self.window_s)
+                await self.shared.failed(key, window_s=self.window_s, at_ms=at_ms)
             except (SQLAlchemyError, OSError) as error:
                 self._fell_back(error)
             else:

@@ -19,7 +19,6 @@ counts. The address is tidegate.auth.client_address's.
 from __future__ import annotations
 
 import math
-import time
 
 from tidegate.app_state import AppState
 from tidegate.errors import RateLimited
@@ -47,7 +46,7 @@ def backoff_s(state: AppState, failures: int, *, after: int) -> float:
 
 async def _back_off(state: AppState, key: str, *, after: int) -> None:
     tally = await state.signin_failures.tally(key)
-    wait = tally.last_s + backoff_s(state, tally.count, after=after) - time.time()
+    wait = tally.last_s + backoff_s(state, tally.count, after=after) - state.signin_failures.now_s()
     if tally.count >= after and wait > 0:
         raise _refuse(wait)
 
