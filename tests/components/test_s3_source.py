@@ -9,14 +9,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import boto3
 import cramjam
 import pytest
 from tests.components.factories import wire_source
-from tests.conftest import AppClient, make_settings, running_client
+from tests.conftest import AppClient
 from tests.gateway.factories import new_account, stored_lines
 from tests.objectstore.moto_server import (
     ACCESS_KEY_ID,
@@ -30,22 +29,6 @@ from tidegate.components.sources.s3 import MAX_OBJECT_BYTES, object_lines
 from tidegate.components.sources.sqs import SqsFailed
 from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.runtime import runtime_of
-
-
-@pytest.fixture(scope="module")
-async def client(
-    database_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,  # noqa: F811
-) -> AsyncIterator[AppClient]:
-    settings = make_settings(
-        database_url,
-        tmp_path_factory.mktemp("data"),
-        destination_allow="127.0.0.1/32",
-        s3_endpoint=moto_server.endpoint,
-    )
-    async with running_client(settings) as http:
-        yield http
 
 
 def _aws(server: MotoServer, service: str) -> Any:
@@ -88,9 +71,10 @@ def _waiting(server: MotoServer, queue_url: str) -> int:
 
 
 async def test_s3_objects_become_lines(
-    client: AppClient,
+    pull_client: AppClient,
     moto_server: MotoServer,  # noqa: F811
 ) -> None:
+    client = pull_client
     app = client._transport.app  # type: ignore[attr-defined]
     runtime = runtime_of(app)
     await runtime.pull_sources.close()  # this test drives the polls itself

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import boto3
-import pytest
 from tests.components.factories import wire_source
 from tests.components.receiver import Receiver
-from tests.conftest import AppClient, make_settings, running_client
+from tests.conftest import AppClient
 from tests.gateway.factories import new_account, stored_lines
 from tests.objectstore.moto_server import (
     ACCESS_KEY_ID,
@@ -25,19 +23,6 @@ from tests.objectstore.moto_server import (
 
 from tidegate.runtime.pull_sources import PullScheduler
 from tidegate.runtime.runtime import runtime_of
-
-
-@pytest.fixture(scope="module")
-async def client(
-    database_url: str,
-    tmp_path_factory: pytest.TempPathFactory,
-    moto_server: MotoServer,  # noqa: F811
-) -> AsyncIterator[AppClient]:
-    settings = make_settings(
-        database_url, tmp_path_factory.mktemp("data"), destination_allow="127.0.0.1/32"
-    )
-    async with running_client(settings) as http:
-        yield http
 
 
 def _sqs(server: MotoServer) -> Any:
@@ -69,9 +54,10 @@ def _config(queue_url: str) -> dict[str, Any]:
 
 
 async def test_sqs_messages_are_delivered_then_deleted(
-    client: AppClient,
+    pull_client: AppClient,
     moto_server: MotoServer,  # noqa: F811
 ) -> None:
+    client = pull_client
     app = client._transport.app  # type: ignore[attr-defined]
     runtime = runtime_of(app)
     await runtime.pull_sources.close()  # this test drives the polls itself
@@ -94,9 +80,10 @@ async def test_sqs_messages_are_delivered_then_deleted(
 
 
 async def test_an_unreadable_queue_is_logged_not_fatal(
-    client: AppClient,
+    pull_client: AppClient,
     moto_server: MotoServer,  # noqa: F811
 ) -> None:
+    client = pull_client
     app = client._transport.app  # type: ignore[attr-defined]
     runtime = runtime_of(app)
     await runtime.pull_sources.close()
@@ -113,9 +100,10 @@ async def test_an_unreadable_queue_is_logged_not_fatal(
 
 
 async def test_a_message_not_delivered_is_not_deleted(
-    client: AppClient,
+    pull_client: AppClient,
     moto_server: MotoServer,  # noqa: F811
 ) -> None:
+    client = pull_client
     app = client._transport.app  # type: ignore[attr-defined]
     runtime = runtime_of(app)
     await runtime.pull_sources.close()
