@@ -46,6 +46,7 @@ BACKENDS = ["sqlite", "postgres"]
 # suite), so each takes a small share instead of the derived one, which assumes an app is
 # alone with the server (docs/decisions.md, "PostgreSQL connections").
 TEST_DB_POOL_SIZE = 6
+REDIS_LIMITER_TIMEOUT_S = 10.0
 # Every app and server of the suite hashes passwords under OWASP's argon2id minimum
 # (19 MiB, 2 passes): the suite hashes and verifies some two hundred passwords, at
 # 0.16 s of CPU each under the default profile. tests/auth/test_passwords.py holds the
@@ -130,6 +131,11 @@ def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settin
         # An open stream's credential re-checked every quarter second (3 s in service):
         # the revocation tests wait for one re-check each.
         tail_recheck_s=0.25,
+        # A limit that is set holds: the limiter's Redis fails open after 0.2 s in
+        # service, which a loaded machine's first script call can take, and a test
+        # counting 429s then got a 200. tests/api/test_rate_limit.py's hung Redis sets
+        # the service value.
+        rate_limit_redis_timeout_s=REDIS_LIMITER_TIMEOUT_S,
     )
     return base.with_overrides(**overrides)
 
@@ -406,6 +412,8 @@ def live_base_env(workdir: Path) -> dict[str, str]:
         # partition of relation log_lines found for row"). Production writes only today's
         # and tomorrow's partitions, which retention never drops.
         "TIDEGATE_RETENTION_ENABLED": "0",
+        # As make_settings: a limiter's Redis does not fail open under load.
+        "TIDEGATE_RATE_LIMIT_REDIS_TIMEOUT_S": str(REDIS_LIMITER_TIMEOUT_S),
     }
 
 

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from tests.conftest import REDIS_PREFIX, REDIS_URL, make_settings, open_client
 from tests.live import live_get
 
+from tidegate.config import Settings
 from tidegate.ratelimit import MemoryRateLimiter, RedisRateLimiter
 
 
@@ -161,7 +162,15 @@ async def test_hung_redis_never_turns_sqlite_writes_into_errors(
     await upgrade_database(url)
     async with HungRedis() as redis_url:
         http, lifespan = await open_client(
-            make_settings(url, tmp_path, redis_url=redis_url, rate_limit_per_minute=1000)
+            make_settings(
+                url,
+                tmp_path,
+                redis_url=redis_url,
+                rate_limit_per_minute=1000,
+                rate_limit_redis_timeout_s=Settings.model_fields[
+                    "rate_limit_redis_timeout_s"
+                ].default,
+            )
         )
         try:
             tenant = await make_tenant(url)
