@@ -214,6 +214,41 @@ async def test_resubscribing_right_after_leaving(
             assert [item.line for item in batch.lines] == [f"round {round_number}"]
 
 
+async def test_a_broker_knows_which_accounts_are_tailed_here() -> None:
+    broker = TailBroker()
+    assert await broker.listened({"acct-a", "acct-b"}) == set()
+    async with broker.subscribe("acct-a", EVERYTHING):
+        assert await broker.listened({"acct-a", "acct-b"}) == {"acct-a"}
+    assert await broker.listened({"acct-a"}) == set()
+
+
+@pytest.mark.redis
+async def test_a_broker_knows_which_accounts_are_tailed_in_any_process(
+    redis_brokers: tuple[RedisTailBroker, RedisTailBroker, Redis],
+) -> None:
+    """What decides whether a PostgreSQL write takes its rows' ids first (live lines
+    carry them): one PUBSUB NUMSUB for the accounts not tailed here."""
+    one, two, probe = redis_brokers
+    watched, other = (f"acct-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    assert await one.listened({watched, other}) == set()
+    async with two.subscribe(watched, EVERYTHING):
+        assert await one.listened({watched, other}) == {watched}
+        async with one.subscribe(other, EVERYTHING):
+            assert await one.listened({watched, other}) == {watched, other}
+    await left_the_channel(probe, f"{REDIS_PREFIX}tail:{watched}")
+    assert await one.listened({watched, other}) == set()
+
+
+async def test_unreachable_redis_answers_every_account_as_listened() -> None:
+    """Unknown is as if tailed: the write takes ids it may not need, never the reverse."""
+    dead = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    broker = RedisTailBroker(dead)
+    try:
+        assert await broker.listened({"acct-a", "acct-b"}) == {"acct-a", "acct-b"}
+    finally:
+        await dead.aclose()
+
+
 async def test_unreachable_redis_keeps_local_subscribers_fed() -> None:
     dead = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
     broker = RedisTailBroker(dead, subscribe_timeout=0.3)

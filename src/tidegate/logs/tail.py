@@ -22,7 +22,7 @@ import contextlib
 import json
 import logging
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,6 +237,13 @@ class TailBroker:
     def subscriber_count(self, account_id: str) -> int:
         return len(self._subscribers.get(account_id, ()))
 
+    async def listened(self, account_ids: Collection[str]) -> set[str]:
+        """Which of the accounts have a live-tail subscriber now (here; with Redis, in
+        any process). A subscriber that joins after this answer and before the lines
+        are published gets them without their ids (``TailLine.id`` ``None``), as one
+        that joins while a write is in flight always has."""
+        return {account_id for account_id in account_ids if self.subscriber_count(account_id)}
+
     async def publish(self, account_id: str, lines: Sequence[TailLine | NewLine]) -> None:
         """Hand ``lines`` (already committed, or ``indexonly``) to the account's
         subscribers. Never blocks on a subscriber and never raises."""
@@ -364,6 +371,27 @@ class RedisTailBroker(TailBroker):
         except Exception:
             logger.warning("live tail: Redis publish failed; local subscribers only")
             self._fan_out(account_id, tail_lines)
+
+    async def listened(self, account_ids: Collection[str]) -> set[str]:
+        here = await super().listened(account_ids)
+        elsewhere = [account_id for account_id in account_ids if account_id not in here]
+        if not elsewhere:
+            return here
+        try:
+            # One round trip: every process subscribes to an account's channel while it
+            # has a subscriber for it (_sync_requested), and only then.
+            counts = await self._redis.pubsub_numsub(
+                *(self.channel_prefix + account_id for account_id in elsewhere)
+            )
+        except Exception:
+            # Unknown: as if listened (the cost is only the ids taken for nothing).
+            return set(account_ids)
+        prefix = len(self.channel_prefix)
+        return here | {
+            (channel.decode() if isinstance(channel, bytes) else channel)[prefix:]
+            for channel, count in counts
+            if count
+        }
 
     async def _on_first_subscriber(self, account_id: str) -> None:
         channel = self.channel_prefix + account_id

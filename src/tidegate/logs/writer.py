@@ -98,6 +98,12 @@ class LineWriter:
         self.groups = 0
         self.grouped_writes = 0
 
+    @property
+    def numbers_lines(self) -> bool:
+        """Whether every write learns its rows' ids for free (SQLite's writer numbers
+        them); else a batch asks for them (``StoreBatch.want_ids``)."""
+        return self._db.sqlite_path is not None
+
     async def write(self, batches: Sequence[StoreBatch]) -> None:
         """Store ``batches`` in one transaction with whatever else is pending; returns
         once it has committed, raises what made it fail."""
