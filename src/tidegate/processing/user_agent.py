@@ -22,11 +22,10 @@ servers cap a header line at about 8 KiB; browsers send a few hundred characters
 from __future__ import annotations
 
 from functools import cache
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-import woothee
-from ua_parser import Domain, load_lazy_builtins
-from ua_parser.regex import Resolver
+if TYPE_CHECKING:
+    from ua_parser.regex import Resolver
 
 __all__ = ["MAX_USER_AGENT", "UserAgentMode", "parse_user_agent", "prepare"]
 
@@ -55,7 +54,12 @@ _WOOTHEE_UNKNOWN: Final = ("", "UNKNOWN")
 @cache
 def _uap() -> Resolver:
     """uap-core's rules compiled on the Rust engine (about 0.2 s, once per process).
-    The lazy matchers never compile the rules on Python's ``re``."""
+    The lazy matchers never compile the rules on Python's ``re``. The library (with
+    PyYAML, about 0.12 s of CPU) and woothee load at first use, not with the catalogue
+    of components every server imports."""
+    from ua_parser import load_lazy_builtins
+    from ua_parser.regex import Resolver
+
     return Resolver(load_lazy_builtins())
 
 
@@ -71,6 +75,8 @@ def _known(value: str) -> str | None:
 
 
 def _woothee(text: str) -> Parsed:
+    import woothee
+
     found = woothee.parse(text)
     return {
         "browser": {"family": _known(found["name"]), "version": _known(found["version"])},
@@ -85,6 +91,8 @@ def _fields(found: object | None, names: tuple[str, ...]) -> Fields:
 
 
 def _uap_core(text: str) -> Parsed:
+    from ua_parser import Domain
+
     found = _uap()(text, Domain.ALL)
     return {
         "browser": _fields(found.user_agent, ("family", "major", "minor", "patch")),
