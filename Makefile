@@ -66,6 +66,7 @@ bench: install
 	$(BIN)/python bench/bench_export_loop.py
 	$(BIN)/python bench/bench_syslog.py
 	$(BIN)/python bench/bench_search.py --lines 100k
+	$(BIN)/python bench/bench_alert_idle.py
 
 ## Re-resolve the lock after changing pyproject.toml (needs uv: pip install uv).
 lock:

@@ -16,7 +16,7 @@ ALLOWED_LABELS = {
     "code": set(CODES),
     "result": set(INGEST_RESULTS),
     "outcome": {"stored", "excluded", "failed", "ok"}  # lines, group commits
-    | {"evaluated", "standby", "delivered", "retried"}  # alerts
+    | {"evaluated", "standby", "idle", "delivered", "retried"}  # alerts
     | set(SYSLOG_LINE_OUTCOMES)
     | {"accepted", "refused"}  # syslog lines and connections
     | set(SEGMENT_INDEX_OUTCOMES),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import partial
 
 from tidegate import metrics
+from tidegate.alerts import idle
 from tidegate.alerts.evaluator import Evaluator
 from tidegate.alerts.index_rate.evaluator import evaluate_index_rates
 from tidegate.alerts.matching import MatchingPool
@@ -69,8 +70,20 @@ class AlertRunner:
         )
 
     async def round(self) -> None:
-        """One evaluation (lines, index rates, pipeline alerts) and one delivery pass."""
+        """One evaluation (lines, index rates, pipeline alerts) and one delivery pass;
+        one read when there is nothing to evaluate or deliver (alerts.idle)."""
         started = time.perf_counter()
+        try:
+            todo = await idle.work(self._db, now_ms=self.clock())
+        except Exception:
+            metrics.ALERT_EVALUATIONS.labels("failed").inc()
+            raise
+        if not todo.evaluate:
+            metrics.ALERT_EVALUATIONS.labels("idle").inc()
+            if todo.deliver:
+                await self._deliver()
+            self.rounds += 1
+            return
         try:
             result = await self.evaluator.evaluate()
             if result.claimed:
@@ -95,12 +108,15 @@ class AlertRunner:
             metrics.ALERT_FIRINGS.inc(result.firings)
         else:
             metrics.ALERT_EVALUATIONS.labels("standby").inc()
+        await self._deliver()
+        self.rounds += 1
+
+    async def _deliver(self) -> None:
         delivered = await self.outbox.deliver_due()
         for outcome in ("delivered", "retried", "failed"):
             count = getattr(delivered, outcome)
             if count:
                 metrics.ALERT_DELIVERIES.labels(outcome).inc(count)
-        self.rounds += 1
 
     async def _run(self) -> None:
         while True:
