@@ -319,6 +319,7 @@ MANAGEMENT_READS: dict[str, str] = {
     ),
     "/info": "SELECT id, company FROM accounts WHERE id = {account}",
     "/orgs": "SELECT id, company FROM accounts WHERE id = {account}",
+    "/v1/auth/session": "SELECT id, company FROM accounts WHERE id = {account}",
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

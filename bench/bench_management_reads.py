@@ -20,7 +20,7 @@ account's one feature, enabled; the index-rate alert: set, an e-mail and a webho
 channel; the pipeline alerts: ``rows`` threshold alerts, inactive, on the first
 pipeline's source, one with a webhook, the rest a log analysis service; ingestion status:
 active; archiving status: the days the servers' archive runners queued; the CLI's
-``/info`` and ``/orgs``: read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+``/info``, ``/orgs`` and ``/v1/auth/session``: read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -85,6 +85,7 @@ ROUTES = {
     "archiving status get": "/v1/config/archiving/status",
     "cli info": "/info",
     "cli orgs": "/orgs",
+    "session whoami": "/v1/auth/session",
 }
 
 # Read with the enterprise key; the rest with the account's service key.

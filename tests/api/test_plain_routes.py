@@ -59,6 +59,7 @@ EXPECTED = {
     "/v1/auth/preferences",
     "/info",
     "/orgs",
+    "/v1/auth/session",
     "/v1/config/archiving/status",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"

@@ -19,7 +19,7 @@ PostgreSQL. The pipeline alerts too (the alert get, each segment's component ale
 get; alerts of each service, active and not, under their own component, kind and
 pipeline and under others, a wrong kind), the ingestion status (suspended, active)
 a person's preferences (set, and never set; a key's 403),
-and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
+the web app's who-am-I (/v1/auth/session) and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
 an account: its accounts), and archiving's status (an
 account with three days to write, and one without archiving)."""
 
@@ -88,6 +88,7 @@ from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
 from tidegate.preferences import repository as preference_repository
 from tidegate.preferences import schemas as preference_schemas
 from tidegate.preferences import service as preference_service
+from tidegate.sessions import schemas as session_schemas
 from tidegate.sessions import service as session_service
 from tidegate.suspensions import schemas as suspension_schemas
 from tidegate.suspensions import service as suspension_service
@@ -281,6 +282,19 @@ async def info_before(principal: CurrentPrincipal, session: SessionDep) -> cli_s
     )
 
 
+async def whoami_before(
+    principal: CurrentPrincipal, session: SessionDep
+) -> session_schemas.SessionInfo:
+    accounts = await session_service.accounts_of(session=session, principal=principal)
+    return session_schemas.SessionInfo(
+        kind=principal.kind,
+        email=principal.email,
+        account_id=principal.account_id,
+        role=principal.role.label if principal.account_id is not None else None,
+        accounts=accounts,
+    )
+
+
 async def orgs_before(principal: CurrentPrincipal, session: SessionDep) -> list[cli_schemas.Org]:
     return [
         cli_schemas.Org(id=account.id, name=account.name, role=account.role, servicekeys=[])
@@ -438,6 +452,7 @@ BEFORE = {
     "/v1/auth/preferences": preferences_before,
     "/info": info_before,
     "/orgs": orgs_before,
+    "/v1/auth/session": whoami_before,
     "/v1/config/archiving/status": archiving_status_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
@@ -573,6 +588,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v1/auth/preferences": [""],
         "/info": [""],
         "/orgs": [""],
+        "/v1/auth/session": [""],
         "/v1/config/archiving/status": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
 from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
 from tidegate.api.path_params import id_path
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
@@ -91,9 +92,11 @@ async def sign_in(
     "",
     summary="Who am I: the credential's kind, e-mail, account, role, accounts",
     dependencies=[Depends(authenticate), requires(Permission.SIGNED_IN)],
+    response_model=schemas.SessionInfo,
 )
-async def whoami(principal: CurrentPrincipal, session: SessionDep) -> schemas.SessionInfo:
-    return await service.whoami(session=session, principal=principal)
+async def whoami(request: Request, principal: CurrentPrincipal) -> Response:
+    db = app_state(request).db
+    return json_response(await service.read_whoami(db=db, principal=principal))
 
 
 @router.put("/account", summary="Act as another of the session's accounts")

@@ -103,14 +103,30 @@ async def read_accounts_of(*, db: Database, principal: Principal) -> list[dict[s
     return [session_account_data(row, OWNER) for row in rows]
 
 
+def session_info_data(principal: Principal, accounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``schemas.SessionInfo`` as plain data (its fields in its order), from the accounts
+    the credential may act in (``session_account_data``); no CSRF token (only sign-in's
+    answer carries one)."""
+    return {
+        "kind": principal.kind,
+        "email": principal.email,
+        "account_id": principal.account_id,
+        "role": principal.role.label if principal.account_id is not None else None,
+        "accounts": accounts,
+        "csrf_token": None,
+    }
+
+
+async def read_whoami(*, db: Database, principal: Principal) -> dict[str, Any]:
+    """``GET /v1/auth/session``'s document, from one raw read (the web app asks it on
+    every page load)."""
+    return session_info_data(principal, await read_accounts_of(db=db, principal=principal))
+
+
 async def whoami(*, session: AsyncSession, principal: Principal) -> schemas.SessionInfo:
     accounts = await accounts_of(session=session, principal=principal)
-    return schemas.SessionInfo(
-        kind=principal.kind,
-        email=principal.email,
-        account_id=principal.account_id,
-        role=principal.role.label if principal.account_id is not None else None,
-        accounts=accounts,
+    return schemas.SessionInfo.model_validate(
+        session_info_data(principal, [account.model_dump() for account in accounts])
     )
 
 
