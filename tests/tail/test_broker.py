@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from tests.api.test_rate_limit import HungRedis
 from tests.conftest import REDIS_PREFIX, REDIS_URL
 from tests.tail.channels import left_the_channel, subscribers
 
@@ -235,8 +236,29 @@ async def test_a_broker_knows_which_accounts_are_tailed_in_any_process(
         assert await one.listened({watched, other}) == {watched}
         async with one.subscribe(other, EVERYTHING):
             assert await one.listened({watched, other}) == {watched, other}
-    await left_the_channel(probe, f"{REDIS_PREFIX}tail:{watched}")
+    # Each broker leaves a channel in the background: until then it still counts.
+    for account in (watched, other):
+        await left_the_channel(probe, f"{REDIS_PREFIX}tail:{account}")
     assert await one.listened({watched, other}) == set()
+
+
+async def test_a_redis_that_does_not_answer_holds_up_no_write() -> None:
+    """Asked before each PostgreSQL write commits: a hung Redis costs one short wait,
+    then none for a while, and every account counts as tailed meanwhile."""
+    server = HungRedis()
+    async with server as url:
+        hung = Redis.from_url(url)
+        broker = RedisTailBroker(hung)
+        try:
+            assert await asyncio.wait_for(broker.listened({"a", "b"}), 30) == {"a", "b"}
+            asked = len(server.connections)
+            assert asked >= 1
+            # Not asked again for a while: no new connection, no wait.
+            for _ in range(3):
+                assert await asyncio.wait_for(broker.listened({"a"}), 30) == {"a"}
+            assert len(server.connections) == asked
+        finally:
+            await hung.aclose()
 
 
 async def test_unreachable_redis_answers_every_account_as_listened() -> None:

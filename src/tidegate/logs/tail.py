@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -288,6 +289,12 @@ class TailBroker:
         return None
 
 
+# RedisTailBroker.listened: how long a write waits for Redis to say who tails, and how
+# long it then takes the ids without asking.
+LISTENED_TIMEOUT_S = 0.25
+LISTENED_RETRY_S = 5.0
+
+
 class RedisTailBroker(TailBroker):
     """Fan-out across processes and hosts through Redis pub/sub, one channel per
     account. Each process subscribes to the channel of an account only while it has a
@@ -326,6 +333,8 @@ class RedisTailBroker(TailBroker):
         # Set by close(): the reader checks it every loop. Cancelling alone is not
         # enough: get_message can swallow the cancel (shutdown.py).
         self._stopping = asyncio.Event()
+        # listened(): when Redis may be asked again after it failed to answer.
+        self._ask_again_at = 0.0
 
     @property
     def spans_processes(self) -> bool:
@@ -377,14 +386,20 @@ class RedisTailBroker(TailBroker):
         elsewhere = [account_id for account_id in account_ids if account_id not in here]
         if not elsewhere:
             return here
+        # Asked before a write commits, so a Redis that does not answer must not hold up
+        # ingestion: a short bound, and after a failure no asking for a while. Unknown
+        # is as if listened (the cost is only the ids taken for nothing).
+        if time.monotonic() < self._ask_again_at:
+            return set(account_ids)
         try:
-            # One round trip: every process subscribes to an account's channel while it
-            # has a subscriber for it (_sync_requested), and only then.
-            counts = await self._redis.pubsub_numsub(
-                *(self.channel_prefix + account_id for account_id in elsewhere)
-            )
+            async with asyncio.timeout(LISTENED_TIMEOUT_S):
+                # One round trip: every process subscribes to an account's channel while
+                # it has a subscriber for it (_sync_requested), and only then.
+                counts = await self._redis.pubsub_numsub(
+                    *(self.channel_prefix + account_id for account_id in elsewhere)
+                )
         except Exception:
-            # Unknown: as if listened (the cost is only the ids taken for nothing).
+            self._ask_again_at = time.monotonic() + LISTENED_RETRY_S
             return set(account_ids)
         prefix = len(self.channel_prefix)
         return here | {
