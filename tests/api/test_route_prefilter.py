@@ -37,6 +37,8 @@ def _paths(app: Any) -> list[str]:
     """Every operation's path with its parameters filled, with and without a trailing
     slash, and paths no route has."""
     found = {"/", "/nope", "/v1/config/nope", "/v3/pipeline/x/y/z/w", "/v3/pipeline/x/y/z/w/v"}
+    # parameters holding what is elsewhere a literal segment
+    found |= {"/v3/pipeline/alert/source/alert", "/v3/pipeline/source/alert/source/alert"}
     for path_format, _ in _formats(app.routes):
         path = re.sub(r"\{[^}]*\}", "x", path_format)
         found |= {path, path.rstrip("/") + "/", path.upper()}
@@ -112,9 +114,21 @@ async def test_a_request_tries_only_routes_its_path_can_match(
     monkeypatch.setattr(APIRoute, "matches", counting)
     # each route's path as FastAPI matches it (a nested router's prefix first)
     formats = {id(route): path_format for path_format, route in _formats(_app(client).routes)}
-    node = "/v3/pipeline/0123456789abcdef01234567/source/0123456789abcdef01234567"
+    some = "0123456789abcdef01234567"
+    node = f"/v3/pipeline/{some}/source/{some}"
     alerts = node + "/alert"
-    for path in ("/v3/pipeline", node, alerts, alerts + "/0123456789abcdef01234567", "/v2/export"):
+    alert = f"/v3/pipeline/{some}/alert/{some}"
+    # each path's routes tried: only those of its depth and its literal segments, once
+    # a walk (FastAPI walks the matching router twice, and the nested one once more)
+    expected = {
+        # the node's get; before: the live router's tap, then 20 routes of the pipelines'
+        node: ["/v3/pipeline/{pipeline_id}/source/{node_id}"] * 2,
+        # the component's alerts; before: 24 routes of every depth
+        alerts: ["/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert"] * 3,
+        # the alert get; before: 43, the 20 routes of its depth in the pipelines' router
+        alert: ["/v3/pipeline/{pipeline_id}/alert/{alert_id}"] * 3,
+    }
+    for path in ("/v3/pipeline", node, alerts, alerts + f"/{some}", alert, "/v2/export"):
         tried.clear()
         response = await client.get(path)
         assert response.status_code == 401  # no credentials: routed, then refused
@@ -123,19 +137,5 @@ async def test_a_request_tries_only_routes_its_path_can_match(
             path_format = formats[id(route)]
             assert path.startswith(path_format.split("{", 1)[0]), path_format
             assert path_format.count("/") == path.count("/"), path_format
-        if path == node:
-            # the node's get, first of its depth in the pipelines' router, tried once a
-            # walk (FastAPI walks the matching router twice); before it, only the live
-            # router's tap (the one route of that depth before the pipelines' router): 20
-            # routes before
-            assert [formats[id(route)] for route in tried] == [
-                "/v3/pipeline/{pipeline_id}/tap/{component_id}"
-            ] + ["/v3/pipeline/{pipeline_id}/source/{node_id}"] * 2, tried
-        if path == alerts:
-            # the component's alerts: only the alerts' router's routes of its depth
-            # (processor, destination, then the documented {kind}), GET and POST, in each
-            # of FastAPI's walks; 24 routes of every depth before
-            assert {formats[id(route)] for route in tried} == {
-                f"/v3/pipeline/{{pipeline_id}}/{kind}/{{component_id}}/alert"
-                for kind in ("processor", "destination", "{kind}")
-            }, tried
+        if path in expected:
+            assert [formats[id(route)] for route in tried] == expected[path], tried

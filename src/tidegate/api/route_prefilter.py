@@ -141,45 +141,98 @@ def path_depths(candidate: Any) -> frozenset[int] | None:
     return frozenset([str(candidate.path_format).count("/")])
 
 
+def _literal_segments(candidate: Any) -> tuple[str | None, ...] | None:
+    """The ``/``-separated segments of the path a FastAPI route's context matches, a
+    segment holding a parameter as None; None for any other candidate."""
+    if _is_included(candidate) or getattr(candidate, "starlette_route", None) is not None:
+        return None
+    if not isinstance(getattr(candidate, "original_route", None), APIRoute):
+        return None
+    return tuple(None if "{" in part else part for part in str(candidate.path_format).split("/"))
+
+
+# Candidate lists kept per depth, at most (a path's literal segments pick one list).
+_MAX_LISTS = 256
+
+
+class _DepthCandidates:
+    """An included router's candidates of one depth: each with its literal segments
+    (``_literal_segments``: a candidate of that depth has as many segments as the
+    path), the positions where one of them has a literal and the literals there, and the
+    lists already picked, by the path's literals at those positions (None: one no
+    candidate has)."""
+
+    def __init__(self, every: list[Any], depth: int) -> None:
+        self.kept: list[tuple[Any, tuple[str | None, ...] | None]] = []
+        for candidate in every:
+            depths = path_depths(candidate)
+            if depths is None or depth in depths:
+                self.kept.append((candidate, _literal_segments(candidate)))
+        literals: dict[int, set[str]] = {}
+        for _, parts in self.kept:
+            for position, part in enumerate(parts or ()):
+                if part is not None:
+                    literals.setdefault(position, set()).add(part)
+        self.positions = tuple(sorted(literals))
+        self.literals = tuple(frozenset(literals[position]) for position in self.positions)
+        self.lists: dict[tuple[str | None, ...], list[Any]] = {}
+
+    def of(self, parts: list[str]) -> list[Any]:
+        key = tuple(
+            part if (part := parts[position]) in known else None
+            for position, known in zip(self.positions, self.literals, strict=True)
+        )
+        found = self.lists.get(key)
+        if found is None:
+            wanted = dict(zip(self.positions, key, strict=True))
+            found = [
+                candidate
+                for candidate, own in self.kept
+                if own is None
+                or all(part is None or part == wanted[n] for n, part in enumerate(own))
+            ]
+            if len(self.lists) < _MAX_LISTS:
+                self.lists[key] = found
+        return found
+
+
 def _depth_filtered(included: Any) -> Callable[[Any], Any]:
     """``included._match`` over only the candidates that can match the request's path:
-    those of its depth (``path_depths``: a nested router that has routes of it) and
-    those whose depth is not fixed, in their order. A path parameter's text holds no
-    ``/`` (but under the ``path`` convertor), and a route's pattern is anchored, so a
-    candidate of another depth matches the path neither fully nor partly: skipping it
-    changes no answer. FastAPI's own ``_match`` does the matching; only the list it
-    walks (``effective_candidates``, read while the cell below is set, which ``_match``
-    never awaits across) is the shorter one. A nested router among the candidates (a
-    new one each time FastAPI rebuilds the list) is given the check and the filter too."""
+    those of its depth (``path_depths``: a nested router that has routes of it) whose
+    literal segments are the path's, and those whose depth is not fixed, in their order.
+    A path parameter's text holds no ``/`` (but under the ``path`` convertor), and a
+    route's pattern is anchored, so a candidate of another depth, or with another text
+    where its path has a literal segment, matches the path neither fully nor partly:
+    skipping it changes no answer. FastAPI's own ``_match`` does the matching; only the
+    list it walks (``effective_candidates``, read while the cell below is set, which
+    ``_match`` never awaits across) is the shorter one. A nested router among the
+    candidates (a new one each time FastAPI rebuilds the list) is given the check and
+    the filter too."""
     match = included._match  # FastAPI's own, bound
     candidates = included.effective_candidates  # FastAPI's own (or the plain handler's), bound
-    wanted: list[int | None] = [None]  # the request's depth while its match runs
-    lists: dict[int, list[Any]] = {}
+    wanted: list[list[str] | None] = [None]  # the request path's segments while it is matched
+    by_depth: dict[int, _DepthCandidates] = {}
     seen: list[Any] = [None]  # the candidate list the depth lists were built from
 
     def effective_candidates() -> list[Any]:
         every: list[Any] = candidates()
         if seen[0] is not every:  # FastAPI rebuilt its list: rebuild ours
-            lists.clear()
+            by_depth.clear()
             seen[0] = every
             for candidate in every:
                 if _is_included(candidate):
                     _give(candidate)
-        depth = wanted[0]
-        if depth is None:
+        parts = wanted[0]
+        if parts is None:
             return every
-        found = lists.get(depth)
-        if found is None:
-            kept = []
-            for candidate in every:
-                depths = path_depths(candidate)
-                if depths is None or depth in depths:
-                    kept.append(candidate)
-            found = lists[depth] = kept
-        return found
+        depth = len(parts) - 1
+        of_depth = by_depth.get(depth)
+        if of_depth is None:
+            of_depth = by_depth[depth] = _DepthCandidates(every, depth)
+        return of_depth.of(parts)
 
     def depth_filtered(scope: Any) -> Any:
-        wanted[0] = get_route_path(scope).count("/")
+        wanted[0] = get_route_path(scope).split("/")
         try:
             return match(scope)
         finally:
