@@ -19,12 +19,21 @@ depth. A router none of whose routes has the request's depth is skipped too, and
 router that may match walks only its routes of that depth (and those whose depth is not
 fixed), in their order: the pipelines' router holds 38 routes under ``/v3/pipeline/``,
 and FastAPI walks the matching router twice (once to match, once to pick the route), so
-a pipeline node's get tried 20 regular expressions where its depth leaves 2.
+a pipeline node's get tried 20 regular expressions where its depth leaves 2. Of those,
+it walks only the ones whose literal segments are the path's (``source`` is not
+``alert``): a pipeline alert's get has a node's depth, and tried the 20 node routes of
+it in each walk.
+
+A router nested in an included one (the pipeline alerts' in the pipelines') is checked
+and filtered the same way, its include's prefix before its routes' paths; its routes
+count in the including router's prefixes and depths, and it is a candidate only for
+the depths its routes have.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from fastapi import FastAPI
@@ -88,30 +97,37 @@ def route_depths(routes: list[Any], prefix: str = "") -> frozenset[int] | None:
     return frozenset(depths)
 
 
-def _route_lists(router: Any) -> list[list[Any]]:
-    """``router``'s list of routes and those of the routers nested in it: what grows
-    when a route is added to one of them."""
-    lists = [router.routes]
+def _nested_lists(router: Any) -> tuple[tuple[list[Any], int], ...]:
+    """The route lists of the routers nested in ``router`` (and in them), each with its
+    length now: what grows when a route is added to one of them."""
+    found: list[tuple[list[Any], int]] = []
     for route in router.routes:
         if _is_included(route):
-            lists += _route_lists(route.original_router)
-    return lists
+            inner = route.original_router
+            found += [(inner.routes, len(inner.routes)), *_nested_lists(inner)]
+    return tuple(found)
+
+
+def _grown(nested: tuple[tuple[list[Any], int], ...]) -> bool:
+    return any(len(routes) != length for routes, length in nested)
 
 
 def _prefiltered(included: Any) -> Callable[[Any], tuple[Match, dict[str, Any]]]:
     router = included.original_router
     prefix = str(included.include_context.prefix)  # before its routes' own paths
     matches = included.matches  # FastAPI's own, bound
-    # (the route lists' lengths, prefixes, depths) when last computed, and those lists
-    seen: list[Any] = [None, None, None, [router.routes]]
+    # (number of routes, prefixes, depths, the nested routers' route lists and their
+    # lengths) when last computed
+    seen: list[Any] = [None, None, None, ()]
 
     def prefiltered(scope: Any) -> tuple[Match, dict[str, Any]]:
-        if seen[0] != [len(routes) for routes in seen[3]]:  # routes added: recompute
-            seen[3] = _route_lists(router)
-            seen[:3] = [
-                [len(routes) for routes in seen[3]],
-                literal_prefixes(router.routes, prefix),
-                route_depths(router.routes, prefix),
+        routes = router.routes
+        if seen[0] != len(routes) or (seen[3] and _grown(seen[3])):  # routes added
+            seen[:] = [
+                len(routes),
+                literal_prefixes(routes, prefix),
+                route_depths(routes, prefix),
+                _nested_lists(router),
             ]
         prefixes = seen[1]
         path = get_route_path(scope)
@@ -175,14 +191,24 @@ class _DepthCandidates:
                     literals.setdefault(position, set()).add(part)
         self.positions = tuple(sorted(literals))
         self.literals = tuple(frozenset(literals[position]) for position in self.positions)
-        self.lists: dict[tuple[str | None, ...], list[Any]] = {}
+        self.every = [candidate for candidate, _ in self.kept]
+        # the path's segments at those positions, in C (one position: a string)
+        self.pick = itemgetter(*self.positions) if self.positions else None
+        self.lists: dict[Any, list[Any]] = {}
 
     def of(self, parts: list[str]) -> list[Any]:
+        if self.pick is None:
+            return self.every
+        picked = self.pick(parts)
+        found = self.lists.get(picked)  # the path's literals all known: kept by them
+        if found is not None:
+            return found
+        one = len(self.positions) == 1
         key = tuple(
-            part if (part := parts[position]) in known else None
-            for position, known in zip(self.positions, self.literals, strict=True)
+            part if part in known else None
+            for part, known in zip((picked,) if one else picked, self.literals, strict=True)
         )
-        found = self.lists.get(key)
+        found = self.lists.get(key[0] if one else key)
         if found is None:
             wanted = dict(zip(self.positions, key, strict=True))
             found = [
@@ -192,7 +218,7 @@ class _DepthCandidates:
                 or all(part is None or part == wanted[n] for n, part in enumerate(own))
             ]
             if len(self.lists) < _MAX_LISTS:
-                self.lists[key] = found
+                self.lists[key[0] if one else key] = found
         return found
 
 
