@@ -16,11 +16,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
 import orjson
 
-__all__ = ["dumps", "in_own_spelling", "loads", "plain", "read_constant", "read_float", "repaired"]
+__all__ = [
+    "OTHER_SPELLING_REGEXP",
+    "dumps",
+    "in_own_spelling",
+    "loads",
+    "plain",
+    "read_constant",
+    "read_float",
+    "repaired",
+]
 
 _MIN_INT: Final = -(2**63)
 _MAX_INT: Final = 2**64  # exclusive
@@ -74,10 +84,23 @@ def plain(value: Any) -> Any:
     return _text(str(value))
 
 
-# Every byte a digit or not: a run of ``_BIG_RUN`` digits is an integer past 64 bits
-# (or digits in a string, which only costs the slow path).
+# Every byte a digit or not: a run of ``_BIG_RUN_LENGTH`` digits is an integer past 64
+# bits (or digits in a string, which only costs the slow path).
 _DIGITS: Final = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
-_BIG_RUN: Final = b"0" * 20
+_BIG_RUN_LENGTH: Final = 20
+_BIG_RUN: Final = b"0" * _BIG_RUN_LENGTH
+# What ``in_own_spelling`` refuses besides such a run; ``": `` first (jsonb's text fails
+# there, early).
+_OTHER_SPELLINGS: Final = ('": ', "\\", "e-0", "NaN", "Infinity")
+# The same rules as one regexp, for SQL that tells it where the text is stored
+# (``logs.segments``: DuckDB's RE2, linear in the text): it matches where
+# ``in_own_spelling`` refuses an object.
+OTHER_SPELLING_REGEXP: Final = "|".join(
+    [
+        *(re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", marker) for marker in _OTHER_SPELLINGS),
+        f"[0-9]{{{_BIG_RUN_LENGTH}}}",
+    ]
+)
 
 
 def in_own_spelling(text: str) -> bool:
@@ -96,15 +119,12 @@ def in_own_spelling(text: str) -> bool:
     float). Text that only looks like one of these (in a string) takes the slow path.
     Numbers are trusted past that: no writer of the store spells one otherwise than
     Python or orjson do (``1E+2`` or ``1.50`` would pass through as they are)."""
-    return (
-        text[:1] == "{"
-        and '": ' not in text  # first: jsonb's text fails here, early
-        and "\\" not in text
-        and "e-0" not in text
-        and "NaN" not in text
-        and "Infinity" not in text
-        and _BIG_RUN not in text.encode().translate(_DIGITS)
-    )
+    if text[:1] != "{":
+        return False
+    for marker in _OTHER_SPELLINGS:
+        if marker in text:
+            return False
+    return _BIG_RUN not in text.encode().translate(_DIGITS)
 
 
 def read_constant(_text: str) -> None:

@@ -11,8 +11,6 @@ from fastapi.routing import APIRoute
 from starlette.routing import Match
 from tests.conftest import AppClient
 
-from tidegate.api.route_prefilter import literal_prefixes
-
 
 def _app(client: AppClient) -> Any:
     return client._transport.app  # type: ignore[attr-defined]
@@ -22,28 +20,59 @@ def _scope(method: str, path: str) -> dict[str, Any]:
     return {"type": "http", "method": method, "path": path, "root_path": "", "headers": []}
 
 
+def _formats(routes: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Each route's path format as FastAPI matches it, with the route: those of the
+    routers included in the app and in them (their include's prefix first) too."""
+    found = []
+    for route in routes:
+        if hasattr(route, "original_router"):
+            inner_prefix = prefix + route.include_context.prefix
+            found += _formats(route.original_router.routes, inner_prefix)
+        else:
+            found.append((prefix + getattr(route, "path_format", "/"), route))
+    return found
+
+
 def _paths(app: Any) -> list[str]:
     """Every operation's path with its parameters filled, with and without a trailing
     slash, and paths no route has."""
-    found = {"/", "/nope", "/v1/config/nope", "/v3/pipeline/x/y/z/w"}
-    for route in app.routes:
-        for inner in getattr(getattr(route, "original_router", None), "routes", [route]):
-            path = re.sub(r"\{[^}]*\}", "x", getattr(inner, "path_format", "/"))
-            found |= {path, path.rstrip("/") + "/", path.upper()}
+    found = {"/", "/nope", "/v1/config/nope", "/v3/pipeline/x/y/z/w", "/v3/pipeline/x/y/z/w/v"}
+    # parameters holding what is elsewhere a literal segment
+    found |= {"/v3/pipeline/alert/source/alert", "/v3/pipeline/source/alert/source/alert"}
+    for path_format, _ in _formats(app.routes):
+        path = re.sub(r"\{[^}]*\}", "x", path_format)
+        found |= {path, path.rstrip("/") + "/", path.upper()}
     return sorted(found)
 
 
+def _nested(routes: list[Any]) -> list[Any]:
+    """The included routers among ``routes`` (FastAPI's effective candidates of a
+    router), and those nested in them."""
+    found = []
+    for route in routes:
+        if hasattr(route, "original_router"):
+            found += [route, *_nested(route.effective_candidates())]
+    return found
+
+
+def _included(app: Any) -> list[Any]:
+    """The app's included routers and the routers nested in them, as FastAPI matches
+    them (the pipeline alerts' router in the pipelines')."""
+    return _nested(app.router.routes)
+
+
 def test_every_router_of_the_app_is_prefiltered(client: AppClient) -> None:
-    included = [r for r in _app(client).router.routes if hasattr(r, "original_router")]
-    assert included
-    assert all("matches" in vars(route) for route in included)
+    included = _included(_app(client))
+    top = [r for r in _app(client).router.routes if hasattr(r, "original_router")]
+    assert len(included) > len(top)  # a nested router: the pipeline alerts'
+    assert all("matches" in vars(route) and "_match" in vars(route) for route in included)
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
 def test_the_check_changes_no_match(client: AppClient, method: str) -> None:
     app = _app(client)
     for path in _paths(app):
-        for route in app.router.routes:
+        for route in [*app.router.routes, *_included(app)]:
             prefiltered = route.matches(_scope(method, path))
             own = type(route).matches(route, _scope(method, path))
             assert prefiltered[0] == own[0], (path, route)
@@ -57,7 +86,7 @@ def test_the_depth_filter_changes_no_route_chosen(client: AppClient, method: str
     route and route context) is the same over its routes of the path's depth as over
     all of them."""
     app = _app(client)
-    included = [r for r in app.router.routes if hasattr(r, "original_router")]
+    included = _included(app)
     assert all("_match" in vars(route) for route in included)
     chosen = 0
     for path in _paths(app):
@@ -75,37 +104,38 @@ def test_the_depth_filter_changes_no_route_chosen(client: AppClient, method: str
 async def test_a_request_tries_only_routes_its_path_can_match(
     client: AppClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tried: list[str] = []
+    tried: list[Any] = []
     original = APIRoute.matches
 
     def counting(self: APIRoute, scope: Any) -> tuple[Match, Any]:
-        tried.append(self.path_format)
+        tried.append(self)
         return original(self, scope)
 
     monkeypatch.setattr(APIRoute, "matches", counting)
-    node = "/v3/pipeline/0123456789abcdef01234567/source/0123456789abcdef01234567"
-    for path in ("/v3/pipeline", node):
+    # each route's path as FastAPI matches it (a nested router's prefix first)
+    formats = {id(route): path_format for path_format, route in _formats(_app(client).routes)}
+    some = "0123456789abcdef01234567"
+    node = f"/v3/pipeline/{some}/source/{some}"
+    alerts = node + "/alert"
+    alert = f"/v3/pipeline/{some}/alert/{some}"
+    # each path's routes tried: only those of its depth and its literal segments, once
+    # a walk (FastAPI walks the matching router twice, and the nested one once more)
+    expected = {
+        # the node's get; before: the live router's tap, then 20 routes of the pipelines'
+        node: ["/v3/pipeline/{pipeline_id}/source/{node_id}"] * 2,
+        # the component's alerts; before: 24 routes of every depth
+        alerts: ["/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert"] * 3,
+        # the alert get; before: 43, the 20 routes of its depth in the pipelines' router
+        alert: ["/v3/pipeline/{pipeline_id}/alert/{alert_id}"] * 3,
+    }
+    for path in ("/v3/pipeline", node, alerts, alerts + f"/{some}", alert, "/v2/export"):
         tried.clear()
         response = await client.get(path)
         assert response.status_code == 401  # no credentials: routed, then refused
         assert tried
-        for path_format in tried:
-            [prefix] = literal_prefixes([_route_of(_app(client), path_format)]) or [""]
-            assert path.startswith(prefix), path_format
+        for route in tried:
+            path_format = formats[id(route)]
+            assert path.startswith(path_format.split("{", 1)[0]), path_format
             assert path_format.count("/") == path.count("/"), path_format
-    # the node's get, first of its depth in the pipelines' router, tried once a walk
-    # (FastAPI walks the matching router twice); before it, only the live router's tap
-    # (the one route of that depth before the pipelines' router): 20 routes before
-    assert (
-        tried
-        == ["/v3/pipeline/{pipeline_id}/tap/{component_id}"]
-        + ["/v3/pipeline/{pipeline_id}/source/{node_id}"] * 2
-    ), tried
-
-
-def _route_of(app: Any, path_format: str) -> Any:
-    for route in app.router.routes:
-        for inner in getattr(getattr(route, "original_router", None), "routes", [route]):
-            if getattr(inner, "path_format", None) == path_format:
-                return inner
-    raise AssertionError(path_format)
+        if path in expected:
+            assert [formats[id(route)] for route in tried] == expected[path], tried

@@ -189,3 +189,30 @@ def test_a_record_holding_what_duckdb_spells_unlike_orjson_is_left_to_python(
         rendered[10].record_json
         == '{"_id":"11","_ts":10,"_host":"h","_tag":["a","b é"],"_line":"ok"}'
     )
+
+
+def test_duckdb_renders_a_meta_exactly_where_in_own_spelling_takes_it(tmp_path: Path) -> None:
+    """The SQL's rule for a meta (``_RECORD_SURE``) and ``json_codec.in_own_spelling``
+    are one rule: for rows where nothing else leaves the record to Python, DuckDB renders
+    the record exactly when ``in_own_spelling`` says the meta is in the store's own
+    spelling, over random documents in every writer's spelling and each thing it refuses."""
+    generator = random.Random(29)
+    metas = [
+        spelled(generator, {"k": value(generator), "n": index}) or "" for index in range(3_000)
+    ]
+    refused = ['": ', "\\", "e-0", "NaN", "Infinity", "-Infinity", "1" * 20, "'"]
+    for piece in refused:
+        metas += [f'{{"a":"{piece}"}}', f'{{"a":{piece}}}', f'{{"{piece}":1}}']
+    metas += ['{"a":1e-7}', '{"a":18446744073709551615}', '{"a":1844674407370955161}', "[1]"]
+    columns: dict[str, list[Any]] = {name: [] for name in NAMES}
+    for index, meta in enumerate(metas):
+        row: dict[str, Any] = dict.fromkeys(NAMES, None)
+        row.update(id=index + 1, ts=index, received_ms=0, host="h", line="ok", meta=meta)
+        row.update(line_folded="ok", size_bytes=2)
+        for name in NAMES:
+            columns[name].append(row[name])
+    write_segment(tmp_path, "metas.parquet", columns)
+    rendered = [as_line_row(row) for row in read(tmp_path / "metas.parquet", render=True)]
+    decided = [row.record_json is not None for row in rendered]
+    assert decided == [json_codec.in_own_spelling(meta) for meta in metas]
+    assert 500 < sum(decided) < len(metas) - 500

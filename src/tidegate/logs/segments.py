@@ -36,6 +36,7 @@ from sqlalchemy import ColumnElement, Select, and_, select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import False_, True_
 
+from tidegate import json_codec
 from tidegate.logs.record import OPTIONAL_FIELDS
 from tidegate.logs.store import COLUMNS as STORE_COLUMNS
 from tidegate.logs.store import DAY_MS
@@ -498,8 +499,8 @@ _RECORD_TEXT = (
 # Where the text is surely ``export_record``'s: no unindexed meta to merge; tags absent,
 # empty, or a list in orjson's spelling once ``_TAGS`` (the meta's rules below, and no
 # ``, ``: a separator with a space before anything but a string); a meta absent or in the store's own spelling by
-# ``json_codec.in_own_spelling``'s rules (RE2's regexps are linear in the text).
-_SPELLED_OTHERWISE = '": |\\\\|e-0|NaN|Infinity|[0-9]{20}'
+# ``json_codec.in_own_spelling``'s rules (its ``OTHER_SPELLING_REGEXP``, as an SQL string's text).
+_SPELLED_OTHERWISE = json_codec.OTHER_SPELLING_REGEXP.replace("'", "''")
 _RECORD_SURE = (
     "meta_unindexed IS NULL"
     " AND (tags IS NULL OR tags = '[]' OR (starts_with(tags, '[')"

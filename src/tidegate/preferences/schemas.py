@@ -23,7 +23,9 @@ FilterValues = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_FILTER_VALUE_LENGTH)]],
     Field(max_length=MAX_FILTER_VALUES),
 ]
-Millis = Annotated[int, Field(ge=0, le=2**53 - 1), integral]
+# A range's bound: ms since the epoch, at most what a JSON number holds exactly.
+MAX_MILLIS = 2**53 - 1
+Millis = Annotated[int, Field(ge=0, le=MAX_MILLIS), integral]
 
 
 class SearchFields(BaseModel):

@@ -4,6 +4,7 @@ refused with 403."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,23 +40,80 @@ def _entry(item: Any) -> schemas.Search | None:
         return None
 
 
-def _shown(row: UserPreference | Any | None) -> schemas.Preferences:
-    """The preferences of the ORM object or a raw record of ``utc`` and
-    ``query_history``; the defaults when never set (no row)."""
-    if row is None:
-        return schemas.Preferences()
-    searches = [found for found in map(_entry, list(row.query_history)) if found is not None][
-        : schemas.MAX_QUERY_HISTORY
-    ]
-    return schemas.Preferences(
-        utc=row.utc, query_history=[item.query for item in searches], searches=searches
-    )
+# A search's document without a range or filters, in the model's order (``query`` last;
+# tuples, which JSON writes as lists, so that no document shares a list to change).
+_NO_RANGE: dict[str, Any] = {
+    "range": None,
+    "from": None,
+    "to": None,
+    "hosts": (),
+    "apps": (),
+    "levels": (),
+}
+_FILTERS = ("hosts", "apps", "levels")
+_SEARCH_KEYS = frozenset([*_NO_RANGE, "query"])
+_RELATIVE_RANGE = re.compile(schemas.RELATIVE_RANGE)
+
+
+def _millis(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= schemas.MAX_MILLIS)
+
+
+def _as_written(item: dict[str, Any]) -> bool:
+    """Whether ``item`` is a search as ``remember_query`` stores it, which the model
+    reads unchanged: its fields only, each of its JSON type and within its bounds."""
+    if not item.keys() <= _SEARCH_KEYS or type(item.get("query")) is not str:
+        return False
+    found = item.get("range")
+    if found is not None and (type(found) is not str or not _RELATIVE_RANGE.fullmatch(found)):
+        return False
+    if not (_millis(item.get("from")) and _millis(item.get("to"))):
+        return False
+    for name in _FILTERS:
+        values = item.get(name, ())
+        if type(values) is not list:
+            if values != ():  # absent: the default; null or another type: the model's
+                return False
+            continue
+        if len(values) > schemas.MAX_FILTER_VALUES:
+            return False
+        for value in values:
+            if type(value) is not str or not 0 < len(value) <= schemas.MAX_FILTER_VALUE_LENGTH:
+                return False
+    return True
+
+
+def _search_data(item: Any) -> dict[str, Any] | None:
+    """A stored history entry's document as ``schemas.Search`` writes it, built without
+    the model for a plain query and a search as stored; anything else is the model's to
+    read (or leave out: ``_entry``)."""
+    if type(item) is str:
+        return {**_NO_RANGE, "query": item}
+    if type(item) is dict and _as_written(item):
+        return {**_NO_RANGE, **item}
+    found = _entry(item)
+    return None if found is None else found.model_dump(mode="json", by_alias=True)
 
 
 def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
-    """The preferences' document as plain data (api/raw_json.py), as the response model
-    writes it (``from`` and ``to`` by their aliases)."""
-    return _shown(row).model_dump(mode="json", by_alias=True)
+    """The preferences of the ORM object or a raw record of ``utc`` and
+    ``query_history`` as plain data (api/raw_json.py), as the response model writes it
+    (``from`` and ``to`` by their aliases); the defaults when never set (no row)."""
+    if row is None:
+        return {"utc": False, "query_history": [], "searches": []}
+    searches = [found for found in map(_search_data, list(row.query_history)) if found][
+        : schemas.MAX_QUERY_HISTORY
+    ]
+    return {
+        "utc": row.utc,
+        "query_history": [search["query"] for search in searches],
+        "searches": searches,
+    }
+
+
+def _shown(row: UserPreference | Any | None) -> schemas.Preferences:
+    """The writes' answer: ``preferences_data`` validated."""
+    return schemas.Preferences.model_validate(preferences_data(row))
 
 
 async def get(*, session: AsyncSession, user_id: str) -> schemas.Preferences:
