@@ -19,7 +19,15 @@ from tidegate.search import MAX_QUERY_LENGTH
 PATH = "/v1/auth/preferences"
 HISTORY = PATH + "/query-history"
 # An entry remembered without a range or filters (a plain query, as kept at first).
-NO_RANGE = {"range": None, "from": None, "to": None, "hosts": [], "apps": [], "levels": []}
+NO_RANGE = {
+    "range": None,
+    "from": None,
+    "to": None,
+    "hosts": [],
+    "apps": [],
+    "levels": [],
+    "fields": [],
+}
 
 
 async def _person(client: AppClient) -> tuple[Person, Browser]:
@@ -110,7 +118,13 @@ async def test_each_query_keeps_the_range_and_filters_it_last_ran_with(
     client: AppClient,
 ) -> None:
     _, browser = await _person(client)
-    relative = {"query": "error", "range": "2h", "hosts": ["web-1", "Web-2"], "levels": ["warn"]}
+    relative = {
+        "query": "error",
+        "range": "2h",
+        "hosts": ["web-1", "Web-2"],
+        "levels": ["warn"],
+        "fields": ["status", "user.id"],
+    }
     absolute = {"query": "app:api", "from": 1_000, "to": 61_000, "apps": ["api"]}
     for body in (relative, absolute):
         response = await client.post(HISTORY, json=body, headers=browser.headers)
@@ -182,6 +196,9 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", HISTORY, {"query": "a", "hosts": "web-1"}),
         ("POST", HISTORY, {"query": "a", "hosts": [""]}),
         ("POST", HISTORY, {"query": "a", "hosts": ["h"] * 51}),
+        ("POST", HISTORY, {"query": "a", "fields": "status"}),
+        ("POST", HISTORY, {"query": "a", "fields": [5]}),
+        ("POST", HISTORY, {"query": "a", "fields": ["f" * 257]}),
         ("POST", HISTORY, {"query": "a", "from_ms": 1000, "to_ms": 2000}),
     ],
 )

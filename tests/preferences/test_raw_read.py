@@ -40,6 +40,8 @@ ODD: list[Any] = [
     {"query": "a", "apps": ["x" * schemas.MAX_FILTER_VALUE_LENGTH]},
     {"query": "a", "levels": [1]},
     {"query": "a", "levels": []},
+    {"query": "a", "fields": ["status", 5]},
+    {"query": "a", "fields": None},
     {"query": "a", "extra": 1},
     {"query": "a", "range": None, "from": None, "to": None, "hosts": [], "apps": []},
     {"range": "2h"},
@@ -73,7 +75,7 @@ def as_written(generator: random.Random) -> Any:
     elif kind == 2:
         start = generator.randrange(schemas.MAX_MILLIS)
         entry.update({"from": start, "to": generator.randrange(start, schemas.MAX_MILLIS + 1)})
-    for name in ("hosts", "apps", "levels"):
+    for name in ("hosts", "apps", "levels", "fields"):
         if generator.random() < 0.4:
             entry[name] = [text(generator) for _ in range(generator.randrange(1, 4))]
     fields = list(entry.items())
@@ -133,7 +135,7 @@ async def test_a_read_of_what_the_writer_stores_builds_no_model(
 ) -> None:
     _, browser = await _person(client)
     for body in (
-        {"query": "level:error", "range": "2h", "hosts": ["web-1"]},
+        {"query": "level:error", "range": "2h", "hosts": ["web-1"], "fields": ["status"]},
         {"query": "app:api", "from": 1_000, "to": 61_000, "levels": ["warn", "error"]},
         {"query": "plain"},
     ):

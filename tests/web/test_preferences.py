@@ -248,7 +248,7 @@ def test_query_history_per_person(site: Site, browser: Browser) -> None:
 def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: Browser) -> None:
     """Choosing an entry runs its query with the range as it was chosen (a preset or a
     typed relative range stays relative; a typed absolute range stays those bounds) and
-    with its host, app and level filters."""
+    with its host, app and level filters and the field picker's fields."""
     account = site.account()
     email = make_person(account)
     now = now_ms()
@@ -262,7 +262,7 @@ def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: B
     with browser_of(browser, site, email) as page:
         # A preset with a host filter (from the address, as a shared link runs it).
         with kept(page, "POST", HISTORY):
-            page.goto(f"{site.base_url}/search?q=red&range=1h&hosts=web-1")
+            page.goto(f"{site.base_url}/search?q=red&range=1h&hosts=web-1&field=status")
         expect_lines(page, ["red one"])
         # A typed absolute range.
         page.get_by_test_id("time-input").fill(typed)
@@ -282,7 +282,7 @@ def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: B
         ranges = page.get_by_test_id("query-history-range")
         expect(ranges.nth(0)).to_have_text("Last 2h")
         expect(ranges.nth(1)).to_have_text(re.compile(r"^\d{4}-.* \u2013 \d{4}-"))
-        expect(ranges.nth(2)).to_have_text("Last hour · hosts: web-1")
+        expect(ranges.nth(2)).to_have_text("Last hour · hosts: web-1 · fields: status")
 
         # The preset with its filter, whatever the page's range and filters are now.
         with kept(page, "POST", HISTORY):
@@ -290,6 +290,9 @@ def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: B
         expect_lines(page, ["red one"])
         chosen = url_query(page)
         assert (chosen["q"], chosen["range"], chosen["hosts"]) == (["red"], ["1h"], ["web-1"])
+        assert chosen["field"] == ["status"]  # the picker's field, gone from the page since
+        picked = page.get_by_test_id("facet-custom").get_by_test_id("facet-custom-field")
+        expect(picked).to_have_count(1)
         expect(page.get_by_test_id("time-range")).to_have_value("1h")
         # The absolute one: its bounds, not relative to now.
         page.get_by_test_id("query-history-toggle").click()
@@ -316,4 +319,5 @@ def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: B
         chosen = url_query(other)
         assert chosen["range"] == ["2h"]
         assert "from" not in chosen
+        assert "field" not in chosen  # it ran with none
         expect(other.get_by_test_id("time-range")).to_have_value("2h")

@@ -11,7 +11,8 @@ from tidegate.search import MAX_QUERY_LENGTH
 
 # The latest distinct queries kept per person.
 MAX_QUERY_HISTORY = 50
-# A search's host, app or level filter as kept with its query: values per list, and
+# A search's host, app or level filter, or its picked fields, as kept with its query:
+# values per list, and
 # characters per value.
 MAX_FILTER_VALUES = 50
 MAX_FILTER_VALUE_LENGTH = 256
@@ -49,6 +50,9 @@ class SearchFields(BaseModel):
     hosts: Annotated[FilterValues, Field(description="The host filter")] = []
     apps: Annotated[FilterValues, Field(description="The app filter")] = []
     levels: Annotated[FilterValues, Field(description="The level filter")] = []
+    fields: Annotated[
+        FilterValues, Field(description="The fields shown by the field picker (their top values)")
+    ] = []
 
 
 class Search(SearchFields):

@@ -49,8 +49,9 @@ _NO_RANGE: dict[str, Any] = {
     "hosts": (),
     "apps": (),
     "levels": (),
+    "fields": (),
 }
-_FILTERS = ("hosts", "apps", "levels")
+_FILTERS = ("hosts", "apps", "levels", "fields")
 _SEARCH_KEYS = frozenset([*_NO_RANGE, "query"])
 _RELATIVE_RANGE = re.compile(schemas.RELATIVE_RANGE)
 

@@ -1,7 +1,8 @@
 // Query history: the person's latest distinct queries, newest first, kept by the server
 // with their preferences (preferences.js). The History button beside the search box
-// (or Alt+Down in the box) opens the list; choosing a query runs it with the range and
-// filters it ran with (an entry kept before those were has none: the page's are used).
+// (or Alt+Down in the box) opens the list; choosing a query runs it with the range,
+// filters and picked fields it ran with (an entry kept before those were has none: the
+// page's are used).
 import { clear, formatTime, h } from "./dom.js";
 import { historyEntry, preferences } from "./preferences.js";
 import { presetLabel } from "./timerange.js";
@@ -11,12 +12,12 @@ export function entryRange(entry) {
   const parts = [];
   if (entry.range) parts.push(presetLabel(entry.range));
   else if (entry.from != null && entry.to != null) parts.push(`${formatTime(entry.from)} – ${formatTime(entry.to)}`);
-  for (const name of ["hosts", "apps", "levels"]) if (entry[name] && entry[name].length) parts.push(`${name}: ${entry[name].join(", ")}`);
+  for (const name of ["hosts", "apps", "levels", "fields"]) if (entry[name] && entry[name].length) parts.push(`${name}: ${entry[name].join(", ")}`);
   return parts.join(" · ");
 }
 
 // `input`: the search box; `onChoose(entry)`: run that search ({query, range | from
-// and to, hosts, apps, levels}, as the server keeps it).
+// and to, hosts, apps, levels, fields}, as the server keeps it).
 export function queryHistory({ input, onChoose }) {
   const list = h("div", { class: "query-history popover card", testid: "query-history", role: "listbox", "aria-label": "Recent queries", hidden: true });
   const toggle = h(
@@ -114,7 +115,8 @@ export function queryHistory({ input, onChoose }) {
   return {
     element,
     // A search that ran (its query parsed): remembered with its range and filters
-    // (the page's state: q, range, hosts, apps, levels), never in the search's way.
+    // and the field picker's fields (the page's state: q, range, hosts, apps, levels,
+    // fields), never in the search's way.
     remember: (state) => preferences.rememberQuery(historyEntry(state)).catch(() => {}),
     close,
   };

@@ -13,18 +13,19 @@ const MAX_QUERY_HISTORY = 50; // as the server keeps
 const defaults = () => ({ utc: false, query_history: [], searches: [] });
 
 // A history entry as the server keeps it: the query, and the range (`range`, relative,
-// or `from`/`to`, absolute) and filters it ran with; what is empty is left out.
-export function historyEntry({ q, range, hosts, apps, levels }) {
+// or `from`/`to`, absolute), filters and picked fields it ran with; what is empty is
+// left out.
+export function historyEntry({ q, range, hosts, apps, levels, fields }) {
   const entry = { query: String(q || "").trim() };
   if (range && range.preset) entry.range = range.preset;
   else if (range && Number.isFinite(range.from) && Number.isFinite(range.to)) Object.assign(entry, { from: range.from, to: range.to });
-  for (const [name, list] of Object.entries({ hosts, apps, levels })) if (list && list.length) entry[name] = [...list];
+  for (const [name, list] of Object.entries({ hosts, apps, levels, fields })) if (list && list.length) entry[name] = [...list];
   return entry;
 }
 
 // The same entry, whatever the server added (empty lists, nulls): for comparing two.
 function entryKey(entry) {
-  return JSON.stringify(historyEntry({ q: entry.query, range: entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to }, hosts: entry.hosts, apps: entry.apps, levels: entry.levels }));
+  return JSON.stringify(historyEntry({ q: entry.query, range: entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to }, hosts: entry.hosts, apps: entry.apps, levels: entry.levels, fields: entry.fields }));
 }
 
 export const preferences = {

@@ -88,10 +88,12 @@ export async function render(main, { query }) {
         form.requestSubmit();
         return;
       }
-      // The range as it was chosen (a preset stays relative to now) and the filters.
+      // The range as it was chosen (a preset stays relative to now), the filters and
+      // the field picker's fields.
       state.q = entry.query;
       state.range = entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to };
       for (const [, name] of FACETS) state[name] = [...(entry[name] || [])];
+      state.fields = [...(entry.fields || [])];
       times.show();
       apply();
     },
