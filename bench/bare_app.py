@@ -320,6 +320,15 @@ MANAGEMENT_READS: dict[str, str] = {
     "/info": "SELECT id, company FROM accounts WHERE id = {account}",
     "/orgs": "SELECT id, company FROM accounts WHERE id = {account}",
     "/v1/auth/session": "SELECT id, company FROM accounts WHERE id = {account}",
+    # mzm's accounts, read with the service key: its one account, with its owner.
+    "/v3/auth/account": (
+        "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
+        " JOIN users AS u ON u.id = a.owner_id WHERE a.id = {account}"
+    ),
+    "/v3/auth/account/{id}": (
+        "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
+        " JOIN users AS u ON u.id = a.owner_id WHERE a.id = {account} AND a.id = {id}"
+    ),
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

@@ -20,7 +20,8 @@ account's one feature, enabled; the index-rate alert: set, an e-mail and a webho
 channel; the pipeline alerts: ``rows`` threshold alerts, inactive, on the first
 pipeline's source, one with a webhook, the rest a log analysis service; ingestion status:
 active; archiving status: the days the servers' archive runners queued; the CLI's
-``/info``, ``/orgs`` and ``/v1/auth/session``: read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+``/info``, ``/orgs``, ``/v1/auth/session`` and mzm's ``/v3/auth/account`` (and its
+one account): read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -86,6 +87,8 @@ ROUTES = {
     "cli info": "/info",
     "cli orgs": "/orgs",
     "session whoami": "/v1/auth/session",
+    "auth accounts list": "/v3/auth/account",
+    "auth accounts get": "/v3/auth/account/{account}",
 }
 
 # Read with the enterprise key; the rest with the account's service key.

@@ -60,6 +60,8 @@ EXPECTED = {
     "/info",
     "/orgs",
     "/v1/auth/session",
+    "/v3/auth/account",
+    "/v3/auth/account/{account}",
     "/v1/config/archiving/status",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"

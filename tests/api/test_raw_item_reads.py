@@ -19,15 +19,15 @@ PostgreSQL. The pipeline alerts too (the alert get, each segment's component ale
 get; alerts of each service, active and not, under their own component, kind and
 pipeline and under others, a wrong kind), the ingestion status (suspended, active)
 a person's preferences (set, and never set; a key's 403),
-the web app's who-am-I (/v1/auth/session) and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
+the web app's who-am-I (/v1/auth/session), mzm's accounts (/v3/auth/account and one of them) and the CLI's /info and /orgs (a person, a service key, an enterprise key with and without
 an account: its accounts), and archiving's status (an
 account with three days to write, and one without archiving)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.routing import APIRoute
 from sqlalchemy import select
 from tests.api.test_plain_routes import same_answer
@@ -41,6 +41,7 @@ from tidegate.alerts.index_rate import schemas as index_rate_schemas
 from tidegate.alerts.index_rate import service as index_rate_service
 from tidegate.alerts.pipeline_alerts import open_payload
 from tidegate.api.envelope import Envelope, envelope
+from tidegate.api.path_params import id_path
 from tidegate.api.plain_routes import PlainHandler, route_contexts
 from tidegate.api.session import SessionDep
 from tidegate.archive import repository as archive_repository
@@ -88,6 +89,8 @@ from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
 from tidegate.preferences import repository as preference_repository
 from tidegate.preferences import schemas as preference_schemas
 from tidegate.preferences import service as preference_service
+from tidegate.sessions import endpoints as session_endpoints
+from tidegate.sessions import repository as session_repository
 from tidegate.sessions import schemas as session_schemas
 from tidegate.sessions import service as session_service
 from tidegate.suspensions import schemas as suspension_schemas
@@ -302,6 +305,56 @@ async def orgs_before(principal: CurrentPrincipal, session: SessionDep) -> list[
     ]
 
 
+async def _accounts_in_detail_before(
+    session: Any, principal: Any
+) -> list[enterprise_schemas.Account]:
+    """mzm's accounts as they were read (sessions.service.accounts_in_detail)."""
+    if principal.kind == "enterprise" and principal.account_id is None:
+        return (
+            await enterprise_service.list_accounts(
+                session=session, enterprise_id=principal.enterprise_id
+            )
+        )[:200]
+    found = []
+    for account in (await session_service.accounts_of(session=session, principal=principal))[:200]:
+        row = await session_repository.account(session=session, account_id=account.id)
+        if row is not None:
+            found.append(
+                await enterprise_service.get_account(
+                    session=session, enterprise_id=row.enterprise_id, account_id=row.id
+                )
+            )
+    return found
+
+
+def _mark_active_before(response: Response, principal: Any, accounts: list[Any]) -> None:
+    active = next((a for a in accounts if a.account_id == principal.account_id), None)
+    if active is not None:
+        response.headers[session_endpoints.ACTIVE_ACCOUNT_HEADER] = active.account
+
+
+async def auth_accounts_before(
+    principal: CurrentPrincipal, response: Response, session: SessionDep
+) -> Envelope[list[enterprise_schemas.Account]]:
+    accounts = await _accounts_in_detail_before(session, principal)
+    _mark_active_before(response, principal, accounts)
+    return envelope(accounts, type="account", pk="account", links=session_endpoints.ACCOUNT_LINKS)
+
+
+async def auth_account_before(
+    account: Annotated[str, id_path(alias="account", description="Short or long account id")],
+    principal: CurrentPrincipal,
+    response: Response,
+    session: SessionDep,
+) -> Envelope[enterprise_schemas.Account]:
+    accounts = await _accounts_in_detail_before(session, principal)
+    found = next((a for a in accounts if account in (a.account, a.account_id)), None)
+    if found is None:
+        raise NotFound()
+    _mark_active_before(response, principal, [found])
+    return envelope(found, type="account", pk="account", links=session_endpoints.ACCOUNT_LINKS)
+
+
 async def archiving_status_before(
     session: SessionDep, account_id: AccountId
 ) -> archive_schemas.ArchiveStatus:
@@ -453,6 +506,8 @@ BEFORE = {
     "/info": info_before,
     "/orgs": orgs_before,
     "/v1/auth/session": whoami_before,
+    "/v3/auth/account": auth_accounts_before,
+    "/v3/auth/account/{account}": auth_account_before,
     "/v1/config/archiving/status": archiving_status_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
@@ -589,6 +644,8 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/info": [""],
         "/orgs": [""],
         "/v1/auth/session": [""],
+        "/v3/auth/account": [""],
+        "/v3/auth/account/{account}": [account.account_id, account.data["account"]],
         "/v1/config/archiving/status": [""],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],

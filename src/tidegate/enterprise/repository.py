@@ -60,6 +60,9 @@ _OWNED_SHORT_IDS = (
 
 
 _RAW_ACCOUNT_VIEW = RawQuery(_ONE_ACCOUNT_VIEW)
+# By id alone: the session's reads of the accounts a credential may act in, which may
+# belong to several enterprises (a person's memberships).
+_RAW_ACCOUNT_VIEW_BY_ID = RawQuery(_ACCOUNT_VIEW.where(_accounts.c.id == bindparam("account_id")))
 _RAW_ACCOUNT_VIEWS = RawQuery(_ENTERPRISE_ACCOUNT_VIEWS)
 _RAW_ENTERPRISE = RawQuery(
     select(*Enterprise.__table__.columns).where(Enterprise.id == bindparam("enterprise_id"))
@@ -87,6 +90,12 @@ async def raw_account_view(
     rows = await db.fetch(
         _RAW_ACCOUNT_VIEW, {"account_id": account_id, "enterprise_id": enterprise_id}
     )
+    return rows[0] if rows else None
+
+
+async def raw_account_view_by_id(*, db: Database, account_id: str) -> tuple[Any, ...] | None:
+    """``raw_account_view`` of whichever enterprise holds the account."""
+    rows = await db.fetch(_RAW_ACCOUNT_VIEW_BY_ID, {"account_id": account_id})
     return rows[0] if rows else None
 
 

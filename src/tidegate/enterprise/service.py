@@ -116,6 +116,17 @@ async def read_account(*, db: Database, enterprise_id: str, account_id: str) -> 
     return account_data(row, short_ids)
 
 
+async def read_account_by_id(*, db: Database, account_id: str) -> dict[str, Any] | None:
+    """``read_account`` of whichever enterprise holds the account, or None."""
+    row = await repository.raw_account_view_by_id(db=db, account_id=account_id)
+    if row is None:
+        return None
+    short_ids = await repository.raw_short_ids_owned_by(
+        db=db, user_id=row[11], enterprise_id=row[1]
+    )
+    return account_data(row, short_ids)
+
+
 async def create_enterprise(
     *,
     session: AsyncSession,

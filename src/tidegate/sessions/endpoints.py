@@ -3,14 +3,14 @@ sign out). The cookies are set here; the rules are in the service."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
+from tidegate.api.envelope import Envelope, SelfLinks, link
 from tidegate.api.error_models import LEGACY_ERRORS, V3_ERRORS
 from tidegate.api.path_params import id_path
-from tidegate.api.raw_json import json_response
+from tidegate.api.raw_json import envelope_meta, enveloped, json_response
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
 from tidegate.auth import repository as auth_repository
@@ -150,33 +150,42 @@ ACCOUNT_LINKS = SelfLinks(
 )
 
 
-def _mark_active(
-    response: Response, principal: Principal, accounts: list[enterprise_schemas.Account]
-) -> None:
-    active = next((a for a in accounts if a.account_id == principal.account_id), None)
+ACCOUNT_META = envelope_meta(type="account", pk="account", links=ACCOUNT_LINKS)
+
+
+def _marked(response: Response, principal: Principal, accounts: list[dict[str, Any]]) -> Response:
+    """``response`` with the header naming the account the credential acts as, when it
+    is among ``accounts``."""
+    active = next((a for a in accounts if a["account_id"] == principal.account_id), None)
     if active is not None:
-        response.headers[ACTIVE_ACCOUNT_HEADER] = active.account
+        response.headers[ACTIVE_ACCOUNT_HEADER] = active["account"]
+    return response
 
 
-@account_router.get("", summary="The accounts these credentials may act in")
-async def list_accounts(
-    principal: CurrentPrincipal, response: Response, session: SessionDep
-) -> Envelope[list[enterprise_schemas.Account]]:
-    accounts = await service.accounts_in_detail(session=session, principal=principal)
-    _mark_active(response, principal, accounts)
-    return envelope(accounts, type="account", pk="account", links=ACCOUNT_LINKS)
+@account_router.get(
+    "",
+    summary="The accounts these credentials may act in",
+    response_model=Envelope[list[enterprise_schemas.Account]],
+)
+async def list_accounts(request: Request, principal: CurrentPrincipal) -> Response:
+    db = app_state(request).db
+    accounts = await service.read_accounts_in_detail(db=db, principal=principal)
+    return _marked(enveloped(ACCOUNT_META, accounts), principal, accounts)
 
 
-@account_router.get("/{account}", summary="One of the accounts these credentials may act in")
+@account_router.get(
+    "/{account}",
+    summary="One of the accounts these credentials may act in",
+    response_model=Envelope[enterprise_schemas.Account],
+)
 async def get_account(
+    request: Request,
     account: Annotated[str, id_path(alias="account", description="Short or long account id")],
     principal: CurrentPrincipal,
-    response: Response,
-    session: SessionDep,
-) -> Envelope[enterprise_schemas.Account]:
-    accounts = await service.accounts_in_detail(session=session, principal=principal)
-    found = next((a for a in accounts if account in (a.account, a.account_id)), None)
+) -> Response:
+    db = app_state(request).db
+    accounts = await service.read_accounts_in_detail(db=db, principal=principal)
+    found = next((a for a in accounts if account in (a["account"], a["account_id"])), None)
     if found is None:
         raise NotFound()
-    _mark_active(response, principal, [found])
-    return envelope(found, type="account", pk="account", links=ACCOUNT_LINKS)
+    return _marked(enveloped(ACCOUNT_META, found), principal, [found])

@@ -24,7 +24,6 @@ from tidegate.auth.roles import Role
 from tidegate.auth.secrets import MANAGEMENT_DOMAIN, hash_secret, same_secret
 from tidegate.clock import now_ms
 from tidegate.db.engine import Database, RawQuery
-from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.enterprise import service as enterprise_service
 from tidegate.errors import Forbidden, Unauthorized
 from tidegate.models import Account, Membership, User
@@ -270,23 +269,17 @@ async def sign_out(*, session: AsyncSession, session_id: str) -> None:
     await repository.delete_session(session=session, session_id=session_id)
 
 
-async def accounts_in_detail(
-    *, session: AsyncSession, principal: Principal
-) -> list[enterprise_schemas.Account]:
-    """The spec's Account for each account the credential may act in (at most 200)."""
+async def read_accounts_in_detail(*, db: Database, principal: Principal) -> list[dict[str, Any]]:
+    """The spec's Account (``enterprise_service.account_data``) for each account the
+    credential may act in (at most 200), from raw reads: mzm asks it for every command."""
     if principal.kind == "enterprise" and principal.account_id is None:
-        return (
-            await enterprise_service.list_accounts(
-                session=session, enterprise_id=principal.enterprise_id
-            )
-        )[:200]
+        enterprise_id = principal.enterprise_id or ""
+        return (await enterprise_service.read_account_list(db=db, enterprise_id=enterprise_id))[
+            :200
+        ]
     found = []
-    for account in (await accounts_of(session=session, principal=principal))[:200]:
-        row = await repository.account(session=session, account_id=account.id)
-        if row is not None:
-            found.append(
-                await enterprise_service.get_account(
-                    session=session, enterprise_id=row.enterprise_id, account_id=row.id
-                )
-            )
+    for account in (await read_accounts_of(db=db, principal=principal))[:200]:
+        data = await enterprise_service.read_account_by_id(db=db, account_id=account["id"])
+        if data is not None:
+            found.append(data)
     return found
