@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 from tests.components.factories import wire_source
 from tests.components.google_apis import SCOPES, Google, ServiceAccountKey
 from tests.components.receiver import Receiver
@@ -449,3 +450,22 @@ def test_the_credentials_are_checked_on_save() -> None:
             ValueError, match=r"credentials_json|not supported|private_key|token_uri"
         ):
             GcpCloudPubSubConfig.model_validate({**base, "credentials_json": bad})
+
+
+def test_a_key_over_4096_bits_is_refused_on_save_and_fails_delivery() -> None:
+    """Reading a tenant's key checks its size, not its primes: OpenSSL's consistency
+    check took 2.9 s of the event loop for an 8,192-bit key here (gcp.py's docstring).
+    A key saved before the size check fails its deliveries, without being checked."""
+    from tidegate.components.destinations.gcp import ServiceAccount, assertion
+    from tidegate.components.destinations.gcp_cloud_pubsub import GcpCloudPubSubConfig
+    from tidegate.delivery import DeliveryFailed
+
+    key = ServiceAccountKey.make("https://oauth2.example/t")
+    key.private = rsa.generate_private_key(public_exponent=65537, key_size=4608)
+    base = {"project_id": "p", "topic": "t"}
+    with pytest.raises(ValueError, match="at most 4096 bits"):
+        GcpCloudPubSubConfig.model_validate({**base, "credentials_json": key.json()})
+    pem = json.loads(key.json())["private_key"]
+    account = ServiceAccount(key.email, pem, key.key_id, key.token_uri)
+    with pytest.raises(DeliveryFailed, match="at most 4096 bits"):
+        assertion(account, "scope", 0)
