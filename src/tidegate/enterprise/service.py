@@ -110,8 +110,14 @@ async def read_account(*, db: Database, enterprise_id: str, account_id: str) -> 
     )
     if row is None:
         raise NotFound()
+    return await _account_document(db, row)
+
+
+async def _account_document(db: Database, row: tuple[Any, ...]) -> dict[str, Any]:
+    """``account_data`` of a raw account-view row, with its owner's short ids in the
+    row's enterprise."""
     short_ids = await repository.raw_short_ids_owned_by(
-        db=db, user_id=row[11], enterprise_id=enterprise_id
+        db=db, user_id=row[11], enterprise_id=row[1]
     )
     return account_data(row, short_ids)
 
@@ -119,12 +125,7 @@ async def read_account(*, db: Database, enterprise_id: str, account_id: str) -> 
 async def read_account_by_id(*, db: Database, account_id: str) -> dict[str, Any] | None:
     """``read_account`` of whichever enterprise holds the account, or None."""
     row = await repository.raw_account_view_by_id(db=db, account_id=account_id)
-    if row is None:
-        return None
-    short_ids = await repository.raw_short_ids_owned_by(
-        db=db, user_id=row[11], enterprise_id=row[1]
-    )
-    return account_data(row, short_ids)
+    return None if row is None else await _account_document(db, row)
 
 
 async def create_enterprise(
