@@ -38,6 +38,7 @@ BODIES: dict[tuple[str, str], Any] = {
     # A person's own settings: a key has none (403), a person changes only their own.
     ("PATCH", "/v1/auth/preferences"): {"utc": True},
     ("POST", "/v1/auth/preferences/query-history"): {"query": "pwned"},
+    ("POST", "/v1/auth/preferences/query-history/forget"): {"query": "pwned"},
     ("PATCH", "/v3/enterprise/account/{account_id}"): {"company": "pwned"},
     ("PUT", "/v1/config/keys/{id}"): {"name": "pwned"},
     ("PATCH", "/v1/config/ingestion/exclusions/{id}"): {"title": "pwned"},

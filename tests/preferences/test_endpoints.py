@@ -18,6 +18,7 @@ from tidegate.search import MAX_QUERY_LENGTH
 
 PATH = "/v1/auth/preferences"
 HISTORY = PATH + "/query-history"
+FORGET = HISTORY + "/forget"
 # An entry remembered without a range or filters (a plain query, as kept at first).
 NO_RANGE = {
     "range": None,
@@ -114,6 +115,45 @@ async def test_query_history_is_distinct_newest_first_and_bounded(client: AppCli
     assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == []
 
 
+async def test_one_query_is_forgotten_and_the_others_keep_their_order(
+    client: AppClient,
+) -> None:
+    person, browser = await _person(client)
+    for query in ("one", "two", "three", "four"):
+        await _remember(client, browser, query)
+    kept = {"query": "two", "range": "2h", "hosts": ["web-1"]}
+    await client.post(HISTORY, json=kept, headers=browser.headers)
+    # ["two", "four", "three", "one"]: a middle one forgotten, spaces trimmed as kept.
+    forgotten = await client.post(FORGET, json={"query": " four "}, headers=browser.headers)
+    assert forgotten.status_code == 200, forgotten.text
+    assert forgotten.json()["query_history"] == ["two", "three", "one"]
+    assert forgotten.json()["searches"][0] == {**NO_RANGE, **kept}
+    # Then the newest and the oldest; another browser of the person sees the same.
+    for query in ("two", "one"):
+        await client.post(FORGET, json={"query": query}, headers=browser.headers)
+    elsewhere = await sign_in_person(client, person)
+    answer = (await client.get(PATH, headers=elsewhere.cookies_only)).json()
+    assert answer["query_history"] == ["three"]
+    # A query not kept (or of another case) changes nothing; the last one leaves none.
+    for query in ("Three", "never ran"):
+        unchanged = await client.post(FORGET, json={"query": query}, headers=browser.headers)
+        assert unchanged.status_code == 200, unchanged.text
+        assert unchanged.json()["query_history"] == ["three"]
+    last = await client.post(FORGET, json={"query": "three"}, headers=elsewhere.headers)
+    assert last.json() == {"utc": False, "query_history": [], "searches": []}
+
+
+async def test_forgetting_leaves_another_persons_history_alone(client: AppClient) -> None:
+    _, browser = await _person(client)
+    _, stranger = await _person(client)
+    await _remember(client, browser, "shared words")
+    await _remember(client, stranger, "shared words")
+    await client.post(FORGET, json={"query": "shared words"}, headers=stranger.headers)
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == [
+        "shared words"
+    ]
+
+
 async def test_each_query_keeps_the_range_and_filters_it_last_ran_with(
     client: AppClient,
 ) -> None:
@@ -200,6 +240,11 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", HISTORY, {"query": "a", "fields": [5]}),
         ("POST", HISTORY, {"query": "a", "fields": ["f" * 257]}),
         ("POST", HISTORY, {"query": "a", "from_ms": 1000, "to_ms": 2000}),
+        ("POST", FORGET, {}),
+        ("POST", FORGET, {"query": ""}),
+        ("POST", FORGET, {"query": 5}),
+        ("POST", FORGET, {"query": "x" * (MAX_QUERY_LENGTH + 1)}),
+        ("POST", FORGET, {"query": "a", "range": "1h"}),
     ],
 )
 async def test_bad_bodies_are_400_and_change_nothing(
@@ -223,6 +268,12 @@ async def test_writes_need_the_csrf_token(client: AppClient) -> None:
     _, browser = await _person(client)
     forged = await client.patch(PATH, json={"utc": True}, headers=browser.cookies_only)
     assert forged.status_code == 403
+    await _remember(client, browser, "kept")
+    forged = await client.post(FORGET, json={"query": "kept"}, headers=browser.cookies_only)
+    assert forged.status_code == 403
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == [
+        "kept"
+    ]
     assert (await client.get(PATH, headers=browser.cookies_only)).json()["utc"] is False
 
 
@@ -245,6 +296,7 @@ async def test_keys_have_no_preferences(client: AppClient) -> None:
             ("PATCH", PATH, {"utc": True}),
             ("POST", HISTORY, {"query": "error"}),
             ("DELETE", HISTORY, None),
+            ("POST", FORGET, {"query": "error"}),
         ):
             response = await client.request(method, path, json=body, headers=headers)
             where = f"{method} {path} as {name}: {response.text}"
@@ -258,3 +310,4 @@ async def test_keys_have_no_preferences(client: AppClient) -> None:
 async def test_without_credentials_401(client: AppClient) -> None:
     assert (await client.get(PATH)).status_code == 401
     assert (await client.post(HISTORY, json={"query": "x"})).status_code == 401
+    assert (await client.post(FORGET, json={"query": "x"})).status_code == 401

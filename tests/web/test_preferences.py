@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from playwright.sync_api import Browser, Locator, Page, expect
 from tests.web.conftest import Site
 from tests.web.harness import (
+    Account,
     expect_lines,
     make_person,
     now_ms,
@@ -174,19 +175,26 @@ def url_query(page: Page) -> dict[str, list[str]]:
     return parse_qs(urlparse(page.url).query)
 
 
-def test_query_history_per_person(site: Site, browser: Browser) -> None:
+# The lines of person_with_three_lines, newest first.
+THREE = ["gamma three", "beta two", "alpha one"]
+
+
+def person_with_three_lines(site: Site) -> tuple[Account, str]:
+    """A new account holding THREE, from the last minutes, and a person of it (their
+    e-mail)."""
     account = site.account()
     email = make_person(account)
     now = now_ms()
     account.ingest(
-        [
-            {"line": "alpha one", "timestamp": now - 3 * MINUTE},
-            {"line": "beta two", "timestamp": now - 2 * MINUTE},
-            {"line": "gamma three", "timestamp": now - MINUTE},
-        ]
+        [{"line": line, "timestamp": now - (n + 1) * MINUTE} for n, line in enumerate(THREE)]
     )
+    return account, email
+
+
+def test_query_history_per_person(site: Site, browser: Browser) -> None:
+    account, email = person_with_three_lines(site)
     with browser_of(browser, site, email) as page:
-        expect_lines(page, ["gamma three", "beta two", "alpha one"])
+        expect_lines(page, THREE)
         page.get_by_test_id("query-history-toggle").click()
         expect(page.get_by_test_id("query-history")).to_contain_text("No queries yet")
         page.get_by_test_id("query-history-toggle").click()
@@ -215,7 +223,7 @@ def test_query_history_per_person(site: Site, browser: Browser) -> None:
     # The same person in another browser: the history is theirs, newest first, and the
     # keyboard reaches it from the search box.
     with browser_of(browser, site, email) as other:
-        expect_lines(other, ["gamma three", "beta two", "alpha one"])
+        expect_lines(other, THREE)
         box = other.get_by_test_id("search-input")
         box.press("Alt+ArrowDown")
         items = other.get_by_test_id("query-history-item")
@@ -321,3 +329,61 @@ def test_the_history_keeps_each_searchs_range_and_filters(site: Site, browser: B
         assert "from" not in chosen
         assert "field" not in chosen  # it ran with none
         expect(other.get_by_test_id("time-range")).to_have_value("2h")
+
+
+def test_the_history_is_filtered_and_forgotten_entry_by_entry(site: Site, browser: Browser) -> None:
+    """The filter box narrows the list to the entries holding its words (any case) and
+    Enter there runs the first; one entry is forgotten by its button or by Delete, on the
+    server too, the others kept in their order."""
+    _, email = person_with_three_lines(site)
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, THREE)
+        for query, lines in (
+            ("alpha", ["alpha one"]),
+            ("beta", ["beta two"]),
+            ("gamma", ["gamma three"]),
+            ("two", ["beta two"]),
+        ):
+            search(page, query, lines)
+        page.get_by_test_id("query-history-toggle").click()
+        queries = page.get_by_test_id("query-history-query")
+        expect(queries).to_have_text(["two", "gamma", "beta", "alpha"])
+        box = page.get_by_test_id("query-history-filter")
+        box.fill("MM")
+        expect(queries).to_have_text(["gamma"])
+        box.fill("no such words")
+        expect(queries).to_have_count(0)
+        expect(page.get_by_test_id("query-history-none")).to_be_visible()
+        box.fill("")
+        expect(queries).to_have_text(["two", "gamma", "beta", "alpha"])
+
+        # Its button forgets one entry; the others keep their order.
+        with kept(page, "POST", HISTORY + "/forget"):
+            page.get_by_test_id("query-history-remove").nth(2).click()
+        expect(queries).to_have_text(["two", "gamma", "alpha"])
+        expect(page.get_by_test_id("query-history")).to_be_visible()
+        # Delete on an entry reached with the keyboard forgets it; the focus goes to the
+        # entry that took its place.
+        page.get_by_test_id("query-history-toggle").click()
+        page.get_by_test_id("search-input").press("Alt+ArrowDown")
+        items = page.get_by_test_id("query-history-item")
+        expect(items.first).to_be_focused()
+        with kept(page, "POST", HISTORY + "/forget"):
+            page.keyboard.press("Delete")
+        expect(queries).to_have_text(["gamma", "alpha"])
+        expect(items.first).to_be_focused()
+        # Up from the first entry reaches the filter box; Enter there runs the first match.
+        page.keyboard.press("ArrowUp")
+        expect(box).to_be_focused()
+        box.press_sequentially("ph")
+        expect(queries).to_have_text(["alpha"])
+        with kept(page, "POST", HISTORY):
+            box.press("Enter")
+        expect_lines(page, ["alpha one"])
+        expect(page.get_by_test_id("search-input")).to_have_value("alpha")
+
+    # Forgotten on the server: another browser of the person has what is left.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        expect(other.get_by_test_id("query-history-query")).to_have_text(["alpha", "gamma"])

@@ -45,6 +45,17 @@ async def remember_query(
     return await service.remember_query(session=session, user_id=user_id, search=body)
 
 
+@router.post(
+    "/query-history/forget",
+    summary="Forget one query of the person's history (the others keep their order)",
+)
+async def forget_query(
+    body: schemas.ForgetQuery, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.forget_query(session=session, user_id=user_id, forget=body)
+
+
 @router.delete("/query-history", summary="Forget the signed-in person's query history")
 async def forget_queries(principal: CurrentPrincipal, session: SessionDep) -> schemas.Preferences:
     user_id = service.person_of(principal)

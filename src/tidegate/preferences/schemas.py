@@ -106,3 +106,9 @@ class RememberQuery(RequestModel, SearchFields):
         if self.from_ms is not None and self.to_ms is not None and self.from_ms > self.to_ms:
             raise ValueError("from: must not be after to")
         return self
+
+
+class ForgetQuery(RequestModel):
+    """One query to take out of the history (with the range and filters kept for it)."""
+
+    query: QueryText

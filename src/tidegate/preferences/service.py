@@ -189,3 +189,18 @@ async def forget_queries(*, session: AsyncSession, user_id: str) -> schemas.Pref
     row.query_history = []
     await session.flush()
     return _shown(row)
+
+
+async def forget_query(
+    *, session: AsyncSession, user_id: str, forget: schemas.ForgetQuery
+) -> schemas.Preferences:
+    """The history without ``forget``'s query (trimmed, as it was remembered); the other
+    entries keep their order. A query not in the history changes nothing."""
+    text = forget.query.strip()
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    history = list(row.query_history)
+    kept = [item for item in history if _query_of(item) != text]
+    if len(kept) != len(history):
+        row.query_history = kept
+        await session.flush()
+    return _shown(row)

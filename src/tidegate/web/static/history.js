@@ -2,7 +2,8 @@
 // with their preferences (preferences.js). The History button beside the search box
 // (or Alt+Down in the box) opens the list; choosing a query runs it with the range,
 // filters and picked fields it ran with (an entry kept before those were has none: the
-// page's are used).
+// page's are used). The filter box narrows the list to the entries holding its words;
+// each entry can be forgotten on its own (its remove button, or Delete).
 import { clear, formatTime, h } from "./dom.js";
 import { historyEntry, preferences } from "./preferences.js";
 import { presetLabel } from "./timerange.js";
@@ -16,62 +17,134 @@ export function entryRange(entry) {
   return parts.join(" · ");
 }
 
+// Whether an entry holds every word of `text` (any case), in its query or in what it
+// ran with (the history's filter box).
+export function entryMatches(entry, text) {
+  const words = text.toLowerCase().split(/\s+/).filter(Boolean);
+  const haystack = `${entry.query}\n${entryRange(entry)}`.toLowerCase();
+  return words.every((word) => haystack.includes(word));
+}
+
 // `input`: the search box; `onChoose(entry)`: run that search ({query, range | from
 // and to, hosts, apps, levels, fields}, as the server keeps it).
 export function queryHistory({ input, onChoose }) {
-  const list = h("div", { class: "query-history popover card", testid: "query-history", role: "listbox", "aria-label": "Recent queries", hidden: true });
+  const list = h("div", { class: "query-history popover card", testid: "query-history", role: "dialog", "aria-label": "Recent queries", hidden: true });
+  const filter = h("input", {
+    type: "search",
+    class: "history-filter",
+    testid: "query-history-filter",
+    placeholder: "Filter your queries",
+    "aria-label": "Filter your queries",
+    autocomplete: "off",
+    spellcheck: "false",
+  });
+  const entries = h("div", { class: "history-entries", role: "list" });
   const toggle = h(
     "button",
-    { type: "button", class: "history-toggle", testid: "query-history-toggle", "aria-haspopup": "listbox", "aria-expanded": "false", title: "Recent queries (Alt+Down)" },
+    { type: "button", class: "history-toggle", testid: "query-history-toggle", "aria-haspopup": "dialog", "aria-expanded": "false", title: "Recent queries (Alt+Down)" },
     "History",
   );
   const element = h("span", { class: "history" }, toggle, list);
 
   const items = () => [...list.querySelectorAll("[data-testid=query-history-item]")];
 
+  // Forgets one entry (its remove button, or Delete on it), then puts the focus on the
+  // entry that took its place, else the filter box.
+  async function forget(entry, at) {
+    const saved = preferences.forgetQuery(entry.query);
+    drawEntries();
+    const focusAt = () => {
+      const left = items();
+      (left[Math.min(at, left.length - 1)] || (filter.isConnected ? filter : toggle)).focus();
+    };
+    focusAt();
+    try {
+      await saved;
+    } catch (error) {
+      entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `Not forgotten: ${error.message || error}`));
+      return;
+    }
+    if (!list.hidden) {
+      const focused = items().indexOf(document.activeElement);
+      drawEntries();
+      if (focused >= 0) items()[Math.min(focused, items().length - 1)]?.focus();
+    }
+  }
+
+  function drawEntries() {
+    clear(entries);
+    const history = preferences.current.searches;
+    const shown = history.filter((entry) => entryMatches(entry, filter.value));
+    if (!history.length) entries.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
+    else if (!shown.length) entries.append(h("p", { class: "muted", testid: "query-history-none" }, "No remembered query matches."));
+    shown.forEach((entry, at) => {
+      const ran = entryRange(entry);
+      const item = h(
+        "button",
+        {
+          type: "button",
+          class: "history-item",
+          testid: "query-history-item",
+          title: ran ? `${entry.query}\n${ran}` : entry.query,
+          onclick: () => {
+            close();
+            onChoose(entry);
+          },
+          onkeydown: (event) => {
+            if (event.key === "Delete") {
+              event.preventDefault();
+              forget(entry, at);
+            }
+          },
+        },
+        h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
+        ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
+      );
+      const remove = h(
+        "button",
+        { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
+        "\u00d7",
+      );
+      entries.append(h("div", { class: "history-row", role: "listitem" }, item, remove));
+    });
+  }
+
   function draw() {
     clear(list);
     const history = preferences.current.searches;
-    if (!history.length) list.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
-    for (const entry of history) {
-      const ran = entryRange(entry);
-      list.append(
-        h(
-          "button",
-          {
-            type: "button",
-            class: "history-item",
-            role: "option",
-            testid: "query-history-item",
-            title: ran ? `${entry.query}\n${ran}` : entry.query,
-            onclick: () => {
-              close();
-              onChoose(entry);
-            },
-          },
-          h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
-          ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
-        ),
-      );
-    }
-    const forget = h("button", { type: "button", testid: "query-history-clear", disabled: !history.length }, "Clear history");
-    forget.addEventListener("click", async () => {
+    drawEntries();
+    const forgetAll = h("button", { type: "button", testid: "query-history-clear", disabled: !history.length }, "Clear history");
+    forgetAll.addEventListener("click", async () => {
       try {
         await preferences.forgetQueries();
       } catch (error) {
-        forget.replaceWith(h("span", { class: "error" }, error.message || String(error)));
+        forgetAll.replaceWith(h("span", { class: "error" }, error.message || String(error)));
         return;
       }
       draw();
     });
-    list.append(h("div", { class: "history-foot muted" }, preferences.kept ? "Your latest 50 queries, newest first" : "This page's queries (a key has no person to keep them for)", forget));
+    list.append(
+      history.length ? filter : null,
+      entries,
+      h("div", { class: "history-foot muted" }, preferences.kept ? "Your latest 50 queries, newest first" : "This page's queries (a key has no person to keep them for)", forgetAll),
+    );
   }
+
+  filter.addEventListener("input", drawEntries);
+  filter.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      // The first query the filter left: run it.
+      event.preventDefault();
+      items()[0]?.click();
+    }
+  });
 
   const outside = (event) => {
     if (!element.contains(event.target)) close();
   };
 
   function open({ focus = false } = {}) {
+    filter.value = "";
     draw();
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
@@ -95,10 +168,11 @@ export function queryHistory({ input, onChoose }) {
       open({ focus: true });
     }
   });
-  // Up and Down move between the queries, Escape goes back to the box.
+  // Up and Down move between the filter box and the queries, Escape goes back to the
+  // search box (as Up from the top does).
   list.addEventListener("keydown", (event) => {
-    const all = items();
-    const at = all.indexOf(document.activeElement);
+    const stops = [...(filter.isConnected ? [filter] : []), ...items()];
+    const at = stops.indexOf(document.activeElement);
     if (event.key === "Escape") {
       close();
       input.focus();
@@ -108,7 +182,7 @@ export function queryHistory({ input, onChoose }) {
       if (next < 0) {
         close();
         input.focus();
-      } else if (all[Math.min(next, all.length - 1)]) all[Math.min(next, all.length - 1)].focus();
+      } else if (stops[Math.min(next, stops.length - 1)]) stops[Math.min(next, stops.length - 1)].focus();
     }
   });
 

@@ -1,5 +1,5 @@
 // The signed-in person's preferences, kept by the server with the person (GET and
-// PATCH /v1/auth/preferences, POST/DELETE .../query-history; docs/web.md,
+// PATCH /v1/auth/preferences, POST/DELETE .../query-history, POST .../forget; docs/web.md,
 // "Preferences"): the UTC switch and the query history. Nothing is written to the
 // browser's storage. A browser signed in with a key has no person to keep them for
 // (the server answers 403): the page then keeps them while it is open, and says so.
@@ -81,6 +81,17 @@ export const preferences = {
     const mine = ++this.sent;
     const answer = await api("POST", `${PATH}/query-history`, { body: entry });
     // The server's list also has what the person ran in other browsers meanwhile.
+    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+  },
+
+  // One query out of the history (the others keep their order); the server's answer
+  // also has what the person ran in other browsers meanwhile.
+  async forgetQuery(query) {
+    this.current.searches = this.current.searches.filter((item) => item.query !== query);
+    this.current.query_history = this.current.searches.map((item) => item.query);
+    const mine = ++this.sent;
+    if (!this.kept) return;
+    const answer = await api("POST", `${PATH}/query-history/forget`, { body: { query } });
     if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
   },
 
