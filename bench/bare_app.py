@@ -329,6 +329,13 @@ MANAGEMENT_READS: dict[str, str] = {
         "SELECT a.*, u.email, u.firstname, u.lastname, u.verified FROM accounts AS a"
         " JOIN users AS u ON u.id = a.owner_id WHERE a.id = {account} AND a.id = {id}"
     ),
+    "/v1/config/view/{id}/alerts": (
+        "SELECT d.id, d.fired_ms, d.event, d.integration, d.channel_key, d.status, d.attempts,"
+        " d.last_error, d.finished_ms, d.payload FROM views AS v JOIN alert_deliveries AS d"
+        " ON d.view_id = v.id AND d.account_id = v.account_id"
+        " WHERE v.account_id = {account} AND v.id = {id}"
+        " ORDER BY d.fired_ms DESC, d.id LIMIT 500"
+    ),
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

@@ -21,14 +21,18 @@ channel; the pipeline alerts: ``rows`` threshold alerts, inactive, on the first
 pipeline's source, one with a webhook, the rest a log analysis service; ingestion status:
 active; archiving status: the days the servers' archive runners queued; the CLI's
 ``/info``, ``/orgs``, ``/v1/auth/session`` and mzm's ``/v3/auth/account`` (and its
-one account): read with the service key, the account). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+one account): read with the service key, the account; the view alert log: ``rows``
+deliveries of the first view, each having kept 10 lines, written to the database as the
+evaluator writes them, delivered). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -89,6 +93,7 @@ ROUTES = {
     "session whoami": "/v1/auth/session",
     "auth accounts list": "/v3/auth/account",
     "auth accounts get": "/v3/auth/account/{account}",
+    "view alert log": "/v1/config/view/{view}/alerts",
 }
 
 # Read with the enterprise key; the rest with the account's service key.
@@ -178,6 +183,43 @@ def seed(base: str, enterprise: dict[str, str], rows: int) -> tuple[dict[str, st
     return {"Authorization": f"Token {key}"}, ids
 
 
+# A line an alert kept, as export gives it.
+KEPT_LINE = {"_ts": 0, "_line": "GET /api/items 503 took 12ms", "_app": "web",
+             "_host": "web-1", "level": "error", "_meta": {"status": 503, "ms": 12.5},
+             "_tag": ["prod"], "_file": "/var/log/web.log"}  # fmt: skip
+
+
+def add_deliveries(database_url: str, account: str, view_id: str, rows: int) -> None:
+    """``rows`` delivered notifications of the view, each having kept 10 lines (the
+    evaluator's rows; written straight to the database: firing them takes an alert
+    round per row)."""
+    from tidegate.db.engine import Database
+    from tidegate.models import AlertDelivery
+
+    now = int(time.time() * 1000)
+
+    async def write() -> None:
+        database = Database.connect(database_url)
+        try:
+            async with database.write_sessions() as session:
+                for i in range(rows):
+                    lines = [{**KEPT_LINE, "_ts": now - i * 1000 - n} for n in range(10)]
+                    session.add(
+                        AlertDelivery(
+                            account_id=account, view_id=view_id, source="view",
+                            channel_key="0:webhook", integration="webhook", channel_sealed="x",
+                            event="trigger", payload={"count": 10, "matches": lines},
+                            status="delivered", attempts=1, fired_ms=now - i * 1000,
+                            next_attempt_ms=0, finished_ms=now - i * 1000 + 50,
+                        )
+                    )  # fmt: skip
+                await session.commit()
+        finally:
+            await database.dispose()
+
+    asyncio.run(write())
+
+
 def main() -> int:
     parser = side_by_side_args(__doc__, seconds=3)
     parser.add_argument("--rows", type=int, default=20)
@@ -196,6 +238,7 @@ def main() -> int:
     with SideBySide(args.database) as run:
         enterprise = {"Authorization": f"Token {cli_enterprise_token(run.env)}"}
         account_headers, ids = seed(run.tidegate("tidegate"), enterprise, args.rows)
+        add_deliveries(run.database_url, ids["account"], ids["view"], args.rows)
         run.floor("floor", "management_floor")
         if args.compare_src:
             run.tidegate(f"tidegate@{args.compare_src}", args.compare_src)

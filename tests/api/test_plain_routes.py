@@ -63,6 +63,7 @@ EXPECTED = {
     "/v3/auth/account",
     "/v3/auth/account/{account}",
     "/v1/config/archiving/status",
+    "/v1/config/view/{viewID}/alerts",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
         for segment in ("processor", "destination", "{kind}")
@@ -102,6 +103,7 @@ def _filled(path: str, seeded: Seeded) -> list[str]:
         "/v1/config/ingestion/exclusions/{id}": seeded.ids["rule"],
         "/v1/config/keys/{id}": seeded.ids["key"],
         "/v1/config/view/{viewID}": seeded.ids["view"],
+        "/v1/config/view/{viewID}/alerts": seeded.ids["view"],
         "/v1/config/presetalert/{presetid}": seeded.ids["preset"],
         "/v3/enterprise/account/{account_id}": seeded.account_id,
         "/v1/config/board/{boardid}": seeded.ids["board"],

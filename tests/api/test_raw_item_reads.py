@@ -35,6 +35,7 @@ from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
 from tests.pipelines.factories import add_node, make_pipeline, publish, source_with_route
 from tests.users.factories import add_person, sign_in_person
+from tests.views.test_endpoints import view_body
 
 from tidegate.alerts.index_rate import evaluator as index_rate_evaluator
 from tidegate.alerts.index_rate import schemas as index_rate_schemas
@@ -56,6 +57,7 @@ from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
 from tidegate.cli_auth import schemas as cli_schemas
+from tidegate.db.engine import Database
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import repository as enterprise_repository
 from tidegate.enterprise import schemas as enterprise_schemas
@@ -68,7 +70,7 @@ from tidegate.groups.endpoints import GroupIdPath
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
-from tidegate.models import IndexRateAlert, PipelineAlert
+from tidegate.models import AlertDelivery, IndexRateAlert, PipelineAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
@@ -95,6 +97,9 @@ from tidegate.sessions import schemas as session_schemas
 from tidegate.sessions import service as session_service
 from tidegate.suspensions import schemas as suspension_schemas
 from tidegate.suspensions import service as suspension_service
+from tidegate.views import schemas as view_schemas
+from tidegate.views import service as view_service
+from tidegate.views.endpoints import ViewIdPath
 
 # The endpoints as they were before the raw reads (main at 5b8a065), on the ORM.
 
@@ -481,6 +486,40 @@ NODE_READS = {
     for item in ("", "/{node_id}")
 }
 
+
+async def view_deliveries_before(
+    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
+) -> list[view_schemas.Delivery]:
+    await view_service.own_view(session=session, account_id=account_id, view_id=view_id)
+    visible = view_service._scope_test(principal.scope, account_id)
+    result = await session.execute(
+        select(AlertDelivery)
+        .where(AlertDelivery.account_id == account_id, AlertDelivery.view_id == view_id)
+        .order_by(AlertDelivery.fired_ms.desc(), AlertDelivery.id)
+        .limit(500)
+    )
+    entries = []
+    for row in result.scalars():
+        kept = row.payload.get("matches")
+        lines = [line for line in kept if visible(line)] if isinstance(kept, list) else []
+        entries.append(
+            view_schemas.Delivery(
+                id=row.id,
+                fired=row.fired_ms,
+                event=row.event,
+                integration=row.integration,
+                channel=row.channel_key.split(":", 1)[0],
+                status=row.status,
+                attempts=row.attempts,
+                last_error=row.last_error,
+                finished=row.finished_ms,
+                count=int(row.payload.get("count", 0)) if principal.scope is None else len(lines),
+                lines=lines,
+            )
+        )
+    return entries
+
+
 FEATURES = "/v3/enterprise/account/{account_id}/features"
 BEFORE = {
     "/v1/config/board/{boardid}": board_before,
@@ -509,6 +548,7 @@ BEFORE = {
     "/v3/auth/account": auth_accounts_before,
     "/v3/auth/account/{account}": auth_account_before,
     "/v1/config/archiving/status": archiving_status_before,
+    "/v1/config/view/{viewID}/alerts": view_deliveries_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -623,6 +663,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         )
     )
     owner = account.data["owner"]["email"]
+    views = [await _view_with_deliveries(client, account)]
     return {
         "/v1/config/board/{boardid}": boards,
         "/v1/config/members/{email}": [owner, grouped.email, invited],
@@ -647,6 +688,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v3/auth/account": [""],
         "/v3/auth/account/{account}": [account.account_id, account.data["account"]],
         "/v1/config/archiving/status": [""],
+        "/v1/config/view/{viewID}/alerts": views,
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
         "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
@@ -656,6 +698,45 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         ),
         **_alert_ids([empty, full], source, processor, destination, alerts),
     }
+
+
+# Lines an alert kept, as export gives them: in and out of an `app:web` scope, with
+# floats, integers beyond 64 bits and Unicode in their meta.
+KEPT_LINES = [
+    {"_ts": 1_700_000_000_000, "_line": "card ok “Ü” \u2028", "_app": "web", "_host": "h1",
+     "level": "error", "_meta": {"f": [1e20, 0.1, -0.0, 5e-324], "big": 2**70}, "_tag": ["t"]},
+    {"_ts": 1_700_000_000_001, "_line": "card 4111 secret", "_app": "secretapp",
+     "_host": "h2", "level": "info", "_file": "/var/log/x.log"},
+]  # fmt: skip
+
+
+async def _view_with_deliveries(client: AppClient, account: AccountCtx) -> str:
+    """A view of ``account`` (its id) with three deliveries: a trigger that kept
+    KEPT_LINES, a resolve at the same moment, a failure."""
+    made = await client.post("/v1/config/view", json=view_body(), headers=account.headers)
+    view_id: str = (await _ok(made))["viewID"]
+    database = Database.connect(client.database_url)
+    rows = [
+        ("trigger", "delivered", 1, None, 1_700_000_000_500, {"count": 3, "matches": KEPT_LINES}),
+        ("resolve", "pending", 0, None, None, {"count": 0}),
+        ("trigger", "failed", 5, "Ü “boom” \u2028", 1_700_000_009_000, {"count": 1, "matches": []}),
+    ]  # fmt: skip
+    try:
+        async with database.write_sessions() as session:
+            for n, (event, status, attempts, error, finished, payload) in enumerate(rows):
+                session.add(
+                    AlertDelivery(
+                        account_id=account.account_id, view_id=view_id, source="view",
+                        channel_key=f"{n % 2}:webhook", integration="webhook",
+                        channel_sealed="x", event=event, payload=payload, status=status,
+                        attempts=attempts, fired_ms=1_700_000_000_000 - (n // 2),
+                        next_attempt_ms=0, last_error=error, finished_ms=finished,
+                    )
+                )  # fmt: skip
+            await session.commit()
+    finally:
+        await database.dispose()
+    return view_id
 
 
 def _alert(name: str, *, absence: bool, service: dict[str, Any], active: bool) -> dict[str, Any]:
@@ -775,6 +856,10 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
     invalid ones (too long, or not an id's characters: a 400 from the path's rules)."""
     if "{" not in path:
         return own  # a list: its path as it is
+    if path.endswith(("-key", "/features", "}/alerts")):  # the id, then its last segment
+        tail = path.rpartition("/")[2]
+        ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
+        return [f"{found}/{tail}" for found in ids]
     if "/alert" in path:  # the pipeline, the component and the alert each unknown, invalid
         pipeline, _, rest = own[0].partition("/")
         bad = [f"{UNKNOWN_ID}/{rest}", f"{'x' * 40}/{rest}"]
@@ -785,10 +870,6 @@ def _ids(path: str, own: list[str], others: list[str]) -> list[str]:
             base = own[0].rpartition("/")[0]
             bad += [f"{base}/{UNKNOWN_ID}", f"{base}/{'x' * 40}", f"{base}/not an id"]
         return [*own, *others, *bad]
-    if path.endswith(("-key", "/features")):  # the id, then the path's last segment
-        tail = path.rpartition("/")[2]
-        ids = [*own, *others, UNKNOWN_ID, "x" * 40, "not an id"]
-        return [f"{found}/{tail}" for found in ids]
     if path.startswith("/v3/pipeline/{pipeline_id}/"):
         tail = path.split("/")[4]  # the node segment
         bad = [f"{UNKNOWN_ID}/{tail}", f"{'x' * 40}/{tail}"]
@@ -833,6 +914,15 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     for role in ("owner", "admin", "member", "readonly"):
         person = await add_person(client.database_url, account_id=account.account_id, role=role)
         browsers[role] = (await sign_in_person(client, person)).headers
+    # a member whose groups hold app:web only (the view alert log shows them less)
+    web_only = {"name": "web only", "apps": ["web"]}
+    group = await _ok(
+        await client.post("/v1/config/groups", json=web_only, headers=account.headers)
+    )
+    reader = await add_person(client.database_url, account_id=account.account_id, role="member")
+    where = f"/v1/config/members/{reader.email}"
+    await _ok(await client.put(where, json={"groups": [group["id"]]}, headers=account.headers))
+    browsers["scoped"] = (await sign_in_person(client, reader)).headers
     credentials = {
         "none": {},
         "wrong": {"Authorization": "Token not-a-key"},
@@ -903,4 +993,9 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
                for body in bodies)  # fmt: skip
     assert any(b'"integration":null,"days":[]' in body for body in bodies)
+    # the view alert log: three entries, the trigger's lines (two, or the scope's one)
+    assert any(body.count(b'"event":"') == 3 and b'"count":3,"lines":[{"_ts"' in body
+               and b'"big":1180591620717411303424' in body for body in bodies)  # fmt: skip
+    assert any(b'"count":1,"lines":[{"_ts"' in body and b"secret" not in body
+               and b'"event":"resolve"' in body for body in bodies)  # fmt: skip
     assert statuses >= {200, 400, 401, 403, 404}, statuses

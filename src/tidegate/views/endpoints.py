@@ -88,13 +88,15 @@ async def delete_view(
 @router.get(
     "/view/{viewID}/alerts",
     summary="The view's alert delivery log: when it fired, to which channel, the outcome",
+    response_model=list[schemas.Delivery],
 )
 async def view_deliveries(
-    view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
-) -> list[schemas.Delivery]:
-    return await service.delivery_log(
-        session=session, account_id=account_id, view_id=view_id, scope=principal.scope
+    view_id: ViewIdPath, request: Request, account_id: AccountId, principal: CurrentPrincipal
+) -> Response:
+    data = await service.read_delivery_log(
+        db=app_state(request).db, account_id=account_id, view_id=view_id, scope=principal.scope
     )
+    return json_response(data)
 
 
 @router.get(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database, RawQuery, account_row, account_rows
@@ -25,6 +25,23 @@ _PRESETS_OF = account_rows(PresetAlert, *_PRESET_COLUMNS)
 PRESET_OF = account_row(PresetAlert, *_PRESET_COLUMNS)
 
 
+_VIEW_ID = account_row(View, "id")
+# A view's delivery log, newest first (service.read_delivery_log).
+_DELIVERIES_OF = RawQuery(
+    select(
+        AlertDelivery.id, AlertDelivery.fired_ms, AlertDelivery.event, AlertDelivery.integration,
+        AlertDelivery.channel_key, AlertDelivery.status, AlertDelivery.attempts,
+        AlertDelivery.last_error, AlertDelivery.finished_ms, AlertDelivery.payload,
+    )
+    .where(
+        AlertDelivery.account_id == bindparam("account_id"),
+        AlertDelivery.view_id == bindparam("view_id"),
+    )
+    .order_by(AlertDelivery.fired_ms.desc(), AlertDelivery.id)
+    .limit(MAX_LOG_ENTRIES)
+)  # fmt: skip
+
+
 async def view_records(*, db: Database, account_id: str) -> list[Any]:
     """The account's views, oldest first, as raw records (Database.fetch_records)."""
     return await db.fetch_records(_VIEWS_OF, {"account_id": account_id})
@@ -40,6 +57,14 @@ async def record(query: RawQuery, *, db: Database, account_id: str, item_id: str
     raw record, or None."""
     rows = await db.fetch_records(query, {"account_id": account_id, "id": item_id})
     return rows[0] if rows else None
+
+
+async def delivery_records(*, db: Database, account_id: str, view_id: str) -> list[Any] | None:
+    """The view's delivery log (the latest MAX_LOG_ENTRIES, newest first) as raw
+    records; None when the account has no such view."""
+    if not await record(_VIEW_ID, db=db, account_id=account_id, item_id=view_id):
+        return None
+    return await db.fetch_records(_DELIVERIES_OF, {"account_id": account_id, "view_id": view_id})
 
 
 async def view_of(
@@ -69,15 +94,3 @@ async def detach_preset(*, session: AsyncSession, account_id: str, preset_id: st
         .where(View.account_id == account_id, View.preset_id == preset_id)
         .values(preset_id=None, alerting=View.channels_sealed.is_not(None))
     )
-
-
-async def deliveries_of(
-    *, session: AsyncSession, account_id: str, view_id: str
-) -> list[AlertDelivery]:
-    result = await session.execute(
-        select(AlertDelivery)
-        .where(AlertDelivery.account_id == account_id, AlertDelivery.view_id == view_id)
-        .order_by(AlertDelivery.fired_ms.desc(), AlertDelivery.id)
-        .limit(MAX_LOG_ENTRIES)
-    )
-    return list(result.scalars())

@@ -188,34 +188,44 @@ async def delete_view(
     return deleted
 
 
-async def delivery_log(
-    *, session: AsyncSession, account_id: str, view_id: str, scope: AccessScope | None
-) -> list[schemas.Delivery]:
-    """The view's notifications with the lines that fired them, each line checked
-    against the reader's scope: a view's alert kept what its maker could see, and the
-    reader of its log may see less (docs/isolation.md)."""
-    await own_view(session=session, account_id=account_id, view_id=view_id)
+async def read_delivery_log(
+    *, db: Database, account_id: str, view_id: str, scope: AccessScope | None
+) -> list[dict[str, Any]]:
+    """The view's notifications with the lines that fired them (``schemas.Delivery``'s
+    documents, from raw records), each line checked against the reader's scope: a
+    view's alert kept what its maker could see, and the reader of its log may see less
+    (docs/isolation.md). A foreign, missing or impossible id is the same 404."""
+    rows = (
+        None
+        if "\x00" in view_id
+        else await repository.delivery_records(db=db, account_id=account_id, view_id=view_id)
+    )
+    if rows is None:
+        raise NotFound()
     visible = _scope_test(scope, account_id)
     entries = []
-    for row in await repository.deliveries_of(
-        session=session, account_id=account_id, view_id=view_id
-    ):
-        kept = row.payload.get("matches")
-        lines = [line for line in kept if visible(line)] if isinstance(kept, list) else []
+    for row in rows:
+        payload = row.payload if isinstance(row.payload, dict) else {}
+        kept = payload.get("matches")
+        lines = (
+            [line for line in kept if isinstance(line, dict) and visible(line)]
+            if isinstance(kept, list)
+            else []
+        )
         entries.append(
-            schemas.Delivery(
-                id=row.id,
-                fired=row.fired_ms,
-                event=row.event,
-                integration=row.integration,
-                channel=row.channel_key.split(":", 1)[0],
-                status=row.status,
-                attempts=row.attempts,
-                last_error=row.last_error,
-                finished=row.finished_ms,
-                count=int(row.payload.get("count", 0)) if scope is None else len(lines),
-                lines=lines,
-            )
+            {
+                "id": row.id,
+                "fired": row.fired_ms,
+                "event": row.event,
+                "integration": row.integration,
+                "channel": row.channel_key.split(":", 1)[0],
+                "status": row.status,
+                "attempts": row.attempts,
+                "last_error": row.last_error,
+                "finished": row.finished_ms,
+                "count": int(payload.get("count", 0)) if scope is None else len(lines),
+                "lines": lines,
+            }
         )
     return entries
 
