@@ -207,7 +207,11 @@ async def asgi_floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
 # same order) through the raw driver, answered as JSON objects keyed by column name.
 # The bodies are the same rows, not byte-identical to tidegate's documents.
 MANAGEMENT_READS: dict[str, str] = {
-    # Before "/v3/pipeline/{id}", which would take "gateway-route" for a pipeline id.
+    # Before "/v3/pipeline/{id}", which would take "gateway-route" (or "component-type")
+    # for a pipeline id. The component types' floor reads the account's features only.
+    "/v3/pipeline/component-type": (
+        "SELECT feature FROM account_features WHERE account_id = {account}"
+    ),
     "/v3/pipeline/gateway-route": (
         "SELECT r.*, n.pipeline_id AS source_pipeline_id, n.id AS source_id FROM"
         " gateway_routes AS r LEFT OUTER JOIN pipeline_nodes AS n ON n.gateway_route_id = r.id"

@@ -94,6 +94,8 @@ ROUTES = {
     "auth accounts list": "/v3/auth/account",
     "auth accounts get": "/v3/auth/account/{account}",
     "view alert log": "/v1/config/view/{view}/alerts",
+    # The floor reads the account's features only: it does not write the catalogue.
+    "component types": "/v3/pipeline/component-type",
 }
 
 # Read with the enterprise key; the rest with the account's service key.

@@ -64,6 +64,7 @@ EXPECTED = {
     "/v3/auth/account/{account}",
     "/v1/config/archiving/status",
     "/v1/config/view/{viewID}/alerts",
+    "/v3/pipeline/component-type",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
         for segment in ("processor", "destination", "{kind}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Query, Response
 from fastapi.routing import APIRoute
 from sqlalchemy import select
 from tests.api.test_plain_routes import same_answer
@@ -57,6 +57,7 @@ from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
 from tidegate.cli_auth import schemas as cli_schemas
+from tidegate.components.catalogue import REGISTRY
 from tidegate.db.engine import Database
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import repository as enterprise_repository
@@ -78,6 +79,8 @@ from tidegate.parsing_templates.endpoints import TemplateIdPath
 from tidegate.pipelines import (
     alert_endpoints,
     alert_service,
+    catalogue_endpoints,
+    catalogue_service,
     gateway_endpoints,
     gateway_schemas,
     gateway_service,
@@ -87,6 +90,7 @@ from tidegate.pipelines import endpoints as pipeline_endpoints
 from tidegate.pipelines import repository as pipeline_repository
 from tidegate.pipelines import schemas as pipeline_schemas
 from tidegate.pipelines import service as pipeline_service
+from tidegate.pipelines.catalogue_schemas import ComponentType
 from tidegate.pipelines.paths import NodeIdPath, PipelineIdPath
 from tidegate.preferences import repository as preference_repository
 from tidegate.preferences import schemas as preference_schemas
@@ -487,6 +491,36 @@ NODE_READS = {
 }
 
 
+async def component_types_before(
+    session: SessionDep,
+    account_id: AccountId,
+    kind: Annotated[pipeline_schemas.NodeKind | None, Query()] = None,
+) -> Envelope[list[ComponentType]]:
+    features: dict[str, bool] = {}
+    answer = []
+    for component in REGISTRY:
+        if kind is not None and component.kind != kind:
+            continue
+        feature = component.needs.feature
+        if feature is not None and feature not in features:
+            features[feature] = await enterprise_service.has_feature(
+                session=session, account_id=account_id, name=feature
+            )
+        answer.append(
+            ComponentType(
+                kind=component.kind,
+                type=component.type,
+                aliases=list(component.aliases),
+                description=component.describe,
+                feature=feature,
+                enabled=feature is None or features[feature],
+                gateway_route=component.needs.gateway_route,
+                user_config_schema=catalogue_service._schema(component),
+            )
+        )
+    return envelope(answer, type="component type", pk="type", links=catalogue_endpoints.LINKS)
+
+
 async def view_deliveries_before(
     view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> list[view_schemas.Delivery]:
@@ -549,6 +583,7 @@ BEFORE = {
     "/v3/auth/account/{account}": auth_account_before,
     "/v1/config/archiving/status": archiving_status_before,
     "/v1/config/view/{viewID}/alerts": view_deliveries_before,
+    "/v3/pipeline/component-type": component_types_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -689,6 +724,11 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v3/auth/account/{account}": [account.account_id, account.data["account"]],
         "/v1/config/archiving/status": [""],
         "/v1/config/view/{viewID}/alerts": views,
+        # each kind, all, and a kind that is none (a 400)
+        "/v3/pipeline/component-type": [
+            "",
+            *(f"?kind={kind}" for kind in ("source", "processor", "destination", "bogus")),
+        ],
         "/v3/pipeline/gateway-route": [""],
         "/v3/pipeline/gateway-route/{gateway_route_id}": [route, lone["data"]["id"]],
         "/v3/pipeline/gateway-route/{gateway_route_id}/access-key": [route, lone["data"]["id"]],
@@ -993,6 +1033,10 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
                for body in bodies)  # fmt: skip
     assert any(b'"integration":null,"days":[]' in body for body in bodies)
+    # the component types: a gated type enabled for the account, and not for the other
+    assert any(b'"type":"throttle","aliases":[' in body and b'"enabled":true,"gateway' in body
+               and b'"enabled":false' not in body for body in bodies)  # fmt: skip
+    assert any(b'"feature":"throttle-processor","enabled":false' in body for body in bodies)
     # the view alert log: three entries, the trigger's lines (two, or the scope's one)
     assert any(body.count(b'"event":"') == 3 and b'"count":3,"lines":[{"_ts"' in body
                and b'"big":1180591620717411303424' in body for body in bodies)  # fmt: skip

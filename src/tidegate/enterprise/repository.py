@@ -182,6 +182,17 @@ async def feature_records(*, db: Database, enterprise_id: str, account_id: str) 
     return [row for row in rows if row.feature is not None] if rows else None
 
 
+_RAW_FEATURE_NAMES = RawQuery(
+    select(AccountFeature.feature).where(AccountFeature.account_id == bindparam("account_id"))
+)
+
+
+async def feature_names(*, db: Database, account_id: str) -> frozenset[str]:
+    """The account's enabled features, by name: one raw read."""
+    rows = await db.fetch_records(_RAW_FEATURE_NAMES, {"account_id": account_id})
+    return frozenset(row.feature for row in rows)
+
+
 async def feature(*, session: AsyncSession, account_id: str, name: str) -> AccountFeature | None:
     return await session.get(AccountFeature, (account_id, name))
 

@@ -356,6 +356,11 @@ async def disable_feature(
     return _feature(account_id, None, name)
 
 
+async def enabled_features(*, db: Database, account_id: str) -> frozenset[str]:
+    """For other domains' raw reads: the beta features enabled for this account."""
+    return await repository.feature_names(db=db, account_id=account_id)
+
+
 async def has_feature(*, session: AsyncSession, account_id: str, name: str) -> bool:
     """For other domains: is a beta feature enabled for this account?"""
     return await repository.feature(session=session, account_id=account_id, name=name) is not None

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
-from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
-from tidegate.api.session import SessionDep
+from tidegate.api.envelope import Envelope, SelfLinks, link
+from tidegate.api.raw_json import envelope_meta, enveloped
+from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.pipelines import catalogue_service as service
 from tidegate.pipelines.catalogue_schemas import ComponentType
@@ -21,6 +22,7 @@ router = APIRouter(prefix="/v3/pipeline", tags=["Pipelines"], responses=ERRORS)
 
 COMPONENT_TYPES: Final = "/v3/pipeline/component-type"
 LINKS: Final = SelfLinks(list=link("get", COMPONENT_TYPES))
+META: Final = envelope_meta(type="component type", pk="type", links=LINKS)
 
 
 @router.get(
@@ -29,11 +31,14 @@ LINKS: Final = SelfLinks(list=link("get", COMPONENT_TYPES))
     description="The types of each kind (`source`, `processor`, `destination`) in a fixed "
     "order, each with its configuration's JSON Schema (generated from the model that "
     "validates it on save), the account feature it needs and whether this account has it.",
+    response_model=Envelope[list[ComponentType]],
 )
 async def list_component_types(
-    session: SessionDep,
+    request: Request,
     account_id: AccountId,
     kind: Annotated[NodeKind | None, Query(description="One kind only")] = None,
-) -> Envelope[list[ComponentType]]:
-    data = await service.component_types(session=session, account_id=account_id, kind=kind)
-    return envelope(data, type="component type", pk="type", links=LINKS)
+) -> Response:
+    data = await service.read_component_types(
+        db=app_state(request).db, account_id=account_id, kind=kind
+    )
+    return enveloped(META, data)

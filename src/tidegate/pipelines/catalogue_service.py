@@ -7,12 +7,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from tidegate.components.base import Component
 from tidegate.components.catalogue import REGISTRY
-from tidegate.enterprise.service import has_feature
-from tidegate.pipelines.catalogue_schemas import ComponentType
+from tidegate.db.engine import Database
+from tidegate.enterprise.service import enabled_features
 from tidegate.pipelines.schemas import NodeKind
 
 
@@ -24,30 +22,45 @@ def _schema(component: Component[Any]) -> dict[str, Any]:
     return schema
 
 
-async def component_types(
-    *, session: AsyncSession, account_id: str, kind: NodeKind | None
-) -> list[ComponentType]:
-    """Every type (of ``kind``, or all), in the registry's order."""
-    features: dict[str, bool] = {}
-    answer = []
+@cache
+def _documents() -> tuple[tuple[NodeKind, str | None, dict[str, Any], dict[str, Any]], ...]:
+    """Each type of the registry, in its order: ``(kind, feature, its document when
+    enabled, when not)``, as ``ComponentType`` writes it (``_schema``'s dict shared, not
+    copied); built once per process."""
+    found = []
     for component in REGISTRY:
-        if kind is not None and component.kind != kind:
-            continue
         feature = component.needs.feature
-        if feature is not None and feature not in features:
-            features[feature] = await has_feature(
-                session=session, account_id=account_id, name=feature
-            )
-        answer.append(
-            ComponentType(
-                kind=component.kind,
-                type=component.type,
-                aliases=list(component.aliases),
-                description=component.describe,
-                feature=feature,
-                enabled=feature is None or features[feature],
-                gateway_route=component.needs.gateway_route,
-                user_config_schema=_schema(component),
+        head = {
+            "kind": component.kind,
+            "type": component.type,
+            "aliases": list(component.aliases),
+            "description": component.describe,
+            "feature": feature,
+        }
+        tail = {
+            "gateway_route": component.needs.gateway_route,
+            "user_config_schema": _schema(component),
+        }
+        found.append(
+            (
+                component.kind,
+                feature,
+                {**head, "enabled": True, **tail},
+                {**head, "enabled": False, **tail},
             )
         )
-    return answer
+    return tuple(found)
+
+
+async def read_component_types(
+    *, db: Database, account_id: str, kind: NodeKind | None
+) -> list[dict[str, Any]]:
+    """Every type (of ``kind``, or all), in the registry's order, as plain data
+    (``ComponentType``'s documents), whether the account may use it from one raw read of
+    its features."""
+    features = await enabled_features(db=db, account_id=account_id)
+    return [
+        enabled if feature is None or feature in features else disabled
+        for of_kind, feature, enabled, disabled in _documents()
+        if kind is None or of_kind == kind
+    ]
