@@ -340,6 +340,11 @@ MANAGEMENT_READS: dict[str, str] = {
         " WHERE v.account_id = {account} AND v.id = {id}"
         " ORDER BY d.fired_ms DESC, d.id LIMIT 500"
     ),
+    # The account's days (none here): the 30 days' zeros are tidegate's own work.
+    "/v1/usage": (
+        "SELECT day, lines_stored, bytes_stored, lines_excluded, bytes_excluded,"
+        " lines_fallback FROM account_usage WHERE account_id = {account} ORDER BY day"
+    ),
     "/v3/enterprise/account/{id}/features": (
         "SELECT f.feature, f.created_at FROM accounts AS a JOIN users AS u ON u.id = a.owner_id"
         " LEFT OUTER JOIN account_features AS f ON f.account_id = a.id"

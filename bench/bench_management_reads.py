@@ -23,7 +23,8 @@ active; archiving status: the days the servers' archive runners queued; the CLI'
 ``/info``, ``/orgs``, ``/v1/auth/session`` and mzm's ``/v3/auth/account`` (and its
 one account): read with the service key, the account; the view alert log: ``rows``
 deliveries of the first view, each having kept 10 lines, written to the database as the
-evaluator writes them, delivered). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+evaluator writes them, delivered; usage per day: the default 30 days, none counted, as
+nothing is ingested). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -96,6 +97,7 @@ ROUTES = {
     "view alert log": "/v1/config/view/{view}/alerts",
     # The floor reads the account's features only: it does not write the catalogue.
     "component types": "/v3/pipeline/component-type",
+    "usage days": "/v1/usage",
 }
 
 # Read with the enterprise key; the rest with the account's service key.

@@ -65,6 +65,7 @@ EXPECTED = {
     "/v1/config/archiving/status",
     "/v1/config/view/{viewID}/alerts",
     "/v3/pipeline/component-type",
+    "/v1/usage",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
         for segment in ("processor", "destination", "{kind}")

@@ -25,6 +25,7 @@ account with three days to write, and one without archiving)."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Response
@@ -68,10 +69,11 @@ from tidegate.groups import repository as group_repository
 from tidegate.groups import schemas as group_schemas
 from tidegate.groups import service as group_service
 from tidegate.groups.endpoints import GroupIdPath
+from tidegate.ingest.service import utc_today
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
-from tidegate.models import AlertDelivery, IndexRateAlert, PipelineAlert
+from tidegate.models import AccountUsage, AlertDelivery, IndexRateAlert, PipelineAlert
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
@@ -101,6 +103,9 @@ from tidegate.sessions import schemas as session_schemas
 from tidegate.sessions import service as session_service
 from tidegate.suspensions import schemas as suspension_schemas
 from tidegate.suspensions import service as suspension_service
+from tidegate.usage import endpoints as usage_endpoints
+from tidegate.usage import schemas as usage_schemas
+from tidegate.usage import service as usage_service
 from tidegate.views import schemas as view_schemas
 from tidegate.views import service as view_service
 from tidegate.views.endpoints import ViewIdPath
@@ -521,6 +526,52 @@ async def component_types_before(
     return envelope(answer, type="component type", pk="type", links=catalogue_endpoints.LINKS)
 
 
+async def usage_before(
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[
+        str | None,
+        usage_endpoints._day_query("First day (UTC), default: to - 29 days", alias="from"),
+    ] = None,
+    to: Annotated[str | None, usage_endpoints._day_query("Last day (UTC), default: today")] = None,
+) -> usage_schemas.Usage:
+    first, last = usage_service.report_days(
+        usage_endpoints._day(from_, "from"), usage_endpoints._day(to, "to"), utc_today()
+    )
+    result = await session.execute(
+        select(AccountUsage)
+        .where(
+            AccountUsage.account_id == account_id,
+            AccountUsage.day >= first,
+            AccountUsage.day <= last,
+        )
+        .order_by(AccountUsage.day)
+    )
+    rows = {row.day: row for row in result.scalars()}
+    days: list[usage_schemas.DayUsage] = []
+    for offset in range((last - first).days + 1):
+        day = first + timedelta(days=offset)
+        row = rows.get(day)
+        days.append(
+            usage_schemas.DayUsage(
+                day=day,
+                lines_stored=row.lines_stored if row else 0,
+                bytes_stored=row.bytes_stored if row else 0,
+                lines_excluded=row.lines_excluded if row else 0,
+                bytes_excluded=row.bytes_excluded if row else 0,
+                lines_fallback=row.lines_fallback if row else 0,
+            )
+        )
+    totals = usage_schemas.UsageTotals(
+        lines_stored=sum(item.lines_stored for item in days),
+        bytes_stored=sum(item.bytes_stored for item in days),
+        lines_excluded=sum(item.lines_excluded for item in days),
+        bytes_excluded=sum(item.bytes_excluded for item in days),
+        lines_fallback=sum(item.lines_fallback for item in days),
+    )
+    return usage_schemas.Usage(from_=first, to=last, days=days, totals=totals)
+
+
 async def view_deliveries_before(
     view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> list[view_schemas.Delivery]:
@@ -584,6 +635,7 @@ BEFORE = {
     "/v1/config/archiving/status": archiving_status_before,
     "/v1/config/view/{viewID}/alerts": view_deliveries_before,
     "/v3/pipeline/component-type": component_types_before,
+    "/v1/usage": usage_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -699,6 +751,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     )
     owner = account.data["owner"]["email"]
     views = [await _view_with_deliveries(client, account)]
+    await _usage_days(client, account)
     return {
         "/v1/config/board/{boardid}": boards,
         "/v1/config/members/{email}": [owner, grouped.email, invited],
@@ -724,6 +777,17 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
         "/v3/auth/account/{account}": [account.account_id, account.data["account"]],
         "/v1/config/archiving/status": [""],
         "/v1/config/view/{viewID}/alerts": views,
+        # the default 30 days, a range with counted days, the first days a counter can
+        # have, one day, too many days, the wrong way round, not a day
+        "/v1/usage": [
+            "",
+            "?from=2026-01-01&to=2026-01-31",
+            "?to=0001-01-05",
+            "?from=2026-01-03&to=2026-01-03",
+            "?from=2025-01-01&to=2026-12-31",
+            "?from=2026-02-01&to=2026-01-01",
+            "?from=2026-1-1",
+        ],
         # each kind, all, and a kind that is none (a 400)
         "/v3/pipeline/component-type": [
             "",
@@ -748,6 +812,26 @@ KEPT_LINES = [
     {"_ts": 1_700_000_000_001, "_line": "card 4111 secret", "_app": "secretapp",
      "_host": "h2", "level": "info", "_file": "/var/log/x.log"},
 ]  # fmt: skip
+
+
+async def _usage_days(client: AppClient, account: AccountCtx) -> None:
+    """The account's counters on three days of January 2026 (one with each counter) and
+    today, as ingestion keeps them."""
+    database = Database.connect(client.database_url)
+    try:
+        async with database.write_sessions() as session:
+            for day, n in ((date(2026, 1, 2), 1), (date(2026, 1, 3), 2), (date(2026, 1, 31), 3),
+                           (utc_today(), 4)):  # fmt: skip
+                session.add(
+                    AccountUsage(
+                        account_id=account.account_id, day=day, lines_stored=10**n,
+                        bytes_stored=2**40 * n, lines_excluded=n, bytes_excluded=n * 7,
+                        lines_fallback=n - 1,
+                    )
+                )  # fmt: skip
+            await session.commit()
+    finally:
+        await database.dispose()
 
 
 async def _view_with_deliveries(client: AppClient, account: AccountCtx) -> str:
@@ -1033,6 +1117,11 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
                for body in bodies)  # fmt: skip
     assert any(b'"integration":null,"days":[]' in body for body in bodies)
+    # usage per day: a range with counted days (a total past 32 bits), today's counters
+    assert any(b'"days":[{"day":"2026-01-01","lines_stored":0' in body
+               and b'"totals":{"lines_stored":1110,"bytes_stored":6597069766656,' in body
+               for body in bodies)  # fmt: skip
+    assert any(b'"lines_stored":10000,"bytes_stored":4398046511104' in body for body in bodies)
     # the component types: a gated type enabled for the account, and not for the other
     assert any(b'"type":"throttle","aliases":[' in body and b'"enabled":true,"gateway' in body
                and b'"enabled":false' not in body for body in bodies)  # fmt: skip

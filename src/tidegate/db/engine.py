@@ -34,13 +34,13 @@ import sqlite3
 from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import JSON, Boolean, DateTime, Select, bindparam, event, select
+from sqlalchemy import JSON, Boolean, Date, DateTime, Select, bindparam, event, select
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import Connection, make_url
@@ -277,6 +277,16 @@ def _parse_datetime(value: Any) -> Any:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
+def _parse_date(value: Any) -> Any:
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _sqlite_value(value: Any) -> Any:
+    """A bound value as SQLite stores its column: a calendar day as its ISO text, as
+    SQLAlchemy's Date writes it (the stdlib's own date adapter is deprecated)."""
+    return value.isoformat() if type(value) is date else value
+
+
 # Nineteen ASCII digits in a row: maybe an integer beyond 64 bits, which orjson reads as
 # a float; the ORM's reader (the stdlib's json) keeps it exact, and so does this one.
 # Looked for in the UTF-8 bytes with every digit mapped to "0" and every other byte to a
@@ -316,6 +326,8 @@ def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     base: Callable[[Any], Any] | None = None
     if isinstance(impl, DateTime):
         base = _parse_datetime
+    elif isinstance(impl, Date):
+        base = _parse_date
     elif isinstance(impl, JSON):
         base = decode_json
     elif isinstance(impl, Boolean):
@@ -557,7 +569,7 @@ class Database:
             if query.fixed:
                 params = {**query.fixed, **params}
             cursor = self._reader.execute(
-                query.sqlite_sql, [params[name] for name in query.sqlite_order]
+                query.sqlite_sql, [_sqlite_value(params[name]) for name in query.sqlite_order]
             )
             try:
                 return cursor.fetchall()

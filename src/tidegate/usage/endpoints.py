@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from tidegate.api.error_models import LEGACY_ERRORS
+from tidegate.api.raw_json import json_response
 from tidegate.api.session import SessionDep
 from tidegate.api.text import STORABLE_TEXT
 from tidegate.app_state import app_state
@@ -115,19 +116,25 @@ def _day(value: str | None, name: str) -> date | None:
         raise ValidationFailed(f"{name}: not a calendar day", context="querystring") from error
 
 
-@v1_router.get("", summary="The account's usage per UTC day", response_model_by_alias=True)
+@v1_router.get(
+    "",
+    summary="The account's usage per UTC day",
+    response_model=schemas.Usage,
+    response_model_by_alias=True,
+)
 async def usage(
-    session: SessionDep,
+    request: Request,
     account_id: AccountId,
     from_: Annotated[
         str | None, _day_query("First day (UTC), default: to - 29 days", alias="from")
     ] = None,
     to: Annotated[str | None, _day_query("Last day (UTC), default: today")] = None,
-) -> schemas.Usage:
-    return await service.usage_report(
-        session=session,
+) -> Response:
+    data = await service.read_usage_report(
+        db=app_state(request).db,
         account_id=account_id,
         first=_day(from_, "from"),
         last=_day(to, "to"),
         today=utc_today(),
     )
+    return json_response(data)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import ColumnElement, Select, bindparam, func, select
 
+from tidegate.db.engine import Database, RawQuery
 from tidegate.models import AccountUsage, LogLine
 from tidegate.usage.schemas import Kind, Period
 
@@ -158,16 +158,26 @@ def stored_bytes(*, account_id: str, period: Period) -> Select[*tuple[Any, ...]]
     )
 
 
-async def usage_between(
-    *, session: AsyncSession, account_id: str, first: date, last: date
-) -> list[AccountUsage]:
-    result = await session.execute(
-        select(AccountUsage)
-        .where(
-            AccountUsage.account_id == account_id,
-            AccountUsage.day >= first,
-            AccountUsage.day <= last,
-        )
-        .order_by(AccountUsage.day)
+_USAGE_BETWEEN = RawQuery(
+    select(
+        AccountUsage.day,
+        AccountUsage.lines_stored,
+        AccountUsage.bytes_stored,
+        AccountUsage.lines_excluded,
+        AccountUsage.bytes_excluded,
+        AccountUsage.lines_fallback,
     )
-    return list(result.scalars())
+    .where(
+        AccountUsage.account_id == bindparam("account_id"),
+        AccountUsage.day >= bindparam("first"),
+        AccountUsage.day <= bindparam("last"),
+    )
+    .order_by(AccountUsage.day)
+)
+
+
+async def usage_records(*, db: Database, account_id: str, first: date, last: date) -> list[Any]:
+    """The account's counters of the days from ``first`` to ``last`` that have any, as
+    raw records, oldest first."""
+    params = {"account_id": account_id, "first": first, "last": last}
+    return await db.fetch_records(_USAGE_BETWEEN, params)

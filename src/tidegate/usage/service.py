@@ -313,9 +313,13 @@ async def name_bytes(
 MAX_USAGE_DAYS = 366
 
 
-async def usage_report(
-    *, session: AsyncSession, account_id: str, first: date | None, last: date | None, today: date
-) -> schemas.Usage:
+# The counters of a day, in the order the API shows them (``schemas.DayUsage``).
+_COUNTERS = ("lines_stored", "bytes_stored", "lines_excluded", "bytes_excluded", "lines_fallback")
+
+
+def report_days(first: date | None, last: date | None, today: date) -> tuple[date, date]:
+    """The report's first and last day: by default the 30 days to today; at most
+    MAX_USAGE_DAYS, ``first`` not after ``last`` (a 400 otherwise)."""
     last = last or today
     if first is None:
         first = last - timedelta(days=29) if last.toordinal() > 29 else date.min
@@ -323,31 +327,28 @@ async def usage_report(
         raise ValidationFailed("from must not be after to", context="querystring")
     if (last - first).days >= MAX_USAGE_DAYS:
         raise ValidationFailed(f"At most {MAX_USAGE_DAYS} days per request", context="querystring")
-    rows = {
-        row.day: row
-        for row in await repository.usage_between(
-            session=session, account_id=account_id, first=first, last=last
+    return first, last
+
+
+async def read_usage_report(
+    *, db: Database, account_id: str, first: date | None, last: date | None, today: date
+) -> dict[str, Any]:
+    """Every day of the range (days with nothing are zeros) and the totals, as
+    ``schemas.Usage`` writes them (``from`` by its alias), from one raw read."""
+    first, last = report_days(first, last, today)
+    kept = {
+        str(row.day): row
+        for row in await repository.usage_records(
+            db=db, account_id=account_id, first=first, last=last
         )
     }
-    days: list[schemas.DayUsage] = []
+    days = []
+    totals = dict.fromkeys(_COUNTERS, 0)
     for offset in range((last - first).days + 1):
-        day = first + timedelta(days=offset)
-        row = rows.get(day)
-        days.append(
-            schemas.DayUsage(
-                day=day,
-                lines_stored=row.lines_stored if row else 0,
-                bytes_stored=row.bytes_stored if row else 0,
-                lines_excluded=row.lines_excluded if row else 0,
-                bytes_excluded=row.bytes_excluded if row else 0,
-                lines_fallback=row.lines_fallback if row else 0,
-            )
-        )
-    totals = schemas.UsageTotals(
-        lines_stored=sum(item.lines_stored for item in days),
-        bytes_stored=sum(item.bytes_stored for item in days),
-        lines_excluded=sum(item.lines_excluded for item in days),
-        bytes_excluded=sum(item.bytes_excluded for item in days),
-        lines_fallback=sum(item.lines_fallback for item in days),
-    )
-    return schemas.Usage(from_=first, to=last, days=days, totals=totals)
+        day = (first + timedelta(days=offset)).isoformat()
+        row = kept.get(day)
+        counted = {name: getattr(row, name) if row else 0 for name in _COUNTERS}
+        for name, value in counted.items():
+            totals[name] += value
+        days.append({"day": day, **counted})
+    return {"from": first.isoformat(), "to": last.isoformat(), "days": days, "totals": totals}
