@@ -209,6 +209,14 @@ async def asgi_floor(scope: dict[str, Any], receive: Any, send: Any) -> None:
 MANAGEMENT_READS: dict[str, str] = {
     # Before "/v3/pipeline/{id}", which would take "gateway-route" (or "component-type")
     # for a pipeline id. The component types' floor reads the account's features only.
+    # The last hour by minute (bucket_ms is a minute's start already).
+    "/v3/pipeline/metric/usage": (
+        "SELECT pipeline_id, component_id, bucket_ms, CAST(sum(ingress_events) AS BIGINT),"
+        " CAST(sum(ingress_bytes) AS BIGINT), CAST(sum(egress_events) AS BIGINT),"
+        " CAST(sum(egress_bytes) AS BIGINT) FROM pipeline_usage"
+        " WHERE account_id = {account} GROUP BY pipeline_id, component_id, bucket_ms"
+        " ORDER BY bucket_ms, pipeline_id, component_id"
+    ),
     "/v3/pipeline/component-type": (
         "SELECT feature FROM account_features WHERE account_id = {account}"
     ),

@@ -24,7 +24,8 @@ active; archiving status: the days the servers' archive runners queued; the CLI'
 one account): read with the service key, the account; the view alert log: ``rows``
 deliveries of the first view, each having kept 10 lines, written to the database as the
 evaluator writes them, delivered; usage per day: the default 30 days, none counted, as
-nothing is ingested). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
+nothing is ingested; the pipelines' usage metric: the last hour, by minute, of the first
+pipeline's source, ``rows`` of its minutes counted, written as the workers add them). Needs `wrk`; servers on CPU 0, wrk on CPU 1 (bench/harness.py).
 Prints, per route, the server's CPU per request for each target and its ratio to the
 floor's (aim <= 2.0), best round by CPU per request.
 """
@@ -98,6 +99,7 @@ ROUTES = {
     # The floor reads the account's features only: it does not write the catalogue.
     "component types": "/v3/pipeline/component-type",
     "usage days": "/v1/usage",
+    "pipelines usage": "/v3/pipeline/metric/usage",
 }
 
 # Read with the enterprise key; the rest with the account's service key.
@@ -193,6 +195,35 @@ KEPT_LINE = {"_ts": 0, "_line": "GET /api/items 503 took 12ms", "_app": "web",
              "_tag": ["prod"], "_file": "/var/log/web.log"}  # fmt: skip
 
 
+def add_pipeline_usage(
+    database_url: str, account: str, pipeline: str, component: str, rows: int
+) -> None:
+    """``rows`` minutes of the last hour counted for the pipeline's component."""
+    from tidegate.db.engine import Database
+    from tidegate.models import PipelineUsage
+
+    minute = int(time.time() * 1000) // 60_000 * 60_000
+
+    async def write() -> None:
+        database = Database.connect(database_url)
+        try:
+            async with database.write_sessions() as session:
+                for i in range(rows):
+                    session.add(
+                        PipelineUsage(
+                            account_id=account, pipeline_id=pipeline, component_id=component,
+                            bucket_ms=minute - i * 60_000, ingress_events=100 + i,
+                            ingress_bytes=20_000 + i, egress_events=100 + i,
+                            egress_bytes=20_000 + i,
+                        )
+                    )  # fmt: skip
+                await session.commit()
+        finally:
+            await database.dispose()
+
+    asyncio.run(write())
+
+
 def add_deliveries(database_url: str, account: str, view_id: str, rows: int) -> None:
     """``rows`` delivered notifications of the view, each having kept 10 lines (the
     evaluator's rows; written straight to the database: firing them takes an alert
@@ -243,6 +274,9 @@ def main() -> int:
         enterprise = {"Authorization": f"Token {cli_enterprise_token(run.env)}"}
         account_headers, ids = seed(run.tidegate("tidegate"), enterprise, args.rows)
         add_deliveries(run.database_url, ids["account"], ids["view"], args.rows)
+        add_pipeline_usage(
+            run.database_url, ids["account"], ids["pipeline"], ids["node"], args.rows
+        )
         run.floor("floor", "management_floor")
         if args.compare_src:
             run.tidegate(f"tidegate@{args.compare_src}", args.compare_src)

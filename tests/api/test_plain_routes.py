@@ -66,6 +66,7 @@ EXPECTED = {
     "/v1/config/view/{viewID}/alerts",
     "/v3/pipeline/component-type",
     "/v1/usage",
+    "/v3/pipeline/metric/usage",
     *(
         f"/v3/pipeline/{{pipeline_id}}/{segment}/{{component_id}}/alert{item}"
         for segment in ("processor", "destination", "{kind}")

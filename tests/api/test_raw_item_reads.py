@@ -25,12 +25,12 @@ account with three days to write, and one without archiving)."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Response
 from fastapi.routing import APIRoute
-from sqlalchemy import select
+from sqlalchemy import func, select
 from tests.api.test_plain_routes import same_answer
 from tests.conftest import AppClient
 from tests.factories import AccountCtx, make_account, make_tenant
@@ -58,13 +58,15 @@ from tidegate.categories import schemas as category_schemas
 from tidegate.categories import service as category_service
 from tidegate.categories.endpoints import CategoryIdPath, TypePath
 from tidegate.cli_auth import schemas as cli_schemas
+from tidegate.clock import now_ms
 from tidegate.components.catalogue import REGISTRY
 from tidegate.db.engine import Database
 from tidegate.enterprise import endpoints as enterprise_endpoints
 from tidegate.enterprise import repository as enterprise_repository
 from tidegate.enterprise import schemas as enterprise_schemas
 from tidegate.enterprise import service as enterprise_service
-from tidegate.errors import NotFound
+from tidegate.errors import NotFound, ValidationFailed
+from tidegate.export.schemas import epoch_ms
 from tidegate.groups import repository as group_repository
 from tidegate.groups import schemas as group_schemas
 from tidegate.groups import service as group_service
@@ -73,7 +75,13 @@ from tidegate.ingest.service import utc_today
 from tidegate.members import schemas as member_schemas
 from tidegate.members import service as member_service
 from tidegate.members.endpoints import EmailPath
-from tidegate.models import AccountUsage, AlertDelivery, IndexRateAlert, PipelineAlert
+from tidegate.models import (
+    AccountUsage,
+    AlertDelivery,
+    IndexRateAlert,
+    PipelineAlert,
+    PipelineUsage,
+)
 from tidegate.parsing_templates import repository as template_repository
 from tidegate.parsing_templates import schemas as template_schemas
 from tidegate.parsing_templates import service as template_service
@@ -86,6 +94,9 @@ from tidegate.pipelines import (
     gateway_endpoints,
     gateway_schemas,
     gateway_service,
+    live_endpoints,
+    live_schemas,
+    live_service,
     node_service,
 )
 from tidegate.pipelines import endpoints as pipeline_endpoints
@@ -572,6 +583,64 @@ async def usage_before(
     return usage_schemas.Usage(from_=first, to=last, days=days, totals=totals)
 
 
+async def pipeline_usage_before(
+    session: SessionDep,
+    account_id: AccountId,
+    from_: Annotated[str | None, Query(alias="from")] = None,
+    to: Annotated[str | None, Query()] = None,
+    bucket: Annotated[str | None, Query()] = None,
+    pipeline_id: Annotated[str | None, Query(max_length=36)] = None,
+    traffic: Annotated[live_schemas.Traffic, Query()] = "both",
+) -> Envelope[list[live_schemas.UsagePoint]]:
+    to_ms = epoch_ms(to, name="to", end=True) if to else now_ms()
+    from_ms = epoch_ms(from_, name="from", end=False) if from_ else to_ms - 3_600_000
+    from_ms = min(from_ms, to_ms)
+    size = live_service.bucket_ms(bucket)
+    if (to_ms - from_ms) // size > live_service.MAX_BUCKETS:
+        raise ValidationFailed("from..to holds more than 10000 buckets: use a larger bucket",
+                               context="querystring")  # fmt: skip
+    start = PipelineUsage.bucket_ms - PipelineUsage.bucket_ms % size
+    query = (
+        select(
+            PipelineUsage.pipeline_id,
+            PipelineUsage.component_id,
+            start.label("start"),
+            func.sum(PipelineUsage.ingress_events),
+            func.sum(PipelineUsage.ingress_bytes),
+            func.sum(PipelineUsage.egress_events),
+            func.sum(PipelineUsage.egress_bytes),
+        )
+        .where(
+            PipelineUsage.account_id == account_id,
+            PipelineUsage.bucket_ms >= from_ms - from_ms % 60_000,
+            PipelineUsage.bucket_ms <= to_ms,
+        )
+        .group_by(PipelineUsage.pipeline_id, PipelineUsage.component_id, start)
+        .order_by(start, PipelineUsage.pipeline_id, PipelineUsage.component_id)
+    )
+    if pipeline_id:
+        query = query.where(PipelineUsage.pipeline_id == pipeline_id)
+    inward, outward = traffic in ("ingress", "both"), traffic in ("egress", "both")
+    points = []
+    for pid, component, begin, in_events, in_bytes, out_events, out_bytes in await session.execute(
+        query
+    ):
+        points.append(
+            live_schemas.UsagePoint(
+                pipeline_id=pid,
+                component_id=component,
+                bucket=datetime.fromtimestamp(int(begin) / 1000, tz=UTC),
+                bucket_ms=int(begin),
+                ingress_events=int(in_events or 0) if inward else None,
+                ingress_bytes=int(in_bytes or 0) if inward else None,
+                egress_events=int(out_events or 0) if outward else None,
+                egress_bytes=int(out_bytes or 0) if outward else None,
+            )
+        )
+    links = live_endpoints.USAGE_LINKS
+    return envelope(points, type="pipeline usage", pk=None, links=links)
+
+
 async def view_deliveries_before(
     view_id: ViewIdPath, session: SessionDep, account_id: AccountId, principal: CurrentPrincipal
 ) -> list[view_schemas.Delivery]:
@@ -636,6 +705,7 @@ BEFORE = {
     "/v1/config/view/{viewID}/alerts": view_deliveries_before,
     "/v3/pipeline/component-type": component_types_before,
     "/v1/usage": usage_before,
+    "/v3/pipeline/metric/usage": pipeline_usage_before,
 }
 # The account's index-rate alert (the other account has none: the defaults): a float
 # z-score, every channel, a webhook with headers and a body template, Unicode.
@@ -752,6 +822,7 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
     owner = account.data["owner"]["email"]
     views = [await _view_with_deliveries(client, account)]
     await _usage_days(client, account)
+    await _pipeline_usage(client, account, full, [source, processor, destination])
     return {
         "/v1/config/board/{boardid}": boards,
         "/v1/config/members/{email}": [owner, grouped.email, invited],
@@ -788,6 +859,20 @@ async def _account_with_items(client: AppClient, account: AccountCtx) -> dict[st
             "?from=2026-02-01&to=2026-01-01",
             "?from=2026-1-1",
         ],
+        # the last hour; minute, hour, day and two-minute buckets over the counted hours;
+        # one pipeline (and one of none); each direction; bad values (400s)
+        "/v3/pipeline/metric/usage": [
+            "",
+            *(f"{HOURS}&bucket={size}" for size in ("minute", "hour", "day", "120", "59", "bogus")),
+            f"?from={USAGE_FROM // 1000}&to={(USAGE_FROM + 7_200_000) // 1000}&pipeline_id={full}",
+            f"{HOURS}&pipeline_id={empty}",
+            f"{HOURS}&traffic=ingress",
+            f"{HOURS}&traffic=egress",
+            "?traffic=bogus",
+            "?from=0&bucket=60",
+            "?from=soon",
+            f"?pipeline_id={'x' * 37}",
+        ],
         # each kind, all, and a kind that is none (a 400)
         "/v3/pipeline/component-type": [
             "",
@@ -812,6 +897,36 @@ KEPT_LINES = [
     {"_ts": 1_700_000_000_001, "_line": "card 4111 secret", "_app": "secretapp",
      "_host": "h2", "level": "info", "_file": "/var/log/x.log"},
 ]  # fmt: skip
+
+
+# The first minute of the pipelines' counted hours (2026-01-02 10:00 UTC), and the two.
+USAGE_FROM = 1_767_348_000_000
+HOURS = f"?from={USAGE_FROM}&to={USAGE_FROM + 7_200_000}"
+
+
+async def _pipeline_usage(
+    client: AppClient, account: AccountCtx, pipeline: str, components: list[str]
+) -> None:
+    """The pipeline's components' counters in minutes of two hours from USAGE_FROM and in
+    the last minutes (so the default hour has some), as the workers add them."""
+    now = now_ms() // 60_000 * 60_000
+    minutes = [USAGE_FROM + n * 60_000 for n in (0, 1, 59, 61, 119)] + [now - 120_000, now]
+    database = Database.connect(client.database_url)
+    try:
+        async with database.write_sessions() as session:
+            for n, component in enumerate(components):
+                for m, bucket in enumerate(minutes):
+                    session.add(
+                        PipelineUsage(
+                            account_id=account.account_id, pipeline_id=pipeline,
+                            component_id=component, bucket_ms=bucket,
+                            ingress_events=n + m + 1, ingress_bytes=2**33 * (m + 1),
+                            egress_events=n * m, egress_bytes=(n + 1) * 100,
+                        )
+                    )  # fmt: skip
+            await session.commit()
+    finally:
+        await database.dispose()
 
 
 async def _usage_days(client: AppClient, account: AccountCtx) -> None:
@@ -1117,6 +1232,11 @@ async def test_raw_item_reads_answer_what_the_orm_endpoints_answered(client: App
     assert any(b'"integration":"gcs","days":[{"day":"' in body and body.count(b'"day"') == 3
                for body in bodies)  # fmt: skip
     assert any(b'"integration":null,"days":[]' in body for body in bodies)
+    # the pipelines' usage metric: buckets summed over components, counts past 32 bits
+    assert any(b'"type":"pipeline usage"' in body and b'"bucket":"2026-01-02T10:00:00Z"' in body
+               and b'"ingress_bytes":8589934592,' in body for body in bodies)  # fmt: skip
+    assert any(b'"ingress_events":null' in body and b'"egress_events":0' in body
+               for body in bodies)  # fmt: skip
     # usage per day: a range with counted days (a total past 32 bits), today's counters
     assert any(b'"days":[{"day":"2026-01-01","lines_stored":0' in body
                and b'"totals":{"lines_stored":1110,"bytes_stored":6597069766656,' in body

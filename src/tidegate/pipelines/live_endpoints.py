@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from tidegate.api.envelope import Envelope, SelfLinks, envelope, link
-from tidegate.api.session import SessionDep
+from tidegate.api.raw_json import envelope_meta, enveloped
 from tidegate.app_state import app_state
 from tidegate.auth.dependencies import AccountId
 from tidegate.clock import now_ms
@@ -30,6 +30,7 @@ TAP_LINKS: Final = SelfLinks(
 USAGE_LINKS: Final = SelfLinks(
     list=link("get", USAGE), detail=None, update=None, replace=None, create=None
 )
+USAGE_META: Final = envelope_meta(type="pipeline usage", pk=None, links=USAGE_LINKS)
 
 
 @router.get(
@@ -38,9 +39,10 @@ USAGE_LINKS: Final = SelfLinks(
     description="Counted by every worker as batches run and added to the database every "
     "few seconds (`TIDEGATE_PIPELINE_USAGE_FLUSH_S`, default 5), so the latest seconds may "
     "be missing. Bytes are estimated: each batch's body size shared evenly over its events.",
+    response_model=Envelope[list[schemas.UsagePoint]],
 )
 async def pipeline_usage(
-    session: SessionDep,
+    request: Request,
     account_id: AccountId,
     from_: Annotated[
         str | None,
@@ -53,11 +55,11 @@ async def pipeline_usage(
     ] = None,
     pipeline_id: Annotated[str | None, Query(max_length=36, description="One pipeline")] = None,
     traffic: Annotated[schemas.Traffic, Query(description="What to count")] = "both",
-) -> Envelope[list[schemas.UsagePoint]]:
+) -> Response:
     to_ms = epoch_ms(to, name="to", end=True) if to else now_ms()
     from_ms = epoch_ms(from_, name="from", end=False) if from_ else to_ms - DEFAULT_SPAN_MS
-    data = await service.usage(
-        session=session,
+    data = await service.read_usage(
+        db=app_state(request).db,
         account_id=account_id,
         from_ms=min(from_ms, to_ms),
         to_ms=to_ms,
@@ -65,7 +67,7 @@ async def pipeline_usage(
         pipeline_id=pipeline_id or None,
         traffic=traffic,
     )
-    return envelope(data, type="pipeline usage", pk=None, links=USAGE_LINKS)
+    return enveloped(USAGE_META, data)
 
 
 @router.post(
