@@ -21,8 +21,9 @@ servers cap a header line at about 8 KiB; browsers send a few hundred characters
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from ua_parser.regex import Resolver
@@ -74,10 +75,66 @@ def _known(value: str) -> str | None:
     return None if value in _WOOTHEE_UNKNOWN else value
 
 
+_UNKNOWN: Final = "UNKNOWN"
+_ADSBOT_MOBILE: Final = "compatible; AdsBot-Google-Mobile;"
+# Browsers the crate recognises before Samsung Internet (its ``try_browser`` order).
+_BEFORE_SAMSUNG: Final = frozenset({"Internet Explorer", "Edge", "Vivaldi", "Yandex Browser"})
+_SAMSUNG_VERSION: Final = re.compile(r"SamsungBrowser/([.0-9]+)")
+_GSA_VERSION: Final = re.compile(r"GSA/([.0-9]+)")
+_ANDROID_VERSION: Final = re.compile(r"Android[- ](\d+(?:\.\d+(?:\.\d+)?)?)")
+_BB10_VERSION: Final = re.compile(r"Version/([.0-9]+) ")
+
+
+def _crawler(name: str) -> dict[str, str]:
+    return {"name": name, "category": "crawler", "os": _UNKNOWN, "os_version": _UNKNOWN,
+            "version": _UNKNOWN}  # fmt: skip
+
+
+def _bb10_version(text: str) -> str:
+    """The crate's ``BB10(?:.+)Version/([.0-9]+) ``, without its backtracking: the last
+    ``Version/<digits> `` after the first ``BB10`` and one more character."""
+    start = text.find("BB10")
+    found = [match.group(1) for match in _BB10_VERSION.finditer(text, start + 5)]
+    return found[-1] if start >= 0 and found else _UNKNOWN
+
+
+def _as_the_crate(text: str, found: dict[str, Any]) -> dict[str, Any]:
+    """woothee's answer as the Rust crate VRL links (0.13, 2023) gives it, where the
+    Python port (1.10.1, 2019) does not know a newer rule of woothee's: Google's ads
+    crawlers, Samsung Internet and the Google Search App by name and version, an Android
+    version without a minor one where no ``Linux`` precedes it, and a BlackBerry 10's
+    browser version unknown (its OS version as the crate reads it)."""
+    if "Google" in text and "compatible; Googlebot" not in text:
+        if _ADSBOT_MOBILE in text:
+            return _crawler("AdsBot-Google-Mobile")
+        if text.startswith("AdsBot-Google"):
+            return _crawler("AdsBot-Google")
+    if found["category"] == "crawler":
+        return found
+    found = dict(found)
+    name = found["name"]
+    if (
+        "SamsungBrowser/" in text
+        and name not in _BEFORE_SAMSUNG
+        and not (name == "Firefox" and "FxiOS/" in text)
+    ):
+        version = _SAMSUNG_VERSION.search(text)
+        found["name"], found["version"] = "SamsungBrowser", version[1] if version else _UNKNOWN
+    elif name == "Safari" and "GSA" in text and (version := _GSA_VERSION.search(text)):
+        found["name"], found["version"] = "Google Search App", version[1]
+    if found["os"] == "Android" and found["os_version"] in _WOOTHEE_UNKNOWN:
+        android = _ANDROID_VERSION.search(text)
+        if android:
+            found["os_version"] = android[1]
+    elif found["os"] == "BlackBerry 10":
+        found["version"], found["os_version"] = _UNKNOWN, _bb10_version(text)
+    return found
+
+
 def _woothee(text: str) -> Parsed:
     import woothee
 
-    found = woothee.parse(text)
+    found = _as_the_crate(text, woothee.parse(text))
     return {
         "browser": {"family": _known(found["name"]), "version": _known(found["version"])},
         "os": {"family": _known(found["os"]), "version": _known(found["os_version"])},
