@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 import pytest
-from tests.components.helpers import run
+from tests.components.helpers import build, run
 
+from tidegate.errors import ValidationFailed
 from tidegate.processing import vrl_parsers
 from tidegate.processing.parsers import MAX_PAIRS
 
@@ -412,3 +413,143 @@ async def test_the_provider_body_parses_and_a_bad_line_passes_unchanged(
         assert parsed == expected
     if name not in ("parse_query_string", "parse_tokens"):  # every text is one of those
         assert out.main[1] == {"something": bad}
+
+
+# The error formats of parse_apache_log and parse_nginx_log: VRL's own cases
+# (src/stdlib/parse_apache_log.rs and parse_nginx_log.rs), as its answers.
+NGINX_ERROR = (
+    '2021/04/01 13:02:31 [error] 31#31: *1 open() "/usr/share/nginx/html/not-found" failed '
+    '(2: No such file or directory), client: 172.17.0.1, server: localhost, request: "POST '
+    '/not-found HTTP/1.1", host: "localhost:8081"'
+)
+NGINX_ERROR_READ = {
+    "cid": 1,
+    "client": "172.17.0.1",
+    "host": "localhost:8081",
+    "message": 'open() "/usr/share/nginx/html/not-found" failed (2: No such file or directory)',
+    "pid": 31,
+    "request": "POST /not-found HTTP/1.1",
+    "server": "localhost",
+    "severity": "error",
+    "tid": 31,
+    "timestamp": "2021-04-01T13:02:31Z",
+}
+APACHE_ERROR = (
+    "[01/Mar/2021:12:00:19 +0000] [ab:alert] [pid 4803:tid 3814] [client "
+    "147.159.108.175:24259] I'll bypass the haptic COM bandwidth"
+)
+APACHE_ERROR_READ = {
+    "timestamp": "2021-03-01T12:00:19Z",
+    "message": "I'll bypass the haptic COM bandwidth",
+    "module": "ab",
+    "severity": "alert",
+    "pid": 4803,
+    "thread": "3814",
+    "client": "147.159.108.175",
+    "port": 24259,
+}
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "time_format", "expected"),
+    [
+        ("nginx", NGINX_ERROR, None, NGINX_ERROR_READ),
+        (
+            "nginx",
+            '2021/04/01 13:02:31 [warn] 7#9: *3 limiting requests, excess: 0.640 by zone "a", '
+            'client: 10.0.0.1, server: , referrer: "http://x/"',
+            None,
+            {
+                "cid": 3,
+                "client": "10.0.0.1",
+                "excess": 0.64,
+                "message": "limiting requests",
+                "pid": 7,
+                "referer": "http://x/",
+                "server": "",
+                "severity": "warn",
+                "tid": 9,
+                "timestamp": "2021-04-01T13:02:31Z",
+                "zone": "a",
+            },
+        ),
+        ("apache", APACHE_ERROR, None, APACHE_ERROR_READ),
+        (
+            "apache",
+            APACHE_ERROR.replace("147.159.108.175", "eda7:35d:3ceb:ef1e:2133:e7bf:116e:24cc"),
+            None,
+            {**APACHE_ERROR_READ, "client": "eda7:35d:3ceb:ef1e:2133:e7bf:116e:24cc"},
+        ),
+        (
+            "apache",
+            "[01/Mar/2021:12:00:19 +0000] [proxy:error] [pid 23964] (113)No route to host: "
+            "AH00957: HTTP: attempt to connect to 10.1.0.244:9000 (hostname.domain.com) failed",
+            None,
+            {
+                "timestamp": "2021-03-01T12:00:19Z",
+                "module": "proxy",
+                "severity": "error",
+                "pid": 23964,
+                "message1": "(113)No route to host: AH00957: ",
+                "message2": "HTTP: attempt to connect to 10.1.0.244:9000 (hostname.domain.com) "
+                "failed",
+            },
+        ),
+        (
+            "apache",
+            "[2021/06/03 09:30:50] - - - -",
+            "%Y/%m/%d %H:%M:%S",
+            {"timestamp": "2021-06-03T09:30:50Z"},
+        ),
+        (
+            "apache",
+            "[Wed Oct 11 14:32:52.123456 2000] [core:error] [pid 35708:tid 4328636416] "
+            "[client 72.15.99.187:80] File does not exist",
+            "%a %b %d %H:%M:%S%.f %Y",
+            {
+                "timestamp": "2000-10-11T14:32:52.123456Z",
+                "module": "core",
+                "severity": "error",
+                "pid": 35708,
+                "thread": "4328636416",
+                "client": "72.15.99.187",
+                "port": 80,
+                "message": "File does not exist",
+            },
+        ),
+    ],
+)
+async def test_error_logs_as_vrl_reads_them(
+    parser: str, text: str, time_format: str | None, expected: dict[str, Any]
+) -> None:
+    """The provider's body (``format: error``, its time format when set, ``Custom``
+    naming the custom one) parses the line as VRL does."""
+    options: dict[str, Any] = {"format": "error"}
+    if time_format is not None:
+        options |= {"timestamp_format": "Custom", "custom_timestamp_format": time_format}
+    config = {"field": ".message", "parser": f"parse_{parser}_log", "options": options}
+    out = await run("parse", config, [{"message": text}])
+    assert out.main == [{"message": expected}]
+    # tidegate's own shape: the same parser, its time format as custom_format
+    ours = {"parser": parser, "options": {"format": "error"}}
+    if time_format is not None:
+        ours["options"]["custom_format"] = time_format
+    assert (await run("parse", ours, [{"message": text}])).main == out.main
+
+
+async def test_an_error_line_not_of_the_format_or_its_time_passes_unchanged() -> None:
+    """As VRL's error: a line of another form, a time not in the format (apache's
+    default is the access log's), an integer past 64 bits: the event passes unchanged."""
+    lines = [
+        "not an error log line",
+        "[Wed Oct 11 14:32:52 2000] [core:error] [pid 1] [client 1.2.3.4:80] default format",
+        NGINX_ERROR.replace("31#31", "99999999999999999999#31"),
+    ]
+    for parser in ("apache", "nginx"):
+        config = {"field": ".message", "parser": f"parse_{parser}_log",
+                  "options": {"format": "error"}}  # fmt: skip
+        out = await run("parse", config, [{"message": line} for line in lines])
+        assert out.main == [{"message": line} for line in lines]
+    # A time format that is not one: a 400 at the option.
+    with pytest.raises(ValidationFailed, match="not a timestamp format"):
+        build("parse", {"parser": "nginx", "options": {"format": "error", "custom_format": "%Q"}})

@@ -582,8 +582,6 @@ async def test_parse_with_the_providers_parser_names() -> None:
     ]
     with pytest.raises(ValidationFailed, match="parse_xml"):
         build("parse", {"parser": "parse_xml"})
-    with pytest.raises(ValidationFailed, match="error log"):
-        build("parse", {"parser": "parse_nginx_log", "options": {"format": "error"}})
 
 
 async def test_event_to_metric_in_the_providers_shape() -> None:

@@ -2,7 +2,8 @@
 (``modelutils/parsers.go``): ``parse_query_string``, ``parse_url``, ``parse_tokens``,
 ``parse_int``, ``parse_klog``, ``parse_glog``, ``parse_linux_authorization``,
 ``parse_aws_vpc_flow_log``, ``parse_aws_cloudwatch_log_subscription_message``,
-``parse_aws_alb_log``.
+``parse_aws_alb_log``; and the ``error`` format of ``parse_apache_log`` and
+``parse_nginx_log``.
 
 Each answers what VRL's function of that name documents for its examples (its
 ``docs/generated/<name>.json``), with VRL's defaults for the options the provider
@@ -14,6 +15,7 @@ RFC 3339 UTC text.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import unquote_plus, urlsplit
@@ -21,9 +23,12 @@ from urllib.parse import unquote_plus, urlsplit
 from tidegate.clock import now_ms
 from tidegate.processing.linear_regex import CapturingRegex
 from tidegate.processing.parsers import MAX_PAIRS, parse_json, parse_syslog
-from tidegate.processing.timestamp_format import rfc3339
+from tidegate.processing.timestamp_format import TimestampFormat, rfc3339
 
 __all__ = [
+    "APACHE_ERROR_TIME",
+    "NGINX_ERROR_TIME",
+    "parse_apache_error_log",
     "parse_aws_alb_log",
     "parse_aws_cloudwatch_log_subscription_message",
     "parse_aws_vpc_flow_log",
@@ -31,6 +36,7 @@ __all__ = [
     "parse_int",
     "parse_klog",
     "parse_linux_authorization",
+    "parse_nginx_error_log",
     "parse_query_string",
     "parse_tokens",
     "parse_url",
@@ -503,3 +509,93 @@ def parse_aws_alb_log(text: str) -> dict[str, Any] | None:
     except _NotAlb:
         return None
     return result if cursor.at == len(text) else None
+
+
+# The error log formats of ``parse_apache_log`` and ``parse_nginx_log`` (VRL's
+# ``log_util.rs``): the captured fields, ``timestamp`` read in the time format given
+# (VRL's defaults below), the integers and floats VRL converts by their names; a group
+# that did not take part is left out, and a value that does not convert (a time not in
+# the format) leaves the line not parsed, as VRL's error does.
+APACHE_ERROR_TIME: Final = "%d/%b/%Y:%T %z"  # VRL's one default for parse_apache_log
+NGINX_ERROR_TIME: Final = "%Y/%m/%d %H:%M:%S"
+_INTEGERS: Final = frozenset({"status", "size", "pid", "tid", "cid", "port"})
+_FLOATS: Final = frozenset({"excess"})
+
+_APACHE_ERROR: Final = (
+    # The simple format (flog's), every part `-` or bracketed.
+    CapturingRegex(
+        r"^\s*(?:-|\[(?:-|(?P<timestamp>[^\[]*))\])\s+"
+        r"(?:-|\[(?:-|(?P<module>[^:]*):(?P<severity>[^\[]*))\])\s+"
+        r"(?:-|\[\s*pid\s*(?:-|(?P<pid>[^:]*)(?::\s*tid\s*(?P<thread>[^\[]*))?)\])\s"
+        r"(?:-|\[\s*client\s*(?:-|(?P<client>.*:?):(?P<port>[^\[]*))\])\s"
+        r"(?:-|(?P<message>.*))\s*$"
+    ),
+    # The threaded MPM's (httpd's ErrorLogFormat default).
+    CapturingRegex(
+        r"^\s*\[(?P<timestamp>[^\]]+)\]\s+"
+        r"\[(?:-|(?P<module>[^:]+)):(?P<severity>[^\]]+)\]\s+"
+        r"\[pid\s+(?P<pid>\d+)(?::tid\s+(?P<thread>\d+))?\]\s+"
+        r"(?P<message1>[^\[]*?:\s+(?:[^\[]*?:\s+)?)?"
+        r"(?:\[client\s+(?P<client>.+?):(?P<port>\d+)\]\s+)?"
+        r"(?P<message2>.*)(?:, referer .*)?\s*$"
+    ),
+)
+_NGINX_ERROR: Final = CapturingRegex(
+    r"^\s*(?P<timestamp>.+)\s+\[(?P<severity>\w+)\]\s+(?P<pid>\d+)#(?P<tid>\d+):"
+    r"(?:\s+\*(?P<cid>\d+))?\s+(?P<message>.+?)"
+    r'(?:,\s+excess:\s+(?P<excess>[^\s,]+),?\sby\szone\s"(?P<zone>[^,]+)")?'
+    r"(?:,\s+client:\s+(?P<client>[^,]+))?"
+    r"(?:,\s+server:\s+(?P<server>[^,]*))?"
+    r'(?:,\s+request:\s+"(?P<request>[^"]*)")?'
+    r'(?:,\s+upstream:\s+"(?P<upstream>[^"]*)")?'
+    r'(?:,\s+host:\s+"(?P<host>[^"]*)")?'
+    r'(?:,\s+refer?rer:\s+"(?P<referer>[^"]*)")?'
+    r"\s*$"
+)
+
+
+def _error_fields(
+    groups: dict[str, str | None], time_format: TimestampFormat
+) -> dict[str, Any] | None:
+    result: dict[str, Any] = {}
+    for name, value in groups.items():
+        if value is None:
+            continue
+        if name == "timestamp":
+            moment = time_format.read(value)
+            if moment is None:
+                return None
+            result[name] = rfc3339(moment)
+        elif name in _INTEGERS:
+            integer = parse_int(value, base=10)
+            if integer is None:
+                return None
+            result[name] = integer
+        elif name in _FLOATS:
+            try:
+                real = float(value)
+            except ValueError:
+                return None
+            if "_" in value or not math.isfinite(real):  # Rust's f64 takes neither
+                return None
+            result[name] = real
+        else:
+            result[name] = value
+    return result
+
+
+def parse_apache_error_log(text: str, *, time_format: TimestampFormat) -> dict[str, Any] | None:
+    """VRL's ``parse_apache_log(format: "error")``: the simple format, else the threaded
+    MPM's (``message1`` and ``message2`` as VRL names them)."""
+    for pattern in _APACHE_ERROR:
+        groups = pattern.named_groups(text)
+        if groups is not None:
+            return _error_fields(groups, time_format)
+    return None
+
+
+def parse_nginx_error_log(text: str, *, time_format: TimestampFormat) -> dict[str, Any] | None:
+    """VRL's ``parse_nginx_log(format: "error")``: nginx's error log line (``pid#tid:
+    *cid message, client: ..., server: ..., request: "...", host: "..."``)."""
+    groups = _NGINX_ERROR.named_groups(text)
+    return None if groups is None else _error_fields(groups, time_format)

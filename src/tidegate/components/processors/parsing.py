@@ -35,6 +35,7 @@ from tidegate.processing.timestamp_format import (
     TimestampFormatError,
 )
 from tidegate.processing.user_agent import UserAgentMode, parse_user_agent, prepare
+from tidegate.processing.vrl_parsers import APACHE_ERROR_TIME, NGINX_ERROR_TIME
 
 __all__ = ["ParserName", "ParserOptions", "ParserSpec", "make_parser"]
 
@@ -62,7 +63,7 @@ ParserName = Literal[
     "user_agent",
 ]
 Delimiter = Annotated[str, Field(min_length=1, max_length=8)]
-ACCESS_LOG_FORMATS: Final = ("common", "combined")
+ACCESS_LOG_FORMATS: Final = ("common", "combined", "error")
 
 
 class ParserOptions(BaseModel):
@@ -77,12 +78,15 @@ class ParserOptions(BaseModel):
     case_sensitive: bool = Field(default=True, description="regex")
     format: Annotated[str, Field(min_length=1, max_length=MAX_FORMAT)] | None = Field(
         default=None,
-        description="apache, nginx: the access log format, combined (default) or common; "
-        "timestamp: a strftime format (chrono's specifiers), or `Custom` with "
-        "`custom_format`",
+        description="apache, nginx: the log format, combined (default), common or error "
+        "(the error log); timestamp: a strftime format (chrono's specifiers), or `Custom` "
+        "with `custom_format`",
     )
     custom_format: Annotated[str, Field(min_length=1, max_length=MAX_FORMAT)] | None = Field(
-        default=None, description="timestamp: the strftime format when `format` is Custom"
+        default=None,
+        description="timestamp: the strftime format when `format` is Custom; apache, nginx "
+        "with format error: the time's strftime format (default, as VRL's: "
+        f"`{APACHE_ERROR_TIME}` for apache, `{NGINX_ERROR_TIME}` for nginx)",
     )
     translate_custom_fields: bool = Field(
         default=False, description="cef: custom fields (cs1...) keyed by their labels"
@@ -141,9 +145,9 @@ _PLAIN: Final[dict[str, Callable[[str], Any]]] = {
     "aws_cloudwatch_log": vrl_parsers.parse_aws_cloudwatch_log_subscription_message,
     "aws_alb_log": vrl_parsers.parse_aws_alb_log,
 }
-# Options of the platform read as no-ops: an access log's time is read in its own
-# standard form (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
-_IGNORED_OPTIONS: Final = ("timestamp_format", "custom_timestamp_format")
+# The platform's time options (``timestamp_format``, ``custom_timestamp_format``) are
+# read for an error log only: an access log's time is read in its own standard form
+# (``%d/%b/%Y:%H:%M:%S %z``) whatever they say.
 _REGEX_FLAGS: Final = {"multiline": "(?m)", "match_newline": "(?s)"}
 
 
@@ -157,12 +161,16 @@ def _platform_parser(data: Any) -> Any:
     if name not in VRL_NAMES:
         raise ValueError(f"parser {name!r} is not supported by tidegate")
     options = dict(data.get("options") or {})
-    for key in _IGNORED_OPTIONS:
-        options.pop(key, None)
+    time_format = options.pop("timestamp_format", None)
+    custom = options.pop("custom_timestamp_format", None)
     if name == "parse_common_log":
         options.setdefault("format", "common")
-    if options.get("format") == "error" and name != "parse_timestamp":
-        raise ValueError(f"parser {name!r}: the error log format is not supported")
+    if options.get("format") == "error" and name in ("parse_apache_log", "parse_nginx_log"):
+        # An error log's time is read in the format given (``Custom``: the custom one),
+        # as VRL's ``timestamp_format``; an access log's in its standard form.
+        chosen = custom if time_format == "Custom" else time_format
+        if chosen is not None:
+            options["custom_format"] = chosen
     if name == "parse_csv" and "field_names" in options:
         options["headers"] = options.pop("field_names")
     if name == "parse_regex":
@@ -207,12 +215,13 @@ class ParserSpec(BaseModel):
             self._compiled = _pattern(self.parser, options)
         elif self.parser == "timestamp":
             self._compiled = _time_format(options)
-        elif self.parser in ("apache", "nginx") and options.format not in (
-            None,
-            *ACCESS_LOG_FORMATS,
-        ):
-            message = "the access log format is combined or common"
-            raise _option_error("format", message, options.format)
+        elif self.parser in ("apache", "nginx"):
+            if options.format not in (None, *ACCESS_LOG_FORMATS):
+                message = "the log format is combined, common or error"
+                raise _option_error("format", message, options.format)
+            if options.format == "error":
+                default = APACHE_ERROR_TIME if self.parser == "apache" else NGINX_ERROR_TIME
+                self._compiled = _error_time_format(options.custom_format or default)
         return self
 
     @property
@@ -255,6 +264,14 @@ def _time_format(options: ParserOptions) -> TimestampFormat:
         raise _option_error(option, f"not a timestamp format: {error}", text) from None
 
 
+def _error_time_format(text: str) -> TimestampFormat:
+    try:
+        return TimestampFormat(text)
+    except TimestampFormatError as error:
+        message = f"not a timestamp format: {error}"
+        raise _option_error("custom_format", message, text) from None
+
+
 def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
     """The parse function of a spec: text -> parsed value, or None when not parsed."""
     options = spec.options
@@ -277,6 +294,13 @@ def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
         return partial(parse_user_agent, mode=options.mode)
     if spec.parser == "cef":
         return partial(parse_cef, translate_custom_fields=options.translate_custom_fields)
+    if spec.parser in ("apache", "nginx") and options.format == "error":
+        error_log = (
+            vrl_parsers.parse_apache_error_log
+            if spec.parser == "apache"
+            else vrl_parsers.parse_nginx_error_log
+        )
+        return partial(error_log, time_format=spec.compiled)
     if spec.parser in ("apache", "nginx"):
         return partial(parsers.parse_access_log, log_format=options.format or "combined")
     return partial(parsers.parse_csv_row, delimiter=options.delimiter, headers=options.headers)
