@@ -553,3 +553,59 @@ async def test_an_error_line_not_of_the_format_or_its_time_passes_unchanged() ->
     # A time format that is not one: a 400 at the option.
     with pytest.raises(ValidationFailed, match="not a timestamp format"):
         build("parse", {"parser": "nginx", "options": {"format": "error", "custom_format": "%Q"}})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '172.17.0.1 - alice [01/Apr/2021:12:02:31 +0000] "POST /not-found HTTP/1.1" 404 153 '
+            '"http://localhost/somewhere" "Mozilla/5.0" "2.75"',
+            {
+                "client": "172.17.0.1",
+                "user": "alice",
+                "timestamp": "2021-04-01T12:02:31Z",
+                "request": "POST /not-found HTTP/1.1",
+                "status": 404,
+                "size": 153,
+                "referer": "http://localhost/somewhere",
+                "agent": "Mozilla/5.0",
+                "compression": "2.75",
+            },
+        ),
+        (
+            '0.0.0.0 - - [04/Oct/2022:04:34:49 +0000] "" 400 0 "" ""',
+            {
+                "client": "0.0.0.0",
+                "timestamp": "2022-10-04T04:34:49Z",
+                "request": "",
+                "status": 400,
+                "size": 0,
+                "referer": "",
+                "agent": "",
+            },
+        ),
+        (
+            '172.17.0.1 - - [31/Mar/2021:12:04:07 +0000] "GET / HTTP/1.1" 200 612 "-" '
+            '"curl/7.75.0" "-"',
+            {
+                "client": "172.17.0.1",
+                "timestamp": "2021-03-31T12:04:07Z",
+                "request": "GET / HTTP/1.1",
+                "status": 200,
+                "size": 612,
+                "referer": "-",
+                "agent": "curl/7.75.0",
+            },
+        ),
+    ],
+)
+async def test_parse_nginx_log_combined_as_vrl_names_its_fields(
+    text: str, expected: dict[str, Any]
+) -> None:
+    """VRL's own cases (``parse_nginx_log.rs``): the provider's ``parse_nginx_log``
+    answers VRL's fields; a line not of the format (no ``-`` ident) passes unchanged."""
+    config = {"field": ".message", "parser": "parse_nginx_log", "options": {"format": "combined"}}
+    other = text.replace(" - ", " x ", 1)
+    out = await run("parse", config, [{"message": text}, {"message": other}])
+    assert out.main == [{"message": expected}, {"message": other}]

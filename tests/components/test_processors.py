@@ -563,16 +563,44 @@ async def test_reduce_with_the_providers_lists_and_strategies() -> None:
 
 
 async def test_parse_with_the_providers_parser_names() -> None:
-    """``parse_nginx_log``, ``parse_regex`` (with its flags) and ``parse_csv``
-    (``field_names``) as the provider names them parse as tidegate's parsers do."""
-    line = '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 12 "-" "curl/8"'
+    """``parse_nginx_log`` and ``parse_apache_log`` as the provider names them answer the
+    fields VRL names (tidegate's own ``nginx`` and ``apache`` keep theirs);
+    ``parse_regex`` (with its flags) and ``parse_csv`` (``field_names``) parse as
+    tidegate's parsers do."""
+    line = '10.0.0.1 - bob [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 12 "-" "curl/8"'
     nginx = {"format": "combined", "timestamp_format": "%d/%b/%Y:%T %z"}
-    ours = await run("parse", {"parser": "nginx"}, [{"message": line}])
     theirs = await run(
         "parse", {"parser": "parse_nginx_log", "options": nginx}, [{"message": line}]
     )
-    assert theirs.main == ours.main
-    assert theirs.main[0]["message"]["status"] == 200
+    assert theirs.main == [
+        {
+            "message": {
+                "agent": "curl/8",
+                "client": "10.0.0.1",
+                "referer": "-",
+                "request": "GET /a HTTP/1.1",
+                "size": 12,
+                "status": 200,
+                "timestamp": "2000-10-10T20:55:36Z",
+                "user": "bob",
+            }
+        }
+    ]
+    ours = await run("parse", {"parser": "nginx"}, [{"message": line}])
+    assert ours.main[0]["message"]["host"] == "10.0.0.1"
+    assert ours.main[0]["message"]["method"] == "GET"
+    apache = {"format": "common"}
+    common = line.replace(' "-" "curl/8"', "").replace(" - bob", " ann bob")
+    theirs = await run(
+        "parse", {"parser": "parse_apache_log", "options": apache}, [{"message": common}]
+    )
+    assert theirs.main[0]["message"]["identity"] == "ann"
+    assert "ident" not in theirs.main[0]["message"]
+    ours = await run("parse", {"parser": "apache", "options": apache}, [{"message": common}])
+    assert ours.main[0]["message"]["ident"] == "ann"
+    # VRL's parse_nginx_log has no common format: refused in the provider's shape.
+    with pytest.raises(ValidationFailed, match="combined or error"):
+        build("parse", {"parser": "parse_nginx_log", "options": {"format": "common"}})
     regex = {"pattern": "(?P<a>x.y)", "match_newline": True, "multiline": False}
     out = await run("parse", {"parser": "parse_regex", "options": regex}, [{"message": "x\ny"}])
     assert out.main == [{"message": {"a": "x\ny"}}]

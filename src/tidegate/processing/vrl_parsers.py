@@ -27,6 +27,7 @@ from tidegate.processing.timestamp_format import TimestampFormat, rfc3339
 
 __all__ = [
     "APACHE_ERROR_TIME",
+    "NGINX_ACCESS_TIME",
     "NGINX_ERROR_TIME",
     "parse_apache_error_log",
     "parse_aws_alb_log",
@@ -36,6 +37,7 @@ __all__ = [
     "parse_int",
     "parse_klog",
     "parse_linux_authorization",
+    "parse_nginx_combined_log",
     "parse_nginx_error_log",
     "parse_query_string",
     "parse_tokens",
@@ -511,12 +513,13 @@ def parse_aws_alb_log(text: str) -> dict[str, Any] | None:
     return result if cursor.at == len(text) else None
 
 
-# The error log formats of ``parse_apache_log`` and ``parse_nginx_log`` (VRL's
-# ``log_util.rs``): the captured fields, ``timestamp`` read in the time format given
+# The error log formats of ``parse_apache_log`` and ``parse_nginx_log``, and the latter's
+# combined format (VRL's ``log_util.rs``): the captured fields, ``timestamp`` read in the time format given
 # (VRL's defaults below), the integers and floats VRL converts by their names; a group
 # that did not take part is left out, and a value that does not convert (a time not in
 # the format) leaves the line not parsed, as VRL's error does.
 APACHE_ERROR_TIME: Final = "%d/%b/%Y:%T %z"  # VRL's one default for parse_apache_log
+NGINX_ACCESS_TIME: Final = APACHE_ERROR_TIME  # and parse_nginx_log's for its access logs
 NGINX_ERROR_TIME: Final = "%Y/%m/%d %H:%M:%S"
 _INTEGERS: Final = frozenset({"status", "size", "pid", "tid", "cid", "port"})
 _FLOATS: Final = frozenset({"excess"})
@@ -540,6 +543,11 @@ _APACHE_ERROR: Final = (
         r"(?P<message2>.*)(?:, referer .*)?\s*$"
     ),
 )
+_NGINX_COMBINED: Final = CapturingRegex(
+    r"^\s*(?:-|(?P<client>\S+))\s+-\s+(?:-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"
+    r'"(?P<request>[^"]*)"\s+(?P<status>\d+)\s+(?P<size>\d+)\s+'
+    r'"(?P<referer>[^"]*)"\s+"(?P<agent>[^"]*)"(?:\s+"(?:-|(?P<compression>[^"]+))")?\s*$'
+)
 _NGINX_ERROR: Final = CapturingRegex(
     r"^\s*(?P<timestamp>.+)\s+\[(?P<severity>\w+)\]\s+(?P<pid>\d+)#(?P<tid>\d+):"
     r"(?:\s+\*(?P<cid>\d+))?\s+(?P<message>.+?)"
@@ -554,7 +562,7 @@ _NGINX_ERROR: Final = CapturingRegex(
 )
 
 
-def _error_fields(
+def _log_fields(
     groups: dict[str, str | None], time_format: TimestampFormat
 ) -> dict[str, Any] | None:
     result: dict[str, Any] = {}
@@ -590,12 +598,20 @@ def parse_apache_error_log(text: str, *, time_format: TimestampFormat) -> dict[s
     for pattern in _APACHE_ERROR:
         groups = pattern.named_groups(text)
         if groups is not None:
-            return _error_fields(groups, time_format)
+            return _log_fields(groups, time_format)
     return None
+
+
+def parse_nginx_combined_log(text: str, *, time_format: TimestampFormat) -> dict[str, Any] | None:
+    """VRL's ``parse_nginx_log(format: "combined")``: ``client, user, timestamp, request,
+    status, size, referer, agent, compression`` (a ``-`` client, user or compression left
+    out; the referer and agent as written, ``-`` too)."""
+    groups = _NGINX_COMBINED.named_groups(text)
+    return None if groups is None else _log_fields(groups, time_format)
 
 
 def parse_nginx_error_log(text: str, *, time_format: TimestampFormat) -> dict[str, Any] | None:
     """VRL's ``parse_nginx_log(format: "error")``: nginx's error log line (``pid#tid:
     *cid message, client: ..., server: ..., request: "...", host: "..."``)."""
     groups = _NGINX_ERROR.named_groups(text)
-    return None if groups is None else _error_fields(groups, time_format)
+    return None if groups is None else _log_fields(groups, time_format)

@@ -24,6 +24,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from tidegate.processing import parsers, vrl_parsers
 from tidegate.processing.cef import parse_cef
@@ -35,7 +36,11 @@ from tidegate.processing.timestamp_format import (
     TimestampFormatError,
 )
 from tidegate.processing.user_agent import UserAgentMode, parse_user_agent, prepare
-from tidegate.processing.vrl_parsers import APACHE_ERROR_TIME, NGINX_ERROR_TIME
+from tidegate.processing.vrl_parsers import (
+    APACHE_ERROR_TIME,
+    NGINX_ACCESS_TIME,
+    NGINX_ERROR_TIME,
+)
 
 __all__ = ["ParserName", "ParserOptions", "ParserSpec", "make_parser"]
 
@@ -179,7 +184,8 @@ def _platform_parser(data: Any) -> Any:
         flags = "".join(flag for key, flag in _REGEX_FLAGS.items() if options.pop(key, False))
         if flags and isinstance(options.get("pattern"), str):
             options["pattern"] = flags + options["pattern"]
-    return {**data, "parser": VRL_NAMES[name], "options": options}
+    vrl_fields = name in ("parse_apache_log", "parse_common_log", "parse_nginx_log")
+    return {**data, "parser": VRL_NAMES[name], "options": options, "vrl_fields": vrl_fields}
 
 
 def _option_error(option: str, message: str, value: Any) -> ValidationError:
@@ -202,6 +208,11 @@ class ParserSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     parser: ParserName
     options: ParserOptions = ParserOptions()
+    # Set when the spec came in the platform's shape (``parse_apache_log``,
+    # ``parse_common_log``, ``parse_nginx_log``): the access logs' fields as VRL names
+    # them (nginx's ``client, request, referer, compression``; apache's ``identity``),
+    # where tidegate's own ``apache`` and ``nginx`` keep the names they always had.
+    vrl_fields: SkipJsonSchema[bool] = False
     _compiled: Any = PrivateAttr(default=None)
 
     _platform = model_validator(mode="before")(_platform_parser)
@@ -222,6 +233,11 @@ class ParserSpec(BaseModel):
             if options.format == "error":
                 default = APACHE_ERROR_TIME if self.parser == "apache" else NGINX_ERROR_TIME
                 self._compiled = _error_time_format(options.custom_format or default)
+            elif self.vrl_fields and self.parser == "nginx":
+                if options.format == "common":  # VRL's parse_nginx_log has no common
+                    message = "parse_nginx_log's format is combined or error"
+                    raise _option_error("format", message, options.format)
+                self._compiled = _error_time_format(NGINX_ACCESS_TIME)
         return self
 
     @property
@@ -272,6 +288,15 @@ def _error_time_format(text: str) -> TimestampFormat:
         raise _option_error("custom_format", message, text) from None
 
 
+def _vrl_apache(text: str, *, log_format: str) -> dict[str, Any] | None:
+    """An apache access log as VRL's ``parse_apache_log`` names its fields: the ident
+    is ``identity``."""
+    found = parsers.parse_access_log(text, log_format=log_format)
+    if found is not None and "ident" in found:
+        found = {("identity" if key == "ident" else key): value for key, value in found.items()}
+    return found
+
+
 def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
     """The parse function of a spec: text -> parsed value, or None when not parsed."""
     options = spec.options
@@ -301,6 +326,10 @@ def make_parser(spec: ParserSpec) -> Callable[[str], Any]:
             else vrl_parsers.parse_nginx_error_log
         )
         return partial(error_log, time_format=spec.compiled)
+    if spec.vrl_fields and spec.parser == "nginx":
+        return partial(vrl_parsers.parse_nginx_combined_log, time_format=spec.compiled)
+    if spec.vrl_fields:  # apache's as VRL names it
+        return partial(_vrl_apache, log_format=options.format or "combined")
     if spec.parser in ("apache", "nginx"):
         return partial(parsers.parse_access_log, log_format=options.format or "combined")
     return partial(parsers.parse_csv_row, delimiter=options.delimiter, headers=options.headers)
