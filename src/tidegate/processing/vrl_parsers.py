@@ -513,14 +513,16 @@ def parse_aws_alb_log(text: str) -> dict[str, Any] | None:
     return result if cursor.at == len(text) else None
 
 
-# The error log formats of ``parse_apache_log`` and ``parse_nginx_log``, and the latter's
-# combined format (VRL's ``log_util.rs``): the captured fields, ``timestamp`` read in the time format given
-# (VRL's defaults below), the integers and floats VRL converts by their names; a group
-# that did not take part is left out, and a value that does not convert (a time not in
-# the format) leaves the line not parsed, as VRL's error does.
-APACHE_ERROR_TIME: Final = "%d/%b/%Y:%T %z"  # VRL's one default for parse_apache_log
-NGINX_ACCESS_TIME: Final = APACHE_ERROR_TIME  # and parse_nginx_log's for its access logs
-NGINX_ERROR_TIME: Final = "%Y/%m/%d %H:%M:%S"
+# The error log formats of ``parse_apache_log`` and ``parse_nginx_log``, and the
+# latter's combined format (VRL's ``log_util.rs``): the captured fields, ``timestamp``
+# read in the time format given (VRL's defaults below), the integers and floats VRL
+# converts by their names; a group that did not take part is left out, and a value that
+# does not convert (a time not in the format) leaves the line not parsed, as VRL's
+# error does.
+_CLF_TIME: Final = "%d/%b/%Y:%T %z"
+APACHE_ERROR_TIME: Final = _CLF_TIME  # VRL's one default for parse_apache_log
+NGINX_ACCESS_TIME: Final = _CLF_TIME  # parse_nginx_log's for its access logs
+NGINX_ERROR_TIME: Final = "%Y/%m/%d %H:%M:%S"  # and for its error log
 _INTEGERS: Final = frozenset({"status", "size", "pid", "tid", "cid", "port"})
 _FLOATS: Final = frozenset({"excess"})
 

@@ -232,12 +232,12 @@ class ParserSpec(BaseModel):
                 raise _option_error("format", message, options.format)
             if options.format == "error":
                 default = APACHE_ERROR_TIME if self.parser == "apache" else NGINX_ERROR_TIME
-                self._compiled = _error_time_format(options.custom_format or default)
+                self._compiled = _log_time_format(options.custom_format or default)
             elif self.vrl_fields and self.parser == "nginx":
                 if options.format == "common":  # VRL's parse_nginx_log has no common
                     message = "parse_nginx_log's format is combined or error"
                     raise _option_error("format", message, options.format)
-                self._compiled = _error_time_format(NGINX_ACCESS_TIME)
+                self._compiled = _log_time_format(NGINX_ACCESS_TIME)
         return self
 
     @property
@@ -280,7 +280,8 @@ def _time_format(options: ParserOptions) -> TimestampFormat:
         raise _option_error(option, f"not a timestamp format: {error}", text) from None
 
 
-def _error_time_format(text: str) -> TimestampFormat:
+def _log_time_format(text: str) -> TimestampFormat:
+    """An access or error log's time format (``custom_format``, else VRL's default)."""
     try:
         return TimestampFormat(text)
     except TimestampFormatError as error:
