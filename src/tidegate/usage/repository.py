@@ -158,15 +158,10 @@ def stored_bytes(*, account_id: str, period: Period) -> Select[*tuple[Any, ...]]
     )
 
 
+# A day's counters, in the order the API shows them (``schemas.DayUsage``).
+COUNTERS = ("lines_stored", "bytes_stored", "lines_excluded", "bytes_excluded", "lines_fallback")
 _USAGE_BETWEEN = RawQuery(
-    select(
-        AccountUsage.day,
-        AccountUsage.lines_stored,
-        AccountUsage.bytes_stored,
-        AccountUsage.lines_excluded,
-        AccountUsage.bytes_excluded,
-        AccountUsage.lines_fallback,
-    )
+    select(AccountUsage.day, *(getattr(AccountUsage, name) for name in COUNTERS))
     .where(
         AccountUsage.account_id == bindparam("account_id"),
         AccountUsage.day >= bindparam("first"),

@@ -313,10 +313,6 @@ async def name_bytes(
 MAX_USAGE_DAYS = 366
 
 
-# The counters of a day, in the order the API shows them (``schemas.DayUsage``).
-_COUNTERS = ("lines_stored", "bytes_stored", "lines_excluded", "bytes_excluded", "lines_fallback")
-
-
 def report_days(first: date | None, last: date | None, today: date) -> tuple[date, date]:
     """The report's first and last day: by default the 30 days to today; at most
     MAX_USAGE_DAYS, ``first`` not after ``last`` (a 400 otherwise)."""
@@ -343,11 +339,11 @@ async def read_usage_report(
         )
     }
     days = []
-    totals = dict.fromkeys(_COUNTERS, 0)
+    totals = dict.fromkeys(repository.COUNTERS, 0)
     for offset in range((last - first).days + 1):
         day = (first + timedelta(days=offset)).isoformat()
         row = kept.get(day)
-        counted = {name: getattr(row, name) if row else 0 for name in _COUNTERS}
+        counted = {name: getattr(row, name) if row else 0 for name in repository.COUNTERS}
         for name, value in counted.items():
             totals[name] += value
         days.append({"day": day, **counted})

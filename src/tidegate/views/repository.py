@@ -25,7 +25,7 @@ _PRESETS_OF = account_rows(PresetAlert, *_PRESET_COLUMNS)
 PRESET_OF = account_row(PresetAlert, *_PRESET_COLUMNS)
 
 
-_VIEW_ID = account_row(View, "id")
+VIEW_ID = account_row(View, "id")
 # A view's delivery log, newest first (service.read_delivery_log).
 _DELIVERIES_OF = RawQuery(
     select(
@@ -59,11 +59,9 @@ async def record(query: RawQuery, *, db: Database, account_id: str, item_id: str
     return rows[0] if rows else None
 
 
-async def delivery_records(*, db: Database, account_id: str, view_id: str) -> list[Any] | None:
+async def delivery_records(*, db: Database, account_id: str, view_id: str) -> list[Any]:
     """The view's delivery log (the latest MAX_LOG_ENTRIES, newest first) as raw
-    records; None when the account has no such view."""
-    if not await record(_VIEW_ID, db=db, account_id=account_id, item_id=view_id):
-        return None
+    records."""
     return await db.fetch_records(_DELIVERIES_OF, {"account_id": account_id, "view_id": view_id})
 
 

@@ -195,13 +195,8 @@ async def read_delivery_log(
     documents, from raw records), each line checked against the reader's scope: a
     view's alert kept what its maker could see, and the reader of its log may see less
     (docs/isolation.md). A foreign, missing or impossible id is the same 404."""
-    rows = (
-        None
-        if "\x00" in view_id
-        else await repository.delivery_records(db=db, account_id=account_id, view_id=view_id)
-    )
-    if rows is None:
-        raise NotFound()
+    await _record(repository.VIEW_ID, db, account_id, view_id)
+    rows = await repository.delivery_records(db=db, account_id=account_id, view_id=view_id)
     visible = _scope_test(scope, account_id)
     entries = []
     for row in rows:
