@@ -162,7 +162,7 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
         await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
         # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
         alerts = (
-            AlertRunner(db, app.state.tidegate.sealer, settings)
+            AlertRunner(db, app.state.tidegate.sealer, settings, intake=app.state.tidegate.intake)
             if settings.alerts_enabled
             else None
         )

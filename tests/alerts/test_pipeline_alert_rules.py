@@ -87,4 +87,9 @@ def test_services_become_view_alert_channels() -> None:
     pagerduty = channel_of({"name": "pager_duty", "routing_key": "rk"})
     assert pagerduty is not None
     assert pagerduty.key == "rk"
-    assert channel_of({"name": "log_analysis", "ingestion_key": "k"}) is None
+    logs = channel_of(
+        {"name": "log_analysis", "ingestion_key": "k", "severity": "ERROR", "subject": "s"}
+    )
+    assert logs is not None
+    assert logs.integration == "log_analysis"
+    assert logs.body_template == {"subject": "s", "severity": "ERROR"}

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 from sqlalchemy import select, update
@@ -31,6 +32,9 @@ from tidegate.db.engine import Database
 from tidegate.delivery import DeliveryFailed
 from tidegate.kit.destination_guard import GuardedTransport, policy_from_setting, tls_context
 from tidegate.models import AlertDelivery
+
+if TYPE_CHECKING:
+    from tidegate.logs.intake import LineIntake
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +90,7 @@ class Outbox:
         settings: Settings,
         *,
         clock: Callable[[], int],
+        intake: LineIntake | None = None,
     ) -> None:
         self.db = db
         self.sealer = sealer
@@ -109,7 +114,13 @@ class Outbox:
             headers={"User-Agent": "tidegate-alerts"},
             limits=limits,
         )
-        self.context = SendContext(settings=settings, guarded=self._guarded, trusted=self._trusted)
+        self.context = SendContext(
+            settings=settings,
+            guarded=self._guarded,
+            trusted=self._trusted,
+            intake=intake,
+            clock=clock,
+        )
 
     async def close(self) -> None:
         await self._guarded.aclose()

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
+from tidegate.alerts.integrations.log_analysis import log_analysis_channel
 from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
@@ -45,8 +46,8 @@ _NUMERIC: Final = {
 
 
 def service_channel(service: dict[str, Any]) -> ChannelIn | None:
-    """The view-alert channel a provider ``service`` delivers through; None for
-    ``log_analysis`` (not delivered, docs/api-pipelines.md)."""
+    """The view-alert channel body a provider ``service`` delivers through; None for
+    ``log_analysis``, which no view can name (``channel_of`` makes its channel)."""
     name = service.get("name")
     if name == "webhook":
         headers = {
@@ -86,6 +87,8 @@ def message_body(text: str | None) -> dict[str, Any] | None:
 
 
 def channel_of(service: dict[str, Any]) -> Channel | None:
+    if service.get("name") == "log_analysis":
+        return log_analysis_channel(service)
     body = service_channel(service)
     return None if body is None else canonical_channel(body, where="alert_payload.service")
 

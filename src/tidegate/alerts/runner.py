@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from tidegate import metrics
 from tidegate.alerts import idle
@@ -24,6 +25,9 @@ from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.shutdown import close_step, stop_task
 
+if TYPE_CHECKING:
+    from tidegate.logs.intake import LineIntake
+
 log = logging.getLogger(__name__)
 
 
@@ -35,6 +39,7 @@ class AlertRunner:
         settings: Settings,
         *,
         clock: Callable[[], int] = now_ms,
+        intake: LineIntake | None = None,
     ) -> None:
         self.settings = settings
         self.owner = uuid.uuid4().hex
@@ -43,7 +48,7 @@ class AlertRunner:
         self.evaluator = Evaluator(
             db, sealer, settings, owner=self.owner, clock=clock, matching=self.matching
         )
-        self.outbox = Outbox(db, sealer, settings, clock=clock)
+        self.outbox = Outbox(db, sealer, settings, clock=clock, intake=intake)
         self._db = db
         self._sealer = sealer
         self._task: asyncio.Task[None] | None = None

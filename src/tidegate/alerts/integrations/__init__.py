@@ -6,6 +6,7 @@ from __future__ import annotations
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
 from tidegate.alerts.integrations.base import Integration, SendContext
 from tidegate.alerts.integrations.email import Email
+from tidegate.alerts.integrations.log_analysis import LogAnalysis
 from tidegate.alerts.integrations.pagerduty import PagerDuty
 from tidegate.alerts.integrations.slack import Slack
 from tidegate.alerts.integrations.webhook import Webhook
@@ -13,7 +14,8 @@ from tidegate.errors import BadRequest
 from tidegate.kit.destination_guard import DestinationPolicy
 
 INTEGRATIONS: dict[str, Integration] = {
-    integration.name: integration for integration in (Email(), Webhook(), Slack(), PagerDuty())
+    integration.name: integration
+    for integration in (Email(), Webhook(), Slack(), PagerDuty(), LogAnalysis())
 }
 
 

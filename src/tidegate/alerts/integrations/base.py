@@ -1,10 +1,11 @@
-"""What every integration (email, webhook, slack, pagerduty) provides: a check when a
+"""What every integration (email, webhook, slack, pagerduty, log_analysis) provides: a check when a
 channel is saved and a sender used by the delivery outbox."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 import httpcore
@@ -12,9 +13,13 @@ import httpx
 
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.notification import Notification
+from tidegate.clock import now_ms
 from tidegate.config import Settings
 from tidegate.delivery import DeliveryFailed
 from tidegate.kit.destination_guard import DestinationPolicy, DestinationRefused
+
+if TYPE_CHECKING:
+    from tidegate.logs.intake import LineIntake
 
 
 @dataclass(slots=True)
@@ -27,6 +32,10 @@ class SendContext:
     # ``trusted`` reaches the operator's own settings (Slack base URL, PagerDuty).
     guarded: httpx.AsyncClient
     trusted: httpx.AsyncClient
+    # The worker's writer of log lines (``log_analysis`` writes into the account's own
+    # store); None in an outbox built without it.
+    intake: LineIntake | None = None
+    clock: Callable[[], int] = now_ms
 
 
 class Integration(Protocol):
