@@ -11,6 +11,10 @@ counted since the sample are the window's, and make one aggregate event
 - change: fires when the conditional (``value_change_*``/``percent_change_*``) holds
   between the previous window's aggregate and this one's.
 
+A tumbling window is judged at its end; a sliding one every minute, over the minutes of
+its length that end then (the last ``window_duration_minutes`` one-minute steps, kept in
+the row), once it spans them all.
+
 Runs in the alert runner's round when it holds the evaluator's lease (once per
 cluster), and writes its firings into the same outbox as view alerts, in the
 transaction that moves the alert's window (so each window fires at most once).
@@ -158,6 +162,41 @@ def window_ms(evaluation: dict[str, Any], scale: float) -> int:
     return max(1, int(int(evaluation.get("window_duration_minutes", 5)) * 60_000 * scale))
 
 
+def step_ms(evaluation: dict[str, Any], scale: float) -> int:
+    """How often the window is judged: at its end for a tumbling window, every minute
+    for a sliding one (over the minutes of its length that end then)."""
+    if evaluation.get("window_type") == "sliding":
+        return max(1, int(60_000 * scale))
+    return window_ms(evaluation, scale)
+
+
+def sliding_steps(evaluation: dict[str, Any]) -> int | None:
+    """How many one-minute steps a sliding window sums; None for a tumbling one."""
+    if evaluation.get("window_type") != "sliding":
+        return None
+    return int(evaluation.get("window_duration_minutes", 5))
+
+
+def judged_window(
+    evaluation: dict[str, Any], state: dict[str, Any], step: dict[str, int]
+) -> tuple[dict[str, int] | None, list[list[int]] | None]:
+    """The aggregate to judge now, given the step that just closed, and the steps to
+    keep. A tumbling window is its one step. A sliding window sums its last
+    ``window_duration_minutes`` steps, and is judged only once it spans them all (a
+    younger one would find an absence, or a ``less`` condition, in a part-window)."""
+    steps_wanted = sliding_steps(evaluation)
+    if steps_wanted is None:
+        return step, None
+    kept = [*(state.get("steps") or []), [step["event_count"], step["byte_count"]]]
+    kept = kept[-steps_wanted:]
+    if len(kept) < steps_wanted:
+        return None, kept
+    return {
+        "event_count": sum(item[0] for item in kept),
+        "byte_count": sum(item[1] for item in kept),
+    }, kept
+
+
 def fires(
     evaluation: dict[str, Any], current: dict[str, Any], previous: dict[str, Any] | None
 ) -> bool:
@@ -223,7 +262,7 @@ async def evaluate_pipeline_alerts(
         )
     for row in rows:
         state = row.state or {}
-        length = window_ms(row.evaluation, settings.alert_window_scale)
+        length = step_ms(row.evaluation, settings.alert_window_scale)
         if state and now_ms < int(state["window_start"]) + length + settle:
             continue  # the window is still open: no write transaction
         async with db.write_sessions() as session:
@@ -237,12 +276,18 @@ async def evaluate_pipeline_alerts(
             new_state: dict[str, Any] = dict(state)
             if state:
                 events, data = await _totals(session, alert, int(state["base_bucket"]))
-                current = {
-                    "event_count": events - int(state["base_events"]),
-                    "byte_count": data - int(state["base_bytes"]),
-                }
+                current, steps = judged_window(
+                    alert.evaluation,
+                    state,
+                    {
+                        "event_count": events - int(state["base_events"]),
+                        "byte_count": data - int(state["base_bytes"]),
+                    },
+                )
                 previous = state.get("previous")
-                if fires(alert.evaluation, current, previous):
+                if steps is not None:
+                    new_state["steps"] = steps
+                if current is not None and fires(alert.evaluation, current, previous):
                     payload = open_payload(sealer, alert.payload_sealed) or {}
                     throttling = payload.get("throttling") or {}
                     since = now_ms - int(throttling.get("window_secs", 60)) * 1000
@@ -256,10 +301,9 @@ async def evaluate_pipeline_alerts(
                         new_state["throttled"] = int(state.get("throttled", 0)) + 1
                     new_state["sent"] = sent
                 end = int(state["window_start"]) + length
-                new_state.update(
-                    window_start=end if now_ms < end + length else now_ms,
-                    previous=current,
-                )
+                new_state["window_start"] = end if now_ms < end + length else now_ms
+                if current is not None:
+                    new_state["previous"] = current
             else:  # a row from before alerts were given their first window when made
                 new_state["window_start"] = now_ms
             events, data = await _totals(session, alert, bucket)
