@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import zoneinfo
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -53,6 +53,7 @@ class Notification:
     matches: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""
     url: str = ""
+    alert_id: str = ""  # a pipeline alert's id (its PagerDuty incident's key)
 
     def as_payload(self) -> dict[str, Any]:
         return {
@@ -70,11 +71,25 @@ class Notification:
             "matches": self.matches,
             "detail": self.detail,
             "url": self.url,
+            # Only where set: a row of a view's firing stays readable by a worker of
+            # the release before (its ``from_payload`` takes only the keys it knew).
+            **({"alert_id": self.alert_id} if self.alert_id else {}),
         }
 
     @classmethod
     def from_payload(cls, data: dict[str, Any]) -> Notification:
-        return cls(**data)
+        """A stored payload; keys of a later release are left out (a rolling upgrade
+        may leave its rows to a worker of this one)."""
+        return cls(**{name: value for name, value in data.items() if name in _FIELDS})
+
+    def service_text(self, channel_parts: dict[str, Any] | None, name: str, timezone: str) -> str:
+        """A text a pipeline alert's service sets (``message_text``, ``summary``,
+        ``subject``...: kept in its channel's ``body_template``) with placeholders
+        filled; "" when it sets none."""
+        text = (channel_parts or {}).get(name)
+        if not text:
+            return ""
+        return str(render_template(str(text), self.placeholders(timezone)))
 
     def time_text(self, timezone: str) -> str:
         zone = zoneinfo.ZoneInfo(timezone) if timezone else UTC
@@ -84,6 +99,8 @@ class Notification:
         """One human sentence (Slack text, e-mail subject, PagerDuty summary)."""
         if self.source == "index-rate":
             return f"Index rate alert: {self.detail}"
+        if self.source == "pipeline":
+            return f"Pipeline alert '{self.name}': {self.detail}"
         if self.event == "resolve":
             return f"Resolved: view '{self.name}' is back to normal"
         if self.operator == "absence":
@@ -125,6 +142,9 @@ class Notification:
             "summary": self.summary(timezone),
             "account": self.account_id,
         }
+
+
+_FIELDS = frozenset(item.name for item in fields(Notification))
 
 
 def render_template(template: Any, values: dict[str, Any]) -> Any:

@@ -90,11 +90,29 @@ def message_body(text: str | None) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else {"message": text}
 
 
+# What each service sets of its message, kept in its channel's ``body_template`` (a
+# webhook's ``message_text`` is its body template itself).
+_MESSAGE_PARTS: Final = {
+    "slack": ("message_text",),
+    "pager_duty": ("summary", "severity", "source", "event_action"),
+}
+
+
 def channel_of(service: dict[str, Any]) -> Channel | None:
     if service.get("name") == "log_analysis":
         return log_analysis_channel(service)
     body = service_channel(service)
-    return None if body is None else canonical_channel(body, where="alert_payload.service")
+    if body is None:
+        return None
+    channel = canonical_channel(body, where="alert_payload.service")
+    parts = {
+        name: service[name]
+        for name in _MESSAGE_PARTS.get(str(service.get("name")), ())
+        if service.get(name)
+    }
+    if parts:
+        channel.body_template = parts
+    return channel
 
 
 def _field(event: dict[str, Any], path: str) -> Any:
@@ -332,6 +350,7 @@ def _deliver(
         account_id=alert.account_id,
         name=str(alert.general.get("name", "")),
         fired_ms=now_ms,
+        alert_id=alert.id,
         count=int(current["event_count"]),
         operator=str(kind),
         detail=(

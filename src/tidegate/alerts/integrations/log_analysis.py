@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from tidegate.alerts.channels import Channel
 from tidegate.alerts.integrations.base import SendContext
-from tidegate.alerts.notification import Notification, render_template
+from tidegate.alerts.notification import Notification
 from tidegate.delivery import DeliveryFailed
 from tidegate.kit.destination_guard import DestinationPolicy
 from tidegate.logs.intake import judge_lines
@@ -51,10 +51,8 @@ def log_analysis_channel(service: dict[str, Any]) -> Channel:
 def alert_event(channel: Channel, notification: Notification) -> dict[str, Any]:
     """The line's event (``logs.log_lines.event_to_line``'s input)."""
     parts = channel.body_template or {}
-    values = notification.placeholders(channel.timezone)
     subject, body = (
-        str(render_template(str(parts[name]), values)) if parts.get(name) else ""
-        for name in ("subject", "body")
+        notification.service_text(parts, name, channel.timezone) for name in ("subject", "body")
     )
     text = f"{subject}: {body}" if subject and body else subject or body
     event: dict[str, Any] = {

@@ -12,16 +12,23 @@ from tidegate.kit.destination_guard import DestinationPolicy
 
 
 def pagerduty_body(channel: Channel, notification: Notification, dedup_key: str) -> dict[str, Any]:
+    """The Events API v2 body. A pipeline alert's service may set ``summary``,
+    ``severity`` (INFO, WARNING, ERROR, CRITICAL: PagerDuty's in lower case),
+    ``source`` and ``event_action`` (kept in its channel's ``body_template``)."""
+    parts = channel.body_template or {}
+    action = "resolve" if notification.event == "resolve" else "trigger"
+    action = str(parts.get("event_action") or action).lower()
     body: dict[str, Any] = {
         "routing_key": channel.key,
-        "event_action": "resolve" if notification.event == "resolve" else "trigger",
+        "event_action": action,
         "dedup_key": dedup_key,
     }
-    if notification.event != "resolve":
+    if action == "trigger":
+        summary = notification.service_text(parts, "summary", channel.timezone)
         body["payload"] = {
-            "summary": notification.summary(channel.timezone)[:1024],
-            "source": "tidegate",
-            "severity": "error",
+            "summary": (summary or notification.summary(channel.timezone))[:1024],
+            "source": str(parts.get("source") or "tidegate")[:255],
+            "severity": str(parts.get("severity") or "error").lower(),
             "timestamp": notification.time_text(""),
             "custom_details": {
                 "view": notification.name,
@@ -44,7 +51,11 @@ class PagerDuty:
     async def send(
         self, channel: Channel, notification: Notification, context: SendContext
     ) -> None:
-        dedup = f"tidegate-{notification.account_id}-{notification.view_id or 'index-rate'}"
+        # One incident per view, per pipeline alert, and one for an account's index rate.
+        subject = notification.view_id or (
+            f"pipeline-{notification.alert_id}" if notification.alert_id else "index-rate"
+        )
+        dedup = f"tidegate-{notification.account_id}-{subject}"
         await post_json(
             context.trusted,
             context.settings.pagerduty_events_url,

@@ -31,7 +31,10 @@ def _on_slack(url: str) -> str | None:
 
 def slack_body(channel: Channel, notification: Notification) -> dict[str, Any]:
     color = "good" if notification.event == "resolve" else "danger"
-    text = notification.summary(channel.timezone)
+    # A pipeline alert's ``message_text`` when its service set one.
+    text = notification.service_text(
+        channel.body_template, "message_text", channel.timezone
+    ) or notification.summary(channel.timezone)
     fields = [
         {"title": "Query", "value": notification.query or "(everything)", "short": True},
         {"title": "Lines", "value": str(notification.count), "short": True},

@@ -1,12 +1,16 @@
-"""A pipeline alert's ``log_analysis`` service writes its notification as a line into
-the account's own log store (alerts/integrations/log_analysis.py): in process, the
-evaluator called past the window's end, then the outbox's delivery pass."""
+"""What a pipeline alert's service sets is what it delivers (the provider's docs): the
+``log_analysis`` service writes a line into the account's own log store
+(alerts/integrations/log_analysis.py); Slack posts ``message_text``; PagerDuty takes
+``summary``, ``severity``, ``source`` and ``event_action``, one incident per alert. In
+process, the evaluator called past the window's end, then the outbox's delivery pass
+(to real local receivers for Slack and PagerDuty)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sqlalchemy import select
+from tests.alerts.receivers import HttpReceiver
 from tests.conftest import AppClient
 from tests.export.helpers import app_state_of, export_all
 from tests.gateway.factories import new_account
@@ -15,14 +19,15 @@ from tests.pipelines.factories import make_pipeline, source_with_route
 from tests.pipelines.test_pipeline_alert_windows import _evaluate, _flush, _past_window
 from tests.pipelines.test_pipeline_alerts import absence_body
 
+from tidegate.alerts.notification import Notification
 from tidegate.alerts.outbox import Outbox
 from tidegate.clock import now_ms
 from tidegate.models import AlertDelivery
 from tidegate.models.pipeline_usage import BUCKET_MS
 
 
-def _threshold_to_logs(pid: str, cid: str, service: dict[str, Any]) -> dict[str, Any]:
-    """More than 9 events in a 1-minute window, told to the account's logs."""
+def _threshold_to(pid: str, cid: str, service: dict[str, Any]) -> dict[str, Any]:
+    """More than 9 events in a 1-minute window, told to ``service``."""
     body = absence_body(pid, cid)
     body["alert_config"]["general"]["name"] = "busy source"
     body["alert_config"]["evaluation"] = {
@@ -39,13 +44,16 @@ def _threshold_to_logs(pid: str, cid: str, service: dict[str, Any]) -> dict[str,
     return body
 
 
-async def _deliver(client: AppClient, at_ms: int, *, with_store: bool = True) -> Any:
-    """One delivery pass at ``at_ms`` (the evaluator's clock: a firing is due then)."""
+async def _deliver(
+    client: AppClient, at_ms: int, *, with_store: bool = True, **settings: Any
+) -> Any:
+    """One delivery pass at ``at_ms`` (the evaluator's clock: a firing is due then),
+    with ``settings`` changed."""
     state = app_state_of(client)
     outbox = Outbox(
         state.db,
         state.sealer,
-        state.settings,
+        state.settings.model_copy(update=settings),
         clock=lambda: at_ms,
         intake=state.intake if with_store else None,
     )
@@ -63,7 +71,7 @@ async def _fired(client: AppClient, account: Any, service: dict[str, Any]) -> tu
     _, cid = await source_with_route(client, account, pid)
     response = await client.post(
         f"/v3/pipeline/{pid}/source/{cid}/alert",
-        json=_threshold_to_logs(pid, cid, service),
+        json=_threshold_to(pid, cid, service),
         headers=account.headers,
     )
     assert response.status_code == 201, response.text
@@ -127,3 +135,64 @@ async def test_without_a_log_store_the_delivery_fails_with_a_reason(
     assert row.integration == "log_analysis"
     assert row.status == "failed"
     assert row.last_error == "no log store to write the alert's line to"
+
+
+async def test_slack_and_pagerduty_say_what_the_service_sets(isolated_client: AppClient) -> None:
+    client = isolated_client
+    account = await with_service_key(client, await new_account(client))
+    slack_service = {
+        "name": "slack",
+        "uri": "https://hooks.slack.com/services/T0/B0/X",
+        "message_text": "{{name}}: {{count}} events",
+    }
+    pager_service = {
+        "name": "pager_duty",
+        "uri": "https://events.pagerduty.com/v2/enqueue",
+        "routing_key": "rk-1",
+        "summary": "Busy: {{count}} events",
+        "severity": "WARNING",
+        "source": "edge-pipeline",
+        "event_action": "trigger",
+    }
+    async with HttpReceiver() as slack, HttpReceiver() as pagerduty:
+        _, _, slack_at = await _fired(client, account, slack_service)
+        _, _, first_at = await _fired(client, account, pager_service)
+        _, _, second_at = await _fired(client, account, pager_service)
+        result = await _deliver(
+            client,
+            max(slack_at, first_at, second_at),
+            slack_base_url=f"{slack.base_url}/",
+            pagerduty_events_url=f"{pagerduty.base_url}/v2/enqueue",
+        )
+        assert (result.delivered, result.failed) == (3, 0)
+    [posted] = slack.requests
+    assert posted.path == "/services/T0/B0/X"
+    assert posted.json()["text"] == "busy source: 30 events"
+    events = [request.json() for request in pagerduty.requests]
+    assert len(events) == 2
+    for event in events:
+        assert event["routing_key"] == "rk-1"
+        assert event["event_action"] == "trigger"
+        assert event["payload"]["summary"] == "Busy: 30 events"
+        assert event["payload"]["severity"] == "warning"
+        assert event["payload"]["source"] == "edge-pipeline"
+    # One incident per alert: two alerts are two dedup keys, neither an index rate's.
+    keys = {event["dedup_key"] for event in events}
+    assert len(keys) == 2
+    assert not any(key.endswith("index-rate") for key in keys)
+
+
+def test_a_pipeline_alerts_default_summary_names_it_and_its_window() -> None:
+    notification = Notification(
+        event="trigger",
+        source="pipeline",
+        account_id="a",
+        name="busy source",
+        fired_ms=0,
+        count=30,
+        detail="threshold alert on source s of pipeline p: 30 events in the window",
+    )
+    assert notification.summary() == (
+        "Pipeline alert 'busy source': threshold alert on source s of pipeline p: "
+        "30 events in the window"
+    )
