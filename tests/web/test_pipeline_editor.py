@@ -213,6 +213,86 @@ def test_a_pipeline_is_built_published_tapped_and_counted(site: Site, page: Page
     )
 
 
+def alert_body(name: str, source_id: str) -> dict[str, object]:
+    """An absence alert told to the account's logs, as the provider sends it."""
+    return {
+        "inputs": [source_id],
+        "active": True,
+        "alert_config": {
+            "general": {"name": name},
+            "evaluation": {
+                "alert_type": "absence",
+                "event_type": "log",
+                "window_duration_minutes": 15,
+            },
+            "alert_payload": {
+                "service": {"name": "log_analysis", "ingestion_key": "k", "subject": "quiet"}
+            },
+        },
+    }
+
+
+def test_a_nodes_alerts_are_added_listed_and_removed(site: Site, page: Page) -> None:
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Alerting"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        source = http.post(f"{base}/source", json={"type": "http", "title": "Webhook"}).json()[
+            "data"
+        ]
+    alerts = f"{base}/source/{source['id']}/alert"
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    node(page, "Webhook").click()
+    panel = page.get_by_test_id("node-panel")
+    panel.get_by_test_id("node-tab-alerts").click()
+    expect(panel.get_by_test_id("node-alerts-none")).to_be_visible()
+
+    # A sliding threshold told to the account's own logs.
+    panel.get_by_test_id("node-alert-name").fill("Busy webhook")
+    panel.get_by_test_id("node-alert-count").fill("50")
+    panel.get_by_test_id("node-alert-window").fill("10")
+    panel.get_by_test_id("node-alert-window-type").select_option("sliding")
+    expect(panel.get_by_test_id("node-alert-url")).to_be_hidden()
+    panel.get_by_test_id("node-alert-message").fill("Busy: {{count}} events")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert")).to_have_count(1)
+    expect(panel.get_by_test_id("node-alert-what")).to_have_text(
+        "threshold: more than 50 events in 10 min sliding → This account's logs"
+    )
+    with account.http() as http:
+        [stored] = http.get(alerts).json()["data"]
+    config = stored["alert_config"]
+    assert config["general"] == {"name": "Busy webhook"}
+    assert config["evaluation"]["window_type"] == "sliding"
+    assert config["evaluation"]["window_duration_minutes"] == 10
+    assert config["evaluation"]["conditional"]["expressions"] == [
+        {"field": ".event_count", "str_operator": "greater", "value": 50, "negate": False}
+    ]
+    assert config["alert_payload"]["service"] == {
+        "name": "log_analysis",
+        "subject": "Busy: {{count}} events",
+        "severity": "WARNING",
+    }
+
+    # A webhook to an address the server may not reach: the API's refusal, shown.
+    panel.get_by_test_id("node-alert-name").fill("Local hook")
+    panel.get_by_test_id("node-alert-type").select_option("absence")
+    expect(panel.get_by_test_id("node-alert-count")).to_be_hidden()
+    panel.get_by_test_id("node-alert-service").select_option("webhook")
+    panel.get_by_test_id("node-alert-url").fill("http://127.0.0.1:9/hook")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert-problem")).to_contain_text("non-public address")
+    expect(panel.get_by_test_id("node-alert")).to_have_count(1)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    panel.get_by_test_id("node-alert-remove").click()
+    expect(panel.get_by_test_id("node-alerts-none")).to_be_visible()
+    with account.http() as http:
+        assert http.get(alerts).json()["data"] == []
+
+
 def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, page: Page) -> None:
     account = site.account()
     with account.http() as http:
@@ -221,6 +301,12 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
             f"/v3/pipeline/{pipeline['id']}/source", json={"type": "http", "title": "Webhook"}
         )
         assert created.status_code == 201, created.text
+        source_id = created.json()["data"]["id"]
+        alert = http.post(
+            f"/v3/pipeline/{pipeline['id']}/source/{source_id}/alert",
+            json=alert_body("Quiet webhook", source_id),
+        )
+        assert alert.status_code == 201, alert.text
     email = make_person(account, name="reader")
     sign_in_as_person(page, site.base_url, email, next_path="/pipelines")
     expect(page.get_by_test_id("pipeline-row")).to_have_count(1)
@@ -234,6 +320,12 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
     panel = page.get_by_test_id("node-panel")
     expect(panel.get_by_test_id("node-config-json")).to_have_text("{}")
     for control in ("node-save", "node-remove", "tap-panel", "route-key-create"):
+        expect(panel.get_by_test_id(control)).to_have_count(0)
+    # The node's alerts are listed, with nothing to add or remove them.
+    expect(panel.get_by_test_id("node-alert")).to_have_text(
+        "Quiet webhook absence: no events in 15 min tumbling → This account's logs"
+    )
+    for control in ("node-alert-save", "node-alert-remove"):
         expect(panel.get_by_test_id(control)).to_have_count(0)
 
 

@@ -161,8 +161,6 @@ async def _checked(
         raise BadRequest(f"alert_config.alert_payload.service: {error}") from None
     if channel is not None:
         await checked_channels([channel], policy=policy, where="alert_config.alert_payload")
-    elif not service.get("ingestion_key"):
-        raise BadRequest("alert_config.alert_payload.service.ingestion_key: required")
     payload = {"service": service, "throttling": config.alert_payload.throttling.model_dump()}
     general = config.general.model_dump(exclude_none=True)
     evaluation = config.evaluation.model_dump(exclude_none=True)

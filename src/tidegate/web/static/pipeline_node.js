@@ -216,7 +216,7 @@ export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCanc
 
 // The panel of an existing node: its form (or, read-only, what it is), the publish
 // problems found on it, Remove, and `extra` (the tap) below.
-export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, problems = [], onSaved, onRemoved, onClose, extra = null }) {
+export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, problems = [], onSaved, onRemoved, onClose, extra = null, alerts = null }) {
   const item = types.find((each) => each.kind === node.kind && (each.type === node.type || each.aliases.includes(node.type)));
   const head = h(
     "div",
@@ -241,6 +241,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
       h("h3", {}, "Configuration"),
       h("pre", { class: "config-json", testid: "node-config-json" }, JSON.stringify(node.user_config || {}, null, 2)),
       extra,
+      alerts ? [h("h3", {}, "Alerts"), alerts] : null,
     );
   }
   const title = h("input", { maxlength: 250, value: node.title || "", testid: "node-title", placeholder: "optional" });
@@ -283,7 +284,10 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
       problem.append(h("p", { class: "muted" }, "The node was changed elsewhere since this page read it: close the panel and open it again to see its current state."));
     }
   });
-  return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, found, extra ? tabs([["Configure", "node-tab-config", form], ["Live tap", "node-tab-tap", extra]]) : form);
+  const sections = [["Configure", "node-tab-config", form]];
+  if (extra) sections.push(["Live tap", "node-tab-tap", extra]);
+  if (alerts) sections.push(["Alerts", "node-tab-alerts", alerts]);
+  return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, found, sections.length > 1 ? tabs(sections) : form);
 }
 
 // Sections of a panel, one shown at a time (the others stay as they are: a tap keeps

@@ -7,6 +7,7 @@ import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
 import { drawGraph } from "../pipeline_graph.js";
 import { newNodePanel, nodePanel } from "../pipeline_node.js";
+import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
 import { session } from "../session.js";
 
@@ -171,6 +172,7 @@ export async function render(main, { params, navigate }) {
         canEdit,
         problems: state.problems.get(node.id) || [],
         extra: nextTap ? nextTap.element : null,
+        alerts: alertsPanel({ pipelineId, node, canEdit }),
         onClose: closePanel,
         onSaved: async (saved) => {
           state.problems.delete(saved.id);
