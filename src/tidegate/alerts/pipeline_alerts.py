@@ -1,7 +1,8 @@
 """Evaluating pipeline alerts (threshold, absence, change) on a component's usage.
 
 A component's events are the ``ingress_events`` (and ``ingress_bytes``) the runtime
-records per node and minute in ``pipeline_usage``. Each alert keeps, in its row, the
+records per node and minute in ``pipeline_usage``; an alert whose inputs name a route's
+arm (``<route id>.<output>``) counts what that output sent (``pipeline_output_usage``). Each alert keeps, in its row, the
 window it is in and a running-total sample: at the end of a window the events
 counted since the sample are the window's, and make one aggregate event
 ``{"event_count": N, "byte_count": B}`` that the alert's conditional is judged on.
@@ -37,7 +38,7 @@ from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database, decode_json
-from tidegate.models import PipelineAlert, PipelineUsage
+from tidegate.models import PipelineAlert, PipelineOutputUsage, PipelineUsage
 from tidegate.models.pipeline_usage import BUCKET_MS
 
 SOURCE: Final = "pipeline"
@@ -227,19 +228,39 @@ def fires(
     return holds(conditional, current)
 
 
+def watched_outputs(alert: PipelineAlert) -> list[str]:
+    """The named outputs (a route's arms) an alert's ``inputs`` name as
+    ``<component id>.<output>``; empty when it watches the component itself."""
+    prefix = f"{alert.component_id}."
+    return sorted(
+        {entry.removeprefix(prefix) for entry in alert.inputs or [] if entry.startswith(prefix)}
+    )
+
+
 async def _totals(session: Any, alert: PipelineAlert, since_bucket: int) -> tuple[int, int]:
-    row = (
-        await session.execute(
-            select(
-                func.coalesce(func.sum(PipelineUsage.ingress_events), 0),
-                func.coalesce(func.sum(PipelineUsage.ingress_bytes), 0),
-            ).where(
-                PipelineUsage.pipeline_id == alert.pipeline_id,
-                PipelineUsage.component_id == alert.component_id,
-                PipelineUsage.bucket_ms >= since_bucket,
-            )
+    """The events and bytes counted from ``since_bucket`` on: into the component, or
+    out of the outputs its inputs name (a route's arms)."""
+    outputs = watched_outputs(alert)
+    if outputs:
+        query = select(
+            func.coalesce(func.sum(PipelineOutputUsage.events), 0),
+            func.coalesce(func.sum(PipelineOutputUsage.bytes), 0),
+        ).where(
+            PipelineOutputUsage.pipeline_id == alert.pipeline_id,
+            PipelineOutputUsage.component_id == alert.component_id,
+            PipelineOutputUsage.output.in_(outputs),
+            PipelineOutputUsage.bucket_ms >= since_bucket,
         )
-    ).one()
+    else:
+        query = select(
+            func.coalesce(func.sum(PipelineUsage.ingress_events), 0),
+            func.coalesce(func.sum(PipelineUsage.ingress_bytes), 0),
+        ).where(
+            PipelineUsage.pipeline_id == alert.pipeline_id,
+            PipelineUsage.component_id == alert.component_id,
+            PipelineUsage.bucket_ms >= since_bucket,
+        )
+    row = (await session.execute(query)).one()
     return int(row[0]), int(row[1])
 
 
