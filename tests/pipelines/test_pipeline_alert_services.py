@@ -143,7 +143,8 @@ async def test_slack_and_pagerduty_say_what_the_service_sets(isolated_client: Ap
     slack_service = {
         "name": "slack",
         "uri": "https://hooks.slack.com/services/T0/B0/X",
-        "message_text": "{{name}}: {{count}} events",
+        # The platform's templates name the aggregate's fields with a leading dot.
+        "message_text": "{{name}}: {{count}} events, {{.byte_count}} bytes",
     }
     pager_service = {
         "name": "pager_duty",
@@ -167,7 +168,7 @@ async def test_slack_and_pagerduty_say_what_the_service_sets(isolated_client: Ap
         assert (result.delivered, result.failed) == (3, 0)
     [posted] = slack.requests
     assert posted.path == "/services/T0/B0/X"
-    assert posted.json()["text"] == "busy source: 30 events"
+    assert posted.json()["text"] == "busy source: 30 events, 3000 bytes"
     events = [request.json() for request in pagerduty.requests]
     assert len(events) == 2
     for event in events:

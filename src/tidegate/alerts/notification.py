@@ -12,8 +12,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 MAX_MATCHES = 10
-# A placeholder: {{name}} with optional spaces inside the braces.
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
+# A placeholder: {{name}} with optional spaces inside the braces, or {{.path.to.field}}
+# (a field of a pipeline alert's aggregate, as the platform's templates name them).
+_PLACEHOLDER = re.compile(r"\{\{\s*(\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}")
 
 
 def app_link(
@@ -54,6 +55,8 @@ class Notification:
     detail: str = ""
     url: str = ""
     alert_id: str = ""  # a pipeline alert's id (its PagerDuty incident's key)
+    # A pipeline alert's aggregate ({"event_count", "byte_count"}): ``{{.event_count}}``.
+    aggregate: dict[str, Any] | None = None
 
     def as_payload(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,7 @@ class Notification:
             # Only where set: a row of a view's firing stays readable by a worker of
             # the release before (its ``from_payload`` takes only the keys it knew).
             **({"alert_id": self.alert_id} if self.alert_id else {}),
+            **({"aggregate": self.aggregate} if self.aggregate is not None else {}),
         }
 
     @classmethod
@@ -141,10 +145,22 @@ class Notification:
             "url": self.url,
             "summary": self.summary(timezone),
             "account": self.account_id,
+            **_paths(self.aggregate or {}, "."),
         }
 
 
 _FIELDS = frozenset(item.name for item in fields(Notification))
+
+
+def _paths(value: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """``{".a": ..., ".a.b": ...}``: every field of ``value`` by its path."""
+    found: dict[str, Any] = {}
+    for key, item in value.items():
+        path = f"{prefix}{key}"
+        found[path] = item
+        if isinstance(item, dict):
+            found.update(_paths(item, f"{path}."))
+    return found
 
 
 def render_template(template: Any, values: dict[str, Any]) -> Any:

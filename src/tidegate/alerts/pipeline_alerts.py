@@ -372,6 +372,7 @@ def _deliver(
         name=str(alert.general.get("name", "")),
         fired_ms=now_ms,
         alert_id=alert.id,
+        aggregate=dict(current),
         count=int(current["event_count"]),
         operator=str(kind),
         detail=(
