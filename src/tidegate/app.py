@@ -159,7 +159,9 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
         # Live-tail streams end as soon as the server is asked to stop, rather than
         # holding the stop for uvicorn's whole graceful timeout.
         on_stop_signal(app.state.tidegate.tail.end_streams)
-        await app.state.tidegate.pipelines.start(db, intake=app.state.tidegate.intake)
+        await app.state.tidegate.pipelines.start(
+            db, intake=app.state.tidegate.intake, sealer=app.state.tidegate.sealer
+        )
         # Alert evaluation and delivery (docs/alerts.md): a task beside the server.
         alerts = (
             AlertRunner(db, app.state.tidegate.sealer, settings, intake=app.state.tidegate.intake)

@@ -382,3 +382,30 @@ async def test_threshold_fires_once_and_absence_when_events_stop(
             what="two more empty windows",
         )
         assert len([r for r in receiver.requests if r.path == "/threshold"]) == 1
+
+        # An alert judged on the events themselves (its conditional names a field the
+        # script makes): the server's own rounds fold them and post when a window holds.
+        on_events = threshold_body(pid, source, f"{receiver.base_url}/events")
+        on_events["alert_config"]["general"]["name"] = "big batch"
+        on_events["alert_config"]["evaluation"].update(
+            window_duration_minutes=1,
+            script="function total(accum, event) { accum.n += event.n; return accum }",
+            conditional={
+                "expressions": [{"field": ".n", "str_operator": "greater", "value": 12}],
+                "logical_operation": "AND",
+            },
+        )
+        await _call(
+            http, account.headers, "POST", f"/v3/pipeline/{pid}/source/{source}/alert", on_events
+        )
+
+        async def sent_until_fired() -> list[Any]:
+            # The server reads new alerts every few seconds: send until it has.
+            answer = await http.post(wired.url, json=[{"n": 5}] * 3, headers=wired.auth)
+            assert answer.status_code in (200, 202), answer.text
+            return [r for r in receiver.requests if r.path == "/events"]
+
+        [fired, *_] = await eventually(
+            sent_until_fired, timeout=60, every=0.5, what="the alert on events' post"
+        )
+        assert fired.json() == {"alert": "threshold"}  # its message_text, as sent

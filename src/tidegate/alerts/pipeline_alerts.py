@@ -216,6 +216,30 @@ def judged_window(
     }, kept
 
 
+USAGE_FIELDS: Final = frozenset({"event_count", "byte_count"})
+
+
+def _fields(conditional: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for item in conditional.get("expressions") or []:
+        if "expressions" in item:
+            found |= _fields(item)
+        else:
+            found.add(str(item.get("field", "")).lstrip("."))
+    return found
+
+
+def judged_on_events(evaluation: dict[str, Any]) -> bool:
+    """Whether an alert is judged on its component's events, folded by its operation
+    (``runtime.alert_events``): its conditional names a field other than the usage
+    counts every window has (``event_count``, ``byte_count``). An absence alert, and
+    one on the counts only, is judged on the usage the runtime records (this module:
+    every worker's events, once per cluster)."""
+    if evaluation.get("alert_type") == "absence":
+        return False
+    return not _fields(evaluation.get("conditional") or {}) <= USAGE_FIELDS
+
+
 def fires(
     evaluation: dict[str, Any], current: dict[str, Any], previous: dict[str, Any] | None
 ) -> bool:
@@ -228,7 +252,7 @@ def fires(
     return holds(conditional, current)
 
 
-def watched_outputs(alert: PipelineAlert) -> list[str]:
+def watched_outputs(alert: PipelineAlert | Any) -> list[str]:
     """The named outputs (a route's arms) an alert's ``inputs`` name as
     ``<component id>.<output>``; empty when it watches the component itself."""
     prefix = f"{alert.component_id}."
@@ -300,6 +324,8 @@ async def evaluate_pipeline_alerts(
             ).scalars()
         )
     for row in rows:
+        if judged_on_events(row.evaluation):
+            continue  # the runtime judges it on the events it runs (runtime.alert_events)
         state = row.state or {}
         length = step_ms(row.evaluation, settings.alert_window_scale)
         if state and now_ms < int(state["window_start"]) + length + settle:
@@ -327,18 +353,10 @@ async def evaluate_pipeline_alerts(
                 if steps is not None:
                     new_state["steps"] = steps
                 if current is not None and fires(alert.evaluation, current, previous):
-                    payload = open_payload(sealer, alert.payload_sealed) or {}
-                    throttling = payload.get("throttling") or {}
-                    since = now_ms - int(throttling.get("window_secs", 60)) * 1000
-                    sent = [at for at in state.get("sent", []) if at > since]
-                    if len(sent) < int(throttling.get("threshold", 1)):
-                        fired += _deliver(
-                            session, alert, payload, current, now_ms, sealer, settings
-                        )
-                        sent.append(now_ms)
-                    else:
-                        new_state["throttled"] = int(state.get("throttled", 0)) + 1
-                    new_state["sent"] = sent
+                    count = int(current["event_count"])
+                    fired += _throttled_delivery(
+                        session, alert, new_state, current, count, now_ms, sealer, settings
+                    )
                 end = int(state["window_start"]) + length
                 new_state["window_start"] = end if now_ms < end + length else now_ms
                 if current is not None:
@@ -352,11 +370,67 @@ async def evaluate_pipeline_alerts(
     return fired
 
 
+async def record_event_firing(
+    db: Database,
+    sealer: Sealer,
+    settings: Settings,
+    *,
+    alert_id: str,
+    aggregate: dict[str, Any],
+    count: int,
+    now_ms: int,
+) -> int:
+    """A window of an alert judged on events held (``runtime.alert_events``): its
+    notification into the outbox, subject to the alert's throttling (in its row, locked);
+    1 when it was written."""
+    async with db.write_sessions() as session:
+        alert = await session.get(
+            PipelineAlert, alert_id, with_for_update=True, populate_existing=True
+        )
+        if alert is None or not alert.active:
+            return 0
+        state: dict[str, Any] = dict(alert.state or {})
+        fired = _throttled_delivery(
+            session, alert, state, aggregate, count, now_ms, sealer, settings
+        )
+        alert.state = state
+        await session.commit()
+    return fired
+
+
+def _throttled_delivery(
+    session: Any,
+    alert: PipelineAlert,
+    state: dict[str, Any],
+    aggregate: dict[str, Any],
+    count: int,
+    now_ms: int,
+    sealer: Sealer,
+    settings: Settings,
+) -> int:
+    """A firing's outbox row, unless ``throttling`` (at most ``threshold`` a
+    ``window_secs``) holds it back: then it is counted in ``state["throttled"]``. The
+    times sent are kept in ``state["sent"]``; 1 when a row was added."""
+    payload = open_payload(sealer, alert.payload_sealed) or {}
+    throttling = payload.get("throttling") or {}
+    since = now_ms - int(throttling.get("window_secs", 60)) * 1000
+    sent = [at for at in state.get("sent", []) if at > since]
+    fired = 0
+    if len(sent) < int(throttling.get("threshold", 1)):
+        fired = _deliver(session, alert, payload, aggregate, count, now_ms, sealer, settings)
+        sent.append(now_ms)
+    else:
+        state["throttled"] = int(state.get("throttled", 0)) + 1
+    state["sent"] = sent
+    return fired
+
+
 def _deliver(
     session: Any,
     alert: PipelineAlert,
     payload: dict[str, Any],
-    current: dict[str, Any],
+    aggregate: dict[str, Any],
+    count: int,
     now_ms: int,
     sealer: Sealer,
     settings: Settings,
@@ -372,12 +446,12 @@ def _deliver(
         name=str(alert.general.get("name", "")),
         fired_ms=now_ms,
         alert_id=alert.id,
-        aggregate=dict(current),
-        count=int(current["event_count"]),
+        aggregate=dict(aggregate),
+        count=count,
         operator=str(kind),
         detail=(
             f"{kind} alert on {alert.component_kind} {alert.component_id} of pipeline "
-            f"{alert.pipeline_id}: {current['event_count']} events in the window"
+            f"{alert.pipeline_id}: {count} events in the window"
         ),
         # The pipeline's page, where its components and their alerts are drawn.
         url=app_link(

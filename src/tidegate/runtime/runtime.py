@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from tidegate import metrics
+from tidegate.auth.secrets import Sealer
 from tidegate.components.base import BuildContext, DeliveryContext, NodeRef
 from tidegate.config import DEFAULT_REDIS_PREFIX, Settings
 from tidegate.db.engine import Database
@@ -30,6 +31,7 @@ from tidegate.kit.destination_guard import (
 from tidegate.kit.tap import TapRegistry
 from tidegate.logs.intake import LineIntake
 from tidegate.processing.throttle import RedisStore, ThrottleBudget
+from tidegate.runtime.alert_events import AlertEvents
 from tidegate.runtime.backpressure import Gates
 from tidegate.runtime.cache import PipelineCache, throttle_key_prefix
 from tidegate.runtime.compiler import CompiledPipeline, NodeOutput
@@ -60,10 +62,13 @@ class Runtime:
         usage_flush_s: float = 5.0,
         s3_endpoint: str = "",
         endpoints: Mapping[str, str] | None = None,
+        alert_events: AlertEvents | None = None,
     ) -> None:
         self.limits = limits
         self.taps = TapRegistry(redis, redis_prefix=redis_prefix)
         self.usage = UsageCounter(flush_s=usage_flush_s)
+        # Pipeline alerts judged on the events themselves (None: alerts are off).
+        self.alert_events = alert_events
         self.destinations = destinations or DestinationPolicy()
         self.throttle_budget = throttle_budget
         self.pipelines = PipelineCache(
@@ -115,16 +120,23 @@ class Runtime:
             self._cpu = anyio.CapacityLimiter(self.limits.cpu_slots)
         return await anyio.to_thread.run_sync(function, limiter=self._cpu)
 
-    async def start(self, db: Database, *, intake: LineIntake | None = None) -> None:
+    async def start(
+        self, db: Database, *, intake: LineIntake | None = None, sealer: Sealer | None = None
+    ) -> None:
         """``intake``: the worker's writer of lines, for sources tidegate feeds itself
-        (demo-logs generates on a schedule once it is given)."""
+        (demo-logs generates on a schedule once it is given); ``sealer``: for the alerts
+        judged on events to open their payloads."""
         await self.taps.start()
         self.usage.start(db)
+        if self.alert_events is not None and sealer is not None:
+            self.alert_events.start(db, sealer)
         if intake is not None:
             self.demo_logs.start(self, intake)
             self.pull_sources.start(self, intake)
 
     async def aclose(self, db: Database | None = None) -> None:
+        if self.alert_events is not None and db is not None:
+            await self.alert_events.close(db)
         await self.demo_logs.close()
         await self.pull_sources.close()
         await self.pipelines.runtimes.aclose()
@@ -147,6 +159,8 @@ class Runtime:
         """A batch ran through ``pipeline``: open taps see it, usage counts it."""
         taken = pipeline.taken_outputs
         self.taps.offer(pipeline.pipeline_id, outputs, taken)
+        if self.alert_events is not None:
+            self.alert_events.offer(pipeline.pipeline_id, outputs)
         self.usage.count(
             account_id=pipeline.account_id,
             pipeline_id=pipeline.pipeline_id,
@@ -227,6 +241,7 @@ def build_runtime(settings: Settings, *, redis: Redis | None) -> Runtime:
         usage_flush_s=settings.pipeline_usage_flush_s,
         s3_endpoint=settings.s3_endpoint,
         endpoints=endpoints_from_setting(settings.destination_endpoints),
+        alert_events=AlertEvents(settings) if settings.alerts_enabled else None,
     )
 
 

@@ -1,0 +1,261 @@
+"""Pipeline alerts judged on the component's events (docs/api-pipelines.md, "Alerts on
+the events themselves").
+
+An alert whose conditional names a field other than the usage counts
+(``alerts.pipeline_alerts.judged_on_events``: ``.count``, ``.value``, ``.status``...)
+is judged as the platform judges it: the events its inputs name (the component's main
+output, or the route arms ``<component id>.<output>``) folded by its ``operation`` (the
+platform's aggregate-v2: ``SUM``, ``MIN``, ``MAX``, ``AVG``, ... of metric values, or
+``CUSTOM``: its JavaScript ``fn(accum, event)``) in windows of its duration, per
+``group_by`` values, each window's aggregate judged by the conditional when the window
+closes. The folding is the ``aggregate`` processor's own
+(``components.processors.aggregate_windows``); a firing goes into the outbox through
+``alerts.pipeline_alerts.record_event_firing`` (throttled in the alert's row).
+
+Per worker: the data plane hands each batch's outputs to ``offer`` (a dict lookup when
+no such alert watches the pipeline; at most ``MAX_PENDING`` events held per alert until
+the next round, more are counted in ``skipped``), and a background round about every
+``ROUND_S`` (``db.periodic``) folds them off the request path, closes the windows that ended and writes
+the firings. The alerts are read again every ``REFRESH_S`` (an alert made, changed or
+deleted takes effect within it; a changed one starts its windows again). With several
+workers each judges the events it ran (a load spread over N workers is judged in N
+parts): docs/api-pipelines.md says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+from sqlalchemy import select
+
+from tidegate.alerts.pipeline_alerts import (
+    fires,
+    judged_on_events,
+    record_event_firing,
+    watched_outputs,
+)
+from tidegate.auth.secrets import Sealer
+from tidegate.clock import now_ms
+from tidegate.components.base import Event, NodeOutput, RunContext
+from tidegate.components.processors.aggregate_windows import (
+    Evaluate,
+    MetricAggregator,
+    ScriptAggregator,
+    Window,
+)
+from tidegate.components.processors.javascript import Script
+from tidegate.config import Settings
+from tidegate.db.engine import Database
+from tidegate.db.periodic import PeriodicFlush
+from tidegate.models import PipelineAlert
+from tidegate.processing.fields import MISSING, FieldPath
+
+log = logging.getLogger("tidegate.runtime")
+
+__all__ = ["AlertEvents"]
+
+MAX_PENDING: Final = 10_000
+ROUND_S: Final = 1.0
+REFRESH_S: Final = 2.0
+DEFAULT_EVENT_TIMESTAMP: Final = "timestamp"
+
+
+@dataclass(slots=True)
+class _Watch:
+    """One alert judged on events, in this worker."""
+
+    alert_id: str
+    pipeline_id: str
+    component_id: str
+    outputs: tuple[str, ...]  # the arms its inputs name; () for the main output
+    evaluation: dict[str, Any]
+    fingerprint: bytes
+    aggregator: MetricAggregator | ScriptAggregator
+    group_by: list[Callable[[Any], Any]]
+    pending: list[Event] = field(default_factory=list)
+    previous: dict[bytes, Event] = field(default_factory=dict)  # change: per series
+
+    def take(self, output: NodeOutput) -> list[Event]:
+        if not self.outputs:
+            return output.main
+        return [event for name in self.outputs for event in output.named.get(name, [])]
+
+    def series(self, aggregate: Event) -> bytes:
+        values = [get(aggregate) for get in self.group_by]
+        plain = [None if value is MISSING else value for value in values]
+        return orjson.dumps(plain, option=orjson.OPT_SORT_KEYS, default=str)
+
+
+def _fingerprint(alert: Any) -> bytes:
+    return orjson.dumps(
+        [alert.component_id, list(alert.inputs or []), alert.evaluation],
+        option=orjson.OPT_SORT_KEYS,
+    )
+
+
+def _aggregator(
+    evaluation: dict[str, Any], settings: Settings, name: str
+) -> MetricAggregator | ScriptAggregator:
+    minutes = int(evaluation.get("window_duration_minutes", 5))
+    seconds = max(1, round(minutes * 60 * settings.alert_window_scale))
+    operation = str(evaluation.get("operation") or "DEFAULT")
+    script = evaluation.get("script") if operation == "CUSTOM" else None
+    shared: dict[str, Any] = {
+        "window": Window(type=evaluation.get("window_type", "tumbling"), interval=seconds),
+        "evaluate": Evaluate(operation=operation, script=script),
+        "group_by": list(evaluation.get("group_by") or []),
+        "conditional": None,
+        "event_timestamp": evaluation.get("event_timestamp") or DEFAULT_EVENT_TIMESTAMP,
+        "clock": None,  # every run is given its time (RunContext.now_ms)
+        "flush_at_end": False,
+    }
+    if script is not None:
+        return ScriptAggregator(script=Script.of(script), name=name, **shared)
+    return MetricAggregator(**shared)
+
+
+def _count(aggregate: Event) -> int:
+    """How many events the window folded (its ``metadata.aggregate.event_count``)."""
+    metadata = aggregate.get("metadata")
+    folded = metadata.get("aggregate") if isinstance(metadata, dict) else None
+    value = folded.get("event_count") if isinstance(folded, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+class AlertEvents:
+    """This worker's alerts judged on events (see the module's docstring)."""
+
+    def __init__(self, settings: Settings, *, clock: Callable[[], int] = now_ms) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._watches: dict[str, _Watch] = {}
+        self._by_pipeline: dict[str, list[_Watch]] = {}
+        self._refreshed = float("-inf")
+        self._sealer: Sealer | None = None
+        self._timer = PeriodicFlush(
+            self._next_round, interval_s=ROUND_S, name="pipeline alert events"
+        )
+        self.skipped = 0  # events not held: MAX_PENDING were waiting
+        self.fired = 0
+
+    # The data plane
+
+    def offer(self, pipeline_id: str, outputs: Mapping[str, NodeOutput]) -> None:
+        """A batch's outputs: the events each watching alert takes, held for the round."""
+        watches = self._by_pipeline.get(pipeline_id)
+        if not watches:
+            return
+        for watch in watches:
+            output = outputs.get(watch.component_id)
+            if output is None:
+                continue
+            events = watch.take(output)
+            room = MAX_PENDING - len(watch.pending)
+            if len(events) > room:
+                self.skipped += len(events) - max(room, 0)
+                events = events[: max(room, 0)]
+            watch.pending.extend(events)
+
+    # The rounds
+
+    async def refresh(self, db: Database) -> None:
+        """The active alerts judged on events, read again; a new or changed one gets
+        fresh windows, an unchanged one keeps its own."""
+        async with db.read_sessions() as session:
+            rows = (
+                await session.execute(
+                    select(
+                        PipelineAlert.id,
+                        PipelineAlert.pipeline_id,
+                        PipelineAlert.component_id,
+                        PipelineAlert.inputs,
+                        PipelineAlert.evaluation,
+                    ).where(PipelineAlert.active.is_(True))
+                )
+            ).all()
+        watches: dict[str, _Watch] = {}
+        for row in rows:
+            if not judged_on_events(row.evaluation):
+                continue
+            fingerprint = _fingerprint(row)
+            kept = self._watches.get(row.id)
+            if kept is not None and kept.fingerprint == fingerprint:
+                watches[row.id] = kept
+                continue
+            try:
+                aggregator = _aggregator(
+                    row.evaluation, self.settings, f"alert {row.id} of pipeline {row.pipeline_id}"
+                )
+            except ValueError as error:  # stored before a rule became stricter
+                log.warning("pipeline alert %s is not judged: %s", row.id, error)
+                continue
+            watches[row.id] = _Watch(
+                alert_id=row.id,
+                pipeline_id=row.pipeline_id,
+                component_id=row.component_id,
+                outputs=tuple(watched_outputs(row)),
+                evaluation=row.evaluation,
+                fingerprint=fingerprint,
+                aggregator=aggregator,
+                group_by=[
+                    FieldPath.parse(text).getter() for text in row.evaluation.get("group_by") or []
+                ],
+            )
+        by_pipeline: dict[str, list[_Watch]] = {}
+        for watch in watches.values():
+            by_pipeline.setdefault(watch.pipeline_id, []).append(watch)
+        self._watches, self._by_pipeline = watches, by_pipeline
+
+    async def round(self, db: Database, sealer: Sealer, *, at_ms: int | None = None) -> int:
+        """Folds what each alert holds, closes the windows that ended by ``at_ms`` (now
+        by default), judges them and writes the firings; how many were written."""
+        now = self.clock() if at_ms is None else at_ms
+        if time.monotonic() - self._refreshed >= REFRESH_S:
+            await self.refresh(db)
+            self._refreshed = time.monotonic()
+        written = 0
+        for watch in list(self._watches.values()):
+            events, watch.pending = watch.pending, []
+            given = {id(event) for event in events}
+            output = await watch.aggregator.run(events, context=RunContext(now_ms=now))
+            for aggregate in output.main:
+                if id(aggregate) in given:
+                    continue  # an event the operation cannot fold (not a metric): passed
+                key = watch.series(aggregate)
+                previous = watch.previous.get(key)
+                if watch.evaluation.get("alert_type") == "change":
+                    watch.previous[key] = aggregate
+                if not fires(watch.evaluation, aggregate, previous):
+                    continue
+                written += await record_event_firing(
+                    db,
+                    sealer,
+                    self.settings,
+                    alert_id=watch.alert_id,
+                    aggregate=aggregate,
+                    count=_count(aggregate),
+                    now_ms=now,
+                )
+        self.fired += written
+        return written
+
+    def start(self, db: Database, sealer: Sealer) -> None:
+        self._sealer = sealer
+        self._timer.start(db)
+
+    async def close(self, db: Database) -> None:
+        """Stops the rounds (after one last: the windows that ended are judged)."""
+        await self._timer.close(db)
+
+    async def _next_round(self, db: Database) -> None:
+        if self._sealer is None:
+            return
+        try:
+            await self.round(db, self._sealer)
+        except Exception:  # the database may be down for a while: the next round
+            log.warning("pipeline alert events round failed", exc_info=True)
