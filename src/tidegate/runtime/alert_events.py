@@ -41,7 +41,7 @@ from tidegate.alerts.pipeline_alerts import (
 )
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
-from tidegate.components.base import Event, NodeOutput, RunContext
+from tidegate.components.base import Event, NodeOutput, Offload, RunContext
 from tidegate.components.processors.aggregate_windows import (
     Evaluate,
     MetricAggregator,
@@ -141,6 +141,8 @@ class AlertEvents:
             self._next_round, interval_s=ROUND_S, name="pipeline alert events"
         )
         self.skipped = 0  # events not held: MAX_PENDING were waiting
+        # Set by the runtime: a large round's folding runs in a worker thread.
+        self.offload: Offload | None = None
         self.fired = 0
 
     # The data plane
@@ -222,7 +224,8 @@ class AlertEvents:
         for watch in list(self._watches.values()):
             events, watch.pending = watch.pending, []
             given = {id(event) for event in events}
-            output = await watch.aggregator.run(events, context=RunContext(now_ms=now))
+            context = RunContext(offload=self.offload, now_ms=now)
+            output = await watch.aggregator.run(events, context=context)
             for aggregate in output.main:
                 if id(aggregate) in given:
                     continue  # an event the operation cannot fold (not a metric): passed

@@ -67,8 +67,11 @@ class Runtime:
         self.limits = limits
         self.taps = TapRegistry(redis, redis_prefix=redis_prefix)
         self.usage = UsageCounter(flush_s=usage_flush_s)
-        # Pipeline alerts judged on the events themselves (None: alerts are off).
+        # Pipeline alerts judged on the events themselves (None: alerts are off); their
+        # folding of a large round off the loop, as processors' is.
         self.alert_events = alert_events
+        if alert_events is not None:
+            alert_events.offload = self.offload
         self.destinations = destinations or DestinationPolicy()
         self.throttle_budget = throttle_budget
         self.pipelines = PipelineCache(
