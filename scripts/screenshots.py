@@ -631,6 +631,19 @@ def take(page: Page, account: Account, out: Path, found: Content) -> None:
     page.evaluate("window.scrollTo(0, 0)")
     shoot(page, out, "pipeline")
 
+    # The filter's alerts: one added (told to the account's own logs), listed.
+    page.get_by_test_id("node-tab-alerts").click()
+    panel = page.get_by_test_id("node-panel")
+    panel.get_by_test_id("node-alert-name").fill("Partner errors")
+    panel.get_by_test_id("node-alert-count").fill("50")
+    panel.get_by_test_id("node-alert-window").fill("10")
+    panel.get_by_test_id("node-alert-window-type").select_option("sliding")
+    panel.get_by_test_id("node-alert-message").fill("{{count}} partner errors in 10 minutes")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert")).to_have_count(1)
+    page.evaluate("window.scrollTo(0, 0)")
+    shoot(page, out, "pipeline-alerts")
+
     # A node added and left unconnected: the publish refused, shown on that node.
     page.get_by_test_id("node-add").click()
     panel = page.get_by_test_id("node-panel")

@@ -166,3 +166,57 @@ async def test_a_change_alert_compares_a_series_with_its_window_before(
         at += WINDOW_MS
         fired.append(await judge.round(state.db, state.sealer, at_ms=at))
     assert fired == [0, 0, 1]
+
+
+async def test_what_reached_a_route_and_what_its_arm_sent(isolated_client: AppClient) -> None:
+    """Judged on events, a whole route counts what reached it and an arm what it sent,
+    as the usage counts count them (test_pipeline_alert_arms.py)."""
+    client = isolated_client
+    state = app_state_of(client)
+    account = await new_account(client, throttle=False)
+    route_config = {
+        "conditionals": [
+            {
+                "output_name": "errors",
+                "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}],
+            }
+        ]
+    }
+    wired = await wire(
+        client,
+        account,
+        [
+            ("route", "processor", "route", route_config, ["source"]),
+            ("sink", "destination", "blackhole", {}, ["route.errors", "route._unmatched"]),
+        ],
+    )
+    judge = AlertEvents(state.settings)
+    state.pipelines.alert_events = judge
+    route = wired.nodes["route"]
+    for inputs, name in (([route], "whole route"), ([f"{route}.errors"], "errors arm")):
+        body = _alert(wired, {
+            "alert_type": "threshold",
+            "event_type": "log",
+            "operation": "CUSTOM",
+            "script": SUM_BYTES,
+            "conditional": _more_than(".bytes", 0),
+        }, name)  # fmt: skip
+        body["inputs"] = inputs
+        response = await client.post(
+            f"/v3/pipeline/{wired.pipeline_id}/transform/{route}/alert",
+            json=body,
+            headers=account.headers,
+        )
+        assert response.status_code == 201, response.text
+    await judge.refresh(state.db)
+    await _post(
+        client, wired, [{"level": "error", "bytes": 1}] * 3 + [{"level": "info", "bytes": 1}] * 5
+    )
+    start = now_ms()
+    await judge.round(state.db, state.sealer, at_ms=start)
+    assert await judge.round(state.db, state.sealer, at_ms=start + 2 * WINDOW_MS) == 2
+    fired = await _fired(state, account.account_id)
+    assert [(name, count, aggregate["bytes"]) for name, count, aggregate in fired] == [
+        ("errors arm", 3, 3),
+        ("whole route", 8, 8),
+    ]

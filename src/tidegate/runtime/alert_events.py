@@ -3,8 +3,9 @@ the events themselves").
 
 An alert whose conditional names a field other than the usage counts
 (``alerts.pipeline_alerts.judged_on_events``: ``.count``, ``.value``, ``.status``...)
-is judged as the platform judges it: the events its inputs name (the component's main
-output, or the route arms ``<component id>.<output>``) folded by its ``operation`` (the
+is judged as the platform judges it: the events its inputs name (what reached the
+component, as the usage counts count it, or what the route arms
+``<component id>.<output>`` sent) folded by its ``operation`` (the
 platform's aggregate-v2: ``SUM``, ``MIN``, ``MAX``, ``AVG``, ... of metric values, or
 ``CUSTOM``: its JavaScript ``fn(accum, event)``) in windows of its duration, per
 ``group_by`` values, each window's aggregate judged by the conditional when the window
@@ -54,6 +55,7 @@ from tidegate.db.engine import Database
 from tidegate.db.periodic import PeriodicFlush
 from tidegate.models import PipelineAlert
 from tidegate.processing.fields import MISSING, FieldPath
+from tidegate.runtime.compiler import CompiledPipeline, RunningNode, incoming
 
 log = logging.getLogger("tidegate.runtime")
 
@@ -80,10 +82,18 @@ class _Watch:
     pending: list[Event] = field(default_factory=list)
     previous: dict[bytes, Event] = field(default_factory=dict)  # change: per series
 
-    def take(self, output: NodeOutput) -> list[Event]:
-        if not self.outputs:
-            return output.main
-        return [event for name in self.outputs for event in output.named.get(name, [])]
+    def take(self, node: RunningNode, outputs: Mapping[str, NodeOutput]) -> list[Event]:
+        """The events of a batch it judges: what its arms sent, or what reached the
+        component (a source's: what it received), as the usage counts count them."""
+        if self.outputs:
+            output = outputs.get(node.id)
+            if output is None:
+                return []
+            return [event for name in self.outputs for event in output.named.get(name, [])]
+        if node.kind == "source":
+            output = outputs.get(node.id)
+            return output.main if output is not None else []
+        return incoming(node, outputs)
 
     def series(self, aggregate: Event) -> bytes:
         values = [get(aggregate) for get in self.group_by]
@@ -147,16 +157,17 @@ class AlertEvents:
 
     # The data plane
 
-    def offer(self, pipeline_id: str, outputs: Mapping[str, NodeOutput]) -> None:
+    def offer(self, pipeline: CompiledPipeline, outputs: Mapping[str, NodeOutput]) -> None:
         """A batch's outputs: the events each watching alert takes, held for the round."""
-        watches = self._by_pipeline.get(pipeline_id)
+        watches = self._by_pipeline.get(pipeline.pipeline_id)
         if not watches:
             return
+        nodes = {node.id: node for node in pipeline.nodes}
         for watch in watches:
-            output = outputs.get(watch.component_id)
-            if output is None:
+            node = nodes.get(watch.component_id)
+            if node is None:  # not in the published revision
                 continue
-            events = watch.take(output)
+            events = watch.take(node, outputs)
             room = MAX_PENDING - len(watch.pending)
             if len(events) > room:
                 self.skipped += len(events) - max(room, 0)

@@ -227,7 +227,7 @@ def _reason(error: Exception) -> str:
     return str(error)
 
 
-def _incoming(node: RunningNode, outputs: dict[str, NodeOutput]) -> list[Event]:
+def incoming(node: RunningNode, outputs: Mapping[str, NodeOutput]) -> list[Event]:
     """A node's input; the upstream list itself when it has a single input (nodes never
     modify the lists they are given)."""
     parts: list[list[Event]] = []
@@ -272,11 +272,11 @@ async def run_graph(
             emits = gateway_route_id is None or node.gateway_route_id == gateway_route_id
             outputs[node.id] = NodeOutput(batch if emits else [], {}, 0)
             continue
-        incoming = _incoming(node, outputs)
+        given = incoming(node, outputs)
         processor = node.processor
         needed = node.component.needs.feature
-        if processor is None or not incoming or (needed is not None and needed not in features):
-            outputs[node.id] = _idle(node, incoming)
+        if processor is None or not given or (needed is not None and needed not in features):
+            outputs[node.id] = _idle(node, given)
         else:
-            outputs[node.id] = await processor.run(incoming, context=context)
+            outputs[node.id] = await processor.run(given, context=context)
     return outputs

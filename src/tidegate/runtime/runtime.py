@@ -163,7 +163,7 @@ class Runtime:
         taken = pipeline.taken_outputs
         self.taps.offer(pipeline.pipeline_id, outputs, taken)
         if self.alert_events is not None:
-            self.alert_events.offer(pipeline.pipeline_id, outputs)
+            self.alert_events.offer(pipeline, outputs)
         self.usage.count(
             account_id=pipeline.account_id,
             pipeline_id=pipeline.pipeline_id,
