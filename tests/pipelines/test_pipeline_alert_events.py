@@ -6,8 +6,10 @@ source, the rounds run with the test's clock."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.export.helpers import app_state_of
@@ -19,6 +21,7 @@ from tidegate.app_state import AppState
 from tidegate.clock import now_ms
 from tidegate.models import AlertDelivery
 from tidegate.models.pipeline_usage import BUCKET_MS
+from tidegate.runtime import alert_events
 from tidegate.runtime.alert_events import AlertEvents
 
 WINDOW_MS = 60_000
@@ -220,3 +223,39 @@ async def test_what_reached_a_route_and_what_its_arm_sent(isolated_client: AppCl
         ("errors arm", 3, 3),
         ("whole route", 8, 8),
     ]
+
+
+async def test_a_change_alert_keeps_a_bounded_number_of_series(
+    isolated_client: AppClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Series that come and go (a ``group_by`` on a request id) leave the change
+    alert's memory of windows before, the oldest first."""
+    monkeypatch.setattr(alert_events, "MAX_SERIES", 2)
+    client = isolated_client
+    state, wired, judge = await _wired_with_events(client)
+    evaluation = {
+        "alert_type": "change",
+        "event_type": "metric",
+        "operation": "SUM",
+        "group_by": [".tags.host"],
+        "conditional": {
+            "expressions": [
+                {"field": ".value.value", "str_operator": "value_change_greater", "value": 1}
+            ],
+            "logical_operation": "AND",
+        },
+    }
+    await _add(client, wired, evaluation, "per host")
+    await judge.refresh(state.db)
+    metrics = [
+        {"name": "rps", "kind": "absolute", "value": {"type": "gauge", "value": 1},
+         "tags": {"host": host}}
+        for host in ("a", "b", "c")
+    ]  # fmt: skip
+    await _post(client, wired, metrics)
+    start = now_ms()
+    await judge.round(state.db, state.sealer, at_ms=start)
+    await judge.round(state.db, state.sealer, at_ms=start + 2 * WINDOW_MS)
+    [watch] = judge._watches.values()
+    kept = [json.loads(key) for key in watch.previous]
+    assert kept == [["b"], ["c"]]

@@ -44,6 +44,7 @@ from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
 from tidegate.components.base import Event, NodeOutput, Offload, RunContext
 from tidegate.components.processors.aggregate_windows import (
+    MAX_SERIES,
     Evaluate,
     MetricAggregator,
     ScriptAggregator,
@@ -80,7 +81,8 @@ class _Watch:
     aggregator: MetricAggregator | ScriptAggregator
     group_by: list[Callable[[Any], Any]]
     pending: list[Event] = field(default_factory=list)
-    previous: dict[bytes, Event] = field(default_factory=dict)  # change: per series
+    # change: each series' last window, at most MAX_SERIES (the oldest seen go first)
+    previous: dict[bytes, Event] = field(default_factory=dict)
 
     def take(self, node: RunningNode, outputs: Mapping[str, NodeOutput]) -> list[Event]:
         """The events of a batch it judges: what its arms sent, or what reached the
@@ -243,7 +245,10 @@ class AlertEvents:
                 key = watch.series(aggregate)
                 previous = watch.previous.get(key)
                 if watch.evaluation.get("alert_type") == "change":
-                    watch.previous[key] = aggregate
+                    watch.previous.pop(key, None)
+                    watch.previous[key] = aggregate  # the newest last
+                    if len(watch.previous) > MAX_SERIES:  # series that came and went
+                        del watch.previous[next(iter(watch.previous))]
                 if not fires(watch.evaluation, aggregate, previous):
                     continue
                 written += await record_event_firing(
