@@ -52,6 +52,19 @@ def _more_than(field: str, value: int) -> dict[str, Any]:
     }
 
 
+def _metric_change(operator: str, value: int) -> dict[str, Any]:
+    """A change alert on a metric's summed value."""
+    return {
+        "alert_type": "change",
+        "event_type": "metric",
+        "operation": "SUM",
+        "conditional": {
+            "expressions": [{"field": ".value.value", "str_operator": operator, "value": value}],
+            "logical_operation": "AND",
+        },
+    }
+
+
 async def _add(client: AppClient, wired: Wired, evaluation: dict[str, Any], name: str) -> None:
     response = await client.post(
         f"/v3/pipeline/{wired.pipeline_id}/source/{wired.source_id}/alert",
@@ -147,18 +160,7 @@ async def test_a_change_alert_compares_a_series_with_its_window_before(
 ) -> None:
     client = isolated_client
     state, wired, judge = await _wired_with_events(client)
-    evaluation = {
-        "alert_type": "change",
-        "event_type": "metric",
-        "operation": "SUM",
-        "conditional": {
-            "expressions": [
-                {"field": ".value.value", "str_operator": "percent_change_greater", "value": 50}
-            ],
-            "logical_operation": "AND",
-        },
-    }
-    await _add(client, wired, evaluation, "jump")
+    await _add(client, wired, _metric_change("percent_change_greater", 50), "jump")
     await judge.refresh(state.db)
     at = now_ms()
     fired = []
@@ -233,18 +235,7 @@ async def test_a_change_alert_keeps_a_bounded_number_of_series(
     monkeypatch.setattr(alert_events, "MAX_SERIES", 2)
     client = isolated_client
     state, wired, judge = await _wired_with_events(client)
-    evaluation = {
-        "alert_type": "change",
-        "event_type": "metric",
-        "operation": "SUM",
-        "group_by": [".tags.host"],
-        "conditional": {
-            "expressions": [
-                {"field": ".value.value", "str_operator": "value_change_greater", "value": 1}
-            ],
-            "logical_operation": "AND",
-        },
-    }
+    evaluation = {**_metric_change("value_change_greater", 1), "group_by": [".tags.host"]}
     await _add(client, wired, evaluation, "per host")
     await judge.refresh(state.db)
     metrics = [
