@@ -41,6 +41,29 @@ def test_threshold_conditionals_on_the_window() -> None:
     assert not holds({"expressions": []}, window)
 
 
+def test_string_and_type_operators_on_an_aggregate_judged_on_events() -> None:
+    """The filter and route processors' tests, on the fields a script's aggregate has."""
+    window = {"host": "web-3.eu", "message": "Payment FAILED", "ip": "10.1.2.3", "n": 4}
+
+    def one(field: str, operator: str, value: Any, negate: bool = False) -> bool:
+        leaf = _leaf(field, operator, value, negate)
+        return holds({"expressions": [leaf], "logical_operation": "AND"}, window)
+
+    assert one(".message", "contains", "failed")  # case folded by default, as filters
+    assert not one(".message", "contains", "refund")
+    assert one(".message", "contains", "refund", negate=True)
+    assert one(".host", "starts_with", "web-")
+    assert one(".host", "ends_with", ".eu")
+    assert one(".host", "regex_match", "^web-[0-9]+\\.eu$")
+    assert one(".ip", "is_ip_in_cidr_range", "10.0.0.0/8")
+    assert not one(".ip", "is_ip_in_cidr_range", "192.168.0.0/16")
+    assert one(".host", "is_string", "")
+    assert not one(".n", "is_string", "")
+    assert not one(".missing", "contains", "x")
+    # A value the operator cannot take (a pattern that does not compile) never holds.
+    assert not one(".host", "regex_match", "(")
+
+
 def test_absence_and_change() -> None:
     absence = {"alert_type": "absence", "event_type": "log"}
     assert fires(absence, {"event_count": 0, "byte_count": 0}, None)

@@ -24,6 +24,7 @@ transaction that moves the alert's window (so each window fires at most once).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 from typing import Any, Final
@@ -40,6 +41,7 @@ from tidegate.config import Settings
 from tidegate.db.engine import Database, decode_json
 from tidegate.models import PipelineAlert, PipelineOutputUsage, PipelineUsage
 from tidegate.models.pipeline_usage import BUCKET_MS
+from tidegate.processing.conditions import OPERATORS, Condition, ConditionError, compile_condition
 
 SOURCE: Final = "pipeline"
 _NUMERIC: Final = {
@@ -149,6 +151,11 @@ def _leaf(item: dict[str, Any], current: dict[str, Any], previous: dict[str, Any
         result = _number(value) is not None
     elif operator == "is_null":
         result = value is None
+    elif operator in OPERATORS and operator not in _OWN_TESTS:
+        # The filter and route processors' own tests (contains, starts_with, regex_match
+        # in linear time, is_ip_in_cidr_range, is_string, ...), on the aggregate's field.
+        leaf = _condition_leaf(item)
+        return leaf is not None and leaf(current)
     elif operator.startswith(("value_change_", "percent_change_")) and previous is not None:
         before, now, limit = (
             _number(_field(previous, str(item.get("field", "")))),
@@ -162,6 +169,27 @@ def _leaf(item: dict[str, Any], current: dict[str, Any], previous: dict[str, Any
             comparison = operator.removeprefix("value_change_").removeprefix("percent_change_")
             result = bool(_NUMERIC[comparison](change, limit))
     return result != bool(item.get("negate") is True)
+
+
+_OWN_TESTS: Final = frozenset({*_NUMERIC, "equal", "exists", "is_number", "is_null"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_leaf(spec: str) -> Condition | None:
+    try:
+        return compile_condition(json.loads(spec))
+    except ConditionError:  # a value the operator cannot take: the leaf never holds
+        return None
+
+
+def _condition_leaf(item: dict[str, Any]) -> Condition | None:
+    """``item`` as the processors' condition (``negate`` included), compiled once."""
+    spec = {
+        key: item[key]
+        for key in ("field", "str_operator", "value", "negate", "case_sensitive")
+        if key in item and not (key == "negate" and not isinstance(item[key], bool))
+    }
+    return _compiled_leaf(json.dumps(spec, sort_keys=True))
 
 
 def holds(
