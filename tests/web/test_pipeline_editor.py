@@ -276,6 +276,25 @@ def test_a_nodes_alerts_are_added_listed_and_removed(site: Site, page: Page) -> 
         "severity": "WARNING",
     }
 
+    # Changed in place: the form shows it whole; what it does not show is kept.
+    panel.get_by_test_id("node-alert-edit").click()
+    expect(panel.get_by_test_id("node-alert-name")).to_have_value("Busy webhook")
+    expect(panel.get_by_test_id("node-alert-count")).to_have_value("50")
+    expect(panel.get_by_test_id("node-alert-message")).to_have_value("Busy: {{count}} events")
+    panel.get_by_test_id("node-alert-count").fill("80")
+    panel.get_by_test_id("node-alert-window-type").select_option("tumbling")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert-what")).to_have_text(
+        "threshold: more than 80 events in 10 min tumbling → This account's logs"
+    )
+    expect(panel.get_by_test_id("node-alert-cancel")).to_be_hidden()
+    with account.http() as http:
+        [changed] = http.get(alerts).json()["data"]
+    assert changed["id"] == stored["id"]
+    assert changed["alert_config"]["evaluation"]["conditional"]["expressions"][0]["value"] == 80
+    assert changed["alert_config"]["evaluation"]["window_type"] == "tumbling"
+    assert changed["alert_config"]["alert_payload"] == config["alert_payload"]
+
     # A webhook to an address the server may not reach: the API's refusal, shown.
     panel.get_by_test_id("node-alert-name").fill("Local hook")
     panel.get_by_test_id("node-alert-type").select_option("absence")
@@ -325,7 +344,7 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
     expect(panel.get_by_test_id("node-alert")).to_have_text(
         "Quiet webhook absence: no events in 15 min tumbling → This account's logs"
     )
-    for control in ("node-alert-save", "node-alert-remove"):
+    for control in ("node-alert-save", "node-alert-edit", "node-alert-remove"):
         expect(panel.get_by_test_id(control)).to_have_count(0)
 
 

@@ -1,9 +1,10 @@
 // A node's pipeline alerts (docs/api-pipelines.md, "Pipeline alerts"; the API the mezmo
 // Terraform provider calls): each listed with what it watches and where it tells; an
-// editor adds a threshold or absence alert on the node's event count, or removes one.
+// editor adds a threshold or absence alert on the node's event count, changes one the
+// form can show whole, or removes one.
 // Alerts the form cannot make (change alerts, PagerDuty, conditionals of several parts)
 // are listed as they are; Terraform or the API make them.
-import { del, get, post } from "./api.js";
+import { del, get, post, put } from "./api.js";
 import { clear, errorBox, field, h, onSubmit } from "./dom.js";
 
 const SEGMENT = { source: "source", processor: "transform", destination: "sink" };
@@ -42,12 +43,33 @@ export function describeAlert(alert) {
   return `${evaluation.alert_type}: ${when} in ${window} → ${service}${alert.active ? "" : " (inactive)"}`;
 }
 
-function alertBody(node, form) {
+// Whether the form can show an alert whole: a threshold "more than N events" or an
+// absence, told to one of the form's services. Others are changed through the API.
+export function formable(alert) {
+  const { evaluation, alert_payload: payload } = alert.alert_config;
+  if (!SERVICES.some(([name]) => name === payload.service.name)) return false;
+  if (evaluation.alert_type === "absence") return true;
+  const parts = (evaluation.conditional && evaluation.conditional.expressions) || [];
+  const [part] = parts;
+  return evaluation.alert_type === "threshold" && parts.length === 1 && !part.expressions && part.field === ".event_count" && part.str_operator === "greater" && part.negate !== true && typeof part.value === "number";
+}
+
+// The body of a new alert, or of `editing` changed: what the form does not show (its
+// throttling, description, group_by, a script and the service's other settings when
+// the service stays the same) is kept.
+function alertBody(node, form, editing) {
   const kind = form.type.value;
   const minutes = Number(form.window.value);
-  const evaluation = { alert_type: kind, event_type: "log", window_type: form.windowType.value, window_duration_minutes: minutes };
+  const before = editing ? editing.alert_config : null;
+  const kept = before ? { ...before.evaluation } : { event_type: "log" };
+  delete kept.conditional;
+  if (kind === "absence") {
+    delete kept.operation;
+    delete kept.script;
+  }
+  const evaluation = { ...kept, alert_type: kind, window_type: form.windowType.value, window_duration_minutes: minutes };
   if (kind === "threshold") {
-    evaluation.operation = "SUM";
+    evaluation.operation = kept.operation || "SUM";
     evaluation.conditional = {
       expressions: [{ field: ".event_count", str_operator: "greater", value: Number(form.count.value) }],
       logical_operation: "AND",
@@ -55,15 +77,20 @@ function alertBody(node, form) {
   }
   const name = form.name.value.trim();
   const text = form.message.value.trim();
-  const service = { name: form.service.value };
+  const same = before && before.alert_payload.service.name === form.service.value;
+  const service = same ? { ...before.alert_payload.service } : { name: form.service.value };
   if (service.name === "log_analysis") {
     service.subject = text || name;
-    service.severity = "WARNING";
+    service.severity = service.severity || "WARNING";
   } else {
     service.uri = form.url.value.trim();
     if (text) service.message_text = text;
+    else delete service.message_text;
   }
-  return { inputs: [node.id], active: true, alert_config: { general: { name }, evaluation, alert_payload: { service } } };
+  const payload = { service };
+  if (before) payload.throttling = before.alert_payload.throttling;
+  const general = before ? { ...before.general, name } : { name };
+  return { inputs: editing ? editing.inputs : [node.id], active: editing ? editing.active : true, alert_config: { general, evaluation, alert_payload: payload } };
 }
 
 export function alertsPanel({ pipelineId, node, canEdit }) {
@@ -83,6 +110,7 @@ export function alertsPanel({ pipelineId, node, canEdit }) {
     clear(list);
     if (!alerts.length) list.append(h("li", { class: "muted", testid: "node-alerts-none" }, "No alerts on this node."));
     for (const alert of alerts) {
+      const edit = canEdit && formable(alert) ? h("button", { type: "button", class: "link", testid: "node-alert-edit", onclick: () => form.edit(alert) }, "Edit") : null;
       const remove = canEdit ? h("button", { type: "button", class: "link danger", testid: "node-alert-remove" }, "Remove") : null;
       if (remove) {
         remove.addEventListener("click", async () => {
@@ -97,18 +125,21 @@ export function alertsPanel({ pipelineId, node, canEdit }) {
         });
       }
       list.append(
-        h("li", { testid: "node-alert", "data-alert-id": alert.id }, h("strong", {}, alert.alert_config.general.name), " ", h("span", { class: "muted", testid: "node-alert-what" }, describeAlert(alert)), " ", remove),
+        h("li", { testid: "node-alert", "data-alert-id": alert.id }, h("strong", {}, alert.alert_config.general.name), " ", h("span", { class: "muted", testid: "node-alert-what" }, describeAlert(alert)), " ", edit, " ", remove),
       );
     }
   }
 
   const element = h("section", { class: "node-alerts", testid: "node-alerts-panel" }, h("p", { class: "muted" }, "Alerts count the events that reach this node (usage, flushed every few seconds)."), list, listProblem);
-  if (canEdit) element.append(addForm(node, base, load));
+  const form = canEdit ? alertForm(node, base, load) : null;
+  if (form) element.append(form.element);
   load();
   return element;
 }
 
-function addForm(node, base, load) {
+// The form that adds an alert, or changes the one `edit(alert)` put in it.
+function alertForm(node, base, load) {
+  let editing = null;
   const form = {
     name: h("input", { required: true, maxlength: 200, testid: "node-alert-name" }),
     type: h("select", { testid: "node-alert-type" }, h("option", { value: "threshold" }, "Threshold: more than N events"), h("option", { value: "absence" }, "Absence: no events")),
@@ -129,10 +160,23 @@ function addForm(node, base, load) {
   form.service.addEventListener("change", shape);
   shape();
   const problem = h("div", { testid: "node-alert-problem" });
+  const heading = h("h3", {}, "New alert");
+  const save = h("button", { type: "submit", class: "primary", testid: "node-alert-save" }, "Add alert");
+  const cancel = h("button", { type: "button", testid: "node-alert-cancel", hidden: true }, "Cancel");
+  function reset() {
+    editing = null;
+    form.name.value = "";
+    form.message.value = "";
+    heading.textContent = "New alert";
+    save.textContent = "Add alert";
+    cancel.hidden = true;
+    clear(problem);
+  }
+  cancel.addEventListener("click", reset);
   const element = h(
     "form",
     { class: "node-alert-form" },
-    h("h3", {}, "New alert"),
+    heading,
     field("Name", form.name),
     field("When", form.type),
     countField,
@@ -142,13 +186,31 @@ function addForm(node, base, load) {
     urlField,
     field("Message", form.message),
     problem,
-    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", testid: "node-alert-save" }, "Add alert")),
+    h("div", { class: "buttons" }, save, cancel),
   );
   onSubmit(element, problem, async () => {
-    await post(base, alertBody(node, form));
-    form.name.value = "";
-    form.message.value = "";
+    if (editing) await put(`${base}/${encodeURIComponent(editing.id)}`, alertBody(node, form, editing));
+    else await post(base, alertBody(node, form, null));
+    reset();
     await load();
   });
-  return element;
+  function edit(alert) {
+    const { general, evaluation, alert_payload: payload } = alert.alert_config;
+    editing = alert;
+    form.name.value = general.name;
+    form.type.value = evaluation.alert_type;
+    if (evaluation.alert_type === "threshold") form.count.value = evaluation.conditional.expressions[0].value;
+    form.window.value = evaluation.window_duration_minutes;
+    form.windowType.value = evaluation.window_type;
+    form.service.value = payload.service.name;
+    form.url.value = payload.service.uri || "";
+    form.message.value = (payload.service.name === "log_analysis" ? payload.service.subject : payload.service.message_text) || "";
+    heading.textContent = `Edit “${general.name}”`;
+    save.textContent = "Save alert";
+    cancel.hidden = false;
+    clear(problem);
+    shape();
+    form.name.focus();
+  }
+  return { element, edit };
 }
