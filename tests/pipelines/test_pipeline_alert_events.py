@@ -250,3 +250,30 @@ async def test_a_change_alert_keeps_a_bounded_number_of_series(
     [watch] = judge._watches.values()
     kept = [json.loads(key) for key in watch.previous]
     assert kept == [["b"], ["c"]]
+
+
+async def test_a_huge_aggregate_is_kept_with_its_notification_as_its_count(
+    isolated_client: AppClient,
+) -> None:
+    client = isolated_client
+    state, wired, judge = await _wired_with_events(client)
+    gather = 'function gather(accum, event) { accum.blob += "x".repeat(30000); return accum }'
+    evaluation = {
+        "alert_type": "threshold",
+        "event_type": "log",
+        "operation": "CUSTOM",
+        "script": gather,
+        "event_timestamp": ".timestamp",
+        "conditional": {
+            "expressions": [{"field": ".blob", "str_operator": "exists"}],
+            "logical_operation": "AND",
+        },
+    }
+    await _add(client, wired, evaluation, "gatherer")
+    await judge.refresh(state.db)
+    await _post(client, wired, [{"blob": ""}] * 4)
+    start = now_ms()
+    await judge.round(state.db, state.sealer, at_ms=start)
+    assert await judge.round(state.db, state.sealer, at_ms=start + 2 * WINDOW_MS) == 1
+    [(name, count, aggregate)] = await _fired(state, wired.account.account_id)
+    assert (name, count, aggregate) == ("gatherer", 4, {"event_count": 4})

@@ -2,8 +2,9 @@
 
 A component's events are the ``ingress_events`` (and ``ingress_bytes``) the runtime
 records per node and minute in ``pipeline_usage``; an alert whose inputs name a route's
-arm (``<route id>.<output>``) counts what that output sent (``pipeline_output_usage``). Each alert keeps, in its row, the
-window it is in and a running-total sample: at the end of a window the events
+arm (``<route id>.<output>``) counts what that output sent (``pipeline_output_usage``).
+Each alert keeps, in its row, the window it is in and a running-total sample: at the
+end of a window the events
 counted since the sample are the window's, and make one aggregate event
 ``{"event_count": N, "byte_count": B}`` that the alert's conditional is judged on.
 
@@ -30,6 +31,7 @@ import math
 from typing import Any, Final
 from urllib.parse import quote
 
+import orjson
 from sqlalchemy import func, select
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
@@ -398,19 +400,26 @@ async def evaluate_pipeline_alerts(
     return fired
 
 
-async def record_event_firing(
+MAX_AGGREGATE_BYTES: Final = 64 * 1024
+"""An aggregate kept with its notification (``{{.field}}``) at most this long as JSON;
+a longer one (a script that gathers whole events) is kept as its count alone."""
+
+
+async def record_event_firings(
     db: Database,
     sealer: Sealer,
     settings: Settings,
     *,
     alert_id: str,
-    aggregate: dict[str, Any],
-    count: int,
+    firings: list[tuple[dict[str, Any], int]],
     now_ms: int,
 ) -> int:
-    """A window of an alert judged on events held (``runtime.alert_events``): its
-    notification into the outbox, subject to the alert's throttling (in its row, locked);
-    1 when it was written."""
+    """The windows of an alert judged on events that held in one round
+    (``runtime.alert_events``; ``(aggregate, events folded)`` each): their notifications
+    into the outbox in one transaction, subject to the alert's throttling (in its row,
+    locked); how many were written."""
+    if not firings:
+        return 0
     async with db.write_sessions() as session:
         alert = await session.get(
             PipelineAlert, alert_id, with_for_update=True, populate_existing=True
@@ -418,9 +427,14 @@ async def record_event_firing(
         if alert is None or not alert.active:
             return 0
         state: dict[str, Any] = dict(alert.state or {})
-        fired = _throttled_delivery(
-            session, alert, state, aggregate, count, now_ms, sealer, settings
-        )
+        fired = 0
+        for aggregate, count in firings:
+            kept = aggregate
+            if len(orjson.dumps(aggregate, default=str)) > MAX_AGGREGATE_BYTES:
+                kept = {"event_count": count}
+            fired += _throttled_delivery(
+                session, alert, state, kept, count, now_ms, sealer, settings
+            )
         alert.state = state
         await session.commit()
     return fired

@@ -11,7 +11,7 @@ platform's aggregate-v2: ``SUM``, ``MIN``, ``MAX``, ``AVG``, ... of metric value
 ``group_by`` values, each window's aggregate judged by the conditional when the window
 closes. The folding is the ``aggregate`` processor's own
 (``components.processors.aggregate_windows``); a firing goes into the outbox through
-``alerts.pipeline_alerts.record_event_firing`` (throttled in the alert's row).
+``alerts.pipeline_alerts.record_event_firings`` (throttled in the alert's row).
 
 Per worker: the data plane hands each batch's outputs to ``offer`` (a dict lookup when
 no such alert watches the pipeline; at most ``MAX_PENDING`` events held per alert until
@@ -37,7 +37,7 @@ from sqlalchemy import select
 from tidegate.alerts.pipeline_alerts import (
     fires,
     judged_on_events,
-    record_event_firing,
+    record_event_firings,
     watched_outputs,
 )
 from tidegate.auth.secrets import Sealer
@@ -235,6 +235,7 @@ class AlertEvents:
             self._refreshed = time.monotonic()
         written = 0
         for watch in list(self._watches.values()):
+            firings: list[tuple[Event, int]] = []
             events, watch.pending = watch.pending, []
             given = {id(event) for event in events}
             context = RunContext(offload=self.offload, now_ms=now)
@@ -249,17 +250,11 @@ class AlertEvents:
                     watch.previous[key] = aggregate  # the newest last
                     if len(watch.previous) > MAX_SERIES:  # series that came and went
                         del watch.previous[next(iter(watch.previous))]
-                if not fires(watch.evaluation, aggregate, previous):
-                    continue
-                written += await record_event_firing(
-                    db,
-                    sealer,
-                    self.settings,
-                    alert_id=watch.alert_id,
-                    aggregate=aggregate,
-                    count=_count(aggregate),
-                    now_ms=now,
-                )
+                if fires(watch.evaluation, aggregate, previous):
+                    firings.append((aggregate, _count(aggregate)))
+            written += await record_event_firings(
+                db, sealer, self.settings, alert_id=watch.alert_id, firings=firings, now_ms=now
+            )
         self.fired += written
         return written
 
