@@ -197,3 +197,25 @@ def test_a_pipeline_alerts_default_summary_names_it_and_its_window() -> None:
         "Pipeline alert 'busy source': threshold alert on source s of pipeline p: "
         "30 events in the window"
     )
+
+
+def test_placeholders_name_an_aggregates_fields_to_a_bounded_depth() -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(500):  # deeper than Python's recursion would take unbounded
+        inner["a"] = {}
+        inner = inner["a"]
+    notification = Notification(
+        event="trigger",
+        source="pipeline",
+        account_id="a",
+        name="n",
+        fired_ms=0,
+        count=1,
+        aggregate={"event_count": 3, "host": {"name": "web-1"}, "deep": deep},
+    )
+    values = notification.placeholders("")
+    assert values[".event_count"] == 3
+    assert values[".host.name"] == "web-1"
+    assert ".deep" + ".a" * 16 in values
+    assert ".deep" + ".a" * 17 not in values

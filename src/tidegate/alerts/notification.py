@@ -152,14 +152,18 @@ class Notification:
 _FIELDS = frozenset(item.name for item in fields(Notification))
 
 
-def _paths(value: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """``{".a": ..., ".a.b": ...}``: every field of ``value`` by its path."""
+_MAX_PATH_DEPTH = 16
+
+
+def _paths(value: dict[str, Any], prefix: str, depth: int = 0) -> dict[str, Any]:
+    """``{".a": ..., ".a.b": ...}``: every field of ``value`` by its path (fields
+    nested deeper than ``_MAX_PATH_DEPTH`` are named by their parent only)."""
     found: dict[str, Any] = {}
     for key, item in value.items():
         path = f"{prefix}{key}"
         found[path] = item
-        if isinstance(item, dict):
-            found.update(_paths(item, f"{path}."))
+        if isinstance(item, dict) and depth < _MAX_PATH_DEPTH:
+            found.update(_paths(item, f"{path}.", depth + 1))
     return found
 
 
