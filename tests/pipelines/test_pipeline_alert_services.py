@@ -183,13 +183,13 @@ async def test_slack_and_pagerduty_say_what_the_service_sets(isolated_client: Ap
     assert not any(key.endswith("index-rate") for key in keys)
 
 
+def _pipeline_notification(**fields: Any) -> Notification:
+    return Notification(event="trigger", source="pipeline", account_id="a", fired_ms=0, **fields)
+
+
 def test_a_pipeline_alerts_default_summary_names_it_and_its_window() -> None:
-    notification = Notification(
-        event="trigger",
-        source="pipeline",
-        account_id="a",
+    notification = _pipeline_notification(
         name="busy source",
-        fired_ms=0,
         count=30,
         detail="threshold alert on source s of pipeline p: 30 events in the window",
     )
@@ -205,14 +205,8 @@ def test_placeholders_name_an_aggregates_fields_to_a_bounded_depth() -> None:
     for _ in range(500):  # deeper than Python's recursion would take unbounded
         inner["a"] = {}
         inner = inner["a"]
-    notification = Notification(
-        event="trigger",
-        source="pipeline",
-        account_id="a",
-        name="n",
-        fired_ms=0,
-        count=1,
-        aggregate={"event_count": 3, "host": {"name": "web-1"}, "deep": deep},
+    notification = _pipeline_notification(
+        name="n", count=1, aggregate={"event_count": 3, "host": {"name": "web-1"}, "deep": deep}
     )
     values = notification.placeholders("")
     assert values[".event_count"] == 3

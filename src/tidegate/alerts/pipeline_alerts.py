@@ -383,10 +383,12 @@ async def evaluate_pipeline_alerts(
                 if steps is not None:
                     new_state["steps"] = steps
                 if current is not None and fires(alert.evaluation, current, previous):
+                    payload = open_payload(sealer, alert.payload_sealed) or {}
                     count = int(current["event_count"])
                     fired += _throttled_delivery(
-                        session, alert, new_state, current, count, now_ms, sealer, settings
-                    )
+                        session, alert, payload, new_state, current, count, now_ms, sealer,
+                        settings,
+                    )  # fmt: skip
                 end = int(state["window_start"]) + length
                 new_state["window_start"] = end if now_ms < end + length else now_ms
                 if current is not None:
@@ -427,13 +429,14 @@ async def record_event_firings(
         if alert is None or not alert.active:
             return 0
         state: dict[str, Any] = dict(alert.state or {})
+        payload = open_payload(sealer, alert.payload_sealed) or {}
         fired = 0
         for aggregate, count in firings:
             kept = aggregate
             if len(orjson.dumps(aggregate, default=str)) > MAX_AGGREGATE_BYTES:
                 kept = {"event_count": count}
             fired += _throttled_delivery(
-                session, alert, state, kept, count, now_ms, sealer, settings
+                session, alert, payload, state, kept, count, now_ms, sealer, settings
             )
         alert.state = state
         await session.commit()
@@ -443,6 +446,7 @@ async def record_event_firings(
 def _throttled_delivery(
     session: Any,
     alert: PipelineAlert,
+    payload: dict[str, Any],
     state: dict[str, Any],
     aggregate: dict[str, Any],
     count: int,
@@ -452,8 +456,8 @@ def _throttled_delivery(
 ) -> int:
     """A firing's outbox row, unless ``throttling`` (at most ``threshold`` a
     ``window_secs``) holds it back: then it is counted in ``state["throttled"]``. The
-    times sent are kept in ``state["sent"]``; 1 when a row was added."""
-    payload = open_payload(sealer, alert.payload_sealed) or {}
+    times sent are kept in ``state["sent"]``; 1 when a row was added. ``payload``: the
+    alert's opened ``alert_payload`` (opened once for all of a round's firings)."""
     throttling = payload.get("throttling") or {}
     since = now_ms - int(throttling.get("window_secs", 60)) * 1000
     sent = [at for at in state.get("sent", []) if at > since]
