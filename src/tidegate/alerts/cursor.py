@@ -13,6 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tidegate.models import AlertCursor, LogLine
 
 CURSOR = "lines"
+# The lease of the worker that judges the pipeline alerts judged on events
+# (runtime.alert_events); made by migration 0024.
+EVENTS_LEASE = "pipeline-events"
 MAX_GAPS = 64
 
 _COLUMNS = (
@@ -76,12 +79,15 @@ async def ensure_cursor(session: AsyncSession, *, now_ms: int) -> None:
     )
 
 
-async def claim(session: AsyncSession, *, owner: str, now_ms: int, lease_ms: int) -> bool:
-    """Take (or renew) the lease; False while another worker holds it."""
+async def claim(
+    session: AsyncSession, *, owner: str, now_ms: int, lease_ms: int, name: str = CURSOR
+) -> bool:
+    """Take (or renew) the lease of the cursor ``name``; False while another worker
+    holds it."""
     result = await session.execute(
         update(AlertCursor)
         .where(
-            AlertCursor.name == CURSOR,
+            AlertCursor.name == name,
             or_(
                 AlertCursor.lease_owner.is_(None),
                 AlertCursor.lease_owner == owner,
@@ -91,6 +97,15 @@ async def claim(session: AsyncSession, *, owner: str, now_ms: int, lease_ms: int
         .values(lease_owner=owner, lease_until_ms=now_ms + lease_ms)
     )
     return bool(getattr(result, "rowcount", 0) == 1)
+
+
+async def release(session: AsyncSession, *, owner: str, name: str = CURSOR) -> None:
+    """Give the lease up (a worker stopping): another takes it at its next round."""
+    await session.execute(
+        update(AlertCursor)
+        .where(AlertCursor.name == name, AlertCursor.lease_owner == owner)
+        .values(lease_owner=None, lease_until_ms=0)
+    )
 
 
 async def read_state(session: AsyncSession) -> CursorState:

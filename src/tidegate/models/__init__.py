@@ -23,6 +23,7 @@ from tidegate.models.membership import Membership
 from tidegate.models.parsing_template import ParsingTemplate
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.pipeline_alert import PipelineAlert
+from tidegate.models.pipeline_alert_events import PipelineAlertEvents
 from tidegate.models.pipeline_output_usage import PipelineOutputUsage
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
@@ -59,6 +60,7 @@ __all__ = [
     "ParsingTemplate",
     "Pipeline",
     "PipelineAlert",
+    "PipelineAlertEvents",
     "PipelineNode",
     "PipelineOutputUsage",
     "PipelineUsage",

@@ -11,7 +11,8 @@ from tidegate.models.base import Base
 class AlertCursor(Base):
     """How far the alert evaluator has read the stored lines (docs/alerts.md). One row
     (``name = "lines"``) for the whole store: lines are read in id order, all accounts
-    together.
+    together. A second row (``name = "pipeline-events"``) is only a lease: which worker
+    judges the pipeline alerts judged on events (``runtime.alert_events``).
 
     ``last_line_id``: every line with a smaller or equal id was evaluated, except ids in
     ``gaps`` (PostgreSQL only: ids absent when read, which a transaction still in flight

@@ -13,27 +13,36 @@ closes. The folding is the ``aggregate`` processor's own
 (``components.processors.aggregate_windows``); a firing goes into the outbox through
 ``alerts.pipeline_alerts.record_event_firings`` (throttled in the alert's row).
 
-Per worker: the data plane hands each batch's outputs to ``offer`` (a dict lookup when
-no such alert watches the pipeline; at most ``MAX_PENDING`` events held per alert until
-the next round, more are counted in ``skipped``), and a background round about every
-``ROUND_S`` (``db.periodic``) folds them off the request path, closes the windows that ended and writes
-the firings. The alerts are read again every ``REFRESH_S`` (an alert made, changed or
-deleted takes effect within it; a changed one starts its windows again). With several
-workers each judges the events it ran (a load spread over N workers is judged in N
-parts): docs/api-pipelines.md says so.
+In every worker, the data plane hands each batch's outputs to ``offer`` (a dict lookup
+when no such alert watches the pipeline; at most ``MAX_PENDING`` events held per alert
+until the next round, more are counted in ``skipped``), and a background round about
+every ``ROUND_S`` (``db.periodic``) takes them off the request path. One worker at a
+time judges: the holder of the ``pipeline-events`` lease (``alerts.cursor``, renewed
+each round, ``LEASE_MS``). The others hand their events to it through the
+``pipeline_alert_events`` table (chunks of ``CHUNK_EVENTS``); the judge takes the rows
+(a ``DELETE ... RETURNING``: each row is taken once, even by two judges in a lease's
+race), folds them with its own, closes the windows that ended and writes the firings,
+so a load spread over several workers, or hosts, is judged whole. Rows no judge took
+within ``STALE_MS`` are dropped (counted in ``skipped``), so the table stays bounded
+while no worker judges. With one worker nothing goes through the table. The alerts are
+read again every ``REFRESH_S`` (an alert made, changed or deleted takes effect within
+it; a changed one starts its windows again). The windows live in the judge's memory: a
+new judge (the holder stopped, or its lease lapsed) starts them again.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 
+from tidegate.alerts.cursor import EVENTS_LEASE, claim, release
 from tidegate.alerts.pipeline_alerts import (
     fires,
     judged_on_events,
@@ -54,7 +63,7 @@ from tidegate.components.processors.javascript import Script
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.db.periodic import PeriodicFlush
-from tidegate.models import PipelineAlert
+from tidegate.models import PipelineAlert, PipelineAlertEvents
 from tidegate.processing.fields import MISSING, FieldPath
 from tidegate.runtime.compiler import CompiledPipeline, RunningNode, incoming
 
@@ -65,6 +74,10 @@ __all__ = ["AlertEvents"]
 MAX_PENDING: Final = 10_000
 ROUND_S: Final = 1.0
 REFRESH_S: Final = 2.0
+LEASE_MS: Final = 15_000  # a judge that stopped renewing is replaced after this
+CHUNK_EVENTS: Final = 1_000  # events per row handed to the judge
+TAKE_ROWS: Final = 200  # rows the judge takes a round (at most 200,000 events)
+STALE_MS: Final = 60_000  # rows no judge took within this are dropped
 DEFAULT_EVENT_TIMESTAMP: Final = "timestamp"
 
 
@@ -152,10 +165,13 @@ class AlertEvents:
         self._timer = PeriodicFlush(
             self._next_round, interval_s=ROUND_S, name="pipeline alert events"
         )
-        self.skipped = 0  # events not held: MAX_PENDING were waiting
+        self.skipped = 0  # events not judged: MAX_PENDING were waiting, or left stale
         # Set by the runtime: a large round's folding runs in a worker thread.
         self.offload: Offload | None = None
         self.fired = 0
+        self.owner = uuid.uuid4().hex
+        self.judging = False  # this worker held the lease at its last round
+        self.handed = 0  # events handed to the judging worker
 
     # The data plane
 
@@ -203,9 +219,7 @@ class AlertEvents:
                 watches[row.id] = kept
                 continue
             try:
-                aggregator = _aggregator(
-                    row.evaluation, self.settings, f"alert {row.id} of pipeline {row.pipeline_id}"
-                )
+                aggregator = self._aggregator(row.id, row.pipeline_id, row.evaluation)
             except ValueError as error:  # stored before a rule became stricter
                 log.warning("pipeline alert %s is not judged: %s", row.id, error)
                 continue
@@ -233,6 +247,12 @@ class AlertEvents:
         if time.monotonic() - self._refreshed >= REFRESH_S:
             await self.refresh(db)
             self._refreshed = time.monotonic()
+        if not self._watches:
+            return 0
+        if not await self._hold(db):
+            await self._hand_over(db)
+            return 0
+        await self._take_handed(db)
         written = 0
         for watch in list(self._watches.values()):
             firings: list[tuple[Event, int]] = []
@@ -263,8 +283,113 @@ class AlertEvents:
         self._timer.start(db)
 
     async def close(self, db: Database) -> None:
-        """Stops the rounds (after one last: the windows that ended are judged)."""
+        """Stops the rounds (after one last: the windows that ended are judged, or the
+        events held handed to the judge) and gives the lease up."""
         await self._timer.close(db)
+        if self.judging:
+            self.judging = False
+            try:
+                async with db.write_sessions() as session:
+                    await release(session, owner=self.owner, name=EVENTS_LEASE)
+                    await session.commit()
+            except Exception:  # the lease then lapses by itself
+                log.warning("pipeline alert events: the lease was not given up", exc_info=True)
+
+    # Which worker judges
+
+    def _aggregator(
+        self, alert_id: str, pipeline_id: str, evaluation: dict[str, Any]
+    ) -> MetricAggregator | ScriptAggregator:
+        return _aggregator(evaluation, self.settings, f"alert {alert_id} of pipeline {pipeline_id}")
+
+    async def _hold(self, db: Database) -> bool:
+        """Takes or renews the lease; a worker that lost it forgets its windows (the
+        new judge has judged what came since)."""
+        async with db.write_sessions() as session:
+            held = await claim(
+                session, owner=self.owner, now_ms=self.clock(), lease_ms=LEASE_MS, name=EVENTS_LEASE
+            )
+            await session.commit()
+        if self.judging and not held:
+            log.info("pipeline alert events: another worker judges them now")
+            for watch in self._watches.values():
+                watch.aggregator = self._aggregator(
+                    watch.alert_id, watch.pipeline_id, watch.evaluation
+                )
+                watch.previous.clear()
+        self.judging = held
+        return held
+
+    async def _encoded(self, function: Callable[[], Any], work: int) -> Any:
+        if self.offload is None:
+            return function()
+        return await self.offload(function, work=work)
+
+    async def _hand_over(self, db: Database) -> None:
+        """This worker's held events, into the table the judge takes them from. If the
+        database refuses them they are held again (up to ``MAX_PENDING``)."""
+        held = [(watch, watch.pending) for watch in self._watches.values() if watch.pending]
+        if not held:
+            return
+        for watch, _ in held:
+            watch.pending = []
+        created = self.clock()
+
+        def rows() -> list[dict[str, Any]]:
+            return [
+                {
+                    "alert_id": watch.alert_id,
+                    "created_ms": created,
+                    "count": len(events[start : start + CHUNK_EVENTS]),
+                    "events": orjson.dumps(events[start : start + CHUNK_EVENTS], default=str),
+                }
+                for watch, events in held
+                for start in range(0, len(events), CHUNK_EVENTS)
+            ]
+
+        try:
+            values = await self._encoded(rows, sum(len(events) for _, events in held))
+            async with db.write_sessions() as session:
+                await session.execute(insert(PipelineAlertEvents), values)
+                await session.commit()
+        except Exception:
+            for watch, events in held:
+                watch.pending = (events + watch.pending)[:MAX_PENDING]
+            raise
+        self.handed += sum(len(events) for _, events in held)
+
+    async def _take_handed(self, db: Database) -> None:
+        """The judge: the rows the other workers handed over (the oldest
+        ``TAKE_ROWS``), each taken once, added to what each alert holds; rows older
+        than ``STALE_MS`` are dropped, and rows of alerts no longer judged."""
+        table = PipelineAlertEvents
+        async with db.write_sessions() as session:
+            stale = await session.execute(
+                delete(table)
+                .where(table.created_ms < self.clock() - STALE_MS)
+                .returning(table.count)
+            )
+            self.skipped += sum(stale.scalars())
+            oldest = select(table.id).order_by(table.id).limit(TAKE_ROWS)
+            taken = (
+                await session.execute(
+                    delete(table)
+                    .where(table.id.in_(oldest))
+                    .returning(table.alert_id, table.events)
+                )
+            ).all()
+            await session.commit()
+        if not taken:
+            return
+
+        def decoded() -> list[tuple[str, list[Event]]]:
+            return [(alert_id, orjson.loads(events)) for alert_id, events in taken]
+
+        handed = await self._encoded(decoded, sum(len(events) for _, events in taken) // 100)
+        for alert_id, events in handed:
+            watch = self._watches.get(alert_id)
+            if watch is not None:
+                watch.pending = events + watch.pending
 
     async def _next_round(self, db: Database) -> None:
         if self._sealer is None:

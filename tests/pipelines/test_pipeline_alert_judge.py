@@ -1,0 +1,167 @@
+"""One worker judges the pipeline alerts judged on events (runtime/alert_events.py):
+the holder of the ``pipeline-events`` lease. The other workers hand their events over
+through the ``pipeline_alert_events`` table, so a load spread over workers is judged
+whole. In process, two judges as two workers' would be, on one database; each is given
+its own clock for the lease, and the rounds their windows' time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from sqlalchemy import func, insert, select
+from tests.conftest import AppClient
+from tests.pipelines.test_pipeline_alert_events import (
+    SUM_BYTES,
+    WINDOW_MS,
+    _add,
+    _fired,
+    _more_than,
+    _post,
+    _wired_with_events,
+)
+
+from tidegate.app_state import AppState
+from tidegate.clock import now_ms
+from tidegate.models import PipelineAlertEvents
+from tidegate.runtime import alert_events
+from tidegate.runtime.alert_events import AlertEvents
+
+BUSY_HOST = {
+    "alert_type": "threshold",
+    "event_type": "log",
+    "operation": "CUSTOM",
+    "script": SUM_BYTES,
+    "group_by": [".host"],
+    "conditional": _more_than(".bytes", 100),
+}
+
+
+def _worker(state: AppState, clock_ms: int) -> AlertEvents:
+    return AlertEvents(state.settings, clock=lambda: clock_ms)
+
+
+async def _queued(state: AppState) -> int:
+    async with state.db.read_sessions() as session:
+        return int(
+            await session.scalar(select(func.coalesce(func.sum(PipelineAlertEvents.count), 0))) or 0
+        )
+
+
+async def _round(judge: AlertEvents, state: AppState, at_ms: int) -> int:
+    return await judge.round(state.db, state.sealer, at_ms=at_ms)
+
+
+async def test_a_load_spread_over_two_workers_is_judged_whole(isolated_client: AppClient) -> None:
+    """Host a's 90 bytes in one worker and 60 in the other hold no condition alone
+    (more than 100); judged together they do, once, in the worker holding the lease."""
+    client = isolated_client
+    state, wired, first = await _wired_with_events(client)
+    await _add(client, wired, BUSY_HOST, "busy host")
+    lease_at = now_ms()
+    second = _worker(state, lease_at)
+    first.clock = lambda: lease_at
+    start = now_ms()
+    for judge in (first, second):
+        await judge.refresh(state.db)
+    assert await _round(first, state, start) == 0  # it takes the lease
+    state.pipelines.alert_events = second
+    await _post(client, wired, [{"host": "a", "bytes": 30}] * 3)
+    assert await _round(second, state, start) == 0
+    assert (second.judging, second.handed, await _queued(state)) == (False, 3, 3)
+    state.pipelines.alert_events = first
+    await _post(client, wired, [{"host": "a", "bytes": 30}] * 2 + [{"host": "b", "bytes": 1}])
+    assert await _round(first, state, start) == 0  # the window is open
+    assert (first.judging, await _queued(state)) == (True, 0)
+    assert await _round(second, state, start + 2 * WINDOW_MS) == 0
+    assert await _round(first, state, start + 2 * WINDOW_MS) == 1
+    [(name, count, aggregate)] = await _fired(state, wired.account.account_id)
+    assert (name, count, aggregate["host"], aggregate["bytes"]) == ("busy host", 5, "a", 150)
+
+
+async def test_another_worker_judges_once_the_lease_lapses(isolated_client: AppClient) -> None:
+    """The judge stops renewing (its process hangs, say): after ``LEASE_MS`` another
+    worker judges, and the old one, back, hands its events over and forgets its
+    windows, so nothing is judged twice."""
+    client = isolated_client
+    state, wired, _ = await _wired_with_events(client)
+    await _add(client, wired, BUSY_HOST, "busy host")
+    at = now_ms()
+    old, new = _worker(state, at), _worker(state, at + alert_events.LEASE_MS + 1)
+    start = now_ms()
+    for judge in (old, new):
+        await judge.refresh(state.db)
+    state.pipelines.alert_events = old
+    await _post(client, wired, [{"host": "a", "bytes": 60}])
+    assert await _round(old, state, start) == 0
+    assert old.judging
+    [watch] = old._watches.values()
+    folded = watch.aggregator
+    assert await _round(new, state, start) == 0
+    assert new.judging  # the old lease had lapsed by the new worker's clock
+    await _post(client, wired, [{"host": "a", "bytes": 60}])  # into the old worker
+    assert await _round(old, state, start) == 0
+    assert (old.judging, old.handed) == (False, 1)
+    assert watch.aggregator is not folded  # its window of 60 bytes forgotten
+    state.pipelines.alert_events = new
+    await _post(client, wired, [{"host": "a", "bytes": 50}])
+    assert await _round(new, state, start) == 0
+    # The new judge's window: the 60 handed over and its own 50; the 60 the old one
+    # folded before are not judged again.
+    assert await _round(new, state, start + 2 * WINDOW_MS) == 1
+    [(_, count, aggregate)] = await _fired(state, wired.account.account_id)
+    assert (count, aggregate["bytes"]) == (2, 110)
+
+
+async def test_a_judge_that_stops_gives_the_lease_up(isolated_client: AppClient) -> None:
+    client = isolated_client
+    state, wired, _ = await _wired_with_events(client)
+    await _add(client, wired, BUSY_HOST, "busy host")
+    at = now_ms()
+    first, second = _worker(state, at), _worker(state, at)
+    for judge in (first, second):
+        await judge.refresh(state.db)
+    await _round(first, state, at)
+    await _round(second, state, at)
+    assert (first.judging, second.judging) == (True, False)
+    await first.close(state.db)
+    await _round(second, state, at)
+    assert second.judging
+
+
+async def test_rows_no_judge_took_in_time_and_rows_of_other_alerts_are_dropped(
+    isolated_client: AppClient,
+) -> None:
+    """The table stays bounded while no worker judges: a row older than ``STALE_MS`` is
+    dropped unjudged (counted in ``skipped``), as is a row of an alert no longer
+    judged (deleted meanwhile)."""
+    client = isolated_client
+    state, wired, judge = await _wired_with_events(client)
+    await _add(client, wired, BUSY_HOST, "busy host")
+    await judge.refresh(state.db)
+    [alert_id] = judge._watches
+    at = now_ms()
+    judge.clock = lambda: at
+
+    def row(alert: str, created_ms: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "alert_id": alert,
+            "created_ms": created_ms,
+            "count": len(events),
+            "events": orjson.dumps(events),
+        }
+
+    busy = [{"host": "a", "bytes": 200}]
+    async with state.db.write_sessions() as session:
+        await session.execute(
+            insert(PipelineAlertEvents),
+            [
+                row(alert_id, at - alert_events.STALE_MS - 1, busy * 4),
+                row("a deleted alert", at, busy),
+            ],
+        )
+        await session.commit()
+    assert await _round(judge, state, at) == 0
+    assert await _round(judge, state, at + 2 * WINDOW_MS) == 0
+    assert (judge.skipped, await _queued(state)) == (4, 0)
+    assert await _fired(state, wired.account.account_id) == []
