@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import pytest
 from tests.components.helpers import build, run
 
@@ -399,3 +400,37 @@ def test_stored_with_the_defaults_the_provider_reads_back() -> None:
         )
         == 10
     )
+
+
+@pytest.mark.parametrize(
+    ("operation", "type_", "events"),
+    [
+        ("AVG", "gauge", [metric(2, type_="gauge"), metric(5, type_="gauge")]),
+        ("SET_INTERSECTION", "set", [metric(["a", "b"], type_="set"), metric(["b"], type_="set")]),
+        ("DEFAULT", "distribution", [metric(DIST_1, type_="distribution"),
+                                     metric(DIST_2, type_="distribution")]),
+    ],
+)  # fmt: skip
+async def test_windows_saved_as_json_and_restored_fold_on_as_before(
+    operation: str, type_: str, events: list[dict[str, Any]]
+) -> None:
+    """A pipeline alert's judge saves its windows and a new one restores them
+    (runtime.alert_events): restored from their JSON, sliding windows fold the next
+    events and leave as the windows that were never saved do."""
+    clock = ManualClock(T0 + 5_000)
+    config = {"window": window("sliding", 60, window_min=20), "evaluate": {"operation": operation}}
+    kept, saved = aggregator(clock, **config), aggregator(clock, **config)
+    for runtime in (kept, saved):
+        await run("aggregate", {}, events[:1], runtime)
+    clock.advance(25_000)
+    restored = aggregator(clock, **config)
+    restored.restore(orjson.loads(orjson.dumps(saved.windows())))
+    assert restored.series == saved.series == 1
+    outputs = []
+    for runtime in (kept, restored):
+        await run("aggregate", {}, events[1:], runtime)
+        clock.set(T0 + 200_000)
+        outputs.append((await run("aggregate", {}, [], runtime)).main)
+        clock.set(T0 + 30_000)
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == 2, type_  # the first window, and the one the second event opened

@@ -11,10 +11,12 @@ from typing import Any
 import orjson
 from sqlalchemy import func, insert, select
 from tests.conftest import AppClient
+from tests.gateway.factories import Wired
 from tests.pipelines.test_pipeline_alert_events import (
     SUM_BYTES,
     WINDOW_MS,
     _add,
+    _alert,
     _fired,
     _more_than,
     _post,
@@ -46,6 +48,17 @@ async def _queued(state: AppState) -> int:
         return int(
             await session.scalar(select(func.coalesce(func.sum(PipelineAlertEvents.count), 0))) or 0
         )
+
+
+async def _judged(client: AppClient) -> tuple[AppState, Wired, AlertEvents, int]:
+    """The busy host alert, and its judge with the lease's clock stopped at the time
+    returned (a single worker)."""
+    state, wired, judge = await _wired_with_events(client)
+    await _add(client, wired, BUSY_HOST, "busy host")
+    at = now_ms()
+    judge.clock = lambda: at
+    await judge.refresh(state.db)
+    return state, wired, judge, at
 
 
 async def _round(judge: AlertEvents, state: AppState, at_ms: int) -> int:
@@ -81,8 +94,8 @@ async def test_a_load_spread_over_two_workers_is_judged_whole(isolated_client: A
 
 async def test_another_worker_judges_once_the_lease_lapses(isolated_client: AppClient) -> None:
     """The judge stops renewing (its process hangs, say): after ``LEASE_MS`` another
-    worker judges, and the old one, back, hands its events over and forgets its
-    windows, so nothing is judged twice."""
+    worker judges, from the windows the old one saved; the old one, back, hands its
+    events over and forgets its windows, so nothing is judged twice."""
     client = isolated_client
     state, wired, _ = await _wired_with_events(client)
     await _add(client, wired, BUSY_HOST, "busy host")
@@ -99,18 +112,75 @@ async def test_another_worker_judges_once_the_lease_lapses(isolated_client: AppC
     folded = watch.aggregator
     assert await _round(new, state, start) == 0
     assert new.judging  # the old lease had lapsed by the new worker's clock
-    await _post(client, wired, [{"host": "a", "bytes": 60}])  # into the old worker
+    await _post(client, wired, [{"host": "a", "bytes": 20}])  # into the old worker
     assert await _round(old, state, start) == 0
     assert (old.judging, old.handed) == (False, 1)
-    assert watch.aggregator is not folded  # its window of 60 bytes forgotten
+    assert watch.aggregator is not folded  # its window forgotten
     state.pipelines.alert_events = new
-    await _post(client, wired, [{"host": "a", "bytes": 50}])
+    await _post(client, wired, [{"host": "a", "bytes": 30}])
     assert await _round(new, state, start) == 0
-    # The new judge's window: the 60 handed over and its own 50; the 60 the old one
-    # folded before are not judged again.
+    # The new judge's window: the 60 the old one saved, the 20 it handed over and the
+    # new one's own 30; the old one's 60 is not judged again by it.
     assert await _round(new, state, start + 2 * WINDOW_MS) == 1
+    assert await _round(old, state, start + 2 * WINDOW_MS) == 0
     [(_, count, aggregate)] = await _fired(state, wired.account.account_id)
-    assert (count, aggregate["bytes"]) == (2, 110)
+    assert (count, aggregate["bytes"]) == (3, 110)
+
+
+async def _restarted(state: AppState, at: int) -> AlertEvents:
+    """A worker of a new process, after the judge's lease lapsed (a SIGKILL, say)."""
+    judge = _worker(state, at + alert_events.LEASE_MS + 1)
+    await judge.refresh(state.db)
+    state.pipelines.alert_events = judge
+    return judge
+
+
+async def test_a_new_judge_starts_from_the_windows_the_last_one_saved(
+    isolated_client: AppClient,
+) -> None:
+    """Windows outlive their judge: 90 bytes folded before a restart and 60 after
+    make one window of 150 (more than 100), as if the server had never stopped."""
+    client = isolated_client
+    state, wired, judge, at = await _judged(client)
+    await _post(client, wired, [{"host": "a", "bytes": 30}] * 3)
+    assert await _round(judge, state, at) == 0
+    restarted = await _restarted(state, at)
+    await _post(client, wired, [{"host": "a", "bytes": 30}] * 2)
+    assert await _round(restarted, state, at) == 0
+    assert await _round(restarted, state, at + 2 * WINDOW_MS) == 1
+    [(_, count, aggregate)] = await _fired(state, wired.account.account_id)
+    assert (count, aggregate["bytes"]) == (5, 150)
+    # The window that fired left the saved windows with its firing: a judge that
+    # starts now does not judge it again.
+    again = await _restarted(state, at + alert_events.LEASE_MS + 1)
+    assert await _round(again, state, at + 2 * WINDOW_MS) == 0
+    assert again.judging
+    assert len(await _fired(state, wired.account.account_id)) == 1
+
+
+async def test_windows_folded_under_another_definition_are_not_restored(
+    isolated_client: AppClient,
+) -> None:
+    """The alert changed while no worker judged (a limit of 120 now): its windows of
+    the old definition start again."""
+    client = isolated_client
+    state, wired, judge, at = await _judged(client)
+    [alert_id] = judge._watches
+    await _post(client, wired, [{"host": "a", "bytes": 100}])
+    assert await _round(judge, state, at) == 0
+    body = _alert(wired, {**BUSY_HOST, "conditional": _more_than(".bytes", 120)}, "busy host")
+    body["id"] = alert_id
+    response = await client.put(
+        f"/v3/pipeline/{wired.pipeline_id}/source/{wired.source_id}/alert/{alert_id}",
+        json=body,
+        headers=wired.account.headers,
+    )
+    assert response.status_code == 200, response.text
+    restarted = await _restarted(state, at)
+    await _post(client, wired, [{"host": "a", "bytes": 30}])
+    assert await _round(restarted, state, at) == 0
+    assert await _round(restarted, state, at + 2 * WINDOW_MS) == 0  # 30, not 130
+    assert await _fired(state, wired.account.account_id) == []
 
 
 async def test_a_judge_that_stops_gives_the_lease_up(isolated_client: AppClient) -> None:
@@ -136,12 +206,8 @@ async def test_rows_no_judge_took_in_time_and_rows_of_other_alerts_are_dropped(
     dropped unjudged (counted in ``skipped``), as is a row of an alert no longer
     judged (deleted meanwhile)."""
     client = isolated_client
-    state, wired, judge = await _wired_with_events(client)
-    await _add(client, wired, BUSY_HOST, "busy host")
-    await judge.refresh(state.db)
+    state, wired, judge, at = await _judged(client)
     [alert_id] = judge._watches
-    at = now_ms()
-    judge.clock = lambda: at
 
     def row(alert: str, created_ms: int, events: list[dict[str, Any]]) -> dict[str, Any]:
         return {

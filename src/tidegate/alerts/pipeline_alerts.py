@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 import orjson
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.alerts.channels import Channel, ChannelIn, canonical_channel
 from tidegate.alerts.integrations.log_analysis import log_analysis_channel
@@ -423,23 +424,40 @@ async def record_event_firings(
     if not firings:
         return 0
     async with db.write_sessions() as session:
-        alert = await session.get(
-            PipelineAlert, alert_id, with_for_update=True, populate_existing=True
+        fired = await write_event_firings(
+            session, sealer, settings, alert_id=alert_id, firings=firings, now_ms=now_ms
         )
-        if alert is None or not alert.active:
-            return 0
-        state: dict[str, Any] = dict(alert.state or {})
-        payload = open_payload(sealer, alert.payload_sealed) or {}
-        fired = 0
-        for aggregate, count in firings:
-            kept = aggregate
-            if len(orjson.dumps(aggregate, default=str)) > MAX_AGGREGATE_BYTES:
-                kept = {"event_count": count}
-            fired += _throttled_delivery(
-                session, alert, payload, state, kept, count, now_ms, sealer, settings
-            )
-        alert.state = state
         await session.commit()
+    return fired
+
+
+async def write_event_firings(
+    session: AsyncSession,
+    sealer: Sealer,
+    settings: Settings,
+    *,
+    alert_id: str,
+    firings: list[tuple[dict[str, Any], int]],
+    now_ms: int,
+) -> int:
+    """``record_event_firings`` inside the caller's transaction (which commits it with
+    what else it writes: the judge's windows)."""
+    if not firings:
+        return 0
+    alert = await session.get(PipelineAlert, alert_id, with_for_update=True, populate_existing=True)
+    if alert is None or not alert.active:
+        return 0
+    state: dict[str, Any] = dict(alert.state or {})
+    payload = open_payload(sealer, alert.payload_sealed) or {}
+    fired = 0
+    for aggregate, count in firings:
+        kept = aggregate
+        if len(orjson.dumps(aggregate, default=str)) > MAX_AGGREGATE_BYTES:
+            kept = {"event_count": count}
+        fired += _throttled_delivery(
+            session, alert, payload, state, kept, count, now_ms, sealer, settings
+        )
+    alert.state = state
     return fired
 
 

@@ -23,7 +23,7 @@ from tidegate.models.membership import Membership
 from tidegate.models.parsing_template import ParsingTemplate
 from tidegate.models.pipeline import Pipeline, PipelineNode, PublishedPipelineNode
 from tidegate.models.pipeline_alert import PipelineAlert
-from tidegate.models.pipeline_alert_events import PipelineAlertEvents
+from tidegate.models.pipeline_alert_events import PipelineAlertEvents, PipelineAlertWindows
 from tidegate.models.pipeline_output_usage import PipelineOutputUsage
 from tidegate.models.pipeline_usage import PipelineUsage
 from tidegate.models.preset_alert import PresetAlert
@@ -61,6 +61,7 @@ __all__ = [
     "Pipeline",
     "PipelineAlert",
     "PipelineAlertEvents",
+    "PipelineAlertWindows",
     "PipelineNode",
     "PipelineOutputUsage",
     "PipelineUsage",

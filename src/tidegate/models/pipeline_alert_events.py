@@ -26,3 +26,18 @@ class PipelineAlertEvents(Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     count: Mapped[int] = mapped_column(Integer)
     events: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class PipelineAlertWindows(Base):
+    """The open windows of a pipeline alert judged on events, as its judge last saved
+    them (``runtime.alert_events``, at most once a round, when they changed): the worker
+    that judges next (after a restart, or when the lease moves) starts from them, if
+    the alert's definition is still the one they were folded under (``fingerprint``).
+    ``windows``: JSON, the aggregator's windows and a change alert's windows before."""
+
+    __tablename__ = "pipeline_alert_windows"
+
+    alert_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    saved_ms: Mapped[int] = mapped_column(BigInteger)
+    windows: Mapped[bytes] = mapped_column(LargeBinary)

@@ -26,17 +26,23 @@ so a load spread over several workers, or hosts, is judged whole. Rows no judge 
 within ``STALE_MS`` are dropped (counted in ``skipped``), so the table stays bounded
 while no worker judges. With one worker nothing goes through the table. The alerts are
 read again every ``REFRESH_S`` (an alert made, changed or deleted takes effect within
-it; a changed one starts its windows again). The windows live in the judge's memory: a
-new judge (the holder stopped, or its lease lapsed) starts them again.
+it; a changed one starts its windows again). The judge saves an alert's windows
+(``pipeline_alert_windows``) in the transaction that writes the round's firings, so a
+new judge (after a restart, or when the lease moves) starts from them: a window is
+never lost with its worker, nor judged twice (a worker that lost the lease forgets its
+own). Windows saved under another definition of the alert are not restored, nor
+windows over ``MAX_SAVED_BYTES`` saved (counted in ``unsaved``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 import orjson
@@ -46,8 +52,8 @@ from tidegate.alerts.cursor import EVENTS_LEASE, claim, release
 from tidegate.alerts.pipeline_alerts import (
     fires,
     judged_on_events,
-    record_event_firings,
     watched_outputs,
+    write_event_firings,
 )
 from tidegate.auth.secrets import Sealer
 from tidegate.clock import now_ms
@@ -63,7 +69,7 @@ from tidegate.components.processors.javascript import Script
 from tidegate.config import Settings
 from tidegate.db.engine import Database
 from tidegate.db.periodic import PeriodicFlush
-from tidegate.models import PipelineAlert, PipelineAlertEvents
+from tidegate.models import PipelineAlert, PipelineAlertEvents, PipelineAlertWindows
 from tidegate.processing.fields import MISSING, FieldPath
 from tidegate.runtime.compiler import CompiledPipeline, RunningNode, incoming
 
@@ -78,6 +84,7 @@ LEASE_MS: Final = 15_000  # a judge that stopped renewing is replaced after this
 CHUNK_EVENTS: Final = 1_000  # events per row handed to the judge
 TAKE_ROWS: Final = 200  # rows the judge takes a round (at most 200,000 events)
 STALE_MS: Final = 60_000  # rows no judge took within this are dropped
+MAX_SAVED_BYTES: Final = 1024 * 1024  # an alert's windows, as JSON, saved up to this
 DEFAULT_EVENT_TIMESTAMP: Final = "timestamp"
 
 
@@ -96,6 +103,23 @@ class _Watch:
     pending: list[Event] = field(default_factory=list)
     # change: each series' last window, at most MAX_SERIES (the oldest seen go first)
     previous: dict[bytes, Event] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """Names the definition the windows were folded under (saved with them)."""
+        return hashlib.sha256(self.fingerprint).hexdigest()
+
+    def saved(self) -> bytes:
+        """Its windows, as ``PipelineAlertWindows.windows``."""
+        previous = [[key.decode(), event] for key, event in self.previous.items()]
+        return orjson.dumps(
+            {"series": self.aggregator.windows(), "previous": previous}, default=str
+        )
+
+    def restore(self, saved: bytes) -> None:
+        value = orjson.loads(saved)
+        self.aggregator.restore(value["series"])
+        self.previous = {key.encode(): event for key, event in value["previous"][-MAX_SERIES:]}
 
     def take(self, node: RunningNode, outputs: Mapping[str, NodeOutput]) -> list[Event]:
         """The events of a batch it judges: what its arms sent, or what reached the
@@ -172,6 +196,7 @@ class AlertEvents:
         self.owner = uuid.uuid4().hex
         self.judging = False  # this worker held the lease at its last round
         self.handed = 0  # events handed to the judging worker
+        self.unsaved = 0  # rounds whose windows were too large to save
 
     # The data plane
 
@@ -238,7 +263,14 @@ class AlertEvents:
         by_pipeline: dict[str, list[_Watch]] = {}
         for watch in watches.values():
             by_pipeline.setdefault(watch.pipeline_id, []).append(watch)
+        gone = self._watches.keys() - watches.keys()
         self._watches, self._by_pipeline = watches, by_pipeline
+        if gone and self.judging:  # deleted, changed or paused: their windows are not kept
+            async with db.write_sessions() as session:
+                await session.execute(
+                    delete(PipelineAlertWindows).where(PipelineAlertWindows.alert_id.in_(gone))
+                )
+                await session.commit()
 
     async def round(self, db: Database, sealer: Sealer, *, at_ms: int | None = None) -> int:
         """Folds what each alert holds, closes the windows that ended by ``at_ms`` (now
@@ -260,6 +292,8 @@ class AlertEvents:
             given = {id(event) for event in events}
             context = RunContext(offload=self.offload, now_ms=now)
             output = await watch.aggregator.run(events, context=context)
+            if not events and not output.main:
+                continue  # nothing folded, no window closed: the saved windows stand
             for aggregate in output.main:
                 if id(aggregate) in given:
                     continue  # an event the operation cannot fold (not a metric): passed
@@ -272,11 +306,64 @@ class AlertEvents:
                         del watch.previous[next(iter(watch.previous))]
                 if fires(watch.evaluation, aggregate, previous):
                     firings.append((aggregate, _count(aggregate)))
-            written += await record_event_firings(
-                db, sealer, self.settings, alert_id=watch.alert_id, firings=firings, now_ms=now
-            )
+            written += await self._commit(db, sealer, watch, firings, now)
         self.fired += written
         return written
+
+    async def _commit(
+        self,
+        db: Database,
+        sealer: Sealer,
+        watch: _Watch,
+        firings: list[tuple[Event, int]],
+        now: int,
+    ) -> int:
+        """A round's firings of one alert and its windows as they now are, in one
+        transaction: a judge that stops between two rounds leaves windows that were
+        judged or are to be, never one judged twice."""
+        saved = await self._encoded(watch.saved, watch.aggregator.series)
+        table = PipelineAlertWindows
+        async with db.write_sessions() as session:
+            fired = await write_event_firings(
+                session, sealer, self.settings, alert_id=watch.alert_id, firings=firings, now_ms=now
+            )
+            await session.execute(delete(table).where(table.alert_id == watch.alert_id))
+            if len(saved) <= MAX_SAVED_BYTES:
+                session.add(
+                    table(
+                        alert_id=watch.alert_id,
+                        fingerprint=watch.digest,
+                        saved_ms=self.clock(),
+                        windows=saved,
+                    )
+                )
+            else:  # a new judge starts this alert's windows again
+                self.unsaved += 1
+            await session.commit()
+        return fired
+
+    async def _restore(self, db: Database) -> None:
+        """A new judge: each alert's windows as the last judge saved them, when folded
+        under the alert's present definition."""
+        if not self._watches:
+            return
+        table = PipelineAlertWindows
+        async with db.read_sessions() as session:
+            rows = (
+                await session.execute(
+                    select(table.alert_id, table.fingerprint, table.windows).where(
+                        table.alert_id.in_(list(self._watches))
+                    )
+                )
+            ).all()
+        for alert_id, digest, saved in rows:
+            watch = self._watches.get(alert_id)
+            if watch is None or watch.digest != digest:
+                continue
+            try:
+                await self._encoded(partial(watch.restore, saved), len(saved) // 1000)
+            except Exception:  # saved by a release that kept them otherwise
+                log.warning("pipeline alert %s: its saved windows were not read", alert_id)
 
     def start(self, db: Database, sealer: Sealer) -> None:
         self._sealer = sealer
@@ -317,6 +404,8 @@ class AlertEvents:
                     watch.alert_id, watch.pipeline_id, watch.evaluation
                 )
                 watch.previous.clear()
+        elif held and not self.judging:
+            await self._restore(db)
         self.judging = held
         return held
 

@@ -289,6 +289,32 @@ class _Windowed:
     def series(self) -> int:
         return len(self._series)
 
+    def windows(self) -> list[Any]:
+        """The open windows as JSON values (``restore`` takes them back): a pipeline
+        alert's judge keeps them across a restart (``runtime.alert_events``)."""
+        return [
+            [
+                key.decode(),
+                [
+                    [w.start, w.end, w.base, w.value, w.tags, w.last_ms, w.count, w.total,
+                     list(w.members.values())]
+                    for w in windows
+                ],
+            ]
+            for key, windows in self._series.items()
+        ]  # fmt: skip
+
+    def restore(self, saved: list[Any]) -> None:
+        """The open windows ``windows`` gave, instead of the ones held."""
+        series: dict[bytes, list[_Open]] = {}
+        for key, windows in saved[:MAX_SERIES]:
+            series[key.encode()] = [
+                _Open(start, end, base, value, tags, last_ms, count, total, False,
+                      {_member_key(member): member for member in members})
+                for start, end, base, value, tags, last_ms, count, total, members in windows
+            ]  # fmt: skip
+        self._series = series
+
     def _now(self, context: RunContext) -> int:
         return context.now_ms if context.now_ms is not None else int(self._clock.now_ms())
 

@@ -1,6 +1,7 @@
 """pipeline_alert_events: the events each worker hands to the one that judges the
-pipeline alerts judged on events, and that worker's lease (an ``alert_cursors`` row
-named ``pipeline-events``) (docs/api-pipelines.md, "Alerts on the events themselves").
+pipeline alerts judged on events; that worker's lease (an ``alert_cursors`` row named
+``pipeline-events``); pipeline_alert_windows: the windows it saves, which the next
+judge starts from (docs/api-pipelines.md, "Alerts on the events themselves").
 
 Revision ID: 0024
 Revises: 0023
@@ -35,6 +36,14 @@ def upgrade() -> None:
         sa.Column("events", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_pipeline_alert_events")),
     )
+    op.create_table(
+        "pipeline_alert_windows",
+        sa.Column("alert_id", sa.String(length=36), nullable=False),
+        sa.Column("fingerprint", sa.String(length=64), nullable=False),
+        sa.Column("saved_ms", sa.BigInteger(), nullable=False),
+        sa.Column("windows", sa.LargeBinary(), nullable=False),
+        sa.PrimaryKeyConstraint("alert_id", name=op.f("pk_pipeline_alert_windows")),
+    )
     cursors = sa.table(
         "alert_cursors",
         sa.column("name", sa.String),
@@ -65,4 +74,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute(sa.text("DELETE FROM alert_cursors WHERE name = :name").bindparams(name=LEASE))
+    op.drop_table("pipeline_alert_windows")
     op.drop_table("pipeline_alert_events")
