@@ -408,29 +408,6 @@ MAX_AGGREGATE_BYTES: Final = 64 * 1024
 a longer one (a script that gathers whole events) is kept as its count alone."""
 
 
-async def record_event_firings(
-    db: Database,
-    sealer: Sealer,
-    settings: Settings,
-    *,
-    alert_id: str,
-    firings: list[tuple[dict[str, Any], int]],
-    now_ms: int,
-) -> int:
-    """The windows of an alert judged on events that held in one round
-    (``runtime.alert_events``; ``(aggregate, events folded)`` each): their notifications
-    into the outbox in one transaction, subject to the alert's throttling (in its row,
-    locked); how many were written."""
-    if not firings:
-        return 0
-    async with db.write_sessions() as session:
-        fired = await write_event_firings(
-            session, sealer, settings, alert_id=alert_id, firings=firings, now_ms=now_ms
-        )
-        await session.commit()
-    return fired
-
-
 async def write_event_firings(
     session: AsyncSession,
     sealer: Sealer,
@@ -440,8 +417,11 @@ async def write_event_firings(
     firings: list[tuple[dict[str, Any], int]],
     now_ms: int,
 ) -> int:
-    """``record_event_firings`` inside the caller's transaction (which commits it with
-    what else it writes: the judge's windows)."""
+    """The windows of an alert judged on events that held in one round
+    (``runtime.alert_events``; ``(aggregate, events folded)`` each): their notifications
+    into the outbox, in the caller's transaction (which commits them with the judge's
+    windows), subject to the alert's throttling (in its row, locked); how many were
+    written."""
     if not firings:
         return 0
     alert = await session.get(PipelineAlert, alert_id, with_for_update=True, populate_existing=True)

@@ -11,7 +11,7 @@ platform's aggregate-v2: ``SUM``, ``MIN``, ``MAX``, ``AVG``, ... of metric value
 ``group_by`` values, each window's aggregate judged by the conditional when the window
 closes. The folding is the ``aggregate`` processor's own
 (``components.processors.aggregate_windows``); a firing goes into the outbox through
-``alerts.pipeline_alerts.record_event_firings`` (throttled in the alert's row).
+``alerts.pipeline_alerts.write_event_firings`` (throttled in the alert's row).
 
 In every worker, the data plane hands each batch's outputs to ``offer`` (a dict lookup
 when no such alert watches the pipeline; at most ``MAX_PENDING`` events held per alert
