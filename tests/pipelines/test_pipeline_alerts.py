@@ -298,8 +298,11 @@ async def test_threshold_fires_once_and_absence_when_events_stop(
     live_server_factory: Any, server_db: str
 ) -> None:
     # A 1-minute window lasts 1.2 s (the test-only alert_window_scale); usage is flushed
-    # every 0.2 s so a window's events are counted in it.
+    # every 0.2 s so a window's events are counted in it. Two workers: the usage counts
+    # are summed in the database, and the alert judged on events is judged by the worker
+    # holding the lease, on what either worker ran (runtime/alert_events.py).
     server = live_server_factory(
+        workers=2,
         env=_env(
             server_db,
             TIDEGATE_ALERT_TICK_S="0.2",
@@ -307,7 +310,7 @@ async def test_threshold_fires_once_and_absence_when_events_stop(
             TIDEGATE_ALERT_WINDOW_SCALE="0.02",
             TIDEGATE_PIPELINE_USAGE_FLUSH_S="0.2",
             TIDEGATE_DESTINATION_ALLOW="127.0.0.1",
-        )
+        ),
     )
     async with server.async_client() as http, HttpReceiver() as receiver:
         account = await with_service_key(http, await new_account_on(http, server_db))
