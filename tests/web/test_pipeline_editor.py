@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 from tests.live import live_client
 from tests.waiting import until
 from tests.web.conftest import Site
-from tests.web.harness import make_person, sign_in_as_person, sign_in_with_key
+from tests.web.harness import Account, make_person, sign_in_as_person, sign_in_with_key
 
 
 def node(page: Page, title: str) -> Locator:
@@ -232,22 +232,26 @@ def alert_body(name: str, source_id: str) -> dict[str, object]:
     }
 
 
-def test_a_nodes_alerts_are_added_listed_and_removed(site: Site, page: Page) -> None:
+def _alerts_tab(site: Site, page: Page, title: str) -> tuple[Account, str, Locator]:
+    """A new account's pipeline with one HTTP source, ``title``, whose alerts tab an
+    editor has open: the account, the source's alerts path and the node's panel."""
     account = site.account()
     with account.http() as http:
-        pipeline = http.post("/v3/pipeline", json={"title": "Alerting"}).json()["data"]
+        pipeline = http.post("/v3/pipeline", json={"title": title}).json()["data"]
         base = f"/v3/pipeline/{pipeline['id']}"
-        source = http.post(f"{base}/source", json={"type": "http", "title": "Webhook"}).json()[
-            "data"
-        ]
-    alerts = f"{base}/source/{source['id']}/alert"
+        source = http.post(f"{base}/source", json={"type": "http", "title": title}).json()["data"]
     sign_in_with_key(
         page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
     )
-    node(page, "Webhook").click()
+    node(page, title).click()
     panel = page.get_by_test_id("node-panel")
     panel.get_by_test_id("node-tab-alerts").click()
     expect(panel.get_by_test_id("node-alerts-none")).to_be_visible()
+    return account, f"{base}/source/{source['id']}/alert", panel
+
+
+def test_a_nodes_alerts_are_added_listed_and_removed(site: Site, page: Page) -> None:
+    account, alerts, panel = _alerts_tab(site, page, "Webhook")
 
     # A sliding threshold told to the account's own logs.
     panel.get_by_test_id("node-alert-name").fill("Busy webhook")
@@ -310,6 +314,73 @@ def test_a_nodes_alerts_are_added_listed_and_removed(site: Site, page: Page) -> 
     expect(panel.get_by_test_id("node-alerts-none")).to_be_visible()
     with account.http() as http:
         assert http.get(alerts).json()["data"] == []
+
+
+def test_change_alerts_told_to_pagerduty_are_made_and_edited_in_the_form(
+    site: Site, page: Page
+) -> None:
+    account, alerts, panel = _alerts_tab(site, page, "Intake")
+    panel.get_by_test_id("node-alert-name").fill("Jumpy intake")
+    panel.get_by_test_id("node-alert-type").select_option("change")
+    expect(panel.get_by_text("Change of more than (%)")).to_be_visible()
+    panel.get_by_test_id("node-alert-count").fill("50")
+    expect(panel.get_by_test_id("node-alert-routing-key")).to_be_hidden()
+    panel.get_by_test_id("node-alert-service").select_option("pager_duty")
+    expect(panel.get_by_test_id("node-alert-url")).to_be_hidden()
+    panel.get_by_test_id("node-alert-routing-key").fill("R0UT1NGKEY")
+    panel.get_by_test_id("node-alert-severity").select_option("CRITICAL")
+    panel.get_by_test_id("node-alert-message").fill("{{name}}: {{count}} events")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert-what")).to_have_text(
+        "change: a change of more than 50% in events in 5 min tumbling → PagerDuty"
+    )
+    with account.http() as http:
+        [stored] = http.get(alerts).json()["data"]
+    evaluation = stored["alert_config"]["evaluation"]
+    assert (evaluation["alert_type"], evaluation["operation"]) == ("change", "SUM")
+    assert evaluation["conditional"]["expressions"] == [
+        {
+            "field": ".event_count",
+            "str_operator": "percent_change_greater",
+            "value": 50,
+            "negate": False,
+        }
+    ]
+    assert stored["alert_config"]["alert_payload"]["service"] == {
+        "name": "pager_duty",
+        "routing_key": "R0UT1NGKEY",
+        "summary": "{{name}}: {{count}} events",
+        "severity": "CRITICAL",
+        "source": "tidegate",
+        "event_action": "trigger",
+    }
+
+    # Edited in place: the form shows it whole, and keeps what it does not show.
+    with account.http() as http:
+        sent = {key: stored[key] for key in ("inputs", "active", "alert_config")}
+        sent["alert_config"]["alert_payload"]["service"]["source"] = "edge-1"
+        response = http.put(f"{alerts}/{stored['id']}", json={**sent, "id": stored["id"]})
+        assert response.status_code == 200, response.text
+    page.reload()
+    node(page, "Intake").click()
+    panel.get_by_test_id("node-tab-alerts").click()
+    panel.get_by_test_id("node-alert-edit").click()
+    expect(panel.get_by_test_id("node-alert-type")).to_have_value("change")
+    expect(panel.get_by_test_id("node-alert-count")).to_have_value("50")
+    expect(panel.get_by_test_id("node-alert-routing-key")).to_have_value("R0UT1NGKEY")
+    expect(panel.get_by_test_id("node-alert-severity")).to_have_value("CRITICAL")
+    expect(panel.get_by_test_id("node-alert-message")).to_have_value("{{name}}: {{count}} events")
+    panel.get_by_test_id("node-alert-count").fill("75")
+    panel.get_by_test_id("node-alert-severity").select_option("ERROR")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert-what")).to_have_text(
+        "change: a change of more than 75% in events in 5 min tumbling → PagerDuty"
+    )
+    with account.http() as http:
+        [changed] = http.get(alerts).json()["data"]
+    service = changed["alert_config"]["alert_payload"]["service"]
+    assert (service["severity"], service["source"]) == ("ERROR", "edge-1")
+    assert changed["alert_config"]["evaluation"]["conditional"]["expressions"][0]["value"] == 75
 
 
 def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, page: Page) -> None:

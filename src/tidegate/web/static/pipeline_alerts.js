@@ -1,8 +1,9 @@
 // A node's pipeline alerts (docs/api-pipelines.md, "Pipeline alerts"; the API the mezmo
 // Terraform provider calls): each listed with what it watches and where it tells; an
-// editor adds a threshold or absence alert on the node's event count, changes one the
-// form can show whole, or removes one.
-// Alerts the form cannot make (change alerts, PagerDuty, conditionals of several parts)
+// editor adds a threshold, change or absence alert on the node's event count, told to
+// the account's logs, a webhook, Slack or PagerDuty, changes one the form can show
+// whole, or removes one.
+// Alerts the form cannot make (conditions on other fields or of several parts, scripts)
 // are listed as they are; Terraform or the API make them.
 import { del, get, post, put } from "./api.js";
 import { clear, errorBox, field, h, onSubmit } from "./dom.js";
@@ -12,14 +13,22 @@ const SERVICES = [
   ["log_analysis", "This account's logs"],
   ["webhook", "Webhook"],
   ["slack", "Slack"],
+  ["pager_duty", "PagerDuty"],
 ];
-const SERVICE_LABEL = { ...Object.fromEntries(SERVICES), pager_duty: "PagerDuty" };
+const SERVICE_LABEL = Object.fromEntries(SERVICES);
+const SEVERITIES = ["INFO", "WARNING", "ERROR", "CRITICAL"];
+// The one condition each kind the form makes is judged by, on the event count.
+const FORM_OPERATOR = { threshold: "greater", change: "percent_change_greater" };
 const OPERATOR_TEXT = {
   greater: "more than",
   greater_or_equal: "at least",
   less: "fewer than",
   less_or_equal: "at most",
   equal: "exactly",
+  percent_change_greater: "a change of more than",
+  percent_change_less: "a change of less than",
+  value_change_greater: "a change of more than",
+  value_change_less: "a change of less than",
 };
 
 // "more than 100 events" for a one-part condition on the event count, else its parts.
@@ -30,7 +39,8 @@ function conditionText(conditional) {
       if (part.expressions) return "(…)";
       const what = part.field === ".event_count" ? "events" : part.field === ".byte_count" ? "bytes" : part.field;
       const op = OPERATOR_TEXT[part.str_operator] || part.str_operator.replaceAll("_", " ");
-      return `${part.negate === true ? "not " : ""}${op} ${part.value} ${what}`;
+      const amount = part.str_operator.startsWith("percent_change_") ? `${part.value}% in` : part.value;
+      return `${part.negate === true ? "not " : ""}${op} ${amount} ${what}`;
     })
     .join(conditional.logical_operation === "OR" ? " or " : " and ");
 }
@@ -43,15 +53,17 @@ export function describeAlert(alert) {
   return `${evaluation.alert_type}: ${when} in ${window} → ${service}${alert.active ? "" : " (inactive)"}`;
 }
 
-// Whether the form can show an alert whole: a threshold "more than N events" or an
-// absence, told to one of the form's services. Others are changed through the API.
+// Whether the form can show an alert whole: a threshold "more than N events", a change
+// "of more than N% in events" or an absence, told to one of the form's services. Others
+// are changed through the API.
 export function formable(alert) {
   const { evaluation, alert_payload: payload } = alert.alert_config;
   if (!SERVICES.some(([name]) => name === payload.service.name)) return false;
   if (evaluation.alert_type === "absence") return true;
   const parts = (evaluation.conditional && evaluation.conditional.expressions) || [];
   const [part] = parts;
-  return evaluation.alert_type === "threshold" && parts.length === 1 && !part.expressions && part.field === ".event_count" && part.str_operator === "greater" && part.negate !== true && typeof part.value === "number";
+  const operator = FORM_OPERATOR[evaluation.alert_type];
+  return Boolean(operator) && parts.length === 1 && !part.expressions && part.field === ".event_count" && part.str_operator === operator && part.negate !== true && typeof part.value === "number" && !evaluation.script;
 }
 
 // The body of a new alert, or of `editing` changed: what the form does not show (its
@@ -68,10 +80,10 @@ function alertBody(node, form, editing) {
     delete kept.script;
   }
   const evaluation = { ...kept, alert_type: kind, window_type: form.windowType.value, window_duration_minutes: minutes };
-  if (kind === "threshold") {
+  if (kind !== "absence") {
     evaluation.operation = kept.operation || "SUM";
     evaluation.conditional = {
-      expressions: [{ field: ".event_count", str_operator: "greater", value: Number(form.count.value) }],
+      expressions: [{ field: ".event_count", str_operator: FORM_OPERATOR[kind], value: Number(form.count.value) }],
       logical_operation: "AND",
     };
   }
@@ -81,7 +93,13 @@ function alertBody(node, form, editing) {
   const service = same ? { ...before.alert_payload.service } : { name: form.service.value };
   if (service.name === "log_analysis") {
     service.subject = text || name;
-    service.severity = service.severity || "WARNING";
+    service.severity = form.severity.value;
+  } else if (service.name === "pager_duty") {
+    service.routing_key = form.routingKey.value.trim();
+    service.summary = text || name;
+    service.severity = form.severity.value;
+    service.source = service.source || "tidegate";
+    service.event_action = service.event_action || "trigger";
   } else {
     service.uri = form.url.value.trim();
     if (text) service.message_text = text;
@@ -142,22 +160,35 @@ function alertForm(node, base, load) {
   let editing = null;
   const form = {
     name: h("input", { required: true, maxlength: 200, testid: "node-alert-name" }),
-    type: h("select", { testid: "node-alert-type" }, h("option", { value: "threshold" }, "Threshold: more than N events"), h("option", { value: "absence" }, "Absence: no events")),
+    type: h("select", { testid: "node-alert-type" }, h("option", { value: "threshold" }, "Threshold: more than N events"), h("option", { value: "change" }, "Change: the event count moves by more than N% from the window before"), h("option", { value: "absence" }, "Absence: no events")),
     count: h("input", { type: "number", min: 0, value: 100, testid: "node-alert-count" }),
     window: h("input", { type: "number", min: 1, max: 1440, value: 5, required: true, testid: "node-alert-window" }),
     windowType: h("select", { testid: "node-alert-window-type" }, h("option", { value: "tumbling" }, "tumbling (judged at its end)"), h("option", { value: "sliding" }, "sliding (judged every minute)")),
     service: h("select", { testid: "node-alert-service" }, SERVICES.map(([value, label]) => h("option", { value }, label))),
     url: h("input", { type: "url", placeholder: "https://…", testid: "node-alert-url" }),
+    routingKey: h("input", { type: "password", autocomplete: "off", maxlength: 256, testid: "node-alert-routing-key" }),
+    severity: h("select", { testid: "node-alert-severity" }, SEVERITIES.map((value) => h("option", { value }, value.toLowerCase()))),
     message: h("input", { maxlength: 1000, placeholder: "optional; {{name}}, {{count}} are filled in", testid: "node-alert-message" }),
   };
-  const countField = field("More than (events)", form.count);
+  const countLabel = h("span", {}, "More than (events)");
+  const countField = field(countLabel, form.count);
   const urlField = field("URL", form.url);
+  const keyField = field("Routing key", form.routingKey);
+  const severityField = field("Severity", form.severity);
   function shape() {
-    countField.hidden = form.type.value !== "threshold";
-    urlField.hidden = form.service.value === "log_analysis";
+    const kind = form.type.value;
+    const service = form.service.value;
+    countField.hidden = kind === "absence";
+    countLabel.textContent = kind === "change" ? "Change of more than (%)" : "More than (events)";
+    urlField.hidden = service === "log_analysis" || service === "pager_duty";
+    form.url.required = !urlField.hidden;
+    keyField.hidden = service !== "pager_duty";
+    form.routingKey.required = !keyField.hidden;
+    severityField.hidden = service !== "pager_duty" && service !== "log_analysis";
   }
   form.type.addEventListener("change", shape);
   form.service.addEventListener("change", shape);
+  form.severity.value = "WARNING";
   shape();
   const problem = h("div", { testid: "node-alert-problem" });
   const heading = h("h3", {}, "New alert");
@@ -167,6 +198,8 @@ function alertForm(node, base, load) {
     editing = null;
     form.name.value = "";
     form.message.value = "";
+    form.routingKey.value = "";
+    form.severity.value = "WARNING";
     heading.textContent = "New alert";
     save.textContent = "Add alert";
     cancel.hidden = true;
@@ -184,6 +217,8 @@ function alertForm(node, base, load) {
     field("Window", form.windowType),
     field("Tell", form.service),
     urlField,
+    keyField,
+    severityField,
     field("Message", form.message),
     problem,
     h("div", { class: "buttons" }, save, cancel),
@@ -199,12 +234,15 @@ function alertForm(node, base, load) {
     editing = alert;
     form.name.value = general.name;
     form.type.value = evaluation.alert_type;
-    if (evaluation.alert_type === "threshold") form.count.value = evaluation.conditional.expressions[0].value;
+    if (evaluation.alert_type !== "absence") form.count.value = evaluation.conditional.expressions[0].value;
     form.window.value = evaluation.window_duration_minutes;
     form.windowType.value = evaluation.window_type;
     form.service.value = payload.service.name;
     form.url.value = payload.service.uri || "";
-    form.message.value = (payload.service.name === "log_analysis" ? payload.service.subject : payload.service.message_text) || "";
+    form.routingKey.value = payload.service.routing_key || "";
+    form.severity.value = payload.service.severity || "WARNING";
+    const told = { log_analysis: payload.service.subject, pager_duty: payload.service.summary };
+    form.message.value = (payload.service.name in told ? told[payload.service.name] : payload.service.message_text) || "";
     heading.textContent = `Edit “${general.name}”`;
     save.textContent = "Save alert";
     cancel.hidden = false;
