@@ -1,7 +1,8 @@
 """The raw reads' JSON reader (``db.engine.decode_json``) gives what the ORM's reader,
 the standard library's ``json.loads``, gives: integers beyond 64 bits kept exact (orjson
 alone reads them as floats), digits of other scripts inside strings, escaped lone
-surrogates, as text or bytes."""
+surrogates, as text or bytes. Its shared form (``decode_json_shared``, for reads that
+only encode what they read) reads the same, and decodes a short text once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.property_sizes import examples
 
-from tidegate.db.engine import decode_json
+from tidegate.db import engine
+from tidegate.db.engine import decode_json, decode_json_shared
 
 # Integers on both sides of 64 bits, floats, and text with digits of several scripts.
 NUMBERS = st.one_of(
@@ -56,3 +58,21 @@ def test_integers_beyond_64_bits_stay_exact() -> None:
     others = OTHER_DIGITS[:10] * 2
     assert decode_json(json.dumps([others], ensure_ascii=False)) == [others]
     assert decode_json('"\\ud800"') == "\ud800"  # an escaped lone surrogate
+
+
+@settings(max_examples=examples(100))
+@given(VALUES)
+def test_the_shared_reader_reads_as_the_stdlib_does(value: Any) -> None:
+    text = json.dumps(value)
+    assert decode_json_shared(text) == json.loads(text)
+    assert decode_json_shared(text.encode()) == json.loads(text)  # bytes: not shared
+
+
+def test_the_shared_reader_decodes_a_short_text_once() -> None:
+    short = json.dumps({"name": "threshold", "n": 2**70})
+    first = decode_json_shared(short)
+    assert decode_json_shared("".join(short)) is first  # another str of the same text
+    assert first == {"name": "threshold", "n": 2**70}
+    long = json.dumps({"text": "x" * engine.SHARED_JSON_MAX_CHARS})
+    assert decode_json_shared(long) is not decode_json_shared(long)  # not kept
+    assert decode_json_shared(long) == json.loads(long)

@@ -41,7 +41,7 @@ from tidegate.alerts.notification import Notification, app_link
 from tidegate.alerts.outbox import pending_delivery
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
-from tidegate.db.engine import Database, decode_json
+from tidegate.db.engine import Database, decode_json, decode_json_shared
 from tidegate.models import PipelineAlert, PipelineOutputUsage, PipelineUsage
 from tidegate.models.pipeline_usage import BUCKET_MS
 from tidegate.processing.conditions import OPERATORS, Condition, ConditionError, compile_condition
@@ -516,9 +516,13 @@ def seal_payload(sealer: Sealer, payload: dict[str, Any]) -> str:
 
 def open_payload(sealer: Sealer, sealed: str, *, stored: bool = False) -> dict[str, Any] | None:
     """The ``alert_payload``; None when the server secret changed. ``stored``: the
-    stored text, opened through the sealer's cache (``Sealer.open_stored``)."""
-    text = sealer.open_stored(sealed) if stored else sealer.open(sealed)
-    if text is None:
-        return None
-    value = decode_json(text)  # json.loads's value, by orjson where that is the same
+    stored text, opened through the sealer's cache (``Sealer.open_stored``), and its
+    value shared with other reads of it (``decode_json_shared``: the caller only encodes
+    it into an answer)."""
+    if stored:
+        text = sealer.open_stored(sealed)
+        value = None if text is None else decode_json_shared(text)
+    else:
+        text = sealer.open(sealed)
+        value = None if text is None else decode_json(text)  # json.loads's, by orjson
     return value if isinstance(value, dict) else None

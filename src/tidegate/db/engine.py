@@ -35,9 +35,9 @@ from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 from sqlalchemy import JSON, Boolean, Date, DateTime, Select, bindparam, event, select
@@ -312,11 +312,34 @@ def decode_json(value: Any) -> Any:
         return json.loads(value)
 
 
+# Shared decoding: a read whose documents are only encoded into its answer (never
+# changed) may take the value an earlier read of the same text decoded: a stored
+# alert's configuration is read far more often than written. Texts up to
+# SHARED_JSON_MAX_CHARS, the SHARED_JSON_ENTRIES most recently read, per process.
+SHARED_JSON_MAX_CHARS: Final = 4096
+SHARED_JSON_ENTRIES: Final = 4096
+
+
+@lru_cache(maxsize=SHARED_JSON_ENTRIES)
+def _decode_shared(text: str) -> Any:
+    return decode_json(text)
+
+
+def decode_json_shared(value: Any) -> Any:
+    """``decode_json``, the value shared with every other read of the same text: for a
+    reader that never changes what it reads (``RawQuery(..., shared_json=True)``)."""
+    if isinstance(value, str) and len(value) <= SHARED_JSON_MAX_CHARS:
+        return _decode_shared(value)
+    return decode_json(value)
+
+
 def _to_bool(value: Any) -> Any:
     return bool(value) if isinstance(value, int) else value
 
 
-def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+def _value_reader(
+    sql_type: TypeEngine[Any], *, shared_json: bool = False
+) -> Callable[[Any], Any] | None:
     """What turns a raw driver's value of a column of ``sql_type`` into the value the
     ORM gives: SQLite's text datetimes and JSON, 0/1 booleans, PostgreSQL's JSON text;
     a TypeDecorator's own result processing after its impl's (UTCDateTime: aware UTC).
@@ -329,7 +352,7 @@ def _value_reader(sql_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     elif isinstance(impl, Date):
         base = _parse_date
     elif isinstance(impl, JSON):
-        base = decode_json
+        base = decode_json_shared if shared_json else decode_json
     elif isinstance(impl, Boolean):
         base = _to_bool
     if decorator is None:
@@ -354,9 +377,11 @@ _RAW_DIALECT = sqlite_dialect.dialect()
 class RawQuery:
     """A prebuilt Core SELECT with named bind parameters, compiled once for SQLite's
     stdlib driver (qmark placeholders in a known order). ``Database.fetch_records``
-    answers its rows as records named by the selected columns, with the ORM's values."""
+    answers its rows as records named by the selected columns, with the ORM's values.
+    ``shared_json``: the JSON columns' values may be shared with other reads
+    (``decode_json_shared``): for a query whose readers only encode them into an answer."""
 
-    def __init__(self, statement: Select[*tuple[Any, ...]]) -> None:
+    def __init__(self, statement: Select[*tuple[Any, ...]], *, shared_json: bool = False) -> None:
         self.statement = statement
         # An unnamed or clashing column is named by its position (``_3``).
         names = [str(column.key) for column in statement.selected_columns]
@@ -364,7 +389,7 @@ class RawQuery:
         self.readers: tuple[tuple[int, Callable[[Any], Any]], ...] = tuple(
             (index, reader)
             for index, column in enumerate(statement.selected_columns)
-            if (reader := _value_reader(column.type)) is not None
+            if (reader := _value_reader(column.type, shared_json=shared_json)) is not None
         )
 
     # Compiled at first use, not at import: some sixty queries are built as their modules

@@ -80,11 +80,14 @@ _OWN_ALERT = (
     PipelineAlert.account_id == bindparam("account_id"),
     PipelineAlert.pipeline_id == bindparam("pipeline_id"),
 )
-_ALERT_OF = RawQuery(select(*_ALERT_COLUMNS).where(*_OWN_ALERT))
+# Their JSON values are shared between reads (RawQuery's shared_json): _stored_data
+# only encodes them into the answer.
+_ALERT_OF = RawQuery(select(*_ALERT_COLUMNS).where(*_OWN_ALERT), shared_json=True)
 _COMPONENT_ALERT_OF = RawQuery(
     select(*_ALERT_COLUMNS).where(
         *_OWN_ALERT, PipelineAlert.component_id == bindparam("component_id")
-    )
+    ),
+    shared_json=True,
 )
 # The account's pipeline joined (outer) to the component's alerts, in ``list_alerts``'s
 # order: no row when the pipeline is not the account's, one of nulls when it has none.
@@ -97,7 +100,8 @@ _ALERTS_OF = RawQuery(
         & (PipelineAlert.component_id == bindparam("component_id")),
     )
     .where(Pipeline.id == bindparam("pipeline_id"), Pipeline.account_id == bindparam("account_id"))
-    .order_by(PipelineAlert.created_at, PipelineAlert.id)
+    .order_by(PipelineAlert.created_at, PipelineAlert.id),
+    shared_json=True,
 )
 
 

@@ -38,7 +38,8 @@ _DELIVERIES_OF = RawQuery(
         AlertDelivery.view_id == bindparam("view_id"),
     )
     .order_by(AlertDelivery.fired_ms.desc(), AlertDelivery.id)
-    .limit(MAX_LOG_ENTRIES)
+    .limit(MAX_LOG_ENTRIES),
+    shared_json=True,  # read_delivery_log builds new documents, never changes a payload
 )  # fmt: skip
 
 
