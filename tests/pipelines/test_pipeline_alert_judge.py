@@ -25,7 +25,7 @@ from tests.pipelines.test_pipeline_alert_events import (
 
 from tidegate.app_state import AppState
 from tidegate.clock import now_ms
-from tidegate.models import PipelineAlertEvents
+from tidegate.models import PipelineAlert, PipelineAlertEvents, PipelineAlertWindows
 from tidegate.runtime import alert_events
 from tidegate.runtime.alert_events import AlertEvents
 
@@ -199,35 +199,90 @@ async def test_a_judge_that_stops_gives_the_lease_up(isolated_client: AppClient)
     assert second.judging
 
 
+def _handed_row(alert: str, created_ms: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "alert_id": alert,
+        "created_ms": created_ms,
+        "count": len(events),
+        "events": orjson.dumps(events),
+    }
+
+
+async def _hand(state: AppState, *rows: dict[str, Any]) -> None:
+    """Rows as another worker hands them over."""
+    async with state.db.write_sessions() as session:
+        await session.execute(insert(PipelineAlertEvents), list(rows))
+        await session.commit()
+
+
 async def test_rows_no_judge_took_in_time_and_rows_of_other_alerts_are_dropped(
     isolated_client: AppClient,
 ) -> None:
     """The table stays bounded while no worker judges: a row older than ``STALE_MS`` is
-    dropped unjudged (counted in ``skipped``), as is a row of an alert no longer
-    judged (deleted meanwhile)."""
+    dropped unjudged, as is a row of an alert no longer judged (paused meanwhile);
+    both are counted in ``skipped``."""
     client = isolated_client
     state, wired, judge, at = await _judged(client)
     [alert_id] = judge._watches
-
-    def row(alert: str, created_ms: int, events: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "alert_id": alert,
-            "created_ms": created_ms,
-            "count": len(events),
-            "events": orjson.dumps(events),
-        }
-
+    await _add(client, wired, {**BUSY_HOST, "window_duration_minutes": 2}, "paused")
+    paused = await _alert_id(state, "paused")
     busy = [{"host": "a", "bytes": 200}]
-    async with state.db.write_sessions() as session:
-        await session.execute(
-            insert(PipelineAlertEvents),
-            [
-                row(alert_id, at - alert_events.STALE_MS - 1, busy * 4),
-                row("a deleted alert", at, busy),
-            ],
-        )
-        await session.commit()
+    await _hand(
+        state,
+        _handed_row(alert_id, at - alert_events.STALE_MS - 1, busy * 4),
+        _handed_row(paused, at, busy),
+    )
+    body = _alert(wired, {**BUSY_HOST, "window_duration_minutes": 2}, "paused")
+    response = await client.put(
+        f"/v3/pipeline/{wired.pipeline_id}/source/{wired.source_id}/alert/{paused}",
+        json={**body, "id": paused, "active": False},
+        headers=wired.account.headers,
+    )
+    assert response.status_code == 200, response.text
+    await judge.refresh(state.db)
+    assert list(judge._watches) == [alert_id]
     assert await _round(judge, state, at) == 0
-    assert await _round(judge, state, at + 2 * WINDOW_MS) == 0
-    assert (judge.skipped, await _queued(state)) == (4, 0)
+    assert await _round(judge, state, at + 3 * WINDOW_MS) == 0
+    assert (judge.skipped, await _queued(state)) == (5, 0)
     assert await _fired(state, wired.account.account_id) == []
+
+
+async def test_an_alerts_events_and_windows_leave_with_it(isolated_client: AppClient) -> None:
+    """They are the tenant's events: deleting the alert deletes the rows handed over
+    for it and its saved windows (foreign keys, on both backends)."""
+    client = isolated_client
+    state, wired, judge, at = await _judged(client)
+    [alert_id] = judge._watches
+    await _post(client, wired, [{"host": "a", "bytes": 30}])
+    assert await _round(judge, state, at) == 0  # its windows saved
+    await _hand(state, _handed_row(alert_id, at, [{"host": "a", "bytes": 1}]))
+    assert await _stored(state, alert_id) == (1, 1)
+    response = await client.delete(
+        f"/v3/pipeline/{wired.pipeline_id}/source/{wired.source_id}/alert/{alert_id}",
+        headers=wired.account.headers,
+    )
+    assert response.status_code == 200, response.text
+    assert await _stored(state, alert_id) == (0, 0)
+
+
+async def _alert_id(state: AppState, name: str) -> str:
+    async with state.db.read_sessions() as session:
+        alerts = (await session.scalars(select(PipelineAlert))).all()
+    [found] = [alert.id for alert in alerts if alert.general["name"] == name]
+    return found
+
+
+async def _stored(state: AppState, alert_id: str) -> tuple[int, int]:
+    """The alert's rows handed over, and its saved windows."""
+    async with state.db.read_sessions() as session:
+        handed = await session.scalar(
+            select(func.count())
+            .select_from(PipelineAlertEvents)
+            .where(PipelineAlertEvents.alert_id == alert_id)
+        )
+        saved = await session.scalar(
+            select(func.count())
+            .select_from(PipelineAlertWindows)
+            .where(PipelineAlertWindows.alert_id == alert_id)
+        )
+    return int(handed or 0), int(saved or 0)

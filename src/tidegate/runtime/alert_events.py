@@ -477,7 +477,9 @@ class AlertEvents:
         handed = await self._encoded(decoded, sum(len(events) for _, events in taken) // 100)
         for alert_id, events in handed:
             watch = self._watches.get(alert_id)
-            if watch is not None:
+            if watch is None:  # paused, or changed to be judged on the counts
+                self.skipped += len(events)
+            else:
                 watch.pending = events + watch.pending
 
     async def _next_round(self, db: Database) -> None:

@@ -34,7 +34,16 @@ def upgrade() -> None:
         sa.Column("created_ms", sa.BigInteger(), nullable=False),
         sa.Column("count", sa.Integer(), nullable=False),
         sa.Column("events", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["alert_id"],
+            ["pipeline_alerts.id"],
+            name=op.f("fk_pipeline_alert_events_alert_id_pipeline_alerts"),
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_pipeline_alert_events")),
+    )
+    op.create_index(
+        op.f("ix_pipeline_alert_events_alert_id"), "pipeline_alert_events", ["alert_id"]
     )
     op.create_table(
         "pipeline_alert_windows",
@@ -42,6 +51,12 @@ def upgrade() -> None:
         sa.Column("fingerprint", sa.String(length=64), nullable=False),
         sa.Column("saved_ms", sa.BigInteger(), nullable=False),
         sa.Column("windows", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["alert_id"],
+            ["pipeline_alerts.id"],
+            name=op.f("fk_pipeline_alert_windows_alert_id_pipeline_alerts"),
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("alert_id", name=op.f("pk_pipeline_alert_windows")),
     )
     cursors = sa.table(
@@ -75,4 +90,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute(sa.text("DELETE FROM alert_cursors WHERE name = :name").bindparams(name=LEASE))
     op.drop_table("pipeline_alert_windows")
+    op.drop_index(op.f("ix_pipeline_alert_events_alert_id"), table_name="pipeline_alert_events")
     op.drop_table("pipeline_alert_events")
