@@ -641,6 +641,16 @@ def take(page: Page, account: Account, out: Path, found: Content) -> None:
     panel.get_by_test_id("node-alert-message").fill("{{count}} partner errors in 10 minutes")
     panel.get_by_test_id("node-alert-save").click()
     expect(panel.get_by_test_id("node-alert")).to_have_count(1)
+    # A second one: a jump in the errors paged to PagerDuty, its form left open.
+    panel.get_by_test_id("node-alert-name").fill("Partner error spike")
+    panel.get_by_test_id("node-alert-type").select_option("change")
+    panel.get_by_test_id("node-alert-count").fill("200")
+    panel.get_by_test_id("node-alert-service").select_option("pager_duty")
+    panel.get_by_test_id("node-alert-routing-key").fill("R0UT1NGKEY")
+    panel.get_by_test_id("node-alert-severity").select_option("CRITICAL")
+    panel.get_by_test_id("node-alert-message").fill("{{name}}: {{count}} partner errors")
+    panel.get_by_test_id("node-alert-save").click()
+    expect(panel.get_by_test_id("node-alert")).to_have_count(2)
     page.evaluate("window.scrollTo(0, 0)")
     shoot(page, out, "pipeline-alerts")
 

@@ -381,6 +381,33 @@ def test_change_alerts_told_to_pagerduty_are_made_and_edited_in_the_form(
     service = changed["alert_config"]["alert_payload"]["service"]
     assert (service["severity"], service["source"]) == ("ERROR", "edge-1")
     assert changed["alert_config"]["evaluation"]["conditional"]["expressions"][0]["value"] == 75
+    # Saved: the form is a new alert's again, nothing of the one edited left in it.
+    _expect_a_new_alerts_form(panel)
+
+    # Opened for editing, then cancelled: the same.
+    panel.get_by_test_id("node-alert-edit").click()
+    expect(panel.get_by_test_id("node-alert-routing-key")).to_have_value("R0UT1NGKEY")
+    panel.get_by_test_id("node-alert-cancel").click()
+    _expect_a_new_alerts_form(panel)
+
+
+def _expect_a_new_alerts_form(panel: Locator) -> None:
+    for testid, value in (
+        ("node-alert-name", ""),
+        ("node-alert-type", "threshold"),
+        ("node-alert-count", "100"),
+        ("node-alert-window", "5"),
+        ("node-alert-window-type", "tumbling"),
+        ("node-alert-service", "log_analysis"),
+        ("node-alert-message", ""),
+        ("node-alert-severity", "WARNING"),
+    ):
+        expect(panel.get_by_test_id(testid)).to_have_value(value)
+    expect(panel.get_by_test_id("node-alert-routing-key")).to_be_hidden()
+    expect(panel.get_by_test_id("node-alert-routing-key")).to_have_value("")
+    expect(panel.get_by_test_id("node-alert-url")).to_be_hidden()
+    expect(panel.get_by_text("More than (events)")).to_be_visible()
+    expect(panel.get_by_test_id("node-alert-cancel")).to_be_hidden()
 
 
 def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, page: Page) -> None:

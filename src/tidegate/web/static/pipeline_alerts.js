@@ -155,14 +155,28 @@ export function alertsPanel({ pipelineId, node, canEdit }) {
   return element;
 }
 
+// What the form holds for a new alert.
+const NEW_ALERT = {
+  name: "",
+  type: "threshold",
+  count: "100",
+  window: "5",
+  windowType: "tumbling",
+  service: SERVICES[0][0],
+  url: "",
+  routingKey: "",
+  severity: "WARNING",
+  message: "",
+};
+
 // The form that adds an alert, or changes the one `edit(alert)` put in it.
 function alertForm(node, base, load) {
   let editing = null;
   const form = {
     name: h("input", { required: true, maxlength: 200, testid: "node-alert-name" }),
     type: h("select", { testid: "node-alert-type" }, h("option", { value: "threshold" }, "Threshold: more than N events"), h("option", { value: "change" }, "Change: the event count moves by more than N% from the window before"), h("option", { value: "absence" }, "Absence: no events")),
-    count: h("input", { type: "number", min: 0, value: 100, testid: "node-alert-count" }),
-    window: h("input", { type: "number", min: 1, max: 1440, value: 5, required: true, testid: "node-alert-window" }),
+    count: h("input", { type: "number", min: 0, testid: "node-alert-count" }),
+    window: h("input", { type: "number", min: 1, max: 1440, required: true, testid: "node-alert-window" }),
     windowType: h("select", { testid: "node-alert-window-type" }, h("option", { value: "tumbling" }, "tumbling (judged at its end)"), h("option", { value: "sliding" }, "sliding (judged every minute)")),
     service: h("select", { testid: "node-alert-service" }, SERVICES.map(([value, label]) => h("option", { value }, label))),
     url: h("input", { type: "url", placeholder: "https://…", testid: "node-alert-url" }),
@@ -188,18 +202,20 @@ function alertForm(node, base, load) {
   }
   form.type.addEventListener("change", shape);
   form.service.addEventListener("change", shape);
-  form.severity.value = "WARNING";
-  shape();
+  // A new alert starts from these, and the form goes back to them after each save and
+  // on cancel: nothing of the alert added or edited before is left in it.
+  function fresh() {
+    for (const [name, value] of Object.entries(NEW_ALERT)) form[name].value = value;
+    shape();
+  }
+  fresh();
   const problem = h("div", { testid: "node-alert-problem" });
   const heading = h("h3", {}, "New alert");
   const save = h("button", { type: "submit", class: "primary", testid: "node-alert-save" }, "Add alert");
   const cancel = h("button", { type: "button", testid: "node-alert-cancel", hidden: true }, "Cancel");
   function reset() {
     editing = null;
-    form.name.value = "";
-    form.message.value = "";
-    form.routingKey.value = "";
-    form.severity.value = "WARNING";
+    fresh();
     heading.textContent = "New alert";
     save.textContent = "Add alert";
     cancel.hidden = true;
