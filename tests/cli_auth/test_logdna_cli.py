@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import json
 import time
+import uuid
 from typing import Any
 from urllib.parse import quote
 
@@ -212,3 +213,41 @@ async def test_v3_auth_account_for_any_credential(client: AppClient) -> None:
     )
     assert missing.status_code == 404
     assert missing.json()["code"] == "ENOTFOUND"
+
+
+async def test_v3_auth_account_lists_a_persons_accounts_as_the_enterprise_reads_them(
+    client: AppClient,
+) -> None:
+    """A person in accounts of two enterprises, two of them owned by one person: each in
+    the order joined, as its enterprise's own read of it answers (the owner's short ids
+    in that enterprise included), from one read of the accounts."""
+    first, second = await make_tenant(client.database_url), await make_tenant(client.database_url)
+    owner = f"owner-{uuid.uuid4().hex[:6]}@example.com"
+    one = await make_account(client, first, owneremail=owner)
+    two = await make_account(client, first, owneremail=owner)
+    three = await make_account(client, second)
+    person = await add_person(client.database_url, account_id=three.account_id, role="admin")
+    for account in (one, two):
+        await add_person(
+            client.database_url, account_id=account.account_id, role="member", email=person.email
+        )
+    from tests.users.factories import sign_in_person
+
+    browser = await sign_in_person(client, person)
+    listed = await client.get("/v3/auth/account", headers=browser.cookies_only)
+    assert listed.status_code == 200, listed.text
+    expected = []
+    for account in (three, one, two):
+        read = await client.get(
+            f"/v3/enterprise/account/{account.account_id}", headers=account.tenant.headers
+        )
+        expected.append(read.json()["data"])
+    assert listed.json()["data"] == expected
+    assert sorted(expected[1]["owner"]["accounts"]) == sorted(
+        [one.data["account"], two.data["account"]]
+    )
+    for account, document in zip((three, one, two), expected, strict=True):
+        got = await client.get(
+            f"/v3/auth/account/{account.data['account']}", headers=browser.cookies_only
+        )
+        assert got.json()["data"] == document

@@ -10,7 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.db.engine import Database, RawQuery
-from tidegate.models import Account, AccountFeature, Enterprise, User
+from tidegate.models import Account, AccountFeature, Enterprise, Membership, User
 
 _accounts = Account.__table__
 
@@ -64,6 +64,15 @@ _RAW_ACCOUNT_VIEW = RawQuery(_ONE_ACCOUNT_VIEW)
 # belong to several enterprises (a person's memberships).
 _RAW_ACCOUNT_VIEW_BY_ID = RawQuery(_ACCOUNT_VIEW.where(_accounts.c.id == bindparam("account_id")))
 _RAW_ACCOUNT_VIEWS = RawQuery(_ENTERPRISE_ACCOUNT_VIEWS)
+# A person's accounts (at most 200, in the order they joined them), which may belong to
+# several enterprises.
+_memberships = Membership.__table__
+_RAW_MEMBER_ACCOUNT_VIEWS = RawQuery(
+    _ACCOUNT_VIEW.join(_memberships, _memberships.c.account_id == _accounts.c.id)
+    .where(_memberships.c.user_id == bindparam("user_id"))
+    .order_by(_memberships.c.created_at, _accounts.c.id)
+    .limit(200)
+)
 _RAW_ENTERPRISE = RawQuery(
     select(*Enterprise.__table__.columns).where(Enterprise.id == bindparam("enterprise_id"))
 )
@@ -97,6 +106,11 @@ async def raw_account_view_by_id(*, db: Database, account_id: str) -> tuple[Any,
     """``raw_account_view`` of whichever enterprise holds the account."""
     rows = await db.fetch(_RAW_ACCOUNT_VIEW_BY_ID, {"account_id": account_id})
     return rows[0] if rows else None
+
+
+async def raw_member_account_views(*, db: Database, user_id: str) -> list[tuple[Any, ...]]:
+    """``raw_account_view`` of each account the person is a member of, in one read."""
+    return list(await db.fetch(_RAW_MEMBER_ACCOUNT_VIEWS, {"user_id": user_id}))
 
 
 async def raw_short_ids_owned_by(*, db: Database, user_id: str, enterprise_id: str) -> list[str]:

@@ -128,6 +128,21 @@ async def read_account_by_id(*, db: Database, account_id: str) -> dict[str, Any]
     return None if row is None else await _account_document(db, row)
 
 
+async def read_member_accounts(*, db: Database, user_id: str) -> list[dict[str, Any]]:
+    """``read_account`` of each account the person is a member of (at most 200, in the
+    order they joined them): one read of the accounts, one of each owner's short ids in
+    their enterprise."""
+    rows = await repository.raw_member_account_views(db=db, user_id=user_id)
+    owned: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        owner = (row[11], row[1])
+        if owner not in owned:
+            owned[owner] = await repository.raw_short_ids_owned_by(
+                db=db, user_id=row[11], enterprise_id=row[1]
+            )
+    return [account_data(row, owned[row[11], row[1]]) for row in rows]
+
+
 async def create_enterprise(
     *,
     session: AsyncSession,

@@ -271,15 +271,16 @@ async def sign_out(*, session: AsyncSession, session_id: str) -> None:
 
 async def read_accounts_in_detail(*, db: Database, principal: Principal) -> list[dict[str, Any]]:
     """The spec's Account (``enterprise_service.account_data``) for each account the
-    credential may act in (at most 200), from raw reads: mzm asks it for every command."""
-    if principal.kind == "enterprise" and principal.account_id is None:
-        enterprise_id = principal.enterprise_id or ""
-        return (await enterprise_service.read_account_list(db=db, enterprise_id=enterprise_id))[
-            :200
-        ]
-    found = []
-    for account in (await read_accounts_of(db=db, principal=principal))[:200]:
-        data = await enterprise_service.read_account_by_id(db=db, account_id=account["id"])
-        if data is not None:
-            found.append(data)
-    return found
+    credential may act in (at most 200; those ``read_accounts_of`` lists), from raw
+    reads: mzm asks it for every command. A person's accounts are one read, not one per
+    account."""
+    if principal.user_id is not None:
+        return await enterprise_service.read_member_accounts(db=db, user_id=principal.user_id)
+    if principal.kind == "service":
+        account = await enterprise_service.read_account_by_id(
+            db=db, account_id=principal.account_id or ""
+        )
+        return [] if account is None else [account]
+    # An enterprise key, acting for one of its accounts or not: every account it holds.
+    enterprise_id = principal.enterprise_id or ""
+    return (await enterprise_service.read_account_list(db=db, enterprise_id=enterprise_id))[:200]
