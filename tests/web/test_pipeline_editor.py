@@ -498,3 +498,65 @@ def test_a_configuration_the_form_cannot_show_whole_is_edited_as_json(
             )
 
         until(saved, what="the JSON saved as the filter's configuration")
+
+
+def test_a_nodes_description_is_written_shown_changed_and_cleared(site: Site, page: Page) -> None:
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Described"}).json()["data"]
+    base = f"/v3/pipeline/{pipeline['id']}"
+    at = f"/pipelines/{pipeline['id']}"
+    sign_in_with_key(page, site.base_url, account.service_key, next_path=at)
+
+    # Written with the node (trimmed).
+    panel = add_node(page, "source", "http", "Webhook")
+    panel.get_by_test_id("node-description").fill("  Partner events, signed\nby the gateway  ")
+    panel.get_by_test_id("node-save").click()
+    expect(node(page, "Webhook")).to_have_count(1)
+    assert _node_description(account, base) == "Partner events, signed\nby the gateway"
+
+    # Shown in the node's panel and its form; changed there.
+    node(page, "Webhook").click()
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("node-description-text")).to_have_text(
+        "Partner events, signed\nby the gateway"
+    )
+    expect(panel.get_by_test_id("node-description")).to_have_value(
+        "Partner events, signed\nby the gateway"
+    )
+    panel.get_by_test_id("node-description").fill("Partner events")
+    panel.get_by_test_id("node-save").click()
+    until(lambda: _node_description(account, base) == "Partner events", what="the new description")
+
+    # Emptied: cleared (null), and no longer shown.
+    page.reload()
+    node(page, "Webhook").click()
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("node-description")).to_have_value("Partner events")
+    panel.get_by_test_id("node-description").fill("   ")
+    panel.get_by_test_id("node-save").click()
+    until(lambda: _node_description(account, base) is None, what="the description cleared")
+    page.reload()
+    node(page, "Webhook").click()
+    expect(page.get_by_test_id("node-panel").get_by_test_id("node-title")).to_have_value("Webhook")
+    expect(page.get_by_test_id("node-panel").get_by_test_id("node-description-text")).to_have_count(
+        0
+    )
+
+    # A reader sees one, with no form.
+    with account.http() as http:
+        [stored] = http.get(base).json()["data"]["nodes"]
+        changed = http.patch(f"{base}/source/{stored['id']}", json={"description": "Read me"})
+        assert changed.status_code == 200, changed.text
+    sign_in_as_person(page, site.base_url, make_person(account, name="reader"), next_path=at)
+    node(page, "Webhook").click()
+    seen = page.get_by_test_id("node-panel")
+    expect(seen.get_by_test_id("node-description-text")).to_have_text("Read me")
+    expect(seen.get_by_test_id("node-description")).to_have_count(0)
+
+
+def _node_description(account: Account, base: str) -> str | None:
+    with account.http() as http:
+        [stored] = http.get(base).json()["data"]["nodes"]
+    description: str | None = stored["description"]
+    return description

@@ -99,7 +99,8 @@ export function drawGraph(nodes, { selected = null, counts = null, window = "", 
     const { x, y } = place.get(node.id);
     const wrong = problems.get(node.id) || [];
     const title = svg("title", {});
-    title.textContent = wrong.length ? wrong.map((problem) => problem.message).join("\n") : JSON.stringify(node.user_config || {}, null, 2);
+    // The hover text: what is wrong with the node, else its description and configuration.
+    title.textContent = wrong.length ? wrong.map((problem) => problem.message).join("\n") : [node.description, JSON.stringify(node.user_config || {}, null, 2)].filter(Boolean).join("\n\n");
     const group = svg(
       "g",
       {

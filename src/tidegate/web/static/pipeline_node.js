@@ -160,12 +160,20 @@ async function submitNode(config, problem, send) {
   return null;
 }
 
+// A node's description (optional; the API keeps up to 1,000 characters).
+function descriptionInput(value) {
+  const input = h("textarea", { rows: 2, maxlength: 1000, testid: "node-description", placeholder: "optional: what this node is for" });
+  input.value = value;
+  return input;
+}
+
 // The panel for a new node. `onSaved(node)` after the POST.
 export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCancel }) {
   const kind = h("select", { testid: "node-kind" }, KINDS.map((value) => h("option", { value }, KIND_LABEL[value])));
   const type = h("select", { testid: "node-type" });
   const about = h("small", { testid: "node-type-description" });
   const title = h("input", { maxlength: 250, testid: "node-title", placeholder: "optional" });
+  const description = descriptionInput("");
   const variable = h("div", {});
   const problem = h("div", {});
   let config = null;
@@ -197,6 +205,7 @@ export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCanc
     h("div", { class: "row-2" }, field("Kind", kind), field("Type", type)),
     about,
     field("Title", title),
+    field("Description", description),
     variable,
     problem,
     h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", testid: "node-save" }, "Add node"), h("button", { type: "button", testid: "node-cancel", onclick: onCancel }, "Cancel")),
@@ -204,7 +213,7 @@ export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCanc
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     await submitNode(config, problem, async (value) => {
-      const body = { type: type.value, title: title.value.trim() || null, user_config: value };
+      const body = { type: type.value, title: title.value.trim() || null, description: description.value.trim() || null, user_config: value };
       if (kind.value === "source") {
         if (wiring && wiring.read()) body.gateway_route_id = wiring.read();
       } else body.inputs = wiring.read();
@@ -225,6 +234,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     h("button", { type: "button", class: "link", title: "Close", testid: "node-close", onclick: onClose }, "×"),
   );
   const about = h("p", { class: "muted" }, `${node.kind} · ${node.type}`, h("br"), h("small", {}, `id ${node.id}`));
+  const said = node.description ? h("p", { class: "node-description", testid: "node-description-text" }, node.description) : null;
   const found = problems.length ? h("div", { class: "error", role: "alert" }, h("strong", {}, "Not published: "), h("ul", {}, problems.map((problem) => h("li", { testid: "node-publish-error" }, problem.message)))) : null;
   if (!canEdit) {
     const from = (node.inputs || []).map((input) => {
@@ -236,6 +246,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
       { class: "card node-panel", testid: "node-panel" },
       head,
       about,
+      said,
       found,
       node.kind === "source" ? null : h("p", {}, "Inputs: ", from.length ? from.join(", ") : "none"),
       h("h3", {}, "Configuration"),
@@ -245,6 +256,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     );
   }
   const title = h("input", { maxlength: 250, value: node.title || "", testid: "node-title", placeholder: "optional" });
+  const description = descriptionInput(node.description || "");
   const wiring = node.kind === "source" ? (node.gateway_route_id ? routeField(routes, node) : null) : inputsField(nodes, node);
   const config = configSection(item ? item.user_config_schema : {}, node.user_config || {});
   const problem = h("div", {});
@@ -264,6 +276,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     "form",
     { class: "node-form" },
     field("Title", title),
+    field("Description", description),
     wiring ? wiring.element : null,
     node.kind === "source" && node.gateway_route_id ? routeAccess(node) : null,
     config.element,
@@ -274,7 +287,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     event.preventDefault();
     const error = await submitNode(config, problem, async (value) => {
       // generation_id: a node changed meanwhile (another tab, Terraform) is a 409, not lost.
-      const body = { title: title.value.trim() || null, user_config: value, generation_id: node.generation_id };
+      const body = { title: title.value.trim() || null, description: description.value.trim() || null, user_config: value, generation_id: node.generation_id };
       if (node.kind !== "source") body.inputs = wiring.read();
       else if (wiring && wiring.read() && wiring.read() !== node.gateway_route_id) body.gateway_route_id = wiring.read();
       await onSaved((await api("PATCH", path, { body })).data);
@@ -287,7 +300,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
   const sections = [["Configure", "node-tab-config", form]];
   if (extra) sections.push(["Live tap", "node-tab-tap", extra]);
   if (alerts) sections.push(["Alerts", "node-tab-alerts", alerts]);
-  return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, found, sections.length > 1 ? tabs(sections) : form);
+  return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, said, found, sections.length > 1 ? tabs(sections) : form);
 }
 
 // Sections of a panel, one shown at a time (the others stay as they are: a tap keeps
