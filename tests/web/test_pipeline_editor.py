@@ -560,3 +560,58 @@ def _node_description(account: Account, base: str) -> str | None:
         [stored] = http.get(base).json()["data"]["nodes"]
     description: str | None = stored["description"]
     return description
+
+
+def test_a_routes_access_keys_are_listed_made_and_revoked(site: Site, page: Page) -> None:
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Keys"}).json()["data"]
+        source = http.post(
+            f"/v3/pipeline/{pipeline['id']}/source", json={"type": "http", "title": "Webhook"}
+        ).json()["data"]
+    route = source["gateway_route_id"]
+    keys = f"/v3/pipeline/gateway-route/{route}/access-key"
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    node(page, "Webhook").click()
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("route-keys-none")).to_be_visible()
+
+    # Two made: each shown once, both listed by title and last four characters.
+    made = []
+    for count in (1, 2):
+        panel.get_by_test_id("route-key-create").click()
+        expect(panel.get_by_test_id("route-key-item")).to_have_count(count)
+        made.append(panel.get_by_test_id("route-key").inner_text().strip())
+    assert made[0] != made[1]
+    for secret in made:
+        expect(panel.get_by_test_id("route-keys")).to_contain_text(
+            f"Webhook (web app) · …{secret[-4:]}"
+        )
+    with account.http() as http:
+        listed = http.get(keys).json()["data"]
+    assert len(listed) == 2
+
+    # The first revoked (after a confirmation): gone from the list and from the API,
+    # refused by the gateway; the other still sends.
+    first = panel.get_by_test_id("route-key-item").filter(has_text=f"…{made[0][-4:]}")
+    page.once("dialog", lambda dialog: dialog.accept())
+    first.get_by_test_id("route-key-revoke").click()
+    expect(panel.get_by_test_id("route-key-item")).to_have_count(1)
+    expect(panel.get_by_test_id("route-key-item")).to_contain_text(f"…{made[1][-4:]}")
+    with account.http() as http:
+        assert [key["hint"] for key in http.get(keys).json()["data"]] == [made[1][-4:]]
+    with live_client(site.base_url) as http:
+        for secret, status in ((made[0], 401), (made[1], 200)):
+            sent = http.post(
+                f"/gateway/{route}", headers={"Authorization": f"Token {secret}"}, json=[{"a": 1}]
+            )
+            assert sent.status_code == status, sent.text
+
+    # A dialog dismissed revokes nothing.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    panel.get_by_test_id("route-key-revoke").click()
+    expect(panel.get_by_test_id("route-key-item")).to_have_count(1)
+    with account.http() as http:
+        assert len(http.get(keys).json()["data"]) == 1

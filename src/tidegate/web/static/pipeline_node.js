@@ -1,8 +1,8 @@
 // A pipeline node's panel in the editor: add a node (kind, type, title, its route or
 // inputs, its configuration in a form generated from the type's schema), or change,
 // remove and tap one. Read-only for a role that may not manage pipelines.
-import { ApiError, api, del, post } from "./api.js";
-import { append, clear, errorBox, field, h } from "./dom.js";
+import { ApiError, api, del, get, post } from "./api.js";
+import { append, clear, errorBox, field, formatTime, h } from "./dom.js";
 import { inputNode } from "./pipeline_graph.js";
 import { configForm } from "./schema_form.js";
 
@@ -51,21 +51,52 @@ function routeField(routes, node) {
   return { element: field("Gateway route", select, "where the source receives events: POST /gateway/<route id> with one of the route's access keys"), read: () => select.value || null };
 }
 
-// Where a push source receives, and a new access key of its route (shown once).
+// Where a push source receives; its route's access keys (title, last four characters,
+// when made), each revocable; a new one (shown once).
 function routeAccess(node) {
   const shown = h("div", {});
+  const keys = h("ul", { class: "route-keys", testid: "route-keys" });
+  const route = `/v3/pipeline/gateway-route/${encodeURIComponent(node.gateway_route_id)}/access-key`;
   const url = `${location.origin}/gateway/${node.gateway_route_id}`;
+  async function list() {
+    let found;
+    try {
+      found = (await get(route)).data;
+    } catch (error) {
+      clear(keys).append(h("li", {}, errorBox(error)));
+      return;
+    }
+    clear(keys);
+    if (!found.length) keys.append(h("li", { class: "muted", testid: "route-keys-none" }, "No access key yet: a sender needs one (New access key)."));
+    for (const key of found) {
+      const revoke = h("button", { type: "button", class: "link danger", testid: "route-key-revoke" }, "Revoke");
+      const item = h("li", { testid: "route-key-item", "data-key-id": key.id }, h("span", {}, `${key.title || "untitled"} · …${key.hint} · made ${formatTime(Date.parse(key.created_at)).slice(0, 16)} `), revoke);
+      revoke.addEventListener("click", async () => {
+        if (!confirm(`Revoke the access key “${key.title || "untitled"}” (…${key.hint})? Senders using it are refused from now on.`)) return;
+        try {
+          await del(`${route}/${encodeURIComponent(key.id)}`);
+        } catch (error) {
+          item.append(errorBox(error));
+          return;
+        }
+        await list();
+      });
+      keys.append(item);
+    }
+  }
   const create = h("button", { type: "button", testid: "route-key-create" }, "New access key");
   create.addEventListener("click", async () => {
     clear(shown);
     try {
-      const key = (await post(`/v3/pipeline/gateway-route/${encodeURIComponent(node.gateway_route_id)}/access-key`, { type: "generated", title: `${node.title || node.type} (web app)` })).data;
+      const key = (await post(route, { type: "generated", title: `${node.title || node.type} (web app)` })).data;
       shown.append(h("p", { class: "muted" }, "The key is shown this once:"), h("code", { class: "secret", testid: "route-key" }, key.key));
     } catch (error) {
       shown.append(errorBox(error));
     }
+    await list();
   });
-  return h("div", { class: "route-access" }, h("p", {}, "Send events: ", h("code", { testid: "node-route-url" }, `POST ${url}`)), create, shown);
+  list();
+  return h("div", { class: "route-access" }, h("p", {}, "Send events: ", h("code", { testid: "node-route-url" }, `POST ${url}`)), h("h3", {}, "Access keys"), keys, create, shown);
 }
 
 // The configuration: the generated form, or (a toggle) the same as JSON.
