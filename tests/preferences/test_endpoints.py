@@ -13,12 +13,14 @@ from tests.users.factories import Browser, Person, add_person, sign_in, sign_in_
 
 from tidegate.db.engine import Database
 from tidegate.models import UserPreference
-from tidegate.preferences.schemas import MAX_QUERY_HISTORY
+from tidegate.preferences.schemas import MAX_QUERY_HISTORY, MAX_STARRED
 from tidegate.search import MAX_QUERY_LENGTH
 
 PATH = "/v1/auth/preferences"
 HISTORY = PATH + "/query-history"
 FORGET = HISTORY + "/forget"
+STAR = PATH + "/starred"
+UNSTAR = STAR + "/forget"
 # An entry remembered without a range or filters (a plain query, as kept at first).
 NO_RANGE = {
     "range": None,
@@ -50,11 +52,11 @@ async def test_defaults_until_changed_then_kept_for_the_person_in_another_browse
     person, browser = await _person(client)
     first = await client.get(PATH, headers=browser.cookies_only)
     assert first.status_code == 200, first.text
-    assert first.json() == {"utc": False, "query_history": [], "searches": []}
+    assert first.json() == {"utc": False, "query_history": [], "searches": [], "starred": []}
 
     changed = await client.patch(PATH, json={"utc": True}, headers=browser.headers)
     assert changed.status_code == 200, changed.text
-    assert changed.json() == {"utc": True, "query_history": [], "searches": []}
+    assert changed.json() == {"utc": True, "query_history": [], "searches": [], "starred": []}
     # A field left out keeps its value.
     assert (await client.patch(PATH, json={}, headers=browser.headers)).json()["utc"] is True
 
@@ -91,6 +93,7 @@ async def test_the_same_preferences_in_every_account_of_the_person(client: AppCl
         "utc": True,
         "query_history": ["level:error"],
         "searches": [{**NO_RANGE, "query": "level:error"}],
+        "starred": [],
     }
 
 
@@ -140,7 +143,7 @@ async def test_one_query_is_forgotten_and_the_others_keep_their_order(
         assert unchanged.status_code == 200, unchanged.text
         assert unchanged.json()["query_history"] == ["three"]
     last = await client.post(FORGET, json={"query": "three"}, headers=elsewhere.headers)
-    assert last.json() == {"utc": False, "query_history": [], "searches": []}
+    assert last.json() == {"utc": False, "query_history": [], "searches": [], "starred": []}
 
 
 async def test_forgetting_leaves_another_persons_history_alone(client: AppClient) -> None:
@@ -245,6 +248,14 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", FORGET, {"query": 5}),
         ("POST", FORGET, {"query": "x" * (MAX_QUERY_LENGTH + 1)}),
         ("POST", FORGET, {"query": "a", "range": "1h"}),
+        ("POST", STAR, {}),
+        ("POST", STAR, {"query": ""}),
+        ("POST", STAR, {"query": "a", "range": "1y"}),
+        ("POST", STAR, {"query": "a", "from": 5}),
+        ("POST", STAR, {"query": "a", "hosts": "web"}),
+        ("POST", STAR, {"query": "a", "extra": 1}),
+        ("POST", UNSTAR, {"query": ""}),
+        ("POST", UNSTAR, {"query": "a", "hosts": []}),
     ],
 )
 async def test_bad_bodies_are_400_and_change_nothing(
@@ -255,7 +266,7 @@ async def test_bad_bodies_are_400_and_change_nothing(
     assert response.status_code == 400, response.text
     assert response.json()["status"] == "error"
     after = (await client.get(PATH, headers=browser.cookies_only)).json()
-    assert after == {"utc": False, "query_history": [], "searches": []}
+    assert after == {"utc": False, "query_history": [], "searches": [], "starred": []}
 
 
 async def test_a_query_as_long_as_a_search_takes_is_kept(client: AppClient) -> None:
@@ -271,6 +282,10 @@ async def test_writes_need_the_csrf_token(client: AppClient) -> None:
     await _remember(client, browser, "kept")
     forged = await client.post(FORGET, json={"query": "kept"}, headers=browser.cookies_only)
     assert forged.status_code == 403
+    for path in (STAR, UNSTAR):
+        forged = await client.post(path, json={"query": "kept"}, headers=browser.cookies_only)
+        assert forged.status_code == 403
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["starred"] == []
     assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == [
         "kept"
     ]
@@ -297,6 +312,8 @@ async def test_keys_have_no_preferences(client: AppClient) -> None:
             ("POST", HISTORY, {"query": "error"}),
             ("DELETE", HISTORY, None),
             ("POST", FORGET, {"query": "error"}),
+            ("POST", STAR, {"query": "error"}),
+            ("POST", UNSTAR, {"query": "error"}),
         ):
             response = await client.request(method, path, json=body, headers=headers)
             where = f"{method} {path} as {name}: {response.text}"
@@ -311,3 +328,74 @@ async def test_without_credentials_401(client: AppClient) -> None:
     assert (await client.get(PATH)).status_code == 401
     assert (await client.post(HISTORY, json={"query": "x"})).status_code == 401
     assert (await client.post(FORGET, json={"query": "x"})).status_code == 401
+    assert (await client.post(STAR, json={"query": "x"})).status_code == 401
+    assert (await client.post(UNSTAR, json={"query": "x"})).status_code == 401
+
+
+async def _star(
+    client: AppClient, browser: Browser, body: dict[str, object]
+) -> list[dict[str, object]]:
+    response = await client.post(STAR, json=body, headers=browser.headers)
+    assert response.status_code == 200, response.text
+    starred: list[dict[str, object]] = response.json()["starred"]
+    return starred
+
+
+async def test_starred_searches_are_kept_apart_from_the_history_until_unstarred(
+    client: AppClient,
+) -> None:
+    person, browser = await _person(client)
+    errors = {"query": "level:error", "range": "2h", "apps": ["web"]}
+    assert await _star(client, browser, errors) == [{**NO_RANGE, **errors}]
+    # Starred with a range of its own, an absolute one; first, as starred last.
+    window = {"query": "  timeout  ", "from": 1_000, "to": 2_000}
+    starred = await _star(client, browser, window)
+    assert starred == [{**NO_RANGE, **window, "query": "timeout"}, {**NO_RANGE, **errors}]
+    # Starred again: moved first with what it is starred with now, not kept twice.
+    again = {"query": "level:error", "levels": ["error"]}
+    assert [entry["query"] for entry in await _star(client, browser, again)] == [
+        "level:error",
+        "timeout",
+    ]
+    # A blank query is not starred; starring leaves the history alone, and the
+    # history's bound does not reach the starred searches.
+    assert len(await _star(client, browser, {"query": "   "})) == 2
+    for n in range(MAX_QUERY_HISTORY + 1):
+        await _remember(client, browser, f"q{n}")
+    await client.delete(HISTORY, headers=browser.headers)
+    answer = (
+        await client.get(PATH, headers=(await sign_in_person(client, person)).cookies_only)
+    ).json()
+    assert answer["query_history"] == []
+    assert answer["starred"] == [{**NO_RANGE, **again}, {**NO_RANGE, **window, "query": "timeout"}]
+
+    # Unstarred one by one (trimmed, exactly as starred); the history is untouched.
+    await _remember(client, browser, "timeout")
+    for query, left in (
+        (" timeout ", ["level:error"]),
+        ("Level:Error", ["level:error"]),
+        ("level:error", []),
+    ):
+        response = await client.post(UNSTAR, json={"query": query}, headers=browser.headers)
+        assert response.status_code == 200, response.text
+        assert [entry["query"] for entry in response.json()["starred"]] == left
+        assert response.json()["query_history"] == ["timeout"]
+
+
+async def test_at_most_fifty_searches_are_starred(client: AppClient) -> None:
+    _, browser = await _person(client)
+    _, stranger = await _person(client)
+    for n in range(MAX_STARRED):
+        await _star(client, browser, {"query": f"q{n}"})
+    refused = await client.post(STAR, json={"query": "one more"}, headers=browser.headers)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["status"] == "error"
+    assert f"{MAX_STARRED}" in refused.json()["error"]
+    # Starring one of them again is no new one; unstarring one makes room.
+    assert (await _star(client, browser, {"query": "q0", "range": "1d"}))[0]["query"] == "q0"
+    await client.post(UNSTAR, json={"query": "q7"}, headers=browser.headers)
+    starred = await _star(client, browser, {"query": "one more"})
+    assert len(starred) == MAX_STARRED
+    assert "q7" not in [entry["query"] for entry in starred]
+    # Another person's are their own.
+    assert (await client.get(PATH, headers=stranger.cookies_only)).json()["starred"] == []

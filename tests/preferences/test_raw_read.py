@@ -13,7 +13,7 @@ import orjson
 import pytest
 from pydantic import ValidationError
 from tests.conftest import AppClient
-from tests.preferences.test_endpoints import HISTORY, PATH, _person
+from tests.preferences.test_endpoints import HISTORY, PATH, STAR, _person
 
 from tidegate.db.engine import Database
 from tidegate.models import UserPreference
@@ -83,10 +83,9 @@ def as_written(generator: random.Random) -> Any:
     return dict(fields)
 
 
-def model_answer(row: UserPreference) -> bytes:
-    """The response model's answer for the ORM's row, as the read was built before."""
+def _read(items: list[Any], cap: int) -> list[schemas.Search]:
     searches = []
-    for item in row.query_history:
+    for item in items:
         try:
             searches.append(
                 schemas.Search(query=item)
@@ -95,9 +94,17 @@ def model_answer(row: UserPreference) -> bytes:
             )
         except ValidationError:
             continue
-    searches = searches[: schemas.MAX_QUERY_HISTORY]
+    return searches[:cap]
+
+
+def model_answer(row: UserPreference) -> bytes:
+    """The response model's answer for the ORM's row, as the read was built before."""
+    searches = _read(row.query_history, schemas.MAX_QUERY_HISTORY)
     model = schemas.Preferences(
-        utc=row.utc, query_history=[item.query for item in searches], searches=searches
+        utc=row.utc,
+        query_history=[item.query for item in searches],
+        searches=searches,
+        starred=_read(row.starred, schemas.MAX_STARRED),
     )
     return orjson.dumps(model.model_dump(mode="json", by_alias=True))
 
@@ -109,13 +116,19 @@ async def test_the_raw_read_answers_the_models_bytes(client: AppClient) -> None:
     try:
         for round_ in range(8):
             history = [as_written(generator) for _ in range(generator.randrange(40, 70))]
+            starred = [as_written(generator) for _ in range(generator.randrange(0, 60))]
             if round_ % 2:
                 history += ODD
                 generator.shuffle(history)
+                starred += ODD
+                generator.shuffle(starred)
             async with database.write_sessions() as session:
                 await session.merge(
                     UserPreference(
-                        user_id=person.user_id, utc=bool(round_ % 3), query_history=history
+                        user_id=person.user_id,
+                        utc=bool(round_ % 3),
+                        query_history=history,
+                        starred=starred,
                     )
                 )
                 await session.commit()
@@ -139,9 +152,11 @@ async def test_a_read_of_what_the_writer_stores_builds_no_model(
         {"query": "app:api", "from": 1_000, "to": 61_000, "levels": ["warn", "error"]},
         {"query": "plain"},
     ):
-        response = await client.post(HISTORY, json=body, headers=browser.headers)
-        assert response.status_code == 200, response.text
+        for path in (HISTORY, STAR):
+            response = await client.post(path, json=body, headers=browser.headers)
+            assert response.status_code == 200, response.text
     expected = (await client.get(PATH, headers=browser.cookies_only)).content
+    assert len(orjson.loads(expected)["starred"]) == 3
 
     def built(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("a preferences model was built on the read")

@@ -387,3 +387,62 @@ def test_the_history_is_filtered_and_forgotten_entry_by_entry(site: Site, browse
         expect_lines(other, THREE)
         other.get_by_test_id("query-history-toggle").click()
         expect(other.get_by_test_id("query-history-query")).to_have_text(["alpha", "gamma"])
+
+
+def test_a_starred_search_stays_first_until_unstarred(site: Site, browser: Browser) -> None:
+    """An entry's star keeps it among the starred searches, listed first with the range
+    and filters it was starred with: choosing it runs them, clearing the history keeps
+    it, another browser of the person has it; its star again unstars it."""
+    _, email = person_with_three_lines(site)
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, THREE)
+        with kept(page, "POST", HISTORY):
+            page.goto(f"{site.base_url}/search?q=beta&range=24h")
+        expect_lines(page, ["beta two"])
+        search(page, "alpha", ["alpha one"])
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history-starred-item")).to_have_count(0)
+        beta = page.get_by_test_id("query-history-item").filter(has_text="beta")
+        star = page.get_by_test_id("query-history-star").and_(page.locator("[data-query=beta]"))
+        expect(star).to_have_attribute("aria-pressed", "false")
+        with kept(page, "POST", PREFERENCES + "/starred"):
+            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+        starred = page.get_by_test_id("query-history-starred-item")
+        expect(starred).to_have_count(1)
+        expect(starred.get_by_test_id("query-history-query")).to_have_text("beta")
+        expect(starred.get_by_test_id("query-history-range")).to_have_text("Last 24 hours")
+        expect(star.first).to_have_attribute("aria-pressed", "true")
+        # Clearing the history leaves the starred search.
+        with kept(page, "DELETE", HISTORY):
+            page.get_by_test_id("query-history-clear").click()
+        expect(page.get_by_test_id("query-history-item")).to_have_count(0)
+        expect(starred).to_have_count(1)
+        # Chosen: runs with its range, whatever the page's is now.
+        page.get_by_test_id("query-history-toggle").click()
+        expect(page.get_by_test_id("query-history")).to_be_hidden()
+        page.get_by_test_id("time-range").select_option("1h")
+        page.get_by_test_id("query-history-toggle").click()
+        with kept(page, "POST", HISTORY):
+            starred.click()
+        expect_lines(page, ["beta two"])
+        assert url_query(page)["range"] == ["24h"]
+
+    # Another browser of the person: starred on the server; unstarred there.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        starred = other.get_by_test_id("query-history-starred-item")
+        expect(starred.get_by_test_id("query-history-query")).to_have_text(["beta"])
+        with kept(other, "POST", PREFERENCES + "/starred/forget"):
+            starred.locator("xpath=..").get_by_test_id("query-history-star").click()
+        expect(starred).to_have_count(0)
+        # The history is untouched: what ran since it was cleared (the range's change
+        # ran alpha again, then the starred beta).
+        ran = other.get_by_test_id("query-history-item").get_by_test_id("query-history-query")
+        expect(ran).to_have_text(["beta", "alpha"])
+    with browser_of(browser, site, email) as third:
+        expect_lines(third, THREE)
+        third.get_by_test_id("query-history-toggle").click()
+        ran = third.get_by_test_id("query-history-item").get_by_test_id("query-history-query")
+        expect(ran).to_have_text(["beta", "alpha"])
+        expect(third.get_by_test_id("query-history-starred-item")).to_have_count(0)

@@ -25,4 +25,7 @@ class UserPreference(Base):
     # plain query (as kept at first) or an object of the query and the range and filters
     # it ran with (docs/web.md, "Preferences").
     query_history: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    # The searches the person starred (each as a history entry), newest starred first,
+    # kept until unstarred (at most ``MAX_STARRED``, the service's bound).
+    starred: Mapped[list[Any]] = mapped_column(JSON, default=list, server_default="[]")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)

@@ -1,5 +1,5 @@
-"""HTTP for a person's preferences: ``/v1/auth/preferences`` (the web app's UTC switch
-and query history). The signed-in person's own; a key is refused (service)."""
+"""HTTP for a person's preferences: ``/v1/auth/preferences`` (the web app's UTC switch,
+query history and starred searches). The signed-in person's own; a key is refused (service)."""
 
 from __future__ import annotations
 
@@ -60,3 +60,26 @@ async def forget_query(
 async def forget_queries(principal: CurrentPrincipal, session: SessionDep) -> schemas.Preferences:
     user_id = service.person_of(principal)
     return await service.forget_queries(session=session, user_id=user_id)
+
+
+@router.post(
+    "/starred",
+    summary="Star a search: first among the person's starred searches, once per query, "
+    "with its range and filters, kept until unstarred (at most 50; one more is a 409)",
+)
+async def star_query(
+    body: schemas.StarQuery, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.star_query(session=session, user_id=user_id, search=body)
+
+
+@router.post(
+    "/starred/forget",
+    summary="Unstar one search (the others keep their order; the history is untouched)",
+)
+async def unstar_query(
+    body: schemas.ForgetQuery, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.unstar_query(session=session, user_id=user_id, forget=body)

@@ -28,7 +28,7 @@ async def row_for_change(*, session: AsyncSession, user_id: str) -> UserPreferen
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     await session.execute(
         insert(UserPreference)
-        .values(user_id=user_id, utc=False, query_history=[])
+        .values(user_id=user_id, utc=False, query_history=[], starred=[])
         .on_conflict_do_nothing(index_elements=["user_id"])
     )
     row = await of_user(session=session, user_id=user_id, for_update=True)

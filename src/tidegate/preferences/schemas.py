@@ -11,6 +11,8 @@ from tidegate.search import MAX_QUERY_LENGTH
 
 # The latest distinct queries kept per person.
 MAX_QUERY_HISTORY = 50
+# The searches a person may star (kept until unstarred).
+MAX_STARRED = 50
 # A search's host, app or level filter, or its picked fields, as kept with its query:
 # values per list, and
 # characters per value.
@@ -80,6 +82,15 @@ class Preferences(BaseModel):
             "range and filters its query last ran with (none for one remembered without)",
         ),
     ] = []
+    starred: Annotated[
+        list[Search],
+        Field(
+            max_length=MAX_STARRED,
+            description="The searches the person starred, newest starred first, each with "
+            "the range and filters it was starred with; kept until unstarred, whatever the "
+            "history keeps",
+        ),
+    ] = []
 
 
 class PreferencesChange(RequestModel):
@@ -106,6 +117,10 @@ class RememberQuery(RequestModel, SearchFields):
         if self.from_ms is not None and self.to_ms is not None and self.from_ms > self.to_ms:
             raise ValueError("from: must not be after to")
         return self
+
+
+class StarQuery(RememberQuery):
+    """A search to star: its query, and (optional) the range and filters to run it with."""
 
 
 class ForgetQuery(RequestModel):

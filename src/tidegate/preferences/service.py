@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.principal import Principal
 from tidegate.db.engine import Database, RawQuery
-from tidegate.errors import Forbidden
+from tidegate.errors import Conflict, Forbidden
 from tidegate.models import UserPreference
 from tidegate.preferences import repository, schemas
 
@@ -97,18 +97,22 @@ def _search_data(item: Any) -> dict[str, Any] | None:
 
 
 def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
-    """The preferences of the ORM object or a raw record of ``utc`` and
-    ``query_history`` as plain data (api/raw_json.py), as the response model writes it
+    """The preferences of the ORM object or a raw record of ``utc``, ``query_history``
+    and ``starred`` as plain data (api/raw_json.py), as the response model writes it
     (``from`` and ``to`` by their aliases); the defaults when never set (no row)."""
     if row is None:
-        return {"utc": False, "query_history": [], "searches": []}
+        return {"utc": False, "query_history": [], "searches": [], "starred": []}
     searches = [found for found in map(_search_data, list(row.query_history)) if found][
         : schemas.MAX_QUERY_HISTORY
+    ]
+    starred = [found for found in map(_search_data, list(row.starred or ())) if found][
+        : schemas.MAX_STARRED
     ]
     return {
         "utc": row.utc,
         "query_history": [search["query"] for search in searches],
         "searches": searches,
+        "starred": starred,
     }
 
 
@@ -122,7 +126,7 @@ async def get(*, session: AsyncSession, user_id: str) -> schemas.Preferences:
 
 
 _OF_USER = RawQuery(
-    select(UserPreference.utc, UserPreference.query_history).where(
+    select(UserPreference.utc, UserPreference.query_history, UserPreference.starred).where(
         UserPreference.user_id == bindparam("user_id")
     )
 )
@@ -162,20 +166,24 @@ def with_search(history: list[Any], search: dict[str, Any]) -> list[Any]:
     return [search, *rest][: schemas.MAX_QUERY_HISTORY]
 
 
+def _kept_entry(search: schemas.RememberQuery) -> dict[str, Any]:
+    """A search as stored: as the API shows it (``from``/``to``), leaving out what was
+    not sent, its query trimmed."""
+    entry = {
+        **search.model_dump(by_alias=True, exclude_none=True, exclude={"query"}),
+        "query": search.query.strip(),
+    }
+    return {key: value for key, value in entry.items() if value != []}
+
+
 async def remember_query(
     *, session: AsyncSession, user_id: str, search: schemas.RememberQuery
 ) -> schemas.Preferences:
     """A search the person ran, with its range and filters. A blank query is not worth
     remembering; the entry already newest is not written again."""
-    text = search.query.strip()
-    if not text:
+    entry = _kept_entry(search)
+    if not entry["query"]:
         return await get(session=session, user_id=user_id)
-    # Stored as the API shows it (``from``/``to``), leaving out what was not sent.
-    entry = {
-        **search.model_dump(by_alias=True, exclude_none=True, exclude={"query"}),
-        "query": text,
-    }
-    entry = {key: value for key, value in entry.items() if value != []}
     row = await repository.row_for_change(session=session, user_id=user_id)
     history = list(row.query_history)
     if [_stored(item) for item in history[:1]] != [entry]:
@@ -202,5 +210,39 @@ async def forget_query(
     kept = [item for item in history if _query_of(item) != text]
     if len(kept) != len(history):
         row.query_history = kept
+        await session.flush()
+    return _shown(row)
+
+
+async def star_query(
+    *, session: AsyncSession, user_id: str, search: schemas.StarQuery
+) -> schemas.Preferences:
+    """``search`` starred, first, with the range and filters it is starred with (a query
+    starred already moves first with these). At most ``MAX_STARRED``: one more is a 409,
+    and nothing changes. A blank query is not starred, as it is not remembered."""
+    entry = _kept_entry(search)
+    if not entry["query"]:
+        return await get(session=session, user_id=user_id)
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    starred = list(row.starred or ())
+    others = [item for item in starred if _query_of(item) != entry["query"]]
+    if len(others) >= schemas.MAX_STARRED:
+        raise Conflict(f"At most {schemas.MAX_STARRED} searches can be starred: unstar one first")
+    row.starred = [entry, *others]
+    await session.flush()
+    return _shown(row)
+
+
+async def unstar_query(
+    *, session: AsyncSession, user_id: str, forget: schemas.ForgetQuery
+) -> schemas.Preferences:
+    """The starred searches without ``forget``'s query (trimmed, as it was starred);
+    the others keep their order, and the history is untouched."""
+    text = forget.query.strip()
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    starred = list(row.starred or ())
+    kept = [item for item in starred if _query_of(item) != text]
+    if len(kept) != len(starred):
+        row.starred = kept
         await session.flush()
     return _shown(row)

@@ -3,9 +3,11 @@
 // (or Alt+Down in the box) opens the list; choosing a query runs it with the range,
 // filters and picked fields it ran with (an entry kept before those were has none: the
 // page's are used). The filter box narrows the list to the entries holding its words;
-// each entry can be forgotten on its own (its remove button, or Delete).
+// each entry can be forgotten on its own (its remove button, or Delete). An entry's
+// star keeps it among the starred searches, listed first, which the history's bound
+// and its clearing never reach, until it is unstarred.
 import { clear, formatTime, h } from "./dom.js";
-import { historyEntry, preferences } from "./preferences.js";
+import { historyEntry, keptEntry, preferences } from "./preferences.js";
 import { presetLabel } from "./timerange.js";
 
 // What an entry ran with besides its query, in words ("" for none kept).
@@ -47,6 +49,8 @@ export function queryHistory({ input, onChoose }) {
   const element = h("span", { class: "history" }, toggle, list);
 
   const items = () => [...list.querySelectorAll("[data-testid=query-history-item]")];
+  // Every search listed, starred ones first: where the keys move and Enter runs.
+  const searches = () => [...list.querySelectorAll("[data-testid=query-history-starred-item], [data-testid=query-history-item]")];
 
   // Forgets one entry (its remove button, or Delete on it), then puts the focus on the
   // entry that took its place, else the filter box.
@@ -71,42 +75,77 @@ export function queryHistory({ input, onChoose }) {
     }
   }
 
+  // Stars or unstars an entry (as it is: its range and filters), then draws the list
+  // again with the focus back on that entry's star; a refusal is said above the list.
+  async function toggleStar(entry) {
+    const starred = preferences.isStarred(entry.query);
+    let done = null;
+    try {
+      done = starred ? preferences.unstarQuery(entry.query) : preferences.starQuery(keptEntry(entry));
+      drawEntries();
+      await done;
+    } catch (error) {
+      drawEntries();
+      entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `${starred ? "Not unstarred" : "Not starred"}: ${error.message || error}`));
+      return;
+    }
+    if (!list.hidden) drawEntries();
+    const again = [...entries.querySelectorAll("[data-testid=query-history-star]")].find((button) => button.dataset.query === entry.query);
+    again?.focus();
+  }
+
+  // One line of the list: the search (runs it), its star and, in the history, its
+  // forget button.
+  function row(entry, { testid, at = null }) {
+    const ran = entryRange(entry);
+    const item = h(
+      "button",
+      {
+        type: "button",
+        class: "history-item",
+        testid,
+        title: ran ? `${entry.query}\n${ran}` : entry.query,
+        onclick: () => {
+          close();
+          onChoose(entry);
+        },
+        onkeydown: (event) => {
+          if (event.key === "Delete" && at !== null) {
+            event.preventDefault();
+            forget(entry, at);
+          }
+        },
+      },
+      h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
+      ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
+    );
+    const on = preferences.isStarred(entry.query);
+    const star = h(
+      "button",
+      { type: "button", class: `history-star${on ? " on" : ""}`, testid: "query-history-star", "data-query": entry.query, "aria-pressed": String(on), title: on ? "Unstar this search" : "Star this search: kept until unstarred", "aria-label": `${on ? "Unstar" : "Star"} ${entry.query}`, tabindex: "-1", onclick: () => toggleStar(entry) },
+      on ? "\u2605" : "\u2606",
+    );
+    const remove = at === null ? null : h(
+      "button",
+      { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
+      "\u00d7",
+    );
+    return h("div", { class: "history-row", role: "listitem" }, item, star, remove);
+  }
+
   function drawEntries() {
     clear(entries);
     const history = preferences.current.searches;
+    const starred = preferences.current.starred.filter((entry) => entryMatches(entry, filter.value));
     const shown = history.filter((entry) => entryMatches(entry, filter.value));
-    if (!history.length) entries.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
-    else if (!shown.length) entries.append(h("p", { class: "muted", testid: "query-history-none" }, "No remembered query matches."));
-    shown.forEach((entry, at) => {
-      const ran = entryRange(entry);
-      const item = h(
-        "button",
-        {
-          type: "button",
-          class: "history-item",
-          testid: "query-history-item",
-          title: ran ? `${entry.query}\n${ran}` : entry.query,
-          onclick: () => {
-            close();
-            onChoose(entry);
-          },
-          onkeydown: (event) => {
-            if (event.key === "Delete") {
-              event.preventDefault();
-              forget(entry, at);
-            }
-          },
-        },
-        h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
-        ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
-      );
-      const remove = h(
-        "button",
-        { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
-        "\u00d7",
-      );
-      entries.append(h("div", { class: "history-row", role: "listitem" }, item, remove));
-    });
+    if (starred.length) {
+      entries.append(h("div", { class: "history-heading muted" }, "Starred"));
+      for (const entry of starred) entries.append(row(entry, { testid: "query-history-starred-item" }));
+      if (history.length) entries.append(h("div", { class: "history-heading muted" }, "Recent"));
+    }
+    if (!history.length && !preferences.current.starred.length) entries.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
+    else if (!shown.length && !starred.length) entries.append(h("p", { class: "muted", testid: "query-history-none" }, "No remembered query matches."));
+    shown.forEach((entry, at) => entries.append(row(entry, { testid: "query-history-item", at })));
   }
 
   function draw() {
@@ -124,7 +163,7 @@ export function queryHistory({ input, onChoose }) {
       draw();
     });
     list.append(
-      history.length ? filter : null,
+      history.length || preferences.current.starred.length ? filter : null,
       entries,
       h("div", { class: "history-foot muted" }, preferences.kept ? "Your latest 50 queries, newest first" : "This page's queries (a key has no person to keep them for)", forgetAll),
     );
@@ -135,7 +174,7 @@ export function queryHistory({ input, onChoose }) {
     if (event.key === "Enter") {
       // The first query the filter left: run it.
       event.preventDefault();
-      items()[0]?.click();
+      searches()[0]?.click();
     }
   });
 
@@ -149,7 +188,7 @@ export function queryHistory({ input, onChoose }) {
     list.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
     document.addEventListener("pointerdown", outside);
-    if (focus) (items()[0] || toggle).focus();
+    if (focus) (searches()[0] || toggle).focus();
   }
 
   function close() {
@@ -171,7 +210,7 @@ export function queryHistory({ input, onChoose }) {
   // Up and Down move between the filter box and the queries, Escape goes back to the
   // search box (as Up from the top does).
   list.addEventListener("keydown", (event) => {
-    const stops = [...(filter.isConnected ? [filter] : []), ...items()];
+    const stops = [...(filter.isConnected ? [filter] : []), ...searches()];
     const at = stops.indexOf(document.activeElement);
     if (event.key === "Escape") {
       close();

@@ -1,6 +1,7 @@
 // The signed-in person's preferences, kept by the server with the person (GET and
-// PATCH /v1/auth/preferences, POST/DELETE .../query-history, POST .../forget; docs/web.md,
-// "Preferences"): the UTC switch and the query history. Nothing is written to the
+// PATCH /v1/auth/preferences, POST/DELETE .../query-history, POST .../forget, POST
+// .../starred and .../starred/forget; docs/web.md, "Preferences"): the UTC switch, the
+// query history and the starred searches. Nothing is written to the
 // browser's storage. A browser signed in with a key has no person to keep them for
 // (the server answers 403): the page then keeps them while it is open, and says so.
 import { api, get } from "./api.js";
@@ -9,8 +10,9 @@ import { showUtc, showsUtc } from "./zone.js";
 
 const PATH = "/v1/auth/preferences";
 const MAX_QUERY_HISTORY = 50; // as the server keeps
+export const MAX_STARRED = 50; // as the server keeps (one more is refused)
 
-const defaults = () => ({ utc: false, query_history: [], searches: [] });
+const defaults = () => ({ utc: false, query_history: [], searches: [], starred: [] });
 
 // A history entry as the server keeps it: the query, and the range (`range`, relative,
 // or `from`/`to`, absolute), filters and picked fields it ran with; what is empty is
@@ -23,10 +25,13 @@ export function historyEntry({ q, range, hosts, apps, levels, fields }) {
   return entry;
 }
 
-// The same entry, whatever the server added (empty lists, nulls): for comparing two.
-function entryKey(entry) {
-  return JSON.stringify(historyEntry({ q: entry.query, range: entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to }, hosts: entry.hosts, apps: entry.apps, levels: entry.levels, fields: entry.fields }));
+// An entry as the server answers it (empty lists, nulls) as the server keeps it.
+export function keptEntry(entry) {
+  return historyEntry({ q: entry.query, range: entry.range ? { preset: entry.range } : { from: entry.from, to: entry.to }, hosts: entry.hosts, apps: entry.apps, levels: entry.levels, fields: entry.fields });
 }
+
+// The same entry, whatever the server added: for comparing two.
+const entryKey = (entry) => JSON.stringify(keptEntry(entry));
 
 export const preferences = {
   current: defaults(),
@@ -93,6 +98,31 @@ export const preferences = {
     if (!this.kept) return;
     const answer = await api("POST", `${PATH}/query-history/forget`, { body: { query } });
     if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+  },
+
+  // A search starred (`historyEntry`), first, with the range and filters it has now;
+  // the server's answer (or its refusal: at most MAX_STARRED) is what the page keeps.
+  async starQuery(entry) {
+    if (!entry.query) return;
+    const others = this.current.starred.filter((item) => item.query !== entry.query);
+    if (others.length >= MAX_STARRED) throw new Error(`At most ${MAX_STARRED} searches can be starred: unstar one first`);
+    this.current.starred = [entry, ...others];
+    const mine = ++this.sent;
+    if (!this.kept) return;
+    const answer = await api("POST", `${PATH}/starred`, { body: entry });
+    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+  },
+
+  async unstarQuery(query) {
+    this.current.starred = this.current.starred.filter((item) => item.query !== query);
+    const mine = ++this.sent;
+    if (!this.kept) return;
+    const answer = await api("POST", `${PATH}/starred/forget`, { body: { query } });
+    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+  },
+
+  isStarred(query) {
+    return this.current.starred.some((item) => item.query === query);
   },
 
   async forgetQueries() {
