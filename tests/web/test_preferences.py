@@ -412,6 +412,18 @@ def test_a_starred_search_stays_first_until_unstarred(site: Site, browser: Brows
         expect(starred.get_by_test_id("query-history-query")).to_have_text("beta")
         expect(starred.get_by_test_id("query-history-range")).to_have_text("Last 24 hours")
         expect(star.first).to_have_attribute("aria-pressed", "true")
+        # "*" on an entry reached with the keyboard stars it too, and again unstars it.
+        page.get_by_test_id("query-history-filter").press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+        alpha = page.get_by_test_id("query-history-item").filter(has_text="alpha")
+        expect(alpha).to_be_focused()
+        with kept(page, "POST", PREFERENCES + "/starred"):
+            page.keyboard.press("*")
+        expect(starred.get_by_test_id("query-history-query")).to_have_text(["alpha", "beta"])
+        expect(alpha).to_be_focused()
+        with kept(page, "POST", PREFERENCES + "/starred/forget"):
+            page.keyboard.press("*")
+        expect(starred.get_by_test_id("query-history-query")).to_have_text(["beta"])
         # Clearing the history leaves the starred search.
         with kept(page, "DELETE", HISTORY):
             page.get_by_test_id("query-history-clear").click()

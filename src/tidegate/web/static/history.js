@@ -76,8 +76,8 @@ export function queryHistory({ input, onChoose }) {
   }
 
   // Stars or unstars an entry (as it is: its range and filters), then draws the list
-  // again with the focus back on that entry's star; a refusal is said above the list.
-  async function toggleStar(entry) {
+  // again with the focus back on that entry; a refusal is said above the list.
+  async function toggleStar(entry, from) {
     const starred = preferences.isStarred(entry.query);
     let done = null;
     try {
@@ -90,8 +90,10 @@ export function queryHistory({ input, onChoose }) {
       return;
     }
     if (!list.hidden) drawEntries();
-    const again = [...entries.querySelectorAll("[data-testid=query-history-star]")].find((button) => button.dataset.query === entry.query);
-    again?.focus();
+    // The focus back on the entry's line where it was acted on (an unstarred one's
+    // starred line is gone: its line in the history, else the filter box).
+    const lines = searches().filter((line) => line.title.split("\n")[0] === entry.query);
+    (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
   }
 
   // One line of the list: the search (runs it), its star and, in the history, its
@@ -113,6 +115,9 @@ export function queryHistory({ input, onChoose }) {
           if (event.key === "Delete" && at !== null) {
             event.preventDefault();
             forget(entry, at);
+          } else if (event.key === "*") {
+            event.preventDefault();
+            toggleStar(entry, testid);
           }
         },
       },
@@ -122,7 +127,7 @@ export function queryHistory({ input, onChoose }) {
     const on = preferences.isStarred(entry.query);
     const star = h(
       "button",
-      { type: "button", class: `history-star${on ? " on" : ""}`, testid: "query-history-star", "data-query": entry.query, "aria-pressed": String(on), title: on ? "Unstar this search" : "Star this search: kept until unstarred", "aria-label": `${on ? "Unstar" : "Star"} ${entry.query}`, tabindex: "-1", onclick: () => toggleStar(entry) },
+      { type: "button", class: `history-star${on ? " on" : ""}`, testid: "query-history-star", "data-query": entry.query, "aria-pressed": String(on), title: on ? "Unstar this search (*)" : "Star this search: kept until unstarred (*)", "aria-label": `${on ? "Unstar" : "Star"} ${entry.query}`, tabindex: "-1", onclick: () => toggleStar(entry, testid) },
       on ? "\u2605" : "\u2606",
     );
     const remove = at === null ? null : h(
