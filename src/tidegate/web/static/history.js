@@ -130,7 +130,8 @@ export function queryHistory({ input, onChoose }) {
       { type: "button", class: `history-star${on ? " on" : ""}`, testid: "query-history-star", "data-query": entry.query, "aria-pressed": String(on), title: on ? "Unstar this search (*)" : "Star this search: kept until unstarred (*)", "aria-label": `${on ? "Unstar" : "Star"} ${entry.query}`, tabindex: "-1", onclick: () => toggleStar(entry, testid) },
       on ? "\u2605" : "\u2606",
     );
-    const remove = at === null ? null : h(
+    // A starred line has no forget button: the same room is kept, so the stars line up.
+    const remove = at === null ? h("button", { type: "button", class: "history-remove placeholder", "aria-hidden": "true", tabindex: "-1", disabled: true }, "\u00d7") : h(
       "button",
       { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
       "\u00d7",
