@@ -94,6 +94,11 @@ async def test_an_account_without_syslog_gets_nothing_until_it_turns_it_on(
     )
     await wait_for_lines(syslog_client, on.account.headers, 1)
     assert await wait_for_lines(syslog_client, off.account.headers, 0) == []
+    # Counted once the batch is over, after its good line is committed (and so may be
+    # found before the drop is counted).
+    await eventually(
+        lambda: dropped("refused") > before, timeout=WAIT_S, what="the refused line counted"
+    )
     assert dropped("refused") - before == 1
     response = await syslog_client.patch(
         f"/v3/enterprise/account/{off.account_id}",

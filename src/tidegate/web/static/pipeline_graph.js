@@ -66,6 +66,16 @@ function rateLine(x, y, counts, window) {
   return text({ x, y, class: "node-rate", "data-testid": "node-rate", "data-in": counts.in, "data-out": counts.out }, line);
 }
 
+// New counts written into a drawn graph's nodes, in place: the nodes stay the elements
+// they were, so a click landing while the counts arrive (its press on one element, its
+// release on another) is not lost, nor the keyboard's focus.
+export function showRates(root, counts, window) {
+  for (const rate of root.querySelectorAll("[data-testid=pipeline-node] [data-testid=node-rate]")) {
+    const id = rate.closest("[data-testid=pipeline-node]").dataset.nodeId;
+    rate.replaceWith(rateLine(rate.getAttribute("x"), rate.getAttribute("y"), counts.get(id) || { in: 0, out: 0 }, window));
+  }
+}
+
 // `options`: `selected` (a node id), `counts` (Map id -> {in, out}, or null before the
 // first answer), `window` ("5 min"), `problems` (Map id -> [{short, message}]),
 // `onSelect(node)`.

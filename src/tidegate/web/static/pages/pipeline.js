@@ -5,7 +5,7 @@
 // over the last minutes from the usage metrics. Everything through the public API.
 import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
-import { drawGraph } from "../pipeline_graph.js";
+import { drawGraph, showRates } from "../pipeline_graph.js";
 import { newNodePanel, nodePanel } from "../pipeline_node.js";
 import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
@@ -251,10 +251,13 @@ export async function render(main, { params, navigate }) {
       const now = Date.now();
       const points = (await get("/v3/pipeline/metric/usage", { pipeline_id: pipelineId, from: now - RATE_WINDOW_MS, to: now, bucket: "minute" })).data;
       const counts = countsOf(points);
-      // Drawn again only when a count changed (a redraw loses the keyboard's focus).
       if (left || (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts]))) return;
       state.counts = counts;
-      drawGraphBox();
+      // Written into the graph drawn (not drawn again: a click landing meanwhile would
+      // be lost, as would the keyboard's focus).
+      const drawn = graphBox.querySelector("[data-testid=pipeline-graph]");
+      if (drawn) showRates(drawn, counts, RATE_WINDOW);
+      else drawGraphBox();
     } catch {
       /* the counts are a help: the next round tries again */
     }
