@@ -176,6 +176,12 @@ def _kept_entry(search: schemas.RememberQuery) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if value != []}
 
 
+def _without(entries: list[Any], query: str) -> list[Any] | None:
+    """``entries`` without the one of ``query``, in their order; None when none is."""
+    kept = [item for item in entries if _query_of(item) != query]
+    return kept if len(kept) != len(entries) else None
+
+
 async def remember_query(
     *, session: AsyncSession, user_id: str, search: schemas.RememberQuery
 ) -> schemas.Preferences:
@@ -204,11 +210,9 @@ async def forget_query(
 ) -> schemas.Preferences:
     """The history without ``forget``'s query (trimmed, as it was remembered); the other
     entries keep their order. A query not in the history changes nothing."""
-    text = forget.query.strip()
     row = await repository.row_for_change(session=session, user_id=user_id)
-    history = list(row.query_history)
-    kept = [item for item in history if _query_of(item) != text]
-    if len(kept) != len(history):
+    kept = _without(row.query_history, forget.query.strip())
+    if kept is not None:
         row.query_history = kept
         await session.flush()
     return _shown(row)
@@ -238,11 +242,9 @@ async def unstar_query(
 ) -> schemas.Preferences:
     """The starred searches without ``forget``'s query (trimmed, as it was starred);
     the others keep their order, and the history is untouched."""
-    text = forget.query.strip()
     row = await repository.row_for_change(session=session, user_id=user_id)
-    starred = list(row.starred or ())
-    kept = [item for item in starred if _query_of(item) != text]
-    if len(kept) != len(starred):
+    kept = _without(row.starred or [], forget.query.strip())
+    if kept is not None:
         row.starred = kept
         await session.flush()
     return _shown(row)

@@ -92,7 +92,7 @@ export function queryHistory({ input, onChoose }) {
     if (!list.hidden) drawEntries();
     // The focus back on the entry's line where it was acted on (an unstarred one's
     // starred line is gone: its line in the history, else the filter box).
-    const lines = searches().filter((line) => line.title.split("\n")[0] === entry.query);
+    const lines = searches().filter((line) => line.dataset.query === entry.query);
     (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
   }
 
@@ -106,6 +106,7 @@ export function queryHistory({ input, onChoose }) {
         type: "button",
         class: "history-item",
         testid,
+        "data-query": entry.query,
         title: ran ? `${entry.query}\n${ran}` : entry.query,
         onclick: () => {
           close();

@@ -82,22 +82,14 @@ export const preferences = {
     if (!text || (searches.length && entryKey(searches[0]) === entryKey(entry))) return;
     this.current.searches = [entry, ...searches.filter((item) => item.query !== text)].slice(0, MAX_QUERY_HISTORY);
     this.current.query_history = this.current.searches.map((item) => item.query);
-    if (!this.kept) return;
-    const mine = ++this.sent;
-    const answer = await api("POST", `${PATH}/query-history`, { body: entry });
-    // The server's list also has what the person ran in other browsers meanwhile.
-    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+    await this.send("/query-history", entry);
   },
 
-  // One query out of the history (the others keep their order); the server's answer
-  // also has what the person ran in other browsers meanwhile.
+  // One query out of the history (the others keep their order).
   async forgetQuery(query) {
     this.current.searches = this.current.searches.filter((item) => item.query !== query);
     this.current.query_history = this.current.searches.map((item) => item.query);
-    const mine = ++this.sent;
-    if (!this.kept) return;
-    const answer = await api("POST", `${PATH}/query-history/forget`, { body: { query } });
-    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+    await this.send("/query-history/forget", { query });
   },
 
   // A search starred (`historyEntry`), first, with the range and filters it has now;
@@ -107,17 +99,21 @@ export const preferences = {
     const others = this.current.starred.filter((item) => item.query !== entry.query);
     if (others.length >= MAX_STARRED) throw new Error(`At most ${MAX_STARRED} searches can be starred: unstar one first`);
     this.current.starred = [entry, ...others];
-    const mine = ++this.sent;
-    if (!this.kept) return;
-    const answer = await api("POST", `${PATH}/starred`, { body: entry });
-    if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
+    await this.send("/starred", entry);
   },
 
   async unstarQuery(query) {
     this.current.starred = this.current.starred.filter((item) => item.query !== query);
+    await this.send("/starred/forget", { query });
+  },
+
+  // A change of the history or the starred searches, made on the page already, to the
+  // server (a person's; a key's stay with the page). Only the latest change's answer is
+  // used: it also has what the person did in other browsers meanwhile.
+  async send(path, body) {
     const mine = ++this.sent;
     if (!this.kept) return;
-    const answer = await api("POST", `${PATH}/starred/forget`, { body: { query } });
+    const answer = await api("POST", `${PATH}${path}`, { body });
     if (mine === this.sent) this.use({ ...answer, utc: this.current.utc });
   },
 
