@@ -7,7 +7,10 @@ readonly member sees the graph and no editing control."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import re
 
 from playwright.sync_api import Locator, Page, expect
 from tests.live import live_client
@@ -583,19 +586,26 @@ def _node_description(account: Account, base: str) -> str | None:
     return description
 
 
-def test_a_routes_access_keys_are_listed_made_and_revoked(site: Site, page: Page) -> None:
-    account = site.account()
+def open_webhook_source(site: Site, page: Page, account: Account) -> str:
+    """A pipeline with one `http` source, "Webhook", made through the API and its panel
+    opened in the editor; the source's gateway route."""
     with account.http() as http:
         pipeline = http.post("/v3/pipeline", json={"title": "Keys"}).json()["data"]
         source = http.post(
             f"/v3/pipeline/{pipeline['id']}/source", json={"type": "http", "title": "Webhook"}
         ).json()["data"]
-    route = source["gateway_route_id"]
-    keys = f"/v3/pipeline/gateway-route/{route}/access-key"
     sign_in_with_key(
         page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
     )
     node(page, "Webhook").click()
+    route: str = source["gateway_route_id"]
+    return route
+
+
+def test_a_routes_access_keys_are_listed_made_and_revoked(site: Site, page: Page) -> None:
+    account = site.account()
+    route = open_webhook_source(site, page, account)
+    keys = f"/v3/pipeline/gateway-route/{route}/access-key"
     panel = page.get_by_test_id("node-panel")
     expect(panel.get_by_test_id("route-keys-none")).to_be_visible()
 
@@ -636,3 +646,74 @@ def test_a_routes_access_keys_are_listed_made_and_revoked(site: Site, page: Page
     expect(panel.get_by_test_id("route-key-item")).to_have_count(1)
     with account.http() as http:
         assert len(http.get(keys).json()["data"]) == 1
+
+
+def test_a_routes_signing_keys_are_added_listed_and_removed(site: Site, page: Page) -> None:
+    account = site.account()
+    route = open_webhook_source(site, page, account)
+    with account.http() as http:
+        access_key = http.post(
+            f"/v3/pipeline/gateway-route/{route}/access-key", json={"title": "sender"}
+        ).json()["data"]["key"]
+    signing = f"/v3/pipeline/gateway-route/{route}/signing-key"
+    body = json.dumps([{"a": 1}]).encode()
+
+    def send(key: str | None) -> int:
+        headers = {"Authorization": f"Token {access_key}", "Content-Type": "application/json"}
+        if key is not None:
+            digest = hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+            headers["X-Hub-Signature"] = f"sha256={digest}"
+        with live_client(site.base_url) as http:
+            return http.post(f"/gateway/{route}", headers=headers, content=body).status_code
+
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("route-signing-keys-none")).to_be_visible()
+    assert send(None) == 200
+
+    # One made in the browser (shown once, 64 hex characters), one pasted (never shown).
+    panel.get_by_test_id("route-signing-key-add").click()
+    expect(panel.get_by_test_id("route-signing-key-item")).to_have_count(1)
+    made = panel.get_by_test_id("route-signing-key").inner_text().strip()
+    assert re.fullmatch(r"[0-9a-f]{64}", made), made
+    own = "a key of my own, long enough to be hard to guess"
+    panel.get_by_test_id("route-signing-key-input").fill(own)
+    panel.get_by_test_id("route-signing-key-add").click()
+    expect(panel.get_by_test_id("route-signing-key-item")).to_have_count(2)
+    expect(panel.get_by_test_id("route-signing-key")).to_have_count(0)
+    expect(panel.get_by_test_id("route-signing-key-input")).to_have_value("")
+    with account.http() as http:
+        listed = http.get(signing).json()["data"]
+    assert [item["id"] for item in listed] == panel.get_by_test_id(
+        "route-signing-key-item"
+    ).evaluate_all("items => items.map(item => item.dataset.keyId)")
+    for item in listed:
+        expect(panel.get_by_test_id("route-signing-keys")).to_contain_text(
+            f"fingerprint {item['fingerprint']}"
+        )
+    shown = panel.inner_text()
+    assert made not in shown
+    assert own not in shown
+    assert (send(None), send(made), send(own), send("another key")) == (401, 200, 200, 401)
+
+    # The same key pasted again: the route already holds it, nothing added.
+    panel.get_by_test_id("route-signing-key-input").fill(own)
+    panel.get_by_test_id("route-signing-key-add").click()
+    expect(panel.get_by_test_id("route-signing-key-held")).to_contain_text(listed[1]["fingerprint"])
+    expect(panel.get_by_test_id("route-signing-key-item")).to_have_count(2)
+
+    # A dialog dismissed removes nothing; accepted, the made key goes and only the pasted
+    # one signs; both gone, no signature is needed again.
+    first = panel.get_by_test_id("route-signing-key-item").filter(has_text=listed[0]["fingerprint"])
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    first.get_by_test_id("route-signing-key-remove").click()
+    expect(panel.get_by_test_id("route-signing-key-item")).to_have_count(2)
+    page.once("dialog", lambda dialog: dialog.accept())
+    first.get_by_test_id("route-signing-key-remove").click()
+    expect(panel.get_by_test_id("route-signing-key-item")).to_have_count(1)
+    assert (send(made), send(own)) == (401, 200)
+    page.once("dialog", lambda dialog: dialog.accept())
+    panel.get_by_test_id("route-signing-key-remove").click()
+    expect(panel.get_by_test_id("route-signing-keys-none")).to_be_visible()
+    with account.http() as http:
+        assert http.get(signing).json()["data"] == []
+    assert send(None) == 200
