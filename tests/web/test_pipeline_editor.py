@@ -455,12 +455,18 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
     page.get_by_role("link", name="Edge").click()
     expect(node(page, "Webhook")).to_have_count(1)
     expect(node(page, "Webhook").get_by_test_id("node-rate")).to_have_text("no events / 5 min")
-    for control in ("node-add", "pipeline-publish", "pipeline-delete"):
+    for control in ("node-add", "pipeline-simulate", "pipeline-publish", "pipeline-delete"):
         expect(page.get_by_test_id(control)).to_have_count(0)
     node(page, "Webhook").click()
     panel = page.get_by_test_id("node-panel")
     expect(panel.get_by_test_id("node-config-json")).to_have_text("{}")
-    for control in ("node-save", "node-remove", "tap-panel", "route-key-create"):
+    for control in (
+        "node-save",
+        "node-remove",
+        "tap-panel",
+        "route-key-create",
+        "route-signing-key-add",
+    ):
         expect(panel.get_by_test_id(control)).to_have_count(0)
     # The node's alerts are listed, with nothing to add or remove them.
     expect(panel.get_by_test_id("node-alert")).to_have_text(
@@ -717,3 +723,93 @@ def test_a_routes_signing_keys_are_added_listed_and_removed(site: Site, page: Pa
     with account.http() as http:
         assert http.get(signing).json()["data"] == []
     assert send(None) == 200
+
+
+def test_the_draft_is_simulated_on_sample_events(site: Site, page: Page) -> None:
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Tried"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        source = http.post(f"{base}/source", json={"type": "http", "title": "Webhook"})
+        errors = http.post(
+            f"{base}/transform",
+            json={
+                "type": "filter",
+                "title": "Keep errors",
+                "inputs": [source.json()["data"]["id"]],
+                "user_config": {
+                    "conditional": {
+                        "expressions": [
+                            {"field": ".level", "str_operator": "equal", "value": "error"}
+                        ]
+                    }
+                },
+            },
+        )
+        assert errors.status_code == 201, errors.text
+        hole = http.post(
+            f"{base}/sink",
+            json={"type": "blackhole", "title": "Hole", "inputs": [errors.json()["data"]["id"]]},
+        )
+        assert hole.status_code == 201, hole.text
+        draft = [node["id"] for node in http.get(base).json()["data"]["nodes"]]
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    page.get_by_test_id("pipeline-simulate").click()
+    panel = page.get_by_test_id("simulate-panel")
+    sample = json.loads(panel.get_by_test_id("simulate-events").input_value())
+    assert [event["level"] for event in sample] == ["info", "error"]
+
+    # The sample as it comes: each node in run order, with what it took and emitted.
+    panel.get_by_test_id("simulate-run").click()
+    results = panel.get_by_test_id("simulate-node")
+    expect(results).to_have_count(3)
+    assert sorted(
+        results.evaluate_all("items => items.map(item => item.dataset.nodeId)")
+    ) == sorted(draft)
+    expect(results.get_by_test_id("simulate-node-counts")).to_have_text(
+        ["2 events in", "received 2, emitted 1", "received 1, would store or send 1"]
+    )
+    # No throttle in the draft: nothing said of the throttle feature.
+    expect(panel.get_by_test_id("simulate-results")).not_to_contain_text("Throttles")
+    results.nth(2).get_by_test_id("simulate-output").locator("summary").click()
+    shown = json.loads(results.nth(2).get_by_test_id("simulate-output").locator("pre").inner_text())
+    assert shown == [sample[1]]
+
+    # Events of one's own, checked against the API's answer for the same events.
+    own = [{"level": "error", "n": n} for n in range(3)] + [{"level": "debug"}]
+    panel.get_by_test_id("simulate-events").fill(json.dumps(own))
+    panel.get_by_test_id("simulate-run").click()
+    expect(results.get_by_test_id("simulate-node-counts")).to_have_text(
+        ["4 events in", "received 4, emitted 3", "received 3, would store or send 3"]
+    )
+    with account.http() as http:
+        answered = http.post(f"{base}/simulate", json={"events": own}).json()["data"]["nodes"]
+    results.nth(1).get_by_test_id("simulate-output").locator("summary").click()
+    assert (
+        json.loads(results.nth(1).get_by_test_id("simulate-output").locator("pre").inner_text())
+        == (answered[1]["output"])
+    )
+
+    # What is not a list of events is refused in the page, the last results cleared.
+    for text, said in (
+        ("[{", "not valid JSON"),
+        ("[1, 2]", "a JSON object or an array of objects"),
+    ):
+        panel.get_by_test_id("simulate-events").fill(text)
+        panel.get_by_test_id("simulate-run").click()
+        expect(panel.get_by_test_id("simulate-error")).to_contain_text(said)
+        expect(results).to_have_count(0)
+
+    # One object is one event; closed and opened again, the last events run are kept.
+    panel.get_by_test_id("simulate-events").fill(json.dumps({"level": "error"}))
+    panel.get_by_test_id("simulate-run").click()
+    expect(results.get_by_test_id("simulate-node-counts")).to_have_text(
+        ["1 event in", "received 1, emitted 1", "received 1, would store or send 1"]
+    )
+    expect(panel.get_by_test_id("simulate-error")).to_have_count(0)
+    panel.get_by_test_id("simulate-close").click()
+    expect(page.get_by_test_id("simulate-panel")).to_have_count(0)
+    page.get_by_test_id("pipeline-simulate").click()
+    expect(page.get_by_test_id("simulate-events")).to_have_value(json.dumps({"level": "error"}))

@@ -1,14 +1,16 @@
 // One pipeline: its graph of nodes and, for a role that manages pipelines, the editor.
 // Add a node (its configuration in a form generated from its type's schema), connect
 // it (its inputs), change or remove it, publish the draft (what the server refuses is
-// shown on the nodes it names), tap any node live; every node shows its event counts
-// over the last minutes from the usage metrics. Everything through the public API.
+// shown on the nodes it names), simulate the draft on sample events, tap any node
+// live; every node shows its event counts over the last minutes from the usage metrics.
+// Everything through the public API.
 import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
 import { drawGraph, showRates } from "../pipeline_graph.js";
 import { newNodePanel, nodePanel } from "../pipeline_node.js";
 import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
+import { SAMPLE_EVENTS, simulatePanel } from "../pipeline_simulate.js";
 import { session } from "../session.js";
 
 const RATE_WINDOW_MS = 5 * 60_000;
@@ -105,13 +107,14 @@ export async function render(main, { params, navigate }) {
 
   const publish = h("button", { type: "button", class: "primary", testid: "pipeline-publish" }, "Publish");
   const add = h("button", { type: "button", testid: "node-add" }, "Add node");
+  const simulate = h("button", { type: "button", testid: "pipeline-simulate" }, "Simulate");
   const remove = h("button", { type: "button", class: "danger", testid: "pipeline-delete" }, "Delete pipeline");
   append(main, [
     h("p", {}, h("a", { href: "/pipelines" }, "← Pipelines")),
     h("div", { class: "page-head" }, h("h1", {}, pipeline.title), canEdit ? remove : null),
     pipeline.description ? h("p", {}, pipeline.description) : null,
     status,
-    canEdit ? h("div", { class: "toolbar" }, add, publish, h("label", { class: "check" }, allowLoose, " allow loose ends (nodes not connected)")) : null,
+    canEdit ? h("div", { class: "toolbar" }, add, simulate, publish, h("label", { class: "check" }, allowLoose, " allow loose ends (nodes not connected)")) : null,
     result,
     h("p", { class: "muted small" }, `Each node: the events into and out of it over the last ${RATE_WINDOW} (usage metrics, saved every few seconds).`),
     h("div", { class: "editor" }, graphBox, panelBox),
@@ -210,6 +213,15 @@ export async function render(main, { params, navigate }) {
         },
       }),
     );
+    drawGraphBox();
+  });
+
+  // The simulation takes the panel's place; the events last run are kept for the next.
+  let simulated = SAMPLE_EVENTS;
+  simulate.addEventListener("click", () => {
+    state.selected = null;
+    state.adding = false;
+    openPanel(simulatePanel({ pipelineId, events: simulated, onClose: closePanel, onRun: (text) => (simulated = text) }));
     drawGraphBox();
   });
 
