@@ -308,7 +308,7 @@ def test_a_pipeline_is_drawn_as_its_graph_of_nodes(site: Site, page: Page) -> No
             assert sink.status_code in (200, 201), sink.text
     sign_in_with_key(page, site.base_url, account.service_key)
     page.get_by_test_id("nav-pipelines").click()
-    page.get_by_role("link", name="Edge").click()
+    page.get_by_test_id("pipeline-row").get_by_role("link", name="Edge").click()
     graph = page.get_by_test_id("pipeline-graph")
     expect(graph.get_by_test_id("pipeline-node")).to_have_count(4)
     expect(graph.locator("path.edge")).to_have_count(3)

@@ -452,7 +452,7 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
     sign_in_as_person(page, site.base_url, email, next_path="/pipelines")
     expect(page.get_by_test_id("pipeline-row")).to_have_count(1)
     expect(page.get_by_test_id("pipeline-create")).to_have_count(0)
-    page.get_by_role("link", name="Edge").click()
+    page.get_by_test_id("pipeline-row").get_by_role("link", name="Edge").click()
     expect(node(page, "Webhook")).to_have_count(1)
     expect(node(page, "Webhook").get_by_test_id("node-rate")).to_have_text("no events / 5 min")
     for control in ("node-add", "pipeline-simulate", "pipeline-publish", "pipeline-delete"):

@@ -1,9 +1,10 @@
 // A pipeline node's panel in the editor: add a node (kind, type, title, its route or
 // inputs, its configuration in a form generated from the type's schema), or change,
 // remove and tap one. Read-only for a role that may not manage pipelines.
-import { ApiError, api, del, get, post, put } from "./api.js";
-import { append, clear, errorBox, field, formatTime, h } from "./dom.js";
+import { ApiError, api, del, post } from "./api.js";
+import { append, clear, errorBox, field, h } from "./dom.js";
 import { inputNode } from "./pipeline_graph.js";
+import { routeAccess } from "./route_keys.js";
 import { configForm } from "./schema_form.js";
 
 export const KINDS = ["source", "processor", "destination"];
@@ -49,119 +50,6 @@ function routeField(routes, node) {
     routes.map((route) => h("option", { value: route.id, selected: route.id === current }, `${route.title} (${route.type})`)),
   );
   return { element: field("Gateway route", select, "where the source receives events: POST /gateway/<route id> with one of the route's access keys"), read: () => select.value || null };
-}
-
-// A route's keys of one kind, listed by what identifies them (never the key), each
-// removable after a confirmation; `refresh()` reads them again.
-function routeKeyList({ path, testid, none, describe, removeLabel, confirmText }) {
-  const list = h("ul", { class: "route-keys", testid: `${testid}s` });
-  async function refresh() {
-    let found;
-    try {
-      found = (await get(path)).data;
-    } catch (error) {
-      clear(list).append(h("li", {}, errorBox(error)));
-      return [];
-    }
-    clear(list);
-    if (!found.length) list.append(h("li", { class: "muted", testid: `${testid}s-none` }, none));
-    for (const key of found) {
-      const remove = h("button", { type: "button", class: "link danger", testid: `${testid}-${removeLabel.toLowerCase()}` }, removeLabel);
-      const item = h("li", { testid: `${testid}-item`, "data-key-id": key.id }, h("span", {}, `${describe(key)} · made ${formatTime(Date.parse(key.created_at)).slice(0, 16)} `), remove);
-      remove.addEventListener("click", async () => {
-        if (!confirm(confirmText(key))) return;
-        try {
-          await del(`${path}/${encodeURIComponent(key.id)}`);
-        } catch (error) {
-          item.append(errorBox(error));
-          return;
-        }
-        await refresh();
-      });
-      list.append(item);
-    }
-    return found;
-  }
-  return { element: list, refresh };
-}
-
-// A signing key made in the browser when none is pasted: 32 random bytes as hex, as
-// docs/api-pipelines.md advises (`openssl rand -hex 32`).
-function randomSigningKey() {
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-// Where a push source receives; its route's access keys (title, last four characters,
-// when made), each revocable, and a new one (shown once); its signing keys (a
-// fingerprint, when added), each removable, and one added: pasted, or made here and
-// shown once.
-function routeAccess(node) {
-  const base = `/v3/pipeline/gateway-route/${encodeURIComponent(node.gateway_route_id)}`;
-  const url = `${location.origin}/gateway/${node.gateway_route_id}`;
-  const access = routeKeyList({
-    path: `${base}/access-key`,
-    testid: "route-key",
-    none: "No access key yet: a sender needs one (New access key).",
-    describe: (key) => `${key.title || "untitled"} · …${key.hint}`,
-    removeLabel: "Revoke",
-    confirmText: (key) => `Revoke the access key “${key.title || "untitled"}” (…${key.hint})? Senders using it are refused from now on.`,
-  });
-  const shown = h("div", {});
-  const create = h("button", { type: "button", testid: "route-key-create" }, "New access key");
-  create.addEventListener("click", async () => {
-    clear(shown);
-    try {
-      const key = (await post(`${base}/access-key`, { type: "generated", title: `${node.title || node.type} (web app)` })).data;
-      shown.append(h("p", { class: "muted" }, "The key is shown this once:"), h("code", { class: "secret", testid: "route-key" }, key.key));
-    } catch (error) {
-      shown.append(errorBox(error));
-    }
-    await access.refresh();
-  });
-
-  const signing = routeKeyList({
-    path: `${base}/signing-key`,
-    testid: "route-signing-key",
-    none: "No signing key: an access key is all a sender needs. With one, every request must also carry X-Hub-Signature: sha256=<HMAC of its body>.",
-    describe: (key) => `fingerprint ${key.fingerprint}`,
-    removeLabel: "Remove",
-    confirmText: (key) => `Remove the signing key ${key.fingerprint}? Requests signed with it only are refused from now on; with no signing key left, none needs a signature.`,
-  });
-  const pasted = h("input", { type: "password", autocomplete: "off", placeholder: "paste a key, or leave empty", testid: "route-signing-key-input" });
-  const signed = h("div", {});
-  const add = h("button", { type: "button", testid: "route-signing-key-add" }, "Add signing key");
-  add.addEventListener("click", async () => {
-    clear(signed);
-    const made = !pasted.value;
-    const key = pasted.value || randomSigningKey();
-    const before = new Set(Array.from(signing.element.querySelectorAll("[data-key-id]"), (item) => item.dataset.keyId));
-    let added;
-    try {
-      added = (await put(`${base}/signing-key`, { key })).data;
-    } catch (error) {
-      signed.append(errorBox(error));
-      return;
-    }
-    pasted.value = "";
-    if (made) signed.append(h("p", { class: "muted" }, "The key is shown this once; senders sign each body with it (HMAC-SHA256):"), h("code", { class: "secret", testid: "route-signing-key" }, key));
-    else if (before.has(added.id)) signed.append(h("p", { class: "muted", testid: "route-signing-key-held" }, `The route already holds this key (${added.fingerprint}).`));
-    await signing.refresh();
-  });
-  access.refresh();
-  signing.refresh();
-  return h(
-    "div",
-    { class: "route-access" },
-    h("p", {}, "Send events: ", h("code", { testid: "node-route-url" }, `POST ${url}`)),
-    h("h3", {}, "Access keys"),
-    access.element,
-    create,
-    shown,
-    h("h3", {}, "Signing keys"),
-    signing.element,
-    h("div", { class: "signing-add" }, pasted, add),
-    signed,
-  );
 }
 
 // The configuration: the generated form, or (a toggle) the same as JSON.
@@ -374,7 +262,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     field("Title", title),
     field("Description", description),
     wiring ? wiring.element : null,
-    node.kind === "source" && node.gateway_route_id ? routeAccess(node) : null,
+    node.kind === "source" && node.gateway_route_id ? routeAccess(node.gateway_route_id, node.title || node.type) : null,
     config.element,
     problem,
     h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", testid: "node-save" }, "Save node"), remove),

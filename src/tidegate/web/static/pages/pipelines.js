@@ -1,6 +1,8 @@
-// The account's pipelines, and a new one (for a role that manages pipelines).
+// The account's pipelines, and a new one (for a role that manages pipelines); below
+// them, the account's gateway routes (pipeline_routes.js).
 import { get, post } from "../api.js";
 import { createForm, errorBox, formatTime, h } from "../dom.js";
+import { routesSection } from "../pipeline_routes.js";
 import { session } from "../session.js";
 
 export async function render(main, { navigate }) {
@@ -46,6 +48,7 @@ export async function render(main, { navigate }) {
           )
         : h("p", { class: "muted" }, "No pipelines yet."),
     );
+    main.append(await routesSection({ canEdit: session.can("manage"), pipelines }));
   } catch (error) {
     main.append(errorBox(error));
   }
