@@ -725,37 +725,45 @@ def test_a_routes_signing_keys_are_added_listed_and_removed(site: Site, page: Pa
     assert send(None) == 200
 
 
-def test_the_draft_is_simulated_on_sample_events(site: Site, page: Page) -> None:
-    account = site.account()
+KEEP_ERRORS = {
+    "conditional": {"expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}]}
+}
+
+
+def open_filter_pipeline(site: Site, page: Page, account: Account) -> tuple[str, str]:
+    """A draft "Tried" made through the API: an `http` source, then the filter "Keep
+    errors" (KEEP_ERRORS), opened in the editor; the pipeline's path and the filter's."""
     with account.http() as http:
         pipeline = http.post("/v3/pipeline", json={"title": "Tried"}).json()["data"]
         base = f"/v3/pipeline/{pipeline['id']}"
         source = http.post(f"{base}/source", json={"type": "http", "title": "Webhook"})
-        errors = http.post(
+        created = http.post(
             f"{base}/transform",
             json={
                 "type": "filter",
                 "title": "Keep errors",
                 "inputs": [source.json()["data"]["id"]],
-                "user_config": {
-                    "conditional": {
-                        "expressions": [
-                            {"field": ".level", "str_operator": "equal", "value": "error"}
-                        ]
-                    }
-                },
+                "user_config": KEEP_ERRORS,
             },
         )
-        assert errors.status_code == 201, errors.text
-        hole = http.post(
-            f"{base}/sink",
-            json={"type": "blackhole", "title": "Hole", "inputs": [errors.json()["data"]["id"]]},
-        )
-        assert hole.status_code == 201, hole.text
-        draft = [node["id"] for node in http.get(base).json()["data"]["nodes"]]
+        assert created.status_code == 201, created.text
     sign_in_with_key(
         page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
     )
+    return base, f"{base}/transform/{created.json()['data']['id']}"
+
+
+def test_the_draft_is_simulated_on_sample_events(site: Site, page: Page) -> None:
+    account = site.account()
+    base, filter_path = open_filter_pipeline(site, page, account)
+    with account.http() as http:
+        hole = http.post(
+            f"{base}/sink",
+            json={"type": "blackhole", "title": "Hole", "inputs": [filter_path.rsplit("/", 1)[1]]},
+        )
+        assert hole.status_code == 201, hole.text
+        draft = [node["id"] for node in http.get(base).json()["data"]["nodes"]]
+    page.reload()
     page.get_by_test_id("pipeline-simulate").click()
     panel = page.get_by_test_id("simulate-panel")
     sample = json.loads(panel.get_by_test_id("simulate-events").input_value())
@@ -813,3 +821,58 @@ def test_the_draft_is_simulated_on_sample_events(site: Site, page: Page) -> None
     expect(page.get_by_test_id("simulate-panel")).to_have_count(0)
     page.get_by_test_id("pipeline-simulate").click()
     expect(page.get_by_test_id("simulate-events")).to_have_value(json.dumps({"level": "error"}))
+
+
+def test_a_processors_configuration_is_tried_before_it_is_saved(site: Site, page: Page) -> None:
+    account = site.account()
+    keep = KEEP_ERRORS
+    _base, filter_path = open_filter_pipeline(site, page, account)
+    node(page, "Keep errors").click()
+    panel = page.get_by_test_id("node-panel")
+    panel.get_by_test_id("node-tab-try").click()
+    trial = panel.get_by_test_id("node-try")
+    sample = json.loads(trial.get_by_test_id("node-try-events").input_value())
+
+    # The configuration as saved: the error line passes, the other is dropped.
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-counts")).to_have_text("received 2, emitted 1, dropped 1")
+    trial.get_by_test_id("node-try-output").locator("summary").click()
+    assert json.loads(trial.get_by_test_id("node-try-output").locator("pre").inner_text()) == [
+        sample[1]
+    ]
+
+    # Changed in the form and not saved: tried as it stands, the saved one untouched.
+    panel.get_by_test_id("node-tab-config").click()
+    panel.get_by_test_id("node-config-json-toggle").click()
+    changed = {
+        "conditional": {"expressions": [{"field": ".app", "str_operator": "equal", "value": "web"}]}
+    }
+    panel.get_by_test_id("node-config-json").fill(json.dumps(changed))
+    panel.get_by_test_id("node-tab-try").click()
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-counts")).to_have_text("received 2, emitted 1, dropped 1")
+    trial.get_by_test_id("node-try-output").locator("summary").click()
+    assert json.loads(trial.get_by_test_id("node-try-output").locator("pre").inner_text()) == [
+        sample[0]
+    ]
+    with account.http() as http:
+        assert http.get(filter_path).json()["data"]["user_config"] == keep
+
+    # A configuration the server refuses: its reason, under the processor's pointer; one
+    # that is not JSON is not sent.
+    panel.get_by_test_id("node-tab-config").click()
+    panel.get_by_test_id("node-config-json").fill(json.dumps({"conditional": {"expressions": []}}))
+    panel.get_by_test_id("node-tab-try").click()
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-error")).to_contain_text("/processor/user_config")
+    expect(trial.get_by_test_id("node-try-result")).to_have_count(0)
+    panel.get_by_test_id("node-tab-config").click()
+    panel.get_by_test_id("node-config-json").fill("{")
+    panel.get_by_test_id("node-tab-try").click()
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-error")).to_contain_text("cannot be read")
+    trial.get_by_test_id("node-try-events").fill("[1]")
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-error")).to_contain_text(
+        "a JSON object or an array of objects"
+    )

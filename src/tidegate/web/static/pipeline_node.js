@@ -1,9 +1,11 @@
 // A pipeline node's panel in the editor: add a node (kind, type, title, its route or
 // inputs, its configuration in a form generated from the type's schema), or change,
-// remove and tap one. Read-only for a role that may not manage pipelines.
+// remove, try (a processor, on sample events) and tap one. Read-only for a role that
+// may not manage pipelines.
 import { ApiError, api, del, post } from "./api.js";
 import { append, clear, errorBox, field, h } from "./dom.js";
 import { inputNode } from "./pipeline_graph.js";
+import { processorTrial } from "./pipeline_simulate.js";
 import { routeAccess } from "./route_keys.js";
 import { configForm } from "./schema_form.js";
 
@@ -282,6 +284,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
     }
   });
   const sections = [["Configure", "node-tab-config", form]];
+  if (node.kind === "processor") sections.push(["Try", "node-tab-try", processorTrial({ type: node.type, read: () => config.read() })]);
   if (extra) sections.push(["Live tap", "node-tab-tap", extra]);
   if (alerts) sections.push(["Alerts", "node-tab-alerts", alerts]);
   return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, said, found, sections.length > 1 ? tabs(sections) : form);

@@ -1,7 +1,9 @@
 // A pipeline's simulation panel: sample events (JSON) run through the draft by
 // `POST /v3/pipeline/{id}/simulate`; each node, in run order, with what it received and
-// emitted (a throttle's or route's other outputs too). Nothing is stored or sent.
-import { api } from "./api.js";
+// emitted (a throttle's or route's other outputs too). And a processor's trial: the
+// configuration in its form, saved or not, run on sample events by
+// `POST /v3/pipeline/simulate-processor`. Nothing is stored or sent.
+import { ApiError, api } from "./api.js";
 import { clear, errorBox, h } from "./dom.js";
 
 export const SAMPLE_EVENTS = JSON.stringify(
@@ -106,5 +108,57 @@ export function simulatePanel({ pipelineId, events = SAMPLE_EVENTS, onClose, onR
     h("p", { class: "muted" }, "Runs sample events through the draft's nodes and shows what each would emit. Nothing is stored or sent; throttles start from empty windows."),
     form,
     results,
+  );
+}
+
+// A processor's "Try" tab: `read()` is its form's configuration as it stands
+// ({value, problems}, as configSection reads it).
+export function processorTrial({ type, read }) {
+  const area = h("textarea", { class: "json", rows: 8, spellcheck: "false", testid: "node-try-events" });
+  area.value = SAMPLE_EVENTS;
+  const run = h("button", { type: "button", class: "primary", testid: "node-try-run" }, "Try this configuration");
+  const result = h("div", {});
+  const said = (message, items = []) =>
+    clear(result).append(h("div", { class: "error", role: "alert", testid: "node-try-error" }, message, items.length ? h("ul", {}, items.map((item) => h("li", {}, `${item.instance_path || ""}${item.instance_path ? ": " : ""}${item.message}`))) : null));
+  run.addEventListener("click", async () => {
+    let events;
+    try {
+      events = readEvents(area.value);
+    } catch (error) {
+      said(error.message);
+      return;
+    }
+    const { value, problems } = read();
+    if (problems.length) {
+      said("Some fields of the configuration cannot be read", problems.map((problem) => ({ instance_path: problem.pointer, message: problem.message })));
+      return;
+    }
+    run.disabled = true;
+    try {
+      const data = (await api("POST", "/v3/pipeline/simulate-processor", { body: { processor: { type, user_config: value }, events } })).data;
+      const named = Object.entries(data.outputs || {});
+      clear(result).append(
+        h(
+          "div",
+          { testid: "node-try-result" },
+          h("p", { testid: "node-try-counts" }, `received ${data.received}, emitted ${data.output.length}, dropped ${data.dropped.length}`, named.map(([name, out]) => `, ${name} ${out.length}`).join("")),
+          data.output.length ? eventsBlock("Output", data.output, "node-try-output") : null,
+          data.dropped.length ? eventsBlock("Dropped", data.dropped, "node-try-dropped") : null,
+          named.filter(([, out]) => out.length).map(([name, out]) => eventsBlock(`Output ${name}`, out, "node-try-named-output")),
+        ),
+      );
+    } catch (error) {
+      said(error.message, error instanceof ApiError && error.body && Array.isArray(error.body.errors) ? error.body.errors : []);
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return h(
+    "section",
+    { class: "node-try", testid: "node-try" },
+    h("p", { class: "muted" }, "Runs sample events through this processor with the configuration in its form, saved or not. Nothing is stored or sent; a throttle starts from empty windows."),
+    h("label", { class: "field" }, h("span", { class: "label-row" }, "Sample events"), area),
+    h("div", { class: "buttons" }, run),
+    result,
   );
 }
