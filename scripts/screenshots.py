@@ -654,6 +654,25 @@ def take(page: Page, account: Account, out: Path, found: Content) -> None:
     page.evaluate("window.scrollTo(0, 0)")
     shoot(page, out, "pipeline-alerts")
 
+    # The draft simulated on a few partner events: each node's counts, the filter's
+    # output opened.
+    page.get_by_test_id("pipeline-simulate").click()
+    simulation = page.get_by_test_id("simulate-panel")
+    partner = PARTNERS[0]
+    sample = [
+        *webhook_events(rng, 5),
+        {"level": "error", "partner": partner, "message": f"signature mismatch from {partner}"},
+    ]
+    simulation.get_by_test_id("simulate-events").fill(json.dumps(sample, indent=1))
+    simulation.get_by_test_id("simulate-run").click()
+    results = simulation.get_by_test_id("simulate-node")
+    expect(results).to_have_count(5)
+    results.filter(has_text="Errors only").get_by_test_id("simulate-output").locator(
+        "summary"
+    ).click()
+    page.evaluate("window.scrollTo(0, 0)")
+    shoot(page, out, "pipeline-simulate")
+
     # A node added and left unconnected: the publish refused, shown on that node.
     page.get_by_test_id("node-add").click()
     panel = page.get_by_test_id("node-panel")
@@ -668,6 +687,18 @@ def take(page: Page, account: Account, out: Path, found: Content) -> None:
     expect(node.filter(has_text="Sample debug").get_by_test_id("node-error")).to_be_visible()
     page.evaluate("window.scrollTo(0, 0)")
     shoot(page, out, "pipeline-publish")
+
+    # The account's gateway routes, the partners' one opened with its keys.
+    page.goto(f"{base}/pipelines")
+    routes = page.get_by_test_id("routes")
+    routes.get_by_test_id("route-row").first.get_by_test_id("route-manage").click()
+    detail = routes.get_by_test_id("route-detail")
+    expect(detail.get_by_test_id("route-key-item")).not_to_have_count(0)
+    detail.get_by_test_id("route-signing-key-input").fill("partner signing key, rotated yearly")
+    detail.get_by_test_id("route-signing-key-add").click()
+    expect(detail.get_by_test_id("route-signing-key-item")).to_have_count(1)
+    page.evaluate("window.scrollTo(0, 0)")
+    shoot(page, out, "pipeline-routes")
 
     page.goto(f"{base}/usage")
     expect(page.get_by_test_id("usage-chart").locator("canvas")).to_have_count(1)
