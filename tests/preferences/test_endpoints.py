@@ -13,7 +13,7 @@ from tests.users.factories import Browser, Person, add_person, sign_in, sign_in_
 
 from tidegate.db.engine import Database
 from tidegate.models import UserPreference
-from tidegate.preferences.schemas import MAX_QUERY_HISTORY, MAX_STARRED
+from tidegate.preferences.schemas import MAX_QUERY_HISTORY, MAX_STARRED, MAX_STARRED_NAME_LENGTH
 from tidegate.search import MAX_QUERY_LENGTH
 
 PATH = "/v1/auth/preferences"
@@ -21,6 +21,7 @@ HISTORY = PATH + "/query-history"
 FORGET = HISTORY + "/forget"
 STAR = PATH + "/starred"
 UNSTAR = STAR + "/forget"
+NAME = STAR + "/name"
 # An entry remembered without a range or filters (a plain query, as kept at first).
 NO_RANGE = {
     "range": None,
@@ -31,6 +32,8 @@ NO_RANGE = {
     "levels": [],
     "fields": [],
 }
+# A starred search as starred (never named).
+STARRED = {**NO_RANGE, "name": None}
 
 
 async def _person(client: AppClient) -> tuple[Person, Browser]:
@@ -256,6 +259,11 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", STAR, {"query": "a", "extra": 1}),
         ("POST", UNSTAR, {"query": ""}),
         ("POST", UNSTAR, {"query": "a", "hosts": []}),
+        ("POST", NAME, {"query": "a"}),
+        ("POST", NAME, {"query": "", "name": "x"}),
+        ("POST", NAME, {"query": "a", "name": 5}),
+        ("POST", NAME, {"query": "a", "name": "n" * (MAX_STARRED_NAME_LENGTH + 1)}),
+        ("POST", NAME, {"query": "a", "name": "x", "range": "2h"}),
     ],
 )
 async def test_bad_bodies_are_400_and_change_nothing(
@@ -282,10 +290,17 @@ async def test_writes_need_the_csrf_token(client: AppClient) -> None:
     await _remember(client, browser, "kept")
     forged = await client.post(FORGET, json={"query": "kept"}, headers=browser.cookies_only)
     assert forged.status_code == 403
-    for path in (STAR, UNSTAR):
-        forged = await client.post(path, json={"query": "kept"}, headers=browser.cookies_only)
+    for path, body in ((STAR, {"query": "kept"}), (UNSTAR, {"query": "kept"})):
+        forged = await client.post(path, json=body, headers=browser.cookies_only)
         assert forged.status_code == 403
-    assert (await client.get(PATH, headers=browser.cookies_only)).json()["starred"] == []
+    await _star(client, browser, {"query": "starred"})
+    forged = await client.post(
+        NAME, json={"query": "starred", "name": "forged"}, headers=browser.cookies_only
+    )
+    assert forged.status_code == 403
+    assert (await client.get(PATH, headers=browser.cookies_only)).json()["starred"] == [
+        {**STARRED, "query": "starred"}
+    ]
     assert (await client.get(PATH, headers=browser.cookies_only)).json()["query_history"] == [
         "kept"
     ]
@@ -314,6 +329,7 @@ async def test_keys_have_no_preferences(client: AppClient) -> None:
             ("POST", FORGET, {"query": "error"}),
             ("POST", STAR, {"query": "error"}),
             ("POST", UNSTAR, {"query": "error"}),
+            ("POST", NAME, {"query": "error", "name": "Errors"}),
         ):
             response = await client.request(method, path, json=body, headers=headers)
             where = f"{method} {path} as {name}: {response.text}"
@@ -330,6 +346,7 @@ async def test_without_credentials_401(client: AppClient) -> None:
     assert (await client.post(FORGET, json={"query": "x"})).status_code == 401
     assert (await client.post(STAR, json={"query": "x"})).status_code == 401
     assert (await client.post(UNSTAR, json={"query": "x"})).status_code == 401
+    assert (await client.post(NAME, json={"query": "x", "name": "n"})).status_code == 401
 
 
 async def _star(
@@ -346,11 +363,11 @@ async def test_starred_searches_are_kept_apart_from_the_history_until_unstarred(
 ) -> None:
     person, browser = await _person(client)
     errors = {"query": "level:error", "range": "2h", "apps": ["web"]}
-    assert await _star(client, browser, errors) == [{**NO_RANGE, **errors}]
+    assert await _star(client, browser, errors) == [{**STARRED, **errors}]
     # Starred with a range of its own, an absolute one; first, as starred last.
     window = {"query": "  timeout  ", "from": 1_000, "to": 2_000}
     starred = await _star(client, browser, window)
-    assert starred == [{**NO_RANGE, **window, "query": "timeout"}, {**NO_RANGE, **errors}]
+    assert starred == [{**STARRED, **window, "query": "timeout"}, {**STARRED, **errors}]
     # Starred again: moved first with what it is starred with now, not kept twice.
     again = {"query": "level:error", "levels": ["error"]}
     assert [entry["query"] for entry in await _star(client, browser, again)] == [
@@ -367,7 +384,7 @@ async def test_starred_searches_are_kept_apart_from_the_history_until_unstarred(
         await client.get(PATH, headers=(await sign_in_person(client, person)).cookies_only)
     ).json()
     assert answer["query_history"] == []
-    assert answer["starred"] == [{**NO_RANGE, **again}, {**NO_RANGE, **window, "query": "timeout"}]
+    assert answer["starred"] == [{**STARRED, **again}, {**STARRED, **window, "query": "timeout"}]
 
     # Unstarred one by one (trimmed, exactly as starred); the history is untouched.
     await _remember(client, browser, "timeout")
@@ -399,3 +416,69 @@ async def test_at_most_fifty_searches_are_starred(client: AppClient) -> None:
     assert "q7" not in [entry["query"] for entry in starred]
     # Another person's are their own.
     assert (await client.get(PATH, headers=stranger.cookies_only)).json()["starred"] == []
+
+
+async def _name(
+    client: AppClient, browser: Browser, query: str, name: str | None
+) -> list[dict[str, object]]:
+    response = await client.post(NAME, json={"query": query, "name": name}, headers=browser.headers)
+    assert response.status_code == 200, response.text
+    starred: list[dict[str, object]] = response.json()["starred"]
+    return starred
+
+
+async def test_a_starred_search_is_named_in_its_place_and_keeps_its_name(
+    client: AppClient,
+) -> None:
+    person, browser = await _person(client)
+    _, stranger = await _person(client)
+    for query in ("a", "level:error app:web", "c"):
+        await _star(client, browser, {"query": query, "range": "1h"})
+    await _star(client, stranger, {"query": "level:error app:web"})
+
+    # Named (trimmed, as typed otherwise): in its place, the others unnamed.
+    named = await _name(client, browser, " level:error app:web ", "  Errors on web  ")
+    assert [(entry["query"], entry["name"]) for entry in named] == [
+        ("c", None),
+        ("level:error app:web", "Errors on web"),
+        ("a", None),
+    ]
+    assert named[1] == {
+        **STARRED,
+        "query": "level:error app:web",
+        "range": "1h",
+        "name": "Errors on web",
+    }
+    # The longest name kept whole; starred again (another range): first, its name kept.
+    longest = "é" * MAX_STARRED_NAME_LENGTH
+    assert (await _name(client, browser, "a", longest))[2]["name"] == longest
+    again = await _star(client, browser, {"query": "level:error app:web", "range": "2h"})
+    assert (again[0]["query"], again[0]["range"], again[0]["name"]) == (
+        "level:error app:web",
+        "2h",
+        "Errors on web",
+    )
+    # Read back in another session; another person's star of the same query unnamed.
+    answer = (
+        await client.get(PATH, headers=(await sign_in_person(client, person)).cookies_only)
+    ).json()
+    assert [entry["name"] for entry in answer["starred"]] == [
+        "Errors on web",
+        None,
+        longest,
+    ]
+    theirs = (await client.get(PATH, headers=stranger.cookies_only)).json()["starred"]
+    assert theirs == [{**STARRED, "query": "level:error app:web"}]
+
+    # A blank name or null takes the name away; a query not starred is a 404.
+    for nothing in ("   ", None):
+        await _name(client, browser, "a", "x")
+        assert (await _name(client, browser, "a", nothing))[2]["name"] is None
+    missing = await client.post(NAME, json={"query": "b", "name": "x"}, headers=browser.headers)
+    assert missing.status_code == 404, missing.text
+    assert missing.json()["status"] == "error"
+    unstarred = await client.post(
+        UNSTAR, json={"query": "level:error app:web"}, headers=browser.headers
+    )
+    assert unstarred.status_code == 200
+    assert (await _star(client, browser, {"query": "level:error app:web"}))[0]["name"] is None

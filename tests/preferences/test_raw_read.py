@@ -7,7 +7,7 @@ PostgreSQL."""
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import pytest
@@ -56,6 +56,19 @@ ODD: list[Any] = [
     ["a"],
     "",
 ]
+# Starred searches' names the model reads otherwise, or leaves the search out for.
+ODD_NAMES: list[Any] = [
+    {"query": "a", "name": None},
+    {"query": "a", "name": ""},
+    {"query": "a", "name": 5},
+    {"query": "a", "name": ["n"]},
+    {"query": "a", "name": "n" * (schemas.MAX_STARRED_NAME_LENGTH + 1)},
+    {"query": "a", "name": "n" * schemas.MAX_STARRED_NAME_LENGTH},
+    {"query": "a", "name": "named", "extra": 1},
+    {"query": "a", "name": "named", "range": 5},
+    {"name": "named"},
+]
+SearchT = TypeVar("SearchT", bound=schemas.Search)
 TEXT = ["a", "é", '"', "\\", " ", "東", "😀", "\u2028", "level:error", "app:web", "\n"]
 
 
@@ -83,14 +96,12 @@ def as_written(generator: random.Random) -> Any:
     return dict(fields)
 
 
-def _read(items: list[Any], cap: int) -> list[schemas.Search]:
+def _read(items: list[Any], cap: int, model: type[SearchT]) -> list[SearchT]:
     searches = []
     for item in items:
         try:
             searches.append(
-                schemas.Search(query=item)
-                if isinstance(item, str)
-                else schemas.Search.model_validate(item)
+                model(query=item) if isinstance(item, str) else model.model_validate(item)
             )
         except ValidationError:
             continue
@@ -99,12 +110,12 @@ def _read(items: list[Any], cap: int) -> list[schemas.Search]:
 
 def model_answer(row: UserPreference) -> bytes:
     """The response model's answer for the ORM's row, as the read was built before."""
-    searches = _read(row.query_history, schemas.MAX_QUERY_HISTORY)
+    searches = _read(row.query_history, schemas.MAX_QUERY_HISTORY, schemas.Search)
     model = schemas.Preferences(
         utc=row.utc,
         query_history=[item.query for item in searches],
         searches=searches,
-        starred=_read(row.starred, schemas.MAX_STARRED),
+        starred=_read(row.starred, schemas.MAX_STARRED, schemas.StarredSearch),
     )
     return orjson.dumps(model.model_dump(mode="json", by_alias=True))
 
@@ -117,10 +128,13 @@ async def test_the_raw_read_answers_the_models_bytes(client: AppClient) -> None:
         for round_ in range(8):
             history = [as_written(generator) for _ in range(generator.randrange(40, 70))]
             starred = [as_written(generator) for _ in range(generator.randrange(0, 60))]
+            for entry in starred:
+                if isinstance(entry, dict) and generator.random() < 0.5:
+                    entry["name"] = text(generator)
             if round_ % 2:
                 history += ODD
                 generator.shuffle(history)
-                starred += ODD
+                starred += ODD + ODD_NAMES
                 generator.shuffle(starred)
             async with database.write_sessions() as session:
                 await session.merge(

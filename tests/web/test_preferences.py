@@ -458,3 +458,68 @@ def test_a_starred_search_stays_first_until_unstarred(site: Site, browser: Brows
         ran = third.get_by_test_id("query-history-item").get_by_test_id("query-history-query")
         expect(ran).to_have_text(["beta", "alpha"])
         expect(third.get_by_test_id("query-history-starred-item")).to_have_count(0)
+
+
+def test_a_starred_search_is_named_and_found_by_its_name(site: Site, browser: Browser) -> None:
+    """A starred search's pencil (or F2 on it) names it in place: the name is shown
+    with the query under it, the filter box finds it by its name, Escape keeps the name
+    it had, a blank name takes it away; another browser of the person has the name."""
+    _, email = person_with_three_lines(site)
+    starred = PREFERENCES + "/starred"
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, THREE)
+        search(page, "beta", ["beta two"])
+        search(page, "alpha", ["alpha one"])
+        page.get_by_test_id("query-history-toggle").click()
+        beta = page.get_by_test_id("query-history-item").filter(has_text="beta")
+        with kept(page, "POST", starred):
+            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+        item = page.get_by_test_id("query-history-starred-item")
+        expect(item.get_by_test_id("query-history-name-text")).to_have_count(0)
+
+        # Its pencil: a box, focused; Enter names it.
+        page.get_by_test_id("query-history-rename").click()
+        name = page.get_by_test_id("query-history-name")
+        expect(name).to_be_focused()
+        name.fill("Beta's lines")
+        with kept(page, "POST", starred + "/name"):
+            name.press("Enter")
+        expect(item.get_by_test_id("query-history-name-text")).to_have_text("Beta's lines")
+        expect(item.get_by_test_id("query-history-query")).to_have_text("beta")
+        expect(item).to_be_focused()
+        # The filter box finds it by its name (no query holds the word).
+        page.get_by_test_id("query-history-filter").fill("LINES")
+        expect(page.get_by_test_id("query-history-query")).to_have_text(["beta"])
+        page.get_by_test_id("query-history-filter").fill("")
+
+        # F2 on it reached with the keyboard; Escape keeps the name, and the list open.
+        page.get_by_test_id("query-history-filter").press("ArrowDown")
+        expect(item).to_be_focused()
+        page.keyboard.press("F2")
+        expect(name).to_have_value("Beta's lines")
+        name.fill("not kept")
+        name.press("Escape")
+        expect(page.get_by_test_id("query-history")).to_be_visible()
+        expect(item.get_by_test_id("query-history-name-text")).to_have_text("Beta's lines")
+        expect(item).to_be_focused()
+        # Blank: the name taken away, the query shown alone.
+        page.keyboard.press("F2")
+        name.fill("  ")
+        with kept(page, "POST", starred + "/name"):
+            name.press("Enter")
+        expect(item.get_by_test_id("query-history-name-text")).to_have_count(0)
+        page.get_by_test_id("query-history-rename").click()
+        name.fill("Second look")
+        with kept(page, "POST", starred + "/name"):
+            name.press("Enter")
+        expect(item.get_by_test_id("query-history-name-text")).to_have_text("Second look")
+
+    # Another browser of the person: the name, and the search it names runs.
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        item = other.get_by_test_id("query-history-starred-item")
+        expect(item.get_by_test_id("query-history-name-text")).to_have_text("Second look")
+        with kept(other, "POST", HISTORY):
+            item.click()
+        expect_lines(other, ["beta two"])

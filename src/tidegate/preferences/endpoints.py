@@ -83,3 +83,15 @@ async def unstar_query(
 ) -> schemas.Preferences:
     user_id = service.person_of(principal)
     return await service.unstar_query(session=session, user_id=user_id, forget=body)
+
+
+@router.post(
+    "/starred/name",
+    summary="Name one starred search, or take its name away (null or blank); its place "
+    "is kept (404 when no starred search has the query)",
+)
+async def name_starred(
+    body: schemas.NameStarred, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.name_starred(session=session, user_id=user_id, naming=body)

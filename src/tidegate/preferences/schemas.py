@@ -11,8 +11,10 @@ from tidegate.search import MAX_QUERY_LENGTH
 
 # The latest distinct queries kept per person.
 MAX_QUERY_HISTORY = 50
-# The searches a person may star (kept until unstarred).
+# The searches a person may star (kept until unstarred), and
+# the characters of the name one may be given.
 MAX_STARRED = 50
+MAX_STARRED_NAME_LENGTH = 100
 # A search's host, app or level filter, or its picked fields, as kept with its query:
 # values per list, and
 # characters per value.
@@ -64,6 +66,15 @@ class Search(SearchFields):
     query: str
 
 
+class StarredSearch(Search):
+    """A starred search: a search, and the name the person gave it (none until named)."""
+
+    name: Annotated[
+        str | None,
+        Field(max_length=MAX_STARRED_NAME_LENGTH, description="The name it was given, if any"),
+    ] = None
+
+
 class Preferences(BaseModel):
     # Times shown and typed in UTC, not in the browser's zone.
     utc: bool = False
@@ -83,12 +94,12 @@ class Preferences(BaseModel):
         ),
     ] = []
     starred: Annotated[
-        list[Search],
+        list[StarredSearch],
         Field(
             max_length=MAX_STARRED,
             description="The searches the person starred, newest starred first, each with "
-            "the range and filters it was starred with; kept until unstarred, whatever the "
-            "history keeps",
+            "the range and filters it was starred with and the name it was given; kept "
+            "until unstarred, whatever the history keeps",
         ),
     ] = []
 
@@ -121,6 +132,13 @@ class RememberQuery(RequestModel, SearchFields):
 
 class StarQuery(RememberQuery):
     """A search to star: its query, and (optional) the range and filters to run it with."""
+
+
+class NameStarred(RequestModel):
+    """A name for one starred search (by its query); null or blank takes its name away."""
+
+    query: QueryText
+    name: Annotated[str | None, Field(max_length=MAX_STARRED_NAME_LENGTH)]
 
 
 class ForgetQuery(RequestModel):

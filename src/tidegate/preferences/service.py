@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tidegate.auth.principal import Principal
 from tidegate.db.engine import Database, RawQuery
-from tidegate.errors import Conflict, Forbidden
+from tidegate.errors import Conflict, Forbidden, NotFound
 from tidegate.models import UserPreference
 from tidegate.preferences import repository, schemas
 
@@ -96,6 +96,20 @@ def _search_data(item: Any) -> dict[str, Any] | None:
     return None if found is None else found.model_dump(mode="json", by_alias=True)
 
 
+def _starred_data(item: Any) -> dict[str, Any] | None:
+    """A stored starred search's document as ``schemas.StarredSearch`` writes it: the
+    search, then its name. One whose name no longer reads is left out, as the model
+    leaves it out."""
+    if type(item) is not dict:
+        found = _search_data(item)
+        return None if found is None else {**found, "name": None}
+    name = item.get("name")
+    if name is not None and (type(name) is not str or len(name) > schemas.MAX_STARRED_NAME_LENGTH):
+        return None
+    found = _search_data({key: value for key, value in item.items() if key != "name"})
+    return None if found is None else {**found, "name": name}
+
+
 def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
     """The preferences of the ORM object or a raw record of ``utc``, ``query_history``
     and ``starred`` as plain data (api/raw_json.py), as the response model writes it
@@ -105,7 +119,7 @@ def preferences_data(row: UserPreference | Any | None) -> dict[str, Any]:
     searches = [found for found in map(_search_data, list(row.query_history)) if found][
         : schemas.MAX_QUERY_HISTORY
     ]
-    starred = [found for found in map(_search_data, list(row.starred or ())) if found][
+    starred = [found for found in map(_starred_data, list(row.starred or ())) if found][
         : schemas.MAX_STARRED
     ]
     return {
@@ -222,8 +236,9 @@ async def star_query(
     *, session: AsyncSession, user_id: str, search: schemas.StarQuery
 ) -> schemas.Preferences:
     """``search`` starred, first, with the range and filters it is starred with (a query
-    starred already moves first with these). At most ``MAX_STARRED``: one more is a 409,
-    and nothing changes. A blank query is not starred, as it is not remembered."""
+    starred already moves first with these, keeping its name). At most ``MAX_STARRED``:
+    one more is a 409, and nothing changes. A blank query is not starred, as it is not
+    remembered."""
     entry = _kept_entry(search)
     if not entry["query"]:
         return await get(session=session, user_id=user_id)
@@ -232,6 +247,9 @@ async def star_query(
     others = [item for item in starred if _query_of(item) != entry["query"]]
     if len(others) >= schemas.MAX_STARRED:
         raise Conflict(f"At most {schemas.MAX_STARRED} searches can be starred: unstar one first")
+    named = [_stored(item).get("name") for item in starred if _query_of(item) == entry["query"]]
+    if named and type(named[0]) is str:
+        entry["name"] = named[0]
     row.starred = [entry, *others]
     await session.flush()
     return _shown(row)
@@ -247,4 +265,23 @@ async def unstar_query(
     if kept is not None:
         row.starred = kept
         await session.flush()
+    return _shown(row)
+
+
+async def name_starred(
+    *, session: AsyncSession, user_id: str, naming: schemas.NameStarred
+) -> schemas.Preferences:
+    """The starred search of ``naming``'s query (trimmed, as it was starred) named, or
+    its name taken away (null or blank); the order is kept. None of that query is a 404."""
+    query = naming.query.strip()
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    starred = [_stored(item) for item in row.starred or ()]
+    at = next((index for index, item in enumerate(starred) if _query_of(item) == query), None)
+    if at is None:
+        raise NotFound("No starred search has that query: star it first")
+    name = (naming.name or "").strip()
+    renamed = {key: value for key, value in starred[at].items() if key != "name"}
+    starred[at] = {**renamed, "name": name} if name else renamed
+    row.starred = starred
+    await session.flush()
     return _shown(row)

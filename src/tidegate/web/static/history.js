@@ -5,9 +5,10 @@
 // page's are used). The filter box narrows the list to the entries holding its words;
 // each entry can be forgotten on its own (its remove button, or Delete). An entry's
 // star keeps it among the starred searches, listed first, which the history's bound
-// and its clearing never reach, until it is unstarred.
+// and its clearing never reach, until it is unstarred. A starred search can be named
+// (its pencil, or F2 on it): the name is shown, the query under it.
 import { clear, formatTime, h } from "./dom.js";
-import { historyEntry, keptEntry, preferences } from "./preferences.js";
+import { MAX_STARRED_NAME_LENGTH, historyEntry, keptEntry, preferences } from "./preferences.js";
 import { presetLabel } from "./timerange.js";
 
 // What an entry ran with besides its query, in words ("" for none kept).
@@ -23,7 +24,7 @@ export function entryRange(entry) {
 // ran with (the history's filter box).
 export function entryMatches(entry, text) {
   const words = text.toLowerCase().split(/\s+/).filter(Boolean);
-  const haystack = `${entry.query}\n${entryRange(entry)}`.toLowerCase();
+  const haystack = `${entry.name || ""}\n${entry.query}\n${entryRange(entry)}`.toLowerCase();
   return words.every((word) => haystack.includes(word));
 }
 
@@ -96,8 +97,44 @@ export function queryHistory({ input, onChoose }) {
     (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
   }
 
+  // Names a starred search in place: its line becomes a box holding the name; Enter
+  // keeps what it holds (blank: no name), Escape or leaving it keeps the name it had.
+  function rename(entry, line) {
+    const box = h("input", { type: "text", class: "history-name-box", testid: "query-history-name", maxlength: MAX_STARRED_NAME_LENGTH, value: entry.name || "", placeholder: "A name for this search", "aria-label": `Name ${entry.query}` });
+    let done = false;
+    const back = (focus) => {
+      done = true;
+      drawEntries();
+      if (focus) searches().find((item) => item.dataset.query === entry.query && item.dataset.testid === "query-history-starred-item")?.focus();
+    };
+    box.addEventListener("keydown", async (event) => {
+      event.stopPropagation();
+      if (event.key === "Escape") {
+        event.preventDefault();
+        back(true);
+      } else if (event.key === "Enter") {
+        event.preventDefault();
+        const saved = preferences.nameStarred(entry.query, box.value.trim() || null);
+        back(true);
+        try {
+          await saved;
+        } catch (error) {
+          entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `Not named: ${error.message || error}`));
+          return;
+        }
+        if (!list.hidden) back(true);
+      }
+    });
+    box.addEventListener("blur", () => {
+      if (!done) back(false);
+    });
+    line.replaceWith(box);
+    box.focus();
+    box.select();
+  }
+
   // One line of the list: the search (runs it), its star and, in the history, its
-  // forget button.
+  // forget button; a starred one's name and its pencil.
   function row(entry, { testid, at = null }) {
     const ran = entryRange(entry);
     const item = h(
@@ -119,10 +156,14 @@ export function queryHistory({ input, onChoose }) {
           } else if (event.key === "*") {
             event.preventDefault();
             toggleStar(entry, testid);
+          } else if (event.key === "F2" && at === null) {
+            event.preventDefault();
+            rename(entry, item);
           }
         },
       },
-      h("span", { class: "history-query", testid: "query-history-query" }, entry.query),
+      entry.name ? h("span", { class: "history-name", testid: "query-history-name-text" }, entry.name) : null,
+      h("span", { class: `history-query${entry.name ? " muted" : ""}`, testid: "query-history-query" }, entry.query),
       ran ? h("span", { class: "history-range muted", testid: "query-history-range" }, ran) : null,
     );
     const on = preferences.isStarred(entry.query);
@@ -131,8 +172,8 @@ export function queryHistory({ input, onChoose }) {
       { type: "button", class: `history-star${on ? " on" : ""}`, testid: "query-history-star", "data-query": entry.query, "aria-pressed": String(on), title: on ? "Unstar this search (*)" : "Star this search: kept until unstarred (*)", "aria-label": `${on ? "Unstar" : "Star"} ${entry.query}`, tabindex: "-1", onclick: () => toggleStar(entry, testid) },
       on ? "\u2605" : "\u2606",
     );
-    // A starred line has no forget button: the same room is kept, so the stars line up.
-    const remove = at === null ? h("button", { type: "button", class: "history-remove placeholder", "aria-hidden": "true", tabindex: "-1", disabled: true }, "\u00d7") : h(
+    // A starred line has no forget button: its pencil names it, in the same room.
+    const remove = at === null ? h("button", { type: "button", class: "history-remove history-rename", testid: "query-history-rename", title: "Name this search (F2)", "aria-label": `Name ${entry.query}`, tabindex: "-1", onclick: () => rename(entry, item) }, "\u270e") : h(
       "button",
       { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
       "\u00d7",

@@ -1,7 +1,7 @@
 // The signed-in person's preferences, kept by the server with the person (GET and
 // PATCH /v1/auth/preferences, POST/DELETE .../query-history, POST .../forget, POST
-// .../starred and .../starred/forget; docs/web.md, "Preferences"): the UTC switch, the
-// query history and the starred searches. Nothing is written to the
+// .../starred, .../starred/forget and .../starred/name; docs/web.md, "Preferences"):
+// the UTC switch, the query history and the starred searches (named or not). Nothing is written to the
 // browser's storage. A browser signed in with a key has no person to keep them for
 // (the server answers 403): the page then keeps them while it is open, and says so.
 import { api, get } from "./api.js";
@@ -11,6 +11,7 @@ import { showUtc, showsUtc } from "./zone.js";
 const PATH = "/v1/auth/preferences";
 const MAX_QUERY_HISTORY = 50; // as the server keeps
 export const MAX_STARRED = 50; // as the server keeps (one more is refused)
+export const MAX_STARRED_NAME_LENGTH = 100; // as the server keeps
 
 const defaults = () => ({ utc: false, query_history: [], searches: [], starred: [] });
 
@@ -100,6 +101,12 @@ export const preferences = {
     if (others.length >= MAX_STARRED) throw new Error(`At most ${MAX_STARRED} searches can be starred: unstar one first`);
     this.current.starred = [entry, ...others];
     await this.send("/starred", entry);
+  },
+
+  // A starred search named (null: its name taken away), in its place.
+  async nameStarred(query, name) {
+    this.current.starred = this.current.starred.map((item) => (item.query === query ? { ...item, name } : item));
+    await this.send("/starred/name", { query, name });
   },
 
   async unstarQuery(query) {
