@@ -27,6 +27,13 @@ def test_routes_are_listed_made_renamed_keyed_and_deleted(site: Site, page: Page
             "GatewayRouteCreate"
         ]["properties"]["type"]["enum"]
     bound = source["gateway_route_id"]
+    catalogue: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            catalogue.append(request.url) if "/v3/pipeline/component-type" in request.url else None
+        ),
+    )
     sign_in_with_key(page, site.base_url, account.service_key, next_path="/pipelines")
     routes = page.get_by_test_id("routes")
     rows = routes.get_by_test_id("route-row")
@@ -115,6 +122,8 @@ def test_routes_are_listed_made_renamed_keyed_and_deleted(site: Site, page: Page
     expect(rows).to_have_count(2)
     with account.http() as http:
         assert http.get(f"{ROUTES}/{bound}").status_code == 200
+    # The types were asked once, however often the list was drawn again.
+    assert len(catalogue) == 1, catalogue
 
     # A reader sees the routes, nothing to change them with.
     sign_in_as_person(

@@ -63,6 +63,13 @@ export async function routesSection({ canEdit, pipelines }) {
   const section = h("section", { class: "routes", testid: "routes" });
   const names = new Map(pipelines.map((pipeline) => [pipeline.id, pipeline.title]));
   let open = null;
+  // The push source types, from the components' catalogue (those a route serves): asked
+  // once, for the new route's form, however often the list is drawn again.
+  const types = canEdit
+    ? get("/v3/pipeline/component-type")
+        .then((answer) => answer.data.filter((each) => each.kind === "source" && each.gateway_route).map((each) => each.type))
+        .catch(() => ["http"])
+    : null;
 
   async function draw() {
     let routes;
@@ -113,12 +120,7 @@ export async function routesSection({ canEdit, pipelines }) {
 
   function newRouteForm(onMade) {
     const type = h("select", { testid: "route-new-type" });
-    // The push source types, from the components' catalogue (those a route serves).
-    get("/v3/pipeline/component-type")
-      .then((answer) => {
-        for (const item of answer.data.filter((each) => each.kind === "source" && each.gateway_route)) type.append(h("option", { value: item.type, selected: item.type === "http" }, item.type));
-      })
-      .catch(() => type.append(h("option", { value: "http" }, "http")));
+    types.then((found) => type.append(...found.map((name) => h("option", { value: name, selected: name === "http" }, name))));
     const title = h("input", { required: true, maxlength: 250, placeholder: "Route title", testid: "route-new-title" });
     const form = createForm({
       label: "New route",
