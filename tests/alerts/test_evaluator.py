@@ -7,7 +7,10 @@ import asyncio
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from sqlalchemy import select
 from tests.alerts.harness import VIEWS, Harness
+
+from tidegate.models import AlertState
 
 
 def webhook(**fields: Any) -> dict[str, Any]:
@@ -226,3 +229,42 @@ async def test_the_view_filters_apply(harness: Harness) -> None:
     await harness.ingest("payment failed", app="billing")
     harness.clock.move(1)
     assert (await evaluator.evaluate()).firings == 1
+
+
+async def test_a_view_deleted_while_its_lines_are_judged_fails_no_round(
+    harness: Harness,
+) -> None:
+    """A round reads the views and judges the new lines; one view is deleted before the
+    round writes what it found. The other view's firing and states are written, the
+    deleted one's are not: written, they failed the whole round (every account's) on the
+    foreign keys, and the round was tried again a tick later."""
+    kept = await harness.view([webhook(triggerlimit=1, immediate="true")], name="Kept")
+    gone = await harness.view([webhook(triggerlimit=1, immediate="true")], name="Gone")
+    evaluator = harness.evaluator()
+    await evaluator.evaluate()
+    await harness.ingest("payment failed: card declined")
+    harness.clock.move(1)
+    commit = evaluator._commit
+
+    async def delete_then_commit(*args: Any) -> bool:
+        deleted = await harness.client.delete(
+            f"{VIEWS}/{gone}", headers=harness.who.account.headers
+        )
+        assert deleted.status_code == 200, deleted.text
+        return await commit(*args)
+
+    evaluator._commit = delete_then_commit  # type: ignore[method-assign]
+    result = await evaluator.evaluate()
+    assert (result.claimed, result.lost_race) == (True, False)
+    assert [delivery.view_id for delivery in await harness.deliveries()] == [kept]
+    async with harness.db.read_sessions() as session:
+        rows = await session.execute(select(AlertState.view_id))
+        assert set(rows.scalars()) == {kept}
+    # The next round goes on from there: a new match fires the kept view's alert again
+    # once its interval allows, and nothing of the deleted view comes back.
+    evaluator._commit = commit  # type: ignore[method-assign]
+    harness.clock.move(60)
+    await harness.ingest("payment failed: card declined again")
+    harness.clock.move(1)
+    await evaluator.evaluate()
+    assert {delivery.view_id for delivery in await harness.deliveries()} == {kept}

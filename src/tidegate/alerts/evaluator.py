@@ -28,7 +28,7 @@ from tidegate.alerts.windows import Firing, trigger_window_ms
 from tidegate.auth.secrets import Sealer
 from tidegate.config import Settings
 from tidegate.db.engine import Database
-from tidegate.models import AlertDelivery, AlertState
+from tidegate.models import AlertDelivery, AlertState, View
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +213,15 @@ class Evaluator:
             if not moved:
                 await session.rollback()
                 return False
+            # A view deleted since the round read it (or its account) takes its states
+            # and firings with it; written anyway, they would fail the whole round, every
+            # account's, on the foreign keys. On PostgreSQL the views found are locked
+            # against deletion until the commit (SQLite's writer holds the database).
+            present = await _present_views(
+                session,
+                {view_id for view_id, _key in outcome.states}
+                | {view_id for view_id, _key, _firing in outcome.firings},
+            )
             changed = [
                 {
                     "view_id": view_id,
@@ -221,7 +230,7 @@ class Evaluator:
                     "state": dumped,
                 }
                 for (view_id, key), dumped in outcome.states.items()
-                if before.get((view_id, key)) != dumped
+                if before.get((view_id, key)) != dumped and view_id in present
             ]
             if changed:
                 # Two statements whatever the number of channels (executemany).
@@ -243,7 +252,8 @@ class Evaluator:
                 ]
                 await session.execute(insert(AlertState), changed + unchanged)
             for view_id, key, firing in outcome.firings:
-                session.add(self._delivery(by_view[view_id], key, firing, now))
+                if view_id in present:
+                    session.add(self._delivery(by_view[view_id], key, firing, now))
             await session.commit()
         return True
 
@@ -287,3 +297,18 @@ class Evaluator:
             claimed_by=None,
             claimed_until_ms=0,
         )
+
+
+async def _present_views(session: AsyncSession, view_ids: set[str]) -> set[str]:
+    """Which of ``view_ids`` are still there, each locked against deletion (``FOR KEY
+    SHARE``; SQLite has no row locks and needs none) until the transaction ends."""
+    ordered = sorted(view_ids)
+    found: set[str] = set()
+    for start in range(0, len(ordered), 500):
+        rows = await session.execute(
+            select(View.id)
+            .where(View.id.in_(ordered[start : start + 500]))
+            .with_for_update(key_share=True)
+        )
+        found.update(rows.scalars())
+    return found
