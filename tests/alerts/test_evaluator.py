@@ -246,7 +246,7 @@ async def test_a_view_deleted_while_its_lines_are_judged_fails_no_round(
     harness.clock.move(1)
     commit = evaluator._commit
 
-    async def delete_then_commit(*args: Any) -> bool:
+    async def delete_then_commit(*args: Any) -> int | None:
         deleted = await harness.client.delete(
             f"{VIEWS}/{gone}", headers=harness.who.account.headers
         )
@@ -255,7 +255,8 @@ async def test_a_view_deleted_while_its_lines_are_judged_fails_no_round(
 
     evaluator._commit = delete_then_commit  # type: ignore[method-assign]
     result = await evaluator.evaluate()
-    assert (result.claimed, result.lost_race) == (True, False)
+    # The round counts the firing it wrote, not the one it left out.
+    assert (result.claimed, result.lost_race, result.firings) == (True, False, 1)
     assert [delivery.view_id for delivery in await harness.deliveries()] == [kept]
     async with harness.db.read_sessions() as session:
         rows = await session.execute(select(AlertState.view_id))

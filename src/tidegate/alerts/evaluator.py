@@ -164,14 +164,14 @@ class Evaluator:
             )
         horizon = None if batch.full else now - settle_ms
         evaluated = horizon if horizon is not None else state.evaluated_ms
-        committed = await self._commit(state, batch, specs, states, outcome, evaluated, now)
-        if not committed:
+        fired = await self._commit(state, batch, specs, states, outcome, evaluated, now)
+        if fired is None:
             result.lost_race = True
             self._committed = None
             return True
         self._committed = (state.version + 1, {**states, **outcome.states})
         result.lines += lines
-        result.firings += len(outcome.firings)
+        result.firings += fired
         return not batch.full
 
     async def _states(
@@ -198,9 +198,10 @@ class Evaluator:
         outcome: Outcome,
         evaluated: int,
         now: int,
-    ) -> bool:
+    ) -> int | None:
         """The cursor's move, the channels' states and the outbox rows of what fired,
-        in one transaction: all of it or none of it."""
+        in one transaction: all of it or none of it. The firings written, or None when
+        another worker moved the cursor first (nothing is written)."""
         by_view = {spec.view_id: spec for spec in specs}
         async with self.db.write_sessions() as session:
             moved = await cursors.commit_position(
@@ -212,15 +213,20 @@ class Evaluator:
             )
             if not moved:
                 await session.rollback()
-                return False
+                return None
+            altered = {
+                view_id
+                for (view_id, key), dumped in outcome.states.items()
+                if before.get((view_id, key)) != dumped
+            }
             # A view deleted since the round read it (or its account) takes its states
             # and firings with it; written anyway, they would fail the whole round, every
-            # account's, on the foreign keys. On PostgreSQL the views found are locked
-            # against deletion until the commit (SQLite's writer holds the database).
+            # account's, on the foreign keys. Only the views written for are looked up
+            # (most rounds change few of the states they judge); on PostgreSQL they are
+            # locked against deletion until the commit (SQLite's writer holds the
+            # database).
             present = await _present_views(
-                session,
-                {view_id for view_id, _key in outcome.states}
-                | {view_id for view_id, _key, _firing in outcome.firings},
+                session, altered | {view_id for view_id, _key, _firing in outcome.firings}
             )
             changed = [
                 {
@@ -251,11 +257,14 @@ class Evaluator:
                     and view_id in {item["view_id"] for item in changed}
                 ]
                 await session.execute(insert(AlertState), changed + unchanged)
-            for view_id, key, firing in outcome.firings:
-                if view_id in present:
-                    session.add(self._delivery(by_view[view_id], key, firing, now))
+            fired = [
+                self._delivery(by_view[view_id], key, firing, now)
+                for view_id, key, firing in outcome.firings
+                if view_id in present
+            ]
+            session.add_all(fired)
             await session.commit()
-        return True
+        return len(fired)
 
     def _delivery(self, view: ViewSpec, key: str, firing: Firing, now: int) -> AlertDelivery:
         channel = self.watch.channels[(view.view_id, key)]
