@@ -876,3 +876,53 @@ def test_a_processors_configuration_is_tried_before_it_is_saved(site: Site, page
     expect(trial.get_by_test_id("node-try-error")).to_contain_text(
         "a JSON object or an array of objects"
     )
+
+
+def test_a_new_processor_is_tried_before_it_is_added(site: Site, page: Page) -> None:
+    """The Add node panel of a processor holds the same trial as a node's Try tab, run
+    with the form as it stands; nothing is added until Add node; a source or a
+    destination has no trial."""
+    account = site.account()
+    base, filter_path = open_filter_pipeline(site, page, account)
+    panel = add_node(page, "source", "http", "Second")
+    expect(panel.get_by_test_id("node-new-try")).to_have_count(0)
+    panel.get_by_test_id("node-kind").select_option("destination")
+    expect(panel.get_by_test_id("node-new-try")).to_have_count(0)
+
+    panel.get_by_test_id("node-kind").select_option("processor")
+    panel.get_by_test_id("node-type").select_option("filter")
+    panel.get_by_test_id("node-title").fill("Web only")
+    panel.get_by_test_id("node-config-json-toggle").click()
+    web_only = {
+        "conditional": {"expressions": [{"field": ".app", "str_operator": "equal", "value": "web"}]}
+    }
+    panel.get_by_test_id("node-config-json").fill(json.dumps(web_only))
+    trial = panel.get_by_test_id("node-new-try")
+    trial.locator("summary").click()
+    events = [{"app": "web", "n": 1}, {"app": "db", "n": 2}, {"app": "web", "n": 3}]
+    trial.get_by_test_id("node-try-events").fill(json.dumps(events))
+    trial.get_by_test_id("node-try-run").click()
+    expect(trial.get_by_test_id("node-try-counts")).to_have_text("received 3, emitted 2, dropped 1")
+    trial.get_by_test_id("node-try-output").locator("summary").click()
+    assert json.loads(trial.get_by_test_id("node-try-output").locator("pre").inner_text()) == [
+        events[0],
+        events[2],
+    ]
+    # Tried, not added: the draft still has its two nodes.
+    with account.http() as http:
+        assert len(http.get(base).json()["data"]["nodes"]) == 2
+
+    # Another type starts a new trial, with that type's form.
+    panel.get_by_test_id("node-type").select_option("dedupe")
+    expect(trial.get_by_test_id("node-try-result")).to_have_count(0)
+    panel.get_by_test_id("node-type").select_option("filter")
+    panel.get_by_test_id("node-config-json-toggle").click()
+    panel.get_by_test_id("node-config-json").fill(json.dumps(web_only))
+    panel.get_by_test_id("node-input").filter(has_text="Keep errors").locator("input").check()
+    panel.get_by_test_id("node-save").click()
+    expect(node(page, "Web only")).to_have_count(1)
+    with account.http() as http:
+        nodes = http.get(base).json()["data"]["nodes"]
+        added = [item for item in nodes if item.get("title") == "Web only"]
+        assert [item["user_config"] for item in added] == [web_only]
+        assert added[0]["inputs"] == [filter_path.rsplit("/", 1)[1]]

@@ -178,7 +178,13 @@ export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCanc
     about.textContent = chosen.description.replace(/`/g, "");
     wiring = kind.value === "source" ? (chosen.gateway_route ? routeField(routes, null) : null) : inputsField(nodes, null);
     config = configSection(chosen.user_config_schema, {});
-    append(variable, [wiring ? wiring.element : null, config.element]);
+    // A processor is tried on sample events with the form as it stands, before it is
+    // added (a new type or kind starts a new trial).
+    const trial =
+      kind.value === "processor"
+        ? h("details", { class: "node-new-try", testid: "node-new-try" }, h("summary", {}, "Try it before adding it"), processorTrial({ type: chosen.type, read: () => config.read() }))
+        : null;
+    append(variable, [wiring ? wiring.element : null, config.element, trial]);
   }
   kind.addEventListener("change", fillTypes);
   type.addEventListener("change", chooseType);
