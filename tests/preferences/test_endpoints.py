@@ -22,6 +22,7 @@ FORGET = HISTORY + "/forget"
 STAR = PATH + "/starred"
 UNSTAR = STAR + "/forget"
 NAME = STAR + "/name"
+MOVE = STAR + "/move"
 # An entry remembered without a range or filters (a plain query, as kept at first).
 NO_RANGE = {
     "range": None,
@@ -264,6 +265,11 @@ async def test_searches_at_once_each_add_their_query(client: AppClient) -> None:
         ("POST", NAME, {"query": "a", "name": 5}),
         ("POST", NAME, {"query": "a", "name": "n" * (MAX_STARRED_NAME_LENGTH + 1)}),
         ("POST", NAME, {"query": "a", "name": "x", "range": "2h"}),
+        ("POST", MOVE, {"query": "a"}),
+        ("POST", MOVE, {"query": "a", "position": -1}),
+        ("POST", MOVE, {"query": "a", "position": "1"}),
+        ("POST", MOVE, {"query": "a", "position": 1.5}),
+        ("POST", MOVE, {"query": "", "position": 0}),
     ],
 )
 async def test_bad_bodies_are_400_and_change_nothing(
@@ -482,3 +488,48 @@ async def test_a_starred_search_is_named_in_its_place_and_keeps_its_name(
     )
     assert unstarred.status_code == 200
     assert (await _star(client, browser, {"query": "level:error app:web"}))[0]["name"] is None
+
+
+async def test_a_starred_search_is_moved_to_a_place_the_others_keeping_their_order(
+    client: AppClient,
+) -> None:
+    person, browser = await _person(client)
+    _, stranger = await _person(client)
+    for query in ("d", "c", "b", "a"):
+        await _star(client, browser, {"query": query, "range": "1h"})
+    await _star(client, stranger, {"query": "a"})
+    await _star(client, stranger, {"query": "b"})
+    await _name(client, browser, "c", "Named")
+
+    async def move(query: str, position: int) -> list[str]:
+        response = await client.post(
+            MOVE, json={"query": query, "position": position}, headers=browser.headers
+        )
+        assert response.status_code == 200, response.text
+        return [entry["query"] for entry in response.json()["starred"]]
+
+    assert await move("a", 2) == ["b", "c", "a", "d"]
+    assert await move(" d ", 0) == ["d", "b", "c", "a"]  # trimmed, as it was starred
+    assert await move("d", 3) == ["b", "c", "a", "d"]
+    assert await move("b", 10**30) == ["c", "a", "d", "b"]  # past the end: the last
+    assert await move("a", 1) == ["c", "a", "d", "b"]  # where it is: nothing moves
+    # What each carries moves with it; read back in another session; another person's
+    # order untouched; the history untouched.
+    answer = (
+        await client.get(PATH, headers=(await sign_in_person(client, person)).cookies_only)
+    ).json()
+    assert answer["starred"][0] == {**STARRED, "query": "c", "range": "1h", "name": "Named"}
+    assert [entry["query"] for entry in answer["starred"]] == ["c", "a", "d", "b"]
+    assert answer["query_history"] == []
+    theirs = (await client.get(PATH, headers=stranger.cookies_only)).json()["starred"]
+    assert [entry["query"] for entry in theirs] == ["b", "a"]
+    # A query not starred is a 404, and changes nothing; the CSRF token is needed.
+    missing = await client.post(MOVE, json={"query": "e", "position": 0}, headers=browser.headers)
+    assert missing.status_code == 404, missing.text
+    assert missing.json()["status"] == "error"
+    forged = await client.post(
+        MOVE, json={"query": "b", "position": 0}, headers=browser.cookies_only
+    )
+    assert forged.status_code == 403
+    after = (await client.get(PATH, headers=browser.cookies_only)).json()["starred"]
+    assert [entry["query"] for entry in after] == ["c", "a", "d", "b"]

@@ -527,3 +527,56 @@ def test_a_starred_search_is_named_and_found_by_its_name(site: Site, browser: Br
         with kept(other, "POST", HISTORY):
             item.click()
         expect_lines(other, ["beta two"])
+
+
+def test_a_starred_search_is_moved_with_the_keyboard(site: Site, browser: Browser) -> None:
+    """Alt+Up and Alt+Down on a starred search move it among the starred (the focus
+    stays on it; at either end nothing moves); another browser of the person has the
+    order."""
+    _, email = person_with_three_lines(site)
+    move = PREFERENCES + "/starred/move"
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, THREE)
+        for query, line in (("alpha", "alpha one"), ("beta", "beta two"), ("gamma", "gamma three")):
+            search(page, query, [line])
+        page.get_by_test_id("query-history-toggle").click()
+        for query in ("alpha", "beta", "gamma"):
+            entry = page.get_by_test_id("query-history-item").filter(has_text=query)
+            with kept(page, "POST", PREFERENCES + "/starred"):
+                entry.locator("xpath=..").get_by_test_id("query-history-star").click()
+        starred = page.get_by_test_id("query-history-starred-item")
+        queries = starred.get_by_test_id("query-history-query")
+        expect(queries).to_have_text(["gamma", "beta", "alpha"])
+
+        # Down from the top, twice: last; the focus follows it.
+        gamma = starred.filter(has_text="gamma")
+        gamma.focus()
+        with kept(page, "POST", move):
+            page.keyboard.press("Alt+ArrowDown")
+        expect(queries).to_have_text(["beta", "gamma", "alpha"])
+        expect(gamma).to_be_focused()
+        with kept(page, "POST", move):
+            page.keyboard.press("Alt+ArrowDown")
+        expect(queries).to_have_text(["beta", "alpha", "gamma"])
+        expect(gamma).to_be_focused()
+        # At the end nothing moves (nor is sent); plain Down still goes to the history.
+        sent: list[str] = []
+        page.on("request", lambda request: sent.append(request.url))
+        page.keyboard.press("Alt+ArrowDown")
+        expect(queries).to_have_text(["beta", "alpha", "gamma"])
+        expect(gamma).to_be_focused()
+        # Up once: the one move sent since (the Down at the end sent none).
+        with kept(page, "POST", move):
+            page.keyboard.press("Alt+ArrowUp")
+        assert [url for url in sent if url.endswith(move)] == [f"{site.base_url}{move}"]
+        expect(queries).to_have_text(["beta", "gamma", "alpha"])
+        expect(gamma).to_be_focused()
+        page.keyboard.press("ArrowDown")
+        expect(starred.filter(has_text="alpha")).to_be_focused()
+
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        expect(
+            other.get_by_test_id("query-history-starred-item").get_by_test_id("query-history-query")
+        ).to_have_text(["beta", "gamma", "alpha"])

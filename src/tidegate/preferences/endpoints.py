@@ -95,3 +95,15 @@ async def name_starred(
 ) -> schemas.Preferences:
     user_id = service.person_of(principal)
     return await service.name_starred(session=session, user_id=user_id, naming=body)
+
+
+@router.post(
+    "/starred/move",
+    summary="Move one starred search to a position among them (0 is first; past the end "
+    "is last); the others keep their order (404 when no starred search has the query)",
+)
+async def move_starred(
+    body: schemas.MoveStarred, principal: CurrentPrincipal, session: SessionDep
+) -> schemas.Preferences:
+    user_id = service.person_of(principal)
+    return await service.move_starred(session=session, user_id=user_id, moving=body)

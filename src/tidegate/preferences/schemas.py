@@ -141,6 +141,14 @@ class NameStarred(RequestModel):
     name: Annotated[str | None, Field(max_length=MAX_STARRED_NAME_LENGTH)]
 
 
+class MoveStarred(RequestModel):
+    """One starred search (by its query) moved to ``position`` among them: 0 is first; a
+    position past the end is the last."""
+
+    query: QueryText
+    position: Annotated[int, Field(ge=0)]
+
+
 class ForgetQuery(RequestModel):
     """One query to take out of the history (with the range and filters kept for it)."""
 

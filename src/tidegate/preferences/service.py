@@ -268,20 +268,41 @@ async def unstar_query(
     return _shown(row)
 
 
-async def name_starred(
-    *, session: AsyncSession, user_id: str, naming: schemas.NameStarred
-) -> schemas.Preferences:
-    """The starred search of ``naming``'s query (trimmed, as it was starred) named, or
-    its name taken away (null or blank); the order is kept. None of that query is a 404."""
-    query = naming.query.strip()
-    row = await repository.row_for_change(session=session, user_id=user_id)
-    starred = [_stored(item) for item in row.starred or ()]
+def _starred_at(starred: list[dict[str, Any]], query: str) -> int:
+    """Where the starred search of ``query`` (trimmed, as it was starred) is; none is a 404."""
+    query = query.strip()
     at = next((index for index, item in enumerate(starred) if _query_of(item) == query), None)
     if at is None:
         raise NotFound("No starred search has that query: star it first")
+    return at
+
+
+async def name_starred(
+    *, session: AsyncSession, user_id: str, naming: schemas.NameStarred
+) -> schemas.Preferences:
+    """The starred search of ``naming``'s query named, or its name taken away (null or
+    blank); the order is kept. None of that query is a 404."""
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    starred = [_stored(item) for item in row.starred or ()]
+    at = _starred_at(starred, naming.query)
     name = (naming.name or "").strip()
     renamed = {key: value for key, value in starred[at].items() if key != "name"}
     starred[at] = {**renamed, "name": name} if name else renamed
+    row.starred = starred
+    await session.flush()
+    return _shown(row)
+
+
+async def move_starred(
+    *, session: AsyncSession, user_id: str, moving: schemas.MoveStarred
+) -> schemas.Preferences:
+    """The starred search of ``moving``'s query moved to its position (past the end: the
+    last), the others in their order; what it carries is kept. None of that query is a
+    404."""
+    row = await repository.row_for_change(session=session, user_id=user_id)
+    starred = [_stored(item) for item in row.starred or ()]
+    entry = starred.pop(_starred_at(starred, moving.query))
+    starred.insert(min(moving.position, len(starred)), entry)
     row.starred = starred
     await session.flush()
     return _shown(row)

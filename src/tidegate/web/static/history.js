@@ -97,6 +97,27 @@ export function queryHistory({ input, onChoose }) {
     (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
   }
 
+  // Moves a starred search one place up (-1) or down (1) among all of them (the
+  // filter box's choice aside), then draws the list again with the focus on it.
+  async function move(entry, by) {
+    const position = preferences.current.starred.findIndex((item) => item.query === entry.query) + by;
+    if (position < 0 || position >= preferences.current.starred.length) return;
+    const focusIt = () => searches().find((item) => item.dataset.query === entry.query && item.dataset.testid === "query-history-starred-item")?.focus();
+    const saved = preferences.moveStarred(entry.query, position);
+    drawEntries();
+    focusIt();
+    try {
+      await saved;
+    } catch (error) {
+      entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `Not moved: ${error.message || error}`));
+      return;
+    }
+    if (!list.hidden) {
+      drawEntries();
+      focusIt();
+    }
+  }
+
   // Names a starred search in place: its line becomes a box holding the name; Enter
   // keeps what it holds (blank: no name), Escape or leaving it keeps the name it had.
   function rename(entry, line) {
@@ -144,7 +165,7 @@ export function queryHistory({ input, onChoose }) {
         class: "history-item",
         testid,
         "data-query": entry.query,
-        title: ran ? `${entry.query}\n${ran}` : entry.query,
+        title: [entry.query, ran, at === null ? "Alt+Up or Alt+Down moves it among the starred" : null].filter(Boolean).join("\n"),
         onclick: () => {
           close();
           onChoose(entry);
@@ -159,6 +180,11 @@ export function queryHistory({ input, onChoose }) {
           } else if (event.key === "F2" && at === null) {
             event.preventDefault();
             rename(entry, item);
+          } else if (event.altKey && (event.key === "ArrowUp" || event.key === "ArrowDown") && at === null) {
+            // Not the list's Up and Down: the starred search moves, the focus with it.
+            event.preventDefault();
+            event.stopPropagation();
+            move(entry, event.key === "ArrowUp" ? -1 : 1);
           }
         },
       },

@@ -1,6 +1,7 @@
 // The signed-in person's preferences, kept by the server with the person (GET and
 // PATCH /v1/auth/preferences, POST/DELETE .../query-history, POST .../forget, POST
-// .../starred, .../starred/forget and .../starred/name; docs/web.md, "Preferences"):
+// .../starred, .../starred/forget, .../starred/name and .../starred/move; docs/web.md,
+// "Preferences"):
 // the UTC switch, the query history and the starred searches (named or not). Nothing is written to the
 // browser's storage. A browser signed in with a key has no person to keep them for
 // (the server answers 403): the page then keeps them while it is open, and says so.
@@ -107,6 +108,16 @@ export const preferences = {
   async nameStarred(query, name) {
     this.current.starred = this.current.starred.map((item) => (item.query === query ? { ...item, name } : item));
     await this.send("/starred/name", { query, name });
+  },
+
+  // A starred search moved to `position` among them (0 first), the others in order.
+  async moveStarred(query, position) {
+    const moving = this.current.starred.find((item) => item.query === query);
+    if (!moving) return;
+    const others = this.current.starred.filter((item) => item.query !== query);
+    others.splice(Math.min(position, others.length), 0, moving);
+    this.current.starred = others;
+    await this.send("/starred/move", { query, position });
   },
 
   async unstarQuery(query) {
