@@ -66,9 +66,13 @@ def test_routes_are_listed_made_renamed_keyed_and_deleted(site: Site, page: Page
     expect(detail).to_have_count(1)
     expect(detail.get_by_test_id("route-title")).to_have_value("Fluent in")
 
-    # Renamed and described: the type and consumer id kept.
+    # Renamed, described and given a consumer id (shown as the API answers it, "" at
+    # first): the type kept.
+    consumer = detail.get_by_test_id("route-consumer-id")
+    expect(consumer).to_have_value(made["consumer_id"])
     detail.get_by_test_id("route-title").fill("Fluent Bit")
     detail.get_by_test_id("route-description").fill("from the edge nodes")
+    consumer.fill(" edge-consumer ")
     detail.get_by_test_id("route-save").click()
     row = routes.locator(f'[data-testid="route-row"][data-route-id="{made["id"]}"]')
     expect(row).to_contain_text("Fluent Bit")
@@ -80,7 +84,8 @@ def test_routes_are_listed_made_renamed_keyed_and_deleted(site: Site, page: Page
         "from the edge nodes",
         "fluent",
     )
-    assert changed["consumer_id"] == made["consumer_id"]
+    assert (made["consumer_id"], changed["consumer_id"]) == ("", "edge-consumer")
+    expect(routes.get_by_test_id("route-consumer-id")).to_have_value("edge-consumer")
 
     # Its keys: an access key made (shown once), a signing key pasted.
     detail = routes.get_by_test_id("route-detail")

@@ -18,11 +18,13 @@ function usedBy(route, pipelines) {
   ]);
 }
 
-// Title and description (the route is replaced whole: its type and consumer id as they
-// are), the keys, and Delete.
+// Title, description and consumer id (the route is replaced whole: its type as it is),
+// the keys, and Delete.
 function routeDetail(route, { onChanged }) {
   const title = h("input", { required: true, maxlength: 250, value: route.title, testid: "route-title" });
   const description = h("input", { maxlength: 1000, value: route.description || "", testid: "route-description" });
+  // Stored and answered as it is (the platform's clients send "" on create).
+  const consumer = h("input", { maxlength: 250, value: route.consumer_id || "", testid: "route-consumer-id", placeholder: "optional" });
   const problem = h("div", {});
   const path = `/v3/pipeline/gateway-route/${encodeURIComponent(route.id)}`;
   const form = h(
@@ -30,13 +32,14 @@ function routeDetail(route, { onChanged }) {
     { class: "inline-form edit" },
     field("Title", title),
     field("Description", description),
+    field("Consumer id", consumer),
     h("button", { type: "submit", class: "primary", testid: "route-save" }, "Save route"),
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clear(problem);
     try {
-      await put(path, { title: title.value.trim(), description: description.value.trim() || null, type: route.type, consumer_id: route.consumer_id });
+      await put(path, { title: title.value.trim(), description: description.value.trim() || null, type: route.type, consumer_id: consumer.value.trim() });
     } catch (error) {
       problem.append(h("div", { testid: "route-problem" }, errorBox(error)));
       return;
