@@ -30,6 +30,7 @@ class Site:
     base_url: str
     enterprise_token: str
     log: Path
+    data_dir: Path  # TIDEGATE_DATA_DIR: its SQLite database is data_dir / "tidegate.sqlite3"
 
     def log_tail(self, lines: int = 60) -> str:
         """The end of the server's log, for a failure's message."""
@@ -55,7 +56,7 @@ def serve_site(workdir: Path, env: dict[str, str]) -> Iterator[Site]:
     server.env["TIDEGATE_PUBLIC_URL"] = server.base_url
     server.start(timeout=120)  # a loaded CI machine can take a while to import and migrate
     try:
-        yield Site(server.base_url, enterprise_key(workdir / "var"), server.log)
+        yield Site(server.base_url, enterprise_key(workdir / "var"), server.log, workdir / "var")
     finally:
         server.stop()
 

@@ -11,12 +11,20 @@ import hashlib
 import hmac
 import json
 import re
+import sqlite3
+from contextlib import closing
 
 from playwright.sync_api import Locator, Page, expect
 from tests.live import live_client
 from tests.waiting import until
 from tests.web.conftest import Site
-from tests.web.harness import Account, make_person, sign_in_as_person, sign_in_with_key
+from tests.web.harness import (
+    Account,
+    make_person,
+    now_ms,
+    sign_in_as_person,
+    sign_in_with_key,
+)
 
 
 def node(page: Page, title: str) -> Locator:
@@ -926,3 +934,38 @@ def test_a_new_processor_is_tried_before_it_is_added(site: Site, page: Page) -> 
         added = [item for item in nodes if item.get("title") == "Web only"]
         assert [item["user_config"] for item in added] == [web_only]
         assert added[0]["inputs"] == [filter_path.rsplit("/", 1)[1]]
+
+
+def test_the_nodes_counts_are_summed_over_the_window_chosen(site: Site, page: Page) -> None:
+    """The counts on the graph are over the last 5 minutes at first, then the last hour
+    or day as chosen: events counted 30 minutes and 3 hours ago (written into the
+    server's usage metrics, as its workers write them) join as the window takes them."""
+    account = site.account()
+    base, filter_path = open_filter_pipeline(site, page, account)
+    filter_id = filter_path.rsplit("/", 1)[1]
+    with account.http() as http:
+        pipeline_id = http.get(base).json()["data"]["id"]
+    minute = now_ms() // 60_000 * 60_000
+    with closing(sqlite3.connect(site.data_dir / "tidegate.sqlite3", timeout=60)) as db, db:
+        db.executemany(
+            "INSERT INTO pipeline_usage (pipeline_id, component_id, bucket_ms, account_id,"
+            " ingress_events, ingress_bytes, egress_events, egress_bytes)"
+            " VALUES (?, ?, ?, ?, ?, 0, ?, 0)",
+            [
+                (pipeline_id, filter_id, minute - 2 * 60_000, account.account_id, 4, 1),
+                (pipeline_id, filter_id, minute - 30 * 60_000, account.account_id, 10, 5),
+                (pipeline_id, filter_id, minute - 180 * 60_000, account.account_id, 100, 50),
+            ],
+        )
+    page.reload()
+    rate = node(page, "Keep errors").get_by_test_id("node-rate")
+    window = page.get_by_test_id("pipeline-rate-window")
+    expect(window).to_have_value("5m")
+    expect(rate).to_have_text("4 in · 1 out / 5 min")
+    window.select_option("1h")
+    expect(rate).to_have_text("14 in · 6 out / 1 hour")
+    window.select_option("24h")
+    expect(rate).to_have_text("114 in · 56 out / 24 hours")
+    expect(node(page, "Webhook").get_by_test_id("node-rate")).to_have_text("no events / 24 hours")
+    window.select_option("5m")
+    expect(rate).to_have_text("4 in · 1 out / 5 min")

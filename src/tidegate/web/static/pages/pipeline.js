@@ -2,7 +2,8 @@
 // Add a node (its configuration in a form generated from its type's schema), connect
 // it (its inputs), change or remove it, publish the draft (what the server refuses is
 // shown on the nodes it names), simulate the draft on sample events, tap any node
-// live; every node shows its event counts over the last minutes from the usage metrics.
+// live; every node shows its event counts over the last 5 minutes, hour or day (the
+// page's choice) from the usage metrics.
 // Everything through the public API.
 import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
@@ -13,8 +14,13 @@ import { tapPanel } from "../pipeline_tap.js";
 import { SAMPLE_EVENTS, simulatePanel } from "../pipeline_simulate.js";
 import { session } from "../session.js";
 
-const RATE_WINDOW_MS = 5 * 60_000;
-const RATE_WINDOW = "5 min";
+// The windows a node's counts are summed over (minute buckets: exact to the minute,
+// 1,440 at most, within the usage API's 10,000), the first one shown at first.
+const RATE_WINDOWS = [
+  { value: "5m", ms: 5 * 60_000, label: "5 min" },
+  { value: "1h", ms: 60 * 60_000, label: "1 hour" },
+  { value: "24h", ms: 24 * 60 * 60_000, label: "24 hours" },
+];
 const RATE_REFRESH_MS = 10_000;
 
 // Which nodes a refused publish names, and what it says of each: `params.node_id` (a
@@ -105,6 +111,19 @@ export async function render(main, { params, navigate }) {
   }
   state.pipeline = pipeline;
 
+  let rateWindow = RATE_WINDOWS[0];
+  const windowSelect = h(
+    "select",
+    { testid: "pipeline-rate-window", "aria-label": "The window of the nodes' event counts" },
+    RATE_WINDOWS.map((item) => h("option", { value: item.value }, item.label)),
+  );
+  windowSelect.addEventListener("change", () => {
+    rateWindow = RATE_WINDOWS.find((item) => item.value === windowSelect.value) || RATE_WINDOWS[0];
+    // The counts of the window before are not this one's: none until its answer.
+    state.counts = null;
+    drawGraphBox();
+    refreshRates();
+  });
   const publish = h("button", { type: "button", class: "primary", testid: "pipeline-publish" }, "Publish");
   const add = h("button", { type: "button", testid: "node-add" }, "Add node");
   const simulate = h("button", { type: "button", testid: "pipeline-simulate" }, "Simulate");
@@ -116,7 +135,7 @@ export async function render(main, { params, navigate }) {
     status,
     canEdit ? h("div", { class: "toolbar" }, add, simulate, publish, h("label", { class: "check" }, allowLoose, " allow loose ends (nodes not connected)")) : null,
     result,
-    h("p", { class: "muted small" }, `Each node: the events into and out of it over the last ${RATE_WINDOW} (usage metrics, saved every few seconds).`),
+    h("p", { class: "muted small" }, "Each node: the events into and out of it over the last ", h("label", {}, windowSelect), " (usage metrics, saved every few seconds)."),
     h("div", { class: "editor" }, graphBox, panelBox),
   ]);
 
@@ -129,7 +148,7 @@ export async function render(main, { params, navigate }) {
       drawGraph(state.pipeline.nodes, {
         selected: state.selected,
         counts: state.counts,
-        window: RATE_WINDOW,
+        window: rateWindow.label,
         problems: state.problems,
         onSelect: (node) => select(node.id),
       }),
@@ -261,14 +280,16 @@ export async function render(main, { params, navigate }) {
   async function refreshRates() {
     try {
       const now = Date.now();
-      const points = (await get("/v3/pipeline/metric/usage", { pipeline_id: pipelineId, from: now - RATE_WINDOW_MS, to: now, bucket: "minute" })).data;
+      const asked = rateWindow;
+      const points = (await get("/v3/pipeline/metric/usage", { pipeline_id: pipelineId, from: now - asked.ms, to: now, bucket: "minute" })).data;
       const counts = countsOf(points);
-      if (left || (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts]))) return;
+      // An answer for a window no longer chosen is not shown.
+      if (left || asked !== rateWindow || (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts]))) return;
       state.counts = counts;
       // Written into the graph drawn (not drawn again: a click landing meanwhile would
       // be lost, as would the keyboard's focus).
       const drawn = graphBox.querySelector("[data-testid=pipeline-graph]");
-      if (drawn) showRates(drawn, counts, RATE_WINDOW);
+      if (drawn) showRates(drawn, counts, rateWindow.label);
       else drawGraphBox();
     } catch {
       /* the counts are a help: the next round tries again */
