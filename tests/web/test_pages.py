@@ -325,3 +325,60 @@ def test_a_pipeline_is_drawn_as_its_graph_of_nodes(site: Site, page: Page) -> No
     page.go_back()
     expect(page.get_by_test_id("pipeline-row")).to_have_count(1)
     assert "null" not in page.locator("main").inner_text()
+
+
+def test_a_graph_has_a_range_of_its_own_or_the_boards(site: Site, page: Page) -> None:
+    """A graph given a range is drawn over it whatever the board's range, says which it
+    is, and keeps it in the board; set back to the board's range, it follows the board
+    again and the board holds no range for it."""
+    account = site.account()
+    now = now_ms()
+    account.ingest([{"line": "now", "timestamp": now - 60_000}], host="recent-1")
+    account.ingest([{"line": "then", "timestamp": now - 3 * 3_600_000}], host="earlier-1")
+    sign_in_with_key(page, site.base_url, account.service_key)
+    page.get_by_test_id("nav-boards").click()
+    expect(page.get_by_text("No boards yet.")).to_be_visible()
+    page.get_by_test_id("board-title").fill("Ranges")
+    page.get_by_test_id("board-create").click()
+    expect(page.locator("h1")).to_have_text("Ranges")
+    page.get_by_test_id("board-range").select_option("1h")
+
+    # Two tables of the top hosts: one over the board's range, one over 7 days.
+    for title, own in (("Near", ""), ("Week", "7d")):
+        page.get_by_test_id("graph-kind").select_option("top")
+        page.get_by_test_id("graph-title").fill(title)
+        page.get_by_test_id("graph-field").select_option("host")
+        page.get_by_test_id("graph-range").select_option(own)
+        page.get_by_test_id("graph-add").click()
+    graphs = page.get_by_test_id("board-graph")
+    expect(graphs).to_have_count(2)
+    boards, week = (
+        graphs.filter(has=page.locator("h3", has_text=title)) for title in ("Near", "Week")
+    )
+    expect(boards.locator("tbody tr")).to_have_text([re.compile(r"^recent-1\s*1$")])
+    expect(week.locator("tbody tr")).to_have_count(2)
+    expect(week.get_by_test_id("board-graph-range")).to_have_text("Last 7 days")
+    expect(boards.get_by_test_id("board-graph-range")).to_have_count(0)
+    expect(page.get_by_test_id("board-saved")).to_have_text("All changes saved")
+    with account.http() as http:
+        [listed] = http.get("/v1/config/board").json()
+        stored = http.get(f"/v1/config/board/{listed['boardid']}").json()["graphs"]
+    assert [graph.get("range") for graph in stored] == [None, "7d"]
+    assert "range" not in stored[0]
+
+    # The board's range widened: the first follows it, the week's stays its own.
+    page.get_by_test_id("board-range").select_option("24h")
+    expect(boards.locator("tbody tr")).to_have_count(2)
+    page.get_by_test_id("board-range").select_option("15m")
+    expect(boards.locator("tbody tr")).to_have_count(1)
+    expect(week.locator("tbody tr")).to_have_count(2)
+    # The week's graph given the board's range again: kept so after a reload.
+    week.get_by_label("Range").select_option("")
+    expect(page.get_by_test_id("board-saved")).to_have_text("All changes saved")
+    with account.http() as http:
+        stored = http.get(f"/v1/config/board/{listed['boardid']}").json()["graphs"]
+    assert [("range" in graph) for graph in stored] == [False, False]
+    page.reload()
+    expect(page.get_by_test_id("board-graph")).to_have_count(2)
+    expect(page.get_by_test_id("board-graph-range")).to_have_count(0)
+    expect(page.get_by_test_id("board-graph").last.locator("tbody tr")).to_have_count(2)

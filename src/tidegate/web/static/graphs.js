@@ -1,9 +1,10 @@
 // A board's graphs, drawn from GET /v1/aggregate. A graph is stored in the board's
-// `graphs` as {id, kind, title, query, split, field, width, height}:
+// `graphs` as {id, kind, title, query, split, field, width, height, range?}:
 //   kind "count": lines matching `query` over time, one series, or one per top value
 //                 of `split` (host, app or level; the 5 most frequent);
 //   kind "top":   a table of the 10 most frequent values of `field` among those lines.
-// width is 1-3 columns of the board, height "s", "m" or "l".
+// width is 1-3 columns of the board, height "s", "m" or "l"; range a preset of
+// timerange.js, the graph's own (absent: the board's; pages/board.js).
 import { get } from "./api.js";
 import { timeSeries } from "./chart.js";
 import { formatCount, h } from "./dom.js";

@@ -1,5 +1,7 @@
-// One board: its graphs drawn from the aggregation endpoint, refreshed every minute;
-// add, move, resize and remove graphs (saved with PATCH /v1/config/board/{id}).
+// One board: its graphs drawn from the aggregation endpoint, refreshed every minute,
+// over the board's range or a graph's own (`range`, a preset key, kept in the graph);
+// add, move, resize, give a range to and remove graphs (saved with PATCH
+// /v1/config/board/{id}).
 import { del, get, patch } from "../api.js";
 import { clear, errorBox, field, h } from "../dom.js";
 import { drawGraph, newGraphId } from "../graphs.js";
@@ -7,6 +9,25 @@ import { session } from "../session.js";
 import { DEFAULT_PRESET, PRESETS, resolve } from "../timerange.js";
 
 const REFRESH_MS = 60_000;
+
+// A graph's own range when it names a preset (anything else: the board's).
+function ownRange(graph) {
+  return PRESETS.some(([key]) => key === graph.range) ? graph.range : null;
+}
+
+function presetLabel(preset) {
+  return PRESETS.find(([key]) => key === preset)[1];
+}
+
+// A select of the presets after "the board's range" (the empty value).
+function rangeChoice({ value, label, testid = null, onchange = null }) {
+  return h(
+    "select",
+    { "aria-label": label, testid, onchange },
+    h("option", { value: "", selected: !value }, "Board's range"),
+    PRESETS.map(([key, text]) => h("option", { value: key, selected: key === value }, text)),
+  );
+}
 
 export async function render(main, { params, navigate }) {
   const path = `/v1/config/board/${encodeURIComponent(params.boardid)}`;
@@ -66,6 +87,16 @@ export async function render(main, { params, navigate }) {
     save({ graphs });
   }
 
+  // A graph's own range, or (empty) the board's: the key is then left out of the graph.
+  function rangeGraph(index, preset) {
+    const graphs = board.graphs.map((graph, i) => {
+      if (i !== index) return graph;
+      const { range: _board, ...rest } = graph;
+      return preset ? { ...rest, range: preset } : rest;
+    });
+    save({ graphs });
+  }
+
   function controls(graph, index) {
     if (!canEdit) return null;
     const width = h("select", { "aria-label": "Width", onchange: (e) => changeGraph(index, { width: Number(e.target.value) }) }, [1, 2, 3].map((n) => h("option", { value: n, selected: (graph.width || 1) === n }, `${n}/3 wide`)));
@@ -77,6 +108,7 @@ export async function render(main, { params, navigate }) {
       h("button", { type: "button", title: "Move right", onclick: () => moveGraph(index, 1), disabled: index === board.graphs.length - 1 }, "→"),
       width,
       height,
+      rangeChoice({ value: ownRange(graph) || "", label: "Range", onchange: (e) => rangeGraph(index, e.target.value) }),
       h("button", { type: "button", class: "danger", title: "Remove", onclick: () => save({ graphs: board.graphs.filter((_, i) => i !== index) }) }, "✕"),
     );
   }
@@ -93,14 +125,21 @@ export async function render(main, { params, navigate }) {
     if (!graphs.length) grid.append(h("p", { class: "muted" }, canEdit ? "No graphs yet: add one below." : "No graphs yet."));
     graphs.forEach((graph, index) => {
       const box = h("div", { class: "graph-body" });
+      const own = ownRange(graph);
       const card = h(
         "div",
         { class: `card graph w${graph.width || 1}` },
-        h("div", { class: "graph-head" }, h("h3", {}, graph.title || graph.query || "All lines"), controls(graph, index)),
+        h(
+          "div",
+          { class: "graph-head" },
+          h("h3", {}, graph.title || graph.query || "All lines"),
+          own ? h("span", { class: "muted small", testid: "board-graph-range" }, presetLabel(own)) : null,
+          controls(graph, index),
+        ),
         box,
       );
       grid.append(card);
-      drawGraph(box, graph, bounds, signal)
+      drawGraph(box, graph, own ? resolve({ preset: own }) : bounds, signal)
         .then((drop) => {
           if (signal.aborted) return drop();
           drawn.push(drop);
@@ -149,6 +188,7 @@ function addGraphForm(add) {
   const fieldSelect = h("select", { testid: "graph-field" }, ["host", "app", "level"].map((name) => h("option", { value: name }, name)));
   const splitLabel = field("Split", split);
   const fieldLabel = field("Field", fieldSelect);
+  const range = rangeChoice({ value: "", label: "Range", testid: "graph-range" });
   const sync = () => {
     splitLabel.hidden = kind.value !== "count";
     fieldLabel.hidden = kind.value !== "top";
@@ -164,6 +204,7 @@ function addGraphForm(add) {
     field("Query", query),
     splitLabel,
     fieldLabel,
+    field("Range", range),
     h("button", { type: "submit", class: "primary", testid: "graph-add" }, "Add graph"),
   );
   form.addEventListener("submit", (event) => {
@@ -171,6 +212,7 @@ function addGraphForm(add) {
     const graph = { id: newGraphId(), kind: kind.value, title: title.value.trim(), query: query.value.trim(), width: 1, height: "m" };
     if (kind.value === "count") graph.split = split.value;
     else graph.field = fieldSelect.value;
+    if (range.value) graph.range = range.value;
     add(graph);
     title.value = "";
     query.value = "";
