@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Page, expect
 from tests.live import live_client
@@ -378,7 +379,13 @@ def test_a_graph_has_a_range_of_its_own_or_the_boards(site: Site, page: Page) ->
     with account.http() as http:
         stored = http.get(f"/v1/config/board/{listed['boardid']}").json()["graphs"]
     assert [("range" in graph) for graph in stored] == [False, False]
+    # The board's range is in the address: a reload (or the link) draws the same.
+    page.get_by_test_id("board-range").select_option("7d")
+    assert parse_qs(urlparse(page.url).query)["range"] == ["7d"]
     page.reload()
+    expect(page.get_by_test_id("board-range")).to_have_value("7d")
     expect(page.get_by_test_id("board-graph")).to_have_count(2)
     expect(page.get_by_test_id("board-graph-range")).to_have_count(0)
     expect(page.get_by_test_id("board-graph").last.locator("tbody tr")).to_have_count(2)
+    page.get_by_test_id("board-range").select_option("24h")
+    assert "range" not in parse_qs(urlparse(page.url).query)

@@ -29,7 +29,7 @@ function rangeChoice({ value, label, testid = null, onchange = null }) {
   );
 }
 
-export async function render(main, { params, navigate }) {
+export async function render(main, { params, query, navigate }) {
   const path = `/v1/config/board/${encodeURIComponent(params.boardid)}`;
   let board;
   try {
@@ -39,7 +39,9 @@ export async function render(main, { params, navigate }) {
     return;
   }
   const canEdit = session.can("content");
-  let range = { preset: DEFAULT_PRESET };
+  // The board's range from the address (`?range=7d`, so a link shares it), else 24 hours.
+  const asked = query && query.get("range");
+  let range = { preset: PRESETS.some(([key]) => key === asked) ? asked : DEFAULT_PRESET };
   let controller = new AbortController();
   let drawn = [];
   const grid = h("div", { class: "board-grid" });
@@ -47,6 +49,11 @@ export async function render(main, { params, navigate }) {
   const rangeSelect = h("select", { "aria-label": "Time range", testid: "board-range" }, PRESETS.map(([key, label]) => h("option", { value: key, selected: key === range.preset }, label)));
   rangeSelect.addEventListener("change", () => {
     range = { preset: rangeSelect.value };
+    // In the address, in place: a reload or a shared link draws the same range.
+    const address = new URL(location.href);
+    if (range.preset === DEFAULT_PRESET) address.searchParams.delete("range");
+    else address.searchParams.set("range", range.preset);
+    history.replaceState(history.state, "", address.pathname + address.search);
     draw();
   });
 
