@@ -7,10 +7,13 @@ import asyncio
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, text
 from tests.alerts.harness import VIEWS, Harness
+from tests.waiting import eventually
 
-from tidegate.models import AlertState
+from tidegate.alerts import cursor
+from tidegate.models import AlertCursor, AlertState
 
 
 def webhook(**fields: Any) -> dict[str, Any]:
@@ -269,3 +272,45 @@ async def test_a_view_deleted_while_its_lines_are_judged_fails_no_round(
     harness.clock.move(1)
     await evaluator.evaluate()
     assert {delivery.view_id for delivery in await harness.deliveries()} == {kept}
+
+
+async def test_workers_starting_at_once_make_one_cursor(harness: Harness) -> None:
+    """Two workers' first rounds on a new store: each finds no cursor and makes one. The
+    second's insert waits for the first's commit and then changes nothing (before, it
+    failed that worker's round on the primary key, seen in four-worker servers' logs).
+    PostgreSQL's: SQLite's writer holds the database, so the two never overlap."""
+    if harness.db.sqlite_path is not None:
+        pytest.skip("SQLite has one writer: the two never overlap")
+    async with harness.db.write_sessions() as first:
+        await cursor.ensure_cursor(first, now_ms=1)
+
+        async def second_worker() -> None:
+            async with harness.db.write_sessions() as second:
+                await cursor.ensure_cursor(second, now_ms=2)
+                await second.commit()
+
+        second = asyncio.create_task(second_worker())
+
+        async def waiting() -> bool:
+            # The second's insert waits on the first's row (a lock wait in PostgreSQL).
+            async with harness.db.read_sessions() as probe:
+                found = await probe.execute(
+                    text(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    )
+                )
+                return bool(found.scalar_one())
+
+        await eventually(waiting, what="the second worker waiting on the first's insert")
+        await first.commit()
+    await second
+    async with harness.db.read_sessions() as session:
+        rows = (
+            await session.execute(
+                select(AlertCursor.name, AlertCursor.evaluated_ms).where(
+                    AlertCursor.name == cursor.CURSOR
+                )
+            )
+        ).all()
+    assert [tuple(row) for row in rows] == [(cursor.CURSOR, 1)]

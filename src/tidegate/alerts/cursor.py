@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Text, cast, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.conflicts import insert_for
 from tidegate.models import AlertCursor, LogLine
 
 CURSOR = "lines"
@@ -61,12 +62,16 @@ class Batch:
 
 async def ensure_cursor(session: AsyncSession, *, now_ms: int) -> None:
     """The cursor row, created at the store's current end: alerts judge lines that
-    arrive from now on, never the history."""
+    arrive from now on, never the history. INSERT ... ON CONFLICT DO NOTHING: workers
+    starting at once (``tidegate serve --workers 4`` on a new database) make one row;
+    the others' inserts change nothing, where a plain insert failed their first round
+    on the primary key."""
     if await session.get(AlertCursor, CURSOR) is not None:
         return
     top = (await session.execute(select(func.max(LogLine.id)))).scalar_one_or_none() or 0
-    session.add(
-        AlertCursor(
+    await session.execute(
+        insert_for(session, AlertCursor)
+        .values(
             name=CURSOR,
             last_line_id=top,
             gaps=[],
@@ -76,6 +81,7 @@ async def ensure_cursor(session: AsyncSession, *, now_ms: int) -> None:
             evaluated_ms=now_ms,
             extra={},
         )
+        .on_conflict_do_nothing(index_elements=[AlertCursor.name])
     )
 
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, delete, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.conflicts import insert_for
 from tidegate.db.engine import Database, RawQuery
 from tidegate.models import ArchiveConfig, ArchiveDay
 
@@ -80,10 +80,8 @@ async def ensure_day(
 ) -> bool:
     """The day's row, made pending when it does not exist yet (INSERT ... ON CONFLICT
     DO NOTHING: two workers may try at once); True when this call made it."""
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     result = await session.execute(
-        insert(ArchiveDay)
+        insert_for(session, ArchiveDay)
         .values(
             account_id=account_id,
             day=day,

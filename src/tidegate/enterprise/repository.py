@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Any, TypeAlias
 
 from sqlalchemy import Row, bindparam, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.conflicts import insert_for
 from tidegate.db.engine import Database, RawQuery
 from tidegate.models import Account, AccountFeature, Enterprise, Membership, User
 
@@ -216,10 +216,8 @@ async def enable_feature(
 ) -> datetime:
     """Idempotent under concurrency: INSERT ... ON CONFLICT DO NOTHING, then read the
     row (ours or the one a concurrent request committed first). Returns its creation time."""
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     await session.execute(
-        insert(AccountFeature)
+        insert_for(session, AccountFeature)
         .values(account_id=account_id, feature=name, created_at=now)
         .on_conflict_do_nothing(index_elements=["account_id", "feature"])
     )

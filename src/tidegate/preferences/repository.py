@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tidegate.db.conflicts import insert_for
 from tidegate.models import UserPreference
 
 
@@ -24,10 +24,8 @@ async def of_user(
 async def row_for_change(*, session: AsyncSession, user_id: str) -> UserPreference:
     """The person's row, made with the defaults when there is none, locked. INSERT ...
     ON CONFLICT DO NOTHING first: two first changes at once make one row, not a 500."""
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     await session.execute(
-        insert(UserPreference)
+        insert_for(session, UserPreference)
         .values(user_id=user_id, utc=False, query_history=[], starred=[])
         .on_conflict_do_nothing(index_elements=["user_id"])
     )
