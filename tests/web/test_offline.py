@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
+import pytest
 from playwright.sync_api import BrowserContext, Page, Route, expect
 from tests.live import live_client
 from tests.web.conftest import Site
@@ -28,7 +29,14 @@ def _only_the_server(context: BrowserContext, base_url: str) -> list[str]:
     return elsewhere
 
 
-def test_the_app_and_the_api_docs_work_without_internet(
+# Redoc draws the whole API document (about 535 kB) before its first heading: 15 s of
+# Chromium's CPU alone on a slow machine, 69 s and more than 94 s with other suites
+# beside it (a 60 s wait failed so, docs/testing.md, fifteenth session). The wait is for
+# the drawing, however long a busy machine makes it; the test's own limit is above it.
+REDOC_DRAWN_MS = 240_000
+
+
+def test_the_app_and_swagger_ui_work_without_internet(
     site: Site, context: BrowserContext, page: Page
 ) -> None:
     elsewhere = _only_the_server(context, site.base_url)
@@ -40,9 +48,16 @@ def test_the_app_and_the_api_docs_work_without_internet(
 
     page.goto(site.base_url + "/docs", timeout=60_000)
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("tidegate", timeout=60_000)
-    page.goto(site.base_url + "/redoc", timeout=60_000)
-    expect(page.locator("h1").first).to_contain_text("tidegate", timeout=60_000)
     page.wait_for_load_state("networkidle")
+    assert elsewhere == []
+
+
+@pytest.mark.timeout(REDOC_DRAWN_MS // 1000 + 180)
+def test_redoc_works_without_internet(site: Site, context: BrowserContext, page: Page) -> None:
+    elsewhere = _only_the_server(context, site.base_url)
+    page.goto(site.base_url + "/redoc", timeout=60_000)
+    expect(page.locator("h1").first).to_contain_text("tidegate", timeout=REDOC_DRAWN_MS)
+    page.wait_for_load_state("networkidle", timeout=60_000)
     assert elsewhere == []
 
 
