@@ -112,10 +112,16 @@ export function queryHistory({ input, onChoose }) {
       entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `Not moved: ${error.message || error}`));
       return;
     }
-    if (!list.hidden) {
-      drawEntries();
-      focusIt();
-    }
+    // The answer (which may hold other browsers' changes) drawn with the focus where
+    // it is now: the person may have moved on from the entry meanwhile.
+    if (!list.hidden) redrawKeepingFocus();
+  }
+
+  // The entries drawn again, the focused line (if one is) focused again.
+  function redrawKeepingFocus() {
+    const was = list.contains(document.activeElement) ? document.activeElement.dataset : null;
+    drawEntries();
+    if (was && was.query !== undefined) searches().find((item) => item.dataset.testid === was.testid && item.dataset.query === was.query)?.focus();
   }
 
   // Names a starred search in place: its line becomes a box holding the name; Enter
