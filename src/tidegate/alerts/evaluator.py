@@ -238,13 +238,12 @@ class Evaluator:
                 for (view_id, key), dumped in outcome.states.items()
                 if before.get((view_id, key)) != dumped and view_id in present
             ]
+            # The views whose states are written again, all their channels: once, not
+            # per channel.
+            rewritten = altered & present
             if changed:
                 # Two statements whatever the number of channels (executemany).
-                await session.execute(
-                    delete(AlertState).where(
-                        AlertState.view_id.in_({item["view_id"] for item in changed})
-                    )
-                )
+                await session.execute(delete(AlertState).where(AlertState.view_id.in_(rewritten)))
                 unchanged = [
                     {
                         "view_id": view_id,
@@ -253,8 +252,7 @@ class Evaluator:
                         "state": before[(view_id, key)],
                     }
                     for (view_id, key), dumped in outcome.states.items()
-                    if before.get((view_id, key)) == dumped
-                    and view_id in {item["view_id"] for item in changed}
+                    if before.get((view_id, key)) == dumped and view_id in rewritten
                 ]
                 await session.execute(insert(AlertState), changed + unchanged)
             fired = [
