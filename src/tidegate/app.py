@@ -156,9 +156,16 @@ def create_app(settings: Settings | None = None, *, freeze_heap: bool = False) -
             session_activity=SessionActivity(db),
         )
         await app.state.tidegate.tail.start()
-        # Live-tail streams end as soon as the server is asked to stop, rather than
-        # holding the stop for uvicorn's whole graceful timeout.
-        on_stop_signal(app.state.tidegate.tail.end_streams)
+        # Live-tail and tap streams end as soon as the server is asked to stop, rather
+        # than holding the stop for uvicorn's whole graceful timeout (one callback: it is
+        # chained in front of uvicorn's own handler).
+        tail, taps = app.state.tidegate.tail, app.state.tidegate.pipelines.taps
+
+        def end_streams() -> None:
+            tail.end_streams()
+            taps.end_streams()
+
+        on_stop_signal(end_streams)
         await app.state.tidegate.pipelines.start(
             db, intake=app.state.tidegate.intake, sealer=app.state.tidegate.sealer
         )

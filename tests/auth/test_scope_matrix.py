@@ -139,6 +139,7 @@ UNSCOPED_CHANNELS = {
     ("PUT", "/v1/config/archiving"),
     ("POST", "/v1/config/archiving/run"),
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"),
+    ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}/stream"),
     ("POST", "/v3/pipeline/{pipeline_id}/simulate"),
     ("POST", "/v3/pipeline/simulate-processor"),
     # A pipeline with the log-analysis-ingestion source forwards every ingested line.

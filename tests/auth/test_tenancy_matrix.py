@@ -77,6 +77,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v3/pipeline/{pipeline_id}/transform/{node_id}"): {"title": "pwned"},
     ("PATCH", "/v3/pipeline/{pipeline_id}/sink/{node_id}"): {"title": "pwned"},
     ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}"): {"limit": 1, "timeout": 1},
+    ("POST", "/v3/pipeline/{pipeline_id}/tap/{component_id}/stream"): {"rate": 1},
     ("POST", "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert"): PIPELINE_ALERT,
     ("PUT", "/v3/pipeline/{pipeline_id}/{kind}/{component_id}/alert/{alert_id}"): PIPELINE_ALERT,
     ("PUT", "/v1/config/members/{email}"): {"role": "readonly", "groups": []},
@@ -282,10 +283,13 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
         for method, operation in operations.items():
             method = method.upper()
             if "text/event-stream" in operation["responses"].get("200", {}).get("content", {}):
-                # A stream never ends over in-process ASGI; live tail's tenancy is tested
-                # through a real server in tests/tail.
                 streams.add(f"{method} {template}")
-                continue
+                if "{" not in template:
+                    # A stream of the caller's own account never ends over in-process
+                    # ASGI; live tail's tenancy is tested through a real server in
+                    # tests/tail. A stream of a named resource (a pipeline's tap) is
+                    # refused before it opens, so it is tried here.
+                    continue
             path = fill(template, ids)
             if "{" in template:
                 assert path is not None, f"the tenancy matrix cannot fill {template}"
@@ -316,7 +320,10 @@ async def test_no_tenant_reaches_another_on_any_endpoint(client: AppClient) -> N
 
     templated = {t for t in document["paths"] if "{" in t}
     assert attempted == templated
-    assert streams <= {"GET /v1/tail"}, streams
+    assert streams == {
+        "GET /v1/tail",
+        "POST /v3/pipeline/{pipeline_id}/tap/{component_id}/stream",
+    }, streams
     assert await snapshot(client, victim, ids) == before
 
 

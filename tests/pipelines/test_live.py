@@ -4,13 +4,11 @@ PostgreSQL; the tap across two app instances sharing a real Redis."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import AppClient, make_settings, open_client
+from tests.conftest import AppClient
 from tests.gateway.factories import Wired, new_account, wire
 from tests.pipelines.factories import assert_v3_error
 
@@ -184,22 +182,6 @@ async def test_usage_counts_each_component(client: AppClient) -> None:
         "/v3/pipeline/metric/usage", params={"bucket": "90"}, headers=account.headers
     )
     assert_v3_error(bad, 400)
-
-
-@pytest.fixture
-async def two_workers(
-    database_url: str, tmp_path: Path
-) -> AsyncIterator[tuple[AppClient, AppClient]]:
-    """Two app instances (as two workers) on one database and one real Redis."""
-    settings = make_settings(database_url, tmp_path, redis_url="redis://127.0.0.1:6379/0")
-    first, first_life = await open_client(settings)
-    second, second_life = await open_client(settings)
-    try:
-        yield first, second
-    finally:
-        for http, life in ((first, first_life), (second, second_life)):
-            await http.aclose()
-            await life.__aexit__(None, None, None)
 
 
 async def test_tap_sees_the_events_of_another_worker(

@@ -64,25 +64,33 @@ async def _read(response: httpx.Response, stream: Stream, ready: asyncio.Event) 
 
 
 @asynccontextmanager
-async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIterator[Stream]:
+async def reading(response: httpx.Response) -> AsyncIterator[Stream]:
+    """The events of an open SSE ``response``, read in the background from its
+    ``ready`` on (waited for here)."""
+    assert response.status_code == 200, await response.aread()
+    assert response.headers["content-type"].startswith("text/event-stream")
     stream = Stream()
     ready = asyncio.Event()
+    reader = asyncio.create_task(_read(response, stream, ready))
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        yield stream
+    finally:
+        reader.cancel()
+        try:
+            await reader
+        except (asyncio.CancelledError, httpx.HTTPError):
+            pass
+
+
+@asynccontextmanager
+async def tail(base_url: str, headers: dict[str, str], **params: Any) -> AsyncIterator[Stream]:
     async with (
         live_async_client(base_url) as http,
         http.stream("GET", "/v1/tail", headers=headers, params=params) as response,
+        reading(response) as stream,
     ):
-        assert response.status_code == 200, await response.aread()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        reader = asyncio.create_task(_read(response, stream, ready))
-        try:
-            await asyncio.wait_for(ready.wait(), 30)
-            yield stream
-        finally:
-            reader.cancel()
-            try:
-                await reader
-            except (asyncio.CancelledError, httpx.HTTPError):
-                pass
+        yield stream
 
 
 async def ingest(base_url: str, key: str, lines: list[dict[str, Any]], host: str = "h") -> None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from tidegate.api.request_model import RequestModel
+from tidegate.kit.tap import MAX_STREAM_RATE
 
 TapFilter = Annotated[
     str | dict[str, Any] | None,
@@ -24,6 +25,19 @@ class TapRequest(RequestModel):
     timeout: Annotated[
         float, Field(gt=0, le=20, description="Seconds to wait for them (at most 20)")
     ] = 5
+    filter: TapFilter = None
+
+
+class TapStreamRequest(RequestModel):
+    rate: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_STREAM_RATE,
+            description="At most this many events a second; those over it are counted "
+            "(`event: skipped`), not sent",
+        ),
+    ] = 50
     filter: TapFilter = None
 
 

@@ -1,11 +1,16 @@
-"""A running pipeline seen from outside: the live tap and usage metrics. No HTTP.
+"""A running pipeline seen from outside: the live tap (a round, or a stream) and usage
+metrics. No HTTP.
 
 The tap waits without holding a database session: ownership is checked first, in a
-short read, then the request only waits on the worker's tap registry.
+short read, then the request only waits on the worker's tap registry. A stream
+re-checks its credential as live tail's do (``tail.service.TailCredential``).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -19,10 +24,46 @@ from tidegate.models.pipeline_usage import BUCKET_MS
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import repository
 from tidegate.processing.conditions import ConditionError
+from tidegate.tail.service import (
+    DISCONNECT_CHECK_SECONDS,
+    HEARTBEAT_SECONDS,
+    Revoked,
+    TailCredential,
+)
 
 MAX_BUCKETS: Final = 10_000
 DEFAULT_SPAN_MS: Final = 3_600_000
 BUCKET_NAMES: Final = {"minute": 60, "hour": 3_600, "day": 86_400}
+
+
+def _check_filter(spec: Any) -> None:
+    try:
+        compile_filter(spec)
+    except ConditionError as error:
+        message = f"invalid filter: {error}"
+        raise ValidationFailed(
+            message,
+            context="body",
+            errors=[ErrorItem(keyword="filter", message=message, instance_path="/filter")],
+        ) from None
+
+
+async def check_tapped(
+    *, db: Database, account_id: str, pipeline_id: str, component_id: str, filter_spec: Any
+) -> None:
+    """The filter is valid and the component is in the account's pipeline (its draft or
+    its published revision), or this raises the error to answer."""
+    _check_filter(filter_spec)
+    async with db.read_sessions() as session:
+        pipeline = await repository.pipeline(
+            session=session, account_id=account_id, pipeline_id=pipeline_id
+        )
+        if pipeline is None:
+            raise NotFound(f"No pipeline {pipeline_id}")
+        draft = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
+        published = await repository.published_nodes_of(session=session, pipeline_id=pipeline.id)
+    if component_id not in {node.id for node in draft} | {node.id for node in published}:
+        raise NotFound(f"No component {component_id} in this pipeline")
 
 
 async def tap(
@@ -34,25 +75,13 @@ async def tap(
     component_id: str,
     body: schemas.TapRequest,
 ) -> schemas.TapResult:
-    try:
-        compile_filter(body.filter)
-    except ConditionError as error:
-        message = f"invalid filter: {error}"
-        raise ValidationFailed(
-            message,
-            context="body",
-            errors=[ErrorItem(keyword="filter", message=message, instance_path="/filter")],
-        ) from None
-    async with db.read_sessions() as session:
-        pipeline = await repository.pipeline(
-            session=session, account_id=account_id, pipeline_id=pipeline_id
-        )
-        if pipeline is None:
-            raise NotFound(f"No pipeline {pipeline_id}")
-        draft = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
-        published = await repository.published_nodes_of(session=session, pipeline_id=pipeline.id)
-    if component_id not in {node.id for node in draft} | {node.id for node in published}:
-        raise NotFound(f"No component {component_id} in this pipeline")
+    await check_tapped(
+        db=db,
+        account_id=account_id,
+        pipeline_id=pipeline_id,
+        component_id=component_id,
+        filter_spec=body.filter,
+    )
     try:
         events, timed_out = await taps.capture(
             pipeline_id=pipeline_id,
@@ -70,6 +99,68 @@ async def tap(
         count=len(events),
         timed_out=timed_out,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """The tap is open: events passing from now on reach the stream (with Redis, those of
+    other workers from when the announcement reaches them, a moment later)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caught:
+    """Events that passed the tapped component (their JSON), and how many more passed
+    that the stream did not carry since the previous ``Caught`` (over its rate, or
+    while its reader was behind)."""
+
+    events: list[bytes]
+    skipped: int
+
+
+@dataclass(frozen=True, slots=True)
+class Quiet:
+    """Nothing for ``HEARTBEAT_SECONDS``."""
+
+
+TapEvent = Opened | Caught | Quiet | Revoked
+
+
+async def stream_tap(
+    *,
+    taps: TapRegistry,
+    credential: TailCredential,
+    pipeline_id: str,
+    component_id: str,
+    body: schemas.TapStreamRequest,
+    gone: Callable[[], Awaitable[bool]],
+) -> AsyncIterator[TapEvent]:
+    """What passes the component, until the reader is ``gone()``, the credential no
+    longer reads the account or manages it (a ``Revoked`` ends the stream), or the
+    server stops. Raises ``TapBusy`` before the first event when it cannot open."""
+    async with taps.stream(
+        account_id=credential.account_id,
+        pipeline_id=pipeline_id,
+        component_id=component_id,
+        rate=body.rate,
+        filter_spec=body.filter,
+    ) as tapped:
+        yield Opened()
+        quiet_since = time.monotonic()
+        while not tapped.closed:
+            reason = await credential.revoked()
+            if reason is not None:
+                yield Revoked(reason)
+                return
+            events, skipped = await tapped.drain(DISCONNECT_CHECK_SECONDS)
+            now = time.monotonic()
+            if events or skipped:
+                yield Caught(events, skipped)
+                quiet_since = now
+            elif now - quiet_since >= HEARTBEAT_SECONDS:
+                yield Quiet()
+                quiet_since = now
+            if not events and await gone():
+                return
 
 
 def bucket_ms(raw: str | None) -> int:

@@ -17,6 +17,8 @@ from tidegate.models import Account, ApiKey, Membership, UserSession
 
 SCOPE_CHANGED = "Your groups' access scope changed; reconnect to tail within it"
 MAKER_LEFT = "The person who made this key is no longer a member of its account"
+LEFT = "No longer a member of the account"
+ROLE_LOWERED = "The role this stream was opened with is no longer held; reconnect"
 
 _keys = ApiKey.__table__
 _accounts = Account.__table__
@@ -89,7 +91,7 @@ async def principal_revoked_reason(
         await session.execute(_MEMBERSHIP, {"user_id": principal.user_id, "account_id": account_id})
     ).first()
     if row is None:
-        return "No longer a member of the account"
+        return LEFT
     if row[1] == "deactivated":
         return "The account was deactivated"
     return None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from tidegate.app_state import AppState
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.principal import Principal
+from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role
 from tidegate.logs.filtering import LineFilter
 from tidegate.logs.tail import TailBroker, TailLine
 from tidegate.tail import repository
@@ -37,10 +38,20 @@ UNAVAILABLE = "Live tail is unavailable, try again"
 
 class TailCredential:
     """The stream's credential (a key, a person's membership, a browser session),
-    re-checked in the database every ``tail_recheck_s`` seconds."""
+    re-checked in the database every ``tail_recheck_s`` seconds. ``needs``: the
+    permission the stream was opened with; a person (or a key's maker) whose role no
+    longer grants it ends the stream (a pipeline's live tap is an admin's)."""
 
-    def __init__(self, *, state: AppState, principal: Principal, account_id: str) -> None:
+    def __init__(
+        self,
+        *,
+        state: AppState,
+        principal: Principal,
+        account_id: str,
+        needs: Permission = Permission.READ,
+    ) -> None:
         self._db = state.db
+        self._least_role = MINIMUM_ROLE[needs]
         self._sessions = state.db.read_sessions
         self._interval = state.settings.tail_recheck_s
         self.principal = principal
@@ -76,12 +87,14 @@ class TailCredential:
         person = self.principal.person_id
         if person is None:
             return None
-        if self.principal.maker_id is not None:
-            maker = await auth_repository.member(
+        if self.principal.maker_id is not None or self._least_role > Role.READONLY:
+            member = await auth_repository.member(
                 db=self._db, user_id=person, account_id=self.account_id
             )
-            if maker is None or maker.role is None:
-                return repository.MAKER_LEFT
+            if member is None or member.role is None:
+                return repository.MAKER_LEFT if self.principal.maker_id else repository.LEFT
+            if Role.parse(member.role) < self._least_role:
+                return repository.ROLE_LOWERED
         scope = await auth_repository.access_scope(
             db=self._db, user_id=person, account_id=self.account_id
         )

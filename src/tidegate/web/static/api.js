@@ -87,8 +87,8 @@ export async function waitOut(response, signal) {
   return true;
 }
 
-async function send(method, path, { params, body, signal }) {
-  const headers = { Accept: "application/json" };
+async function send(method, path, { params, body, signal, accept = "application/json" }) {
+  const headers = { Accept: accept };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (!SAFE.has(method)) {
     const token = cookie("tidegate_csrf");
@@ -103,6 +103,45 @@ async function send(method, path, { params, body, signal }) {
       signal,
     });
     if (response.status !== 429 || waits >= MAX_WAITS || !(await waitOut(response, signal))) return response;
+  }
+}
+
+// A request answered with server-sent events (a pipeline's tap stream): its events, as
+// `{event, data}` (data parsed as JSON), are handed to `onEvent` until the stream ends
+// (answers normally) or `signal` aborts it. A 429 is waited out as by `api`; another
+// refusal is thrown as an ApiError, before any event.
+export async function stream(method, path, { body, signal, onEvent }) {
+  const response = await send(method, path, { body, signal, accept: "text/event-stream" });
+  if (!response.ok) {
+    const text = await response.text();
+    let data = null;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { error: text.slice(0, 200) };
+    }
+    if (response.status === 401) onUnauthorized();
+    throw new ApiError(response.status, data);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += value;
+    const blocks = buffered.split("\n\n");
+    buffered = blocks.pop();
+    const events = [];
+    for (const block of blocks) {
+      let event = "message";
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      if (data) events.push({ event, data: JSON.parse(data) });
+    }
+    if (events.length) onEvent(events);
   }
 }
 

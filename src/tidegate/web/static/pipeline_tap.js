@@ -1,12 +1,12 @@
-// A live tap on one node (POST /v3/pipeline/{id}/tap/{node}): the events passing it in
-// the published revision, newest first, as they run. The API answers one round (up to
-// ROUND_LIMIT events, or what came within ROUND_S seconds); the tap asks round after
-// round until stopped, the panel closed or the page left.
-import { ApiError, api } from "./api.js";
-import { clear, formatClock, h } from "./dom.js";
+// A live tap on one node (POST /v3/pipeline/{id}/tap/{node}/stream): the events passing
+// it in the published revision, newest first, as they run. One stream, open until
+// stopped, the panel closed or the page left: nothing passes unseen between rounds. The
+// server sends at most RATE events a second and counts those it did not send (over the
+// rate, or while this page was behind); the status shows that count.
+import { ApiError, stream } from "./api.js";
+import { clear, formatClock, formatCount, h } from "./dom.js";
 
-const ROUND_LIMIT = 50;
-const ROUND_S = 3;
+const RATE = 50;
 const KEPT = 100;
 
 export function tapPanel({ pipelineId, node, published }) {
@@ -17,6 +17,12 @@ export function tapPanel({ pipelineId, node, published }) {
   const stop = h("button", { type: "button", testid: "tap-stop", hidden: true }, "Stop");
   let controller = null;
   let count = 0;
+  let skipped = 0;
+
+  function counted() {
+    const shown = `${formatCount(count)} event${count === 1 ? "" : "s"} since ${formatClock(started)}`;
+    return skipped ? `${shown} · ${formatCount(skipped)} more not shown (over ${RATE}/s)` : shown;
+  }
 
   function show(caught) {
     for (const event of caught) {
@@ -26,24 +32,34 @@ export function tapPanel({ pipelineId, node, published }) {
     while (events.childElementCount > KEPT) events.lastElementChild.remove();
   }
 
-  async function run(signal) {
-    const path = `/v3/pipeline/${encodeURIComponent(pipelineId)}/tap/${encodeURIComponent(node.id)}`;
-    const body = { limit: ROUND_LIMIT, timeout: ROUND_S };
-    if (filter.value.trim()) body.filter = filter.value.trim();
-    while (!signal.aborted) {
-      status.textContent = `listening… ${count} event${count === 1 ? "" : "s"} since ${formatClock(started)}`;
-      status.classList.add("live");
-      try {
-        const answer = await api("POST", path, { body, signal });
-        show(answer.data.events || []);
-      } catch (error) {
-        if (signal.aborted) return;
-        status.classList.remove("live");
-        status.textContent = `stopped: ${error instanceof ApiError ? error.message : String(error)}`;
-        finish();
-        return;
-      }
+  function arrive(batch) {
+    const caught = [];
+    let ended = null;
+    for (const { event, data } of batch) {
+      if (event === "message") caught.push(data);
+      else if (event === "skipped") skipped += data.skipped || 0;
+      else if (event === "ready") status.classList.add("live");
+      else if (event === "error") ended = data.error || "the server ended the tap";
     }
+    show(caught);
+    if (ended) finish(`stopped: ${ended}`);
+    else if (controller) status.textContent = `listening… ${counted()}`;
+  }
+
+  async function run(signal) {
+    const path = `/v3/pipeline/${encodeURIComponent(pipelineId)}/tap/${encodeURIComponent(node.id)}/stream`;
+    const body = { rate: RATE };
+    if (filter.value.trim()) body.filter = filter.value.trim();
+    status.classList.remove("live");
+    status.textContent = "opening…";
+    try {
+      await stream("POST", path, { body, signal, onEvent: arrive });
+    } catch (error) {
+      if (signal.aborted) return;
+      finish(`stopped: ${error instanceof ApiError ? error.message : String(error)}`);
+      return;
+    }
+    if (!signal.aborted) finish(`stopped: the server ended the tap (${counted()})`);
   }
 
   let started = 0;
@@ -51,23 +67,24 @@ export function tapPanel({ pipelineId, node, published }) {
     if (controller) return;
     controller = new AbortController();
     started = Date.now();
+    count = 0;
+    skipped = 0;
+    clear(events);
     start.hidden = true;
     stop.hidden = false;
     filter.disabled = true;
     run(controller.signal);
   });
-  function finish() {
+  function finish(text) {
     if (controller) controller.abort();
     controller = null;
     start.hidden = false;
     stop.hidden = true;
     filter.disabled = false;
-  }
-  stop.addEventListener("click", () => {
-    finish();
     status.classList.remove("live");
-    status.textContent = `stopped (${count} event${count === 1 ? "" : "s"})`;
-  });
+    if (text) status.textContent = text;
+  }
+  stop.addEventListener("click", () => finish(`stopped (${counted()})`));
   const element = h(
     "section",
     { class: "tap", testid: "tap-panel" },
@@ -77,7 +94,7 @@ export function tapPanel({ pipelineId, node, published }) {
   );
   return {
     element,
-    // The panel closed or the page left: the round in flight is abandoned.
+    // The panel closed or the page left: the stream is closed.
     stop() {
       finish();
       clear(events);
