@@ -529,6 +529,54 @@ def test_a_starred_search_is_named_and_found_by_its_name(site: Site, browser: Br
         expect_lines(other, ["beta two"])
 
 
+def test_a_starred_search_is_dragged_into_place(site: Site, browser: Browser) -> None:
+    """A starred search dragged by its handle onto another starred line goes before it
+    (dropped on the line's upper half) or after it (the lower half); another browser of
+    the person has the order."""
+    _, email = person_with_three_lines(site)
+    move = PREFERENCES + "/starred/move"
+    with browser_of(browser, site, email) as page:
+        expect_lines(page, THREE)
+        for query, line in (("alpha", "alpha one"), ("beta", "beta two"), ("gamma", "gamma three")):
+            search(page, query, [line])
+        page.get_by_test_id("query-history-toggle").click()
+        for query in ("alpha", "beta", "gamma"):
+            entry = page.get_by_test_id("query-history-item").filter(has_text=query)
+            with kept(page, "POST", PREFERENCES + "/starred"):
+                entry.locator("xpath=..").get_by_test_id("query-history-star").click()
+        queries = page.get_by_test_id("query-history-starred-item").get_by_test_id(
+            "query-history-query"
+        )
+        expect(queries).to_have_text(["gamma", "beta", "alpha"])
+
+        def line(query: str) -> Locator:
+            return page.locator(f".history-row[data-query='{query}']")
+
+        def drag(query: str, onto: str, *, lower: bool) -> None:
+            target = line(onto)
+            box = target.bounding_box()
+            assert box is not None
+            y = box["height"] - 2 if lower else 2
+            with kept(page, "POST", move):
+                line(query).get_by_test_id("query-history-drag").drag_to(
+                    target, target_position={"x": box["width"] / 2, "y": y}
+                )
+
+        drag("alpha", "gamma", lower=False)  # before the first
+        expect(queries).to_have_text(["alpha", "gamma", "beta"])
+        drag("alpha", "beta", lower=True)  # after the last
+        expect(queries).to_have_text(["gamma", "beta", "alpha"])
+        drag("gamma", "alpha", lower=False)  # down, before another
+        expect(queries).to_have_text(["beta", "gamma", "alpha"])
+
+    with browser_of(browser, site, email) as other:
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        expect(
+            other.get_by_test_id("query-history-starred-item").get_by_test_id("query-history-query")
+        ).to_have_text(["beta", "gamma", "alpha"])
+
+
 def test_a_starred_search_is_moved_with_the_keyboard(site: Site, browser: Browser) -> None:
     """Alt+Up and Alt+Down on a starred search move it among the starred (the focus
     stays on it; at either end nothing moves); another browser of the person has the

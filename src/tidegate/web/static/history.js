@@ -99,9 +99,16 @@ export function queryHistory({ input, onChoose }) {
 
   // Moves a starred search one place up (-1) or down (1) among all of them (the
   // filter box's choice aside), then draws the list again with the focus on it.
-  async function move(entry, by) {
-    const position = preferences.current.starred.findIndex((item) => item.query === entry.query) + by;
-    if (position < 0 || position >= preferences.current.starred.length) return;
+  function move(entry, by) {
+    return moveTo(entry, starredAt(entry.query) + by);
+  }
+
+  const starredAt = (query) => preferences.current.starred.findIndex((item) => item.query === query);
+
+  // Moves a starred search to `position` among all of them (as the server counts: in
+  // the list without it), focused in its new place.
+  async function moveTo(entry, position) {
+    if (position < 0 || position >= preferences.current.starred.length || position === starredAt(entry.query)) return;
     const focusIt = () => searches().find((item) => item.dataset.query === entry.query && item.dataset.testid === "query-history-starred-item")?.focus();
     const saved = preferences.moveStarred(entry.query, position);
     drawEntries();
@@ -205,12 +212,42 @@ export function queryHistory({ input, onChoose }) {
       on ? "\u2605" : "\u2606",
     );
     // A starred line has no forget button: its pencil names it, in the same room.
+    // It is dragged by its handle onto another starred line: dropped on that line's
+    // upper half it goes before it, on the lower half after it.
     const remove = at === null ? h("button", { type: "button", class: "history-remove history-rename", testid: "query-history-rename", title: "Name this search (F2)", "aria-label": `Name ${entry.query}`, tabindex: "-1", onclick: () => rename(entry, item) }, "\u270e") : h(
       "button",
       { type: "button", class: "history-remove", testid: "query-history-remove", title: "Forget this query (Delete)", "aria-label": `Forget ${entry.query}`, tabindex: "-1", onclick: () => forget(entry, at) },
       "\u00d7",
     );
-    return h("div", { class: "history-row", role: "listitem" }, item, star, remove);
+    if (at !== null) return h("div", { class: "history-row", role: "listitem" }, item, star, remove);
+    const handle = h("span", { class: "history-drag muted", testid: "query-history-drag", title: "Drag to reorder (or Alt+Up, Alt+Down)", "aria-hidden": "true" }, "\u2261");
+    const line = h("div", { class: "history-row", role: "listitem", draggable: "true", "data-query": entry.query }, handle, item, star, remove);
+    line.addEventListener("dragstart", (event) => {
+      event.dataTransfer.setData("application/x-tidegate-starred", entry.query);
+      event.dataTransfer.effectAllowed = "move";
+      line.classList.add("dragging");
+    });
+    line.addEventListener("dragend", () => line.classList.remove("dragging"));
+    const after = (event) => event.clientY > line.getBoundingClientRect().top + line.offsetHeight / 2;
+    line.addEventListener("dragover", (event) => {
+      if (!event.dataTransfer.types.includes("application/x-tidegate-starred")) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "move";
+      line.classList.toggle("drop-after", after(event));
+      line.classList.toggle("drop-before", !after(event));
+    });
+    line.addEventListener("dragleave", () => line.classList.remove("drop-before", "drop-after"));
+    line.addEventListener("drop", (event) => {
+      line.classList.remove("drop-before", "drop-after");
+      const query = event.dataTransfer.getData("application/x-tidegate-starred");
+      const moving = preferences.current.starred.find((item) => item.query === query);
+      if (!moving || query === entry.query) return;
+      event.preventDefault();
+      const from = starredAt(query);
+      const target = starredAt(entry.query) + (after(event) ? 1 : 0);
+      moveTo(moving, target > from ? target - 1 : target);
+    });
+    return line;
   }
 
   function drawEntries() {
