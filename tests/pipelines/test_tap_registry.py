@@ -147,3 +147,30 @@ async def test_other_workers_expired_taps_never_fill_a_quiet_worker() -> None:
     )
     assert (events, timed_out) == ([], True)
     assert len(taps) == 0
+
+
+async def test_a_tap_of_one_output_sees_it_wired_or_not() -> None:
+    taps = TapRegistry()
+    outputs = {
+        NODE: SimpleNamespace(
+            main=[{"kept": 1}], named={"dropped": [{"dropped": 1}], "arm": [{"arm": 1}]}
+        )
+    }
+    wired = frozenset({(NODE, "arm")})  # "dropped" goes nowhere
+    streams = {}
+    for output in (None, "main", "dropped", "arm", "none such"):
+        streams[output] = await taps.stream(
+            account_id=str(output), pipeline_id=PIPELINE, component_id=NODE, rate=10, output=output
+        ).__aenter__()
+    taps.offer(PIPELINE, outputs, wired)
+    seen = {}
+    for output, stream in streams.items():
+        events, _ = await stream.drain(0.01)
+        seen[output] = [orjson.loads(event) for event in events]
+    assert seen == {
+        None: [{"kept": 1}, {"arm": 1}],
+        "main": [{"kept": 1}],
+        "dropped": [{"dropped": 1}],
+        "arm": [{"arm": 1}],
+        "none such": [],
+    }

@@ -18,7 +18,7 @@ from tests.conftest import AppClient, make_settings, open_client
 from tests.gateway.factories import Wired, new_account_on, wire
 from tests.live import live_async_client
 from tests.pipelines.factories import assert_v3_error
-from tests.pipelines.test_live import STEPS, state_of
+from tests.pipelines.test_live import STEPS, send_until_done, state_of, tap
 from tests.tail.test_live import Stream, _env, reading
 from tests.tail.test_revocation import GENEROUS_S, _events
 from tests.users.factories import add_person, sign_in_person
@@ -129,6 +129,44 @@ async def test_a_stream_is_refused_as_the_round_tap_is(client: AppClient) -> Non
     )
     assert_v3_error(missing, 404)
     assert len(state_of(client).pipelines.taps) == 0
+
+
+async def test_a_tap_of_one_output_sees_what_goes_nowhere(client: AppClient) -> None:
+    """A throttle's ``dropped`` output wired to nothing: the default tap does not show
+    it, a tap of that output does; an output the component lacks is refused."""
+    account = await new_account_on(client, client.database_url)  # the Throttle enabled
+    one_an_hour = {"threshold": 1, "window_ms": 3_600_000, "key_field": ".app"}
+    wired = await wire(
+        client,
+        account,
+        [
+            ("t", "processor", "throttle", one_an_hour, ["source"]),
+            ("void", "destination", "blackhole", {}, ["t"]),
+        ],
+    )
+    batch = [{"line": f"l{n}", "app": "a", "n": n} for n in range(3)]
+    dropped = await send_until_done(
+        client, wired, batch, tap(client, wired, "t", {"limit": 4, "output": "dropped"})
+    )
+    assert dropped.status_code == 200, dropped.text
+    events = dropped.json()["data"]["events"]
+    assert len(events) == 4
+    assert all(event["app"] == "a" for event in events)
+    # The default tap (main output and wired named ones) sees none of them: the throttle
+    # passes nothing more within the hour.
+    everything = await send_until_done(
+        client, wired, batch, tap(client, wired, "t", {"limit": 1, "timeout": 0.5})
+    )
+    assert everything.json()["data"]["events"] == []
+    main = await tap(client, wired, "t", {"timeout": 0.1, "output": "main"})
+    assert main.status_code == 200, main.text
+    for body in ({"output": "nope"}, {"output": ""}):
+        error = assert_v3_error(await tap(client, wired, "t", body), 400)
+        assert error["errors"][0]["instance_path"] == "/output", error
+    refused = await client.post(
+        stream_path(wired, "t"), json={"output": "nope"}, headers=account.headers
+    )
+    assert assert_v3_error(refused, 400)["errors"][0]["instance_path"] == "/output"
 
 
 def open_streams(client: AppClient) -> list[StreamTap]:

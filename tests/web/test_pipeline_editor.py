@@ -958,3 +958,78 @@ def test_the_nodes_counts_are_summed_over_the_window_chosen(site: Site, page: Pa
     expect(node(page, "Webhook").get_by_test_id("node-rate")).to_have_text("no events / 24 hours")
     window.select_option("5m")
     expect(rate).to_have_text("4 in · 1 out / 5 min")
+
+
+def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) -> None:
+    """A route's tap shows what it sends on (its wired arm) at first; its `_unmatched`
+    output, wired to nothing, is tapped alone when chosen."""
+    account = site.account()
+    errors_arm = {
+        "label": "Errors",
+        "output_name": "errors",
+        "logical_operation": "AND",
+        "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}],
+    }
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Routed"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        source = http.post(f"{base}/source", json={"type": "http", "title": "Webhook"}).json()
+        source_id = source["data"]["id"]
+        route = http.post(
+            f"{base}/processor",
+            json={
+                "type": "route",
+                "title": "Split",
+                "user_config": {"conditionals": [errors_arm]},
+                "inputs": [source_id],
+            },
+        ).json()["data"]
+        made = http.post(
+            f"{base}/destination",
+            json={"type": "blackhole", "title": "Void", "inputs": [f"{route['id']}.errors"]},
+        )
+        assert made.status_code == 201, made.text
+        assert http.post(f"{base}/publish").status_code == 200
+        key = http.post(
+            f"/v3/pipeline/gateway-route/{source['data']['gateway_route_id']}/access-key",
+            json={"type": "generated"},
+        ).json()["data"]["key"]
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    node(page, "Split").click()
+    page.get_by_test_id("node-panel").get_by_test_id("node-tab-tap").click()
+    tap = page.get_by_test_id("tap-panel")
+    choice = tap.get_by_test_id("tap-output")
+    expect(choice.locator("option")).to_have_text(
+        ["all it sends on", "main output", "output errors", "output _unmatched"]
+    )
+
+    def send() -> None:
+        with live_client(site.base_url) as http:
+            response = http.post(
+                f"/gateway/{source['data']['gateway_route_id']}",
+                headers={"Authorization": f"Token {key}"},
+                json=[{"level": "error", "n": 1}, {"level": "info", "n": 2}],
+            )
+            assert response.status_code == 200, response.text
+
+    def caught() -> list[tuple[str, int]]:
+        texts = tap.get_by_test_id("tap-event").all_inner_texts()
+        return [(json.loads(text)["level"], json.loads(text)["n"]) for text in texts]
+
+    tap.get_by_test_id("tap-start").click()
+    expect(tap.get_by_test_id("tap-status")).to_contain_text("listening")
+    expect(choice).to_be_disabled()
+    send()
+    expect(tap.get_by_test_id("tap-event")).to_have_count(1)
+    assert caught() == [("error", 1)]
+    tap.get_by_test_id("tap-stop").click()
+
+    choice.select_option("_unmatched")
+    tap.get_by_test_id("tap-start").click()
+    expect(tap.get_by_test_id("tap-status")).to_contain_text("listening")
+    send()
+    expect(tap.get_by_test_id("tap-event")).to_have_count(1)
+    assert caught() == [("info", 2)]
+    tap.get_by_test_id("tap-stop").click()

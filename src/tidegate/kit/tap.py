@@ -63,6 +63,7 @@ MAX_STREAM_RATE: Final = 1_000  # events a second a stream may ask for
 STREAM_QUEUED: Final = 1_000  # events a stream holds for a reader that fell behind
 STREAM_RENEW_S: Final = 5.0  # a stream announces itself again this often
 STREAM_LEASE_S: Final = 15.0  # a forwarding stream lives this long after its last announcement
+MAIN_OUTPUT: Final = "main"  # a tap's ``output``: the component's main output only
 # A forwarding stream's count of the events it skipped, sent on the tap's channel: never
 # the first byte of an event's JSON.
 SKIPPED_MARK: Final = b"\x00skipped:"
@@ -107,6 +108,7 @@ class Tap:
     component_id: str
     limit: int
     predicate: Predicate | None = None
+    output: str | None = None  # one output (MAIN_OUTPUT or a name); None: all it emits
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     deadline: float = 0.0  # time.monotonic() after which a forwarding tap is dropped
     events: list[bytes] = field(default_factory=list)
@@ -154,6 +156,7 @@ class StreamTap:
     component_id: str
     rate: int
     predicate: Predicate | None = None
+    output: str | None = None  # as Tap's
     account_id: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     deadline: float = 0.0  # as Tap's, for a forwarding stream (renewed by announcements)
@@ -279,7 +282,8 @@ class TapRegistry:
         """``outputs``: node id -> its output (``main`` and ``named`` events). A tap sees
         what the component emits: its main output, and those of its named outputs that
         ``taken`` (``(node id, output name)`` pairs other nodes read) says go somewhere
-        (a route's outputs; a throttle's ``dropped`` only when wired)."""
+        (a route's outputs; a throttle's ``dropped`` only when wired); a tap of one
+        ``output`` sees that output only, wired or not."""
         if pipeline_id not in self._by_pipeline:
             return
         for (tapped_pipeline, component_id), taps in list(self._taps.items()):
@@ -288,17 +292,28 @@ class TapRegistry:
             output = outputs.get(component_id)
             if output is None:
                 continue
-            emitted = list(output.main)
-            for name, events in getattr(output, "named", {}).items():
-                if (component_id, name) in taken:
-                    emitted.extend(events)
-            if not emitted:
-                continue
+            named: Mapping[str, Any] = getattr(output, "named", {})
+            everything: list[Any] | None = None
             for tap in list(taps):
                 if tap.forward is not None and time.monotonic() > tap.deadline:
                     self._remove(tap)
                     continue
-                tap.offer(emitted)
+                if tap.output is None:
+                    if everything is None:
+                        everything = list(output.main)
+                        for name, events in named.items():
+                            if (component_id, name) in taken:
+                                everything.extend(events)
+                    chosen = everything
+                elif tap.output in named:
+                    chosen = named[tap.output]
+                elif tap.output == MAIN_OUTPUT:
+                    chosen = output.main
+                else:
+                    continue
+                if not chosen:
+                    continue
+                tap.offer(chosen)
                 if tap.forward is None:
                     continue
                 if isinstance(tap, StreamTap) and tap.skipped:
@@ -350,12 +365,18 @@ class TapRegistry:
         limit: int,
         timeout_s: float,
         filter_spec: Any = None,
+        output: str | None = None,
     ) -> tuple[list[Any], bool]:
         """Up to ``limit`` events passing the component within ``timeout_s``:
         ``(events, timed_out)``. ``filter_spec`` as ``compile_filter`` takes it."""
-        tap = Tap(pipeline_id, component_id, limit, compile_filter(filter_spec))
+        tap = Tap(pipeline_id, component_id, limit, compile_filter(filter_spec), output=output)
         self._add(tap)
-        announcement = {"limit": limit, "timeout_s": timeout_s, "filter": filter_spec}
+        announcement = {
+            "limit": limit,
+            "timeout_s": timeout_s,
+            "filter": filter_spec,
+            "output": output,
+        }
         try:
             async with self._remote(tap, announcement):
                 try:
@@ -394,12 +415,18 @@ class TapRegistry:
         component_id: str,
         rate: int,
         filter_spec: Any = None,
+        output: str | None = None,
     ) -> AsyncIterator[StreamTap]:
         """A ``StreamTap`` open while the block runs (across workers with Redis). Raises
         ``TapBusy`` as ``can_stream`` does."""
         self.can_stream(account_id)
         tap = StreamTap(
-            pipeline_id, component_id, rate, compile_filter(filter_spec), account_id=account_id
+            pipeline_id,
+            component_id,
+            rate,
+            compile_filter(filter_spec),
+            output=output,
+            account_id=account_id,
         )
         self._add(tap)
         if self._ending:
@@ -409,6 +436,7 @@ class TapRegistry:
             "rate": rate,
             "timeout_s": STREAM_LEASE_S,
             "filter": filter_spec,
+            "output": output,
         }
         try:
             async with self._remote(tap, announcement, renew_s=STREAM_RENEW_S):
@@ -528,12 +556,15 @@ class TapRegistry:
                 known.deadline = deadline
                 return
             channel = self._channel(tap_id)
+            output = announced.get("output")
+            output = None if output is None else str(output)
             if announced.get("stream"):
                 tap = StreamTap(
                     str(announced["pipeline_id"]),
                     str(announced["component_id"]),
                     max(1, min(int(announced["rate"]), MAX_STREAM_RATE)),
                     compile_filter(announced.get("filter")),
+                    output=output,
                     id=tap_id,
                     deadline=deadline,
                 )
@@ -543,6 +574,7 @@ class TapRegistry:
                     str(announced["component_id"]),
                     min(int(announced["limit"]), 100),
                     compile_filter(announced.get("filter")),
+                    output=output,
                     id=tap_id,
                     deadline=deadline,
                 )

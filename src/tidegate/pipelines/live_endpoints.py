@@ -141,6 +141,7 @@ async def stream_component(
         pipeline_id=pipeline_id,
         component_id=component_id,
         filter_spec=body.filter,
+        output=body.output,
     )
     try:
         state.pipelines.taps.can_stream(account_id)

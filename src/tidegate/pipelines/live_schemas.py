@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from tidegate.api.request_model import RequestModel
-from tidegate.kit.tap import MAX_STREAM_RATE
+from tidegate.kit.tap import MAIN_OUTPUT, MAX_STREAM_RATE
 
 TapFilter = Annotated[
     str | dict[str, Any] | None,
@@ -20,12 +20,25 @@ TapFilter = Annotated[
 ]
 
 
+TapOutput = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description=f"One output of the component: `{MAIN_OUTPUT}`, or a named output (a "
+        "route's output names and `_unmatched`, a throttle's `dropped`), wired to another "
+        "node or not. Absent: its main output and the named outputs other nodes read",
+    ),
+]
+
+
 class TapRequest(RequestModel):
     limit: Annotated[int, Field(ge=1, le=100, description="At most this many events")] = 10
     timeout: Annotated[
         float, Field(gt=0, le=20, description="Seconds to wait for them (at most 20)")
     ] = 5
     filter: TapFilter = None
+    output: TapOutput = None
 
 
 class TapStreamRequest(RequestModel):
@@ -39,6 +52,7 @@ class TapStreamRequest(RequestModel):
         ),
     ] = 50
     filter: TapFilter = None
+    output: TapOutput = None
 
 
 class TapResult(BaseModel):

@@ -16,13 +16,15 @@ from typing import Any, Final
 
 from sqlalchemy import BigInteger, bindparam, func, select
 
+from tidegate.components.validation import node_outputs
 from tidegate.db.engine import Database, RawQuery
 from tidegate.errors import ErrorItem, NotFound, RateLimited, ValidationFailed
-from tidegate.kit.tap import TapBusy, TapRegistry, compile_filter
-from tidegate.models import PipelineUsage
+from tidegate.kit.tap import MAIN_OUTPUT, TapBusy, TapRegistry, compile_filter
+from tidegate.models import PipelineNode, PipelineUsage, PublishedPipelineNode
 from tidegate.models.pipeline_usage import BUCKET_MS
 from tidegate.pipelines import live_schemas as schemas
 from tidegate.pipelines import repository
+from tidegate.pipelines.service import config_of
 from tidegate.processing.conditions import ConditionError
 from tidegate.tail.service import (
     DISCONNECT_CHECK_SECONDS,
@@ -49,10 +51,17 @@ def _check_filter(spec: Any) -> None:
 
 
 async def check_tapped(
-    *, db: Database, account_id: str, pipeline_id: str, component_id: str, filter_spec: Any
+    *,
+    db: Database,
+    account_id: str,
+    pipeline_id: str,
+    component_id: str,
+    filter_spec: Any,
+    output: str | None = None,
 ) -> None:
-    """The filter is valid and the component is in the account's pipeline (its draft or
-    its published revision), or this raises the error to answer."""
+    """The filter is valid, the component is in the account's pipeline (its draft or its
+    published revision) and ``output`` one of its outputs there, or this raises the
+    error to answer."""
     _check_filter(filter_spec)
     async with db.read_sessions() as session:
         pipeline = await repository.pipeline(
@@ -62,8 +71,27 @@ async def check_tapped(
             raise NotFound(f"No pipeline {pipeline_id}")
         draft = await repository.nodes_of(session=session, pipeline_id=pipeline.id)
         published = await repository.published_nodes_of(session=session, pipeline_id=pipeline.id)
-    if component_id not in {node.id for node in draft} | {node.id for node in published}:
-        raise NotFound(f"No component {component_id} in this pipeline")
+        nodes: list[PipelineNode | PublishedPipelineNode] = [*draft, *published]
+        tapped = [node for node in nodes if node.id == component_id]
+        if not tapped:
+            raise NotFound(f"No component {component_id} in this pipeline")
+        if output is None or output == MAIN_OUTPUT:
+            return
+        names = {
+            name
+            for node in tapped
+            for name in node_outputs(
+                kind=node.kind, type_=node.type, user_config=config_of(session, node)
+            )
+        }
+    if output not in names:
+        known = ", ".join(sorted({MAIN_OUTPUT, *names}))
+        message = f"no output {output!r} of this component (it has: {known})"
+        raise ValidationFailed(
+            message,
+            context="body",
+            errors=[ErrorItem(keyword="output", message=message, instance_path="/output")],
+        )
 
 
 async def tap(
@@ -81,6 +109,7 @@ async def tap(
         pipeline_id=pipeline_id,
         component_id=component_id,
         filter_spec=body.filter,
+        output=body.output,
     )
     try:
         events, timed_out = await taps.capture(
@@ -89,6 +118,7 @@ async def tap(
             limit=body.limit,
             timeout_s=body.timeout,
             filter_spec=body.filter,
+            output=body.output,
         )
     except TapBusy as error:
         raise RateLimited(str(error), headers={"Retry-After": "1"}) from None
@@ -143,6 +173,7 @@ async def stream_tap(
         component_id=component_id,
         rate=body.rate,
         filter_spec=body.filter,
+        output=body.output,
     ) as tapped:
         yield Opened()
         quiet_since = time.monotonic()

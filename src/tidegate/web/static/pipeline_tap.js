@@ -13,6 +13,18 @@ export function tapPanel({ pipelineId, node, published }) {
   const events = h("div", { class: "tap-events", testid: "tap-events" });
   const status = h("span", { class: "muted", testid: "tap-status" }, "stopped");
   const filter = h("input", { type: "text", testid: "tap-filter", placeholder: "only events containing… (optional)" });
+  // A node with named outputs (a route's arms, a throttle's `dropped`): one of them may
+  // be tapped alone, wired to another node or not.
+  const names = (node.outputs || []).map((output) => output.id.slice(node.id.length + 1));
+  const output = names.length
+    ? h(
+        "select",
+        { testid: "tap-output", title: "Which output to tap", "aria-label": "Output" },
+        h("option", { value: "" }, "all it sends on"),
+        h("option", { value: "main" }, "main output"),
+        ...names.map((name) => h("option", { value: name }, `output ${name}`)),
+      )
+    : null;
   const start = h("button", { type: "button", testid: "tap-start" }, "Start tap");
   const stop = h("button", { type: "button", testid: "tap-stop", hidden: true }, "Stop");
   let controller = null;
@@ -50,6 +62,7 @@ export function tapPanel({ pipelineId, node, published }) {
     const path = `/v3/pipeline/${encodeURIComponent(pipelineId)}/tap/${encodeURIComponent(node.id)}/stream`;
     const body = { rate: RATE };
     if (filter.value.trim()) body.filter = filter.value.trim();
+    if (output && output.value) body.output = output.value;
     status.classList.remove("live");
     status.textContent = "opening…";
     try {
@@ -73,6 +86,7 @@ export function tapPanel({ pipelineId, node, published }) {
     start.hidden = true;
     stop.hidden = false;
     filter.disabled = true;
+    if (output) output.disabled = true;
     run(controller.signal);
   });
   function finish(text) {
@@ -81,6 +95,7 @@ export function tapPanel({ pipelineId, node, published }) {
     start.hidden = false;
     stop.hidden = true;
     filter.disabled = false;
+    if (output) output.disabled = false;
     status.classList.remove("live");
     if (text) status.textContent = text;
   }
@@ -88,8 +103,8 @@ export function tapPanel({ pipelineId, node, published }) {
   const element = h(
     "section",
     { class: "tap", testid: "tap-panel" },
-    h("p", { class: "muted" }, node.kind === "destination" ? "What this destination receives" : "What passes this node (its main output)", " in the published revision", published ? "" : " (not published yet: nothing runs)", "."),
-    h("div", { class: "tap-controls" }, filter, start, stop, status),
+    h("p", { class: "muted" }, node.kind === "destination" ? "What this destination receives" : names.length ? "What this node sends on (its main output and the outputs other nodes read, or the one chosen)" : "What passes this node (its main output)", " in the published revision", published ? "" : " (not published yet: nothing runs)", "."),
+    h("div", { class: "tap-controls" }, output, filter, start, stop, status),
     events,
   );
   return {
