@@ -29,6 +29,32 @@ def _aggregations(page: Page) -> list[dict[str, list[str]]]:
     return seen
 
 
+def test_completion_names_the_fields_of_lines_the_query_left_out(site: Site, page: Page) -> None:
+    """Field names come from the range's lines (GET /v1/aggregate/fields), not only from
+    those the query being refined loaded."""
+    account = site.account()
+    now = now_ms()
+    account.ingest(
+        [
+            {"line": "checkout paid", "app": "shop", "meta": {"order": {"total": 12}}, "timestamp": now - 2 * SECOND},
+            {"line": "disk full", "app": "ops", "meta": {"volume": "/var"}, "timestamp": now - SECOND},
+        ]
+    )  # fmt: skip
+    sign_in_with_key(page, site.base_url, account.service_key)
+    expect(page.get_by_test_id("log-line")).to_have_count(2)
+    box = page.get_by_test_id("search-input")
+    box.fill("disk")
+    box.press("Enter")
+    expect_lines(page, ["disk full"])
+    completion = page.get_by_test_id("completion")
+    box.fill("")
+    box.press_sequentially("ord")
+    expect(completion.locator(ITEMS)).to_have_text(["order.total:"])
+    box.fill("")
+    box.press_sequentially("vol")
+    expect(completion.locator(ITEMS)).to_have_text(["volume:"])
+
+
 def test_completion_offers_field_names_then_their_top_values(site: Site, page: Page) -> None:
     account = site.account()
     now = now_ms()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from tidegate.aggregate import schemas, service
+from tidegate.aggregate import field_names, schemas, service
 from tidegate.api.error_models import LEGACY_ERRORS
 from tidegate.api.session import SessionDep
 from tidegate.app_state import app_state
@@ -21,6 +21,7 @@ from tidegate.export.endpoints import (
     Text,
     ToParam,
 )
+from tidegate.export.schemas import parse_export_request
 
 router = APIRouter(prefix="/v1/aggregate", tags=["Aggregate"], responses=LEGACY_ERRORS)
 
@@ -87,3 +88,48 @@ async def aggregate_lines(
         request=parsed,
     )
     return Response(content=body, media_type="application/json")
+
+
+@router.get(
+    "/fields",
+    summary="Name the fields of the account's newest lines in a range",
+    description="The key paths of the scalar values in the meta (sent, or parsed from the "
+    f"line) of the range's newest {field_names.SAMPLE_LINES} lines that match `hosts`, "
+    "`apps`, `levels` and `query` (all optional), with how many of them hold each: what "
+    "a query may name (`status`, `user.id`). A sample: a field only older lines hold is "
+    "not named. The web app's completion asks it without the query.",
+    response_model=schemas.FieldPaths,
+)
+async def name_fields(
+    request: Request,
+    session: SessionDep,
+    account_id: AccountId,
+    principal: CurrentPrincipal,
+    from_: FromParam = None,
+    to: ToParam = None,
+    hosts: HostsParam = None,
+    apps: AppsParam = None,
+    levels: LevelsParam = None,
+    query: SearchParam = None,
+) -> schemas.FieldPaths:
+    parsed = parse_export_request(
+        from_=from_,
+        to=to,
+        size=None,
+        hosts=hosts,
+        apps=apps,
+        levels=levels,
+        # A person in groups sees only their scope (docs/people.md, "Groups").
+        query=scoped_query(query, principal.scope),
+        prefer=None,
+        pagination_id=None,
+    )
+    state = app_state(request)
+    found = await field_names.field_paths(
+        database=state.db,
+        session=session,
+        sealer=state.sealer,
+        account_id=account_id,
+        request=parsed,
+    )
+    return schemas.FieldPaths.model_validate(found)

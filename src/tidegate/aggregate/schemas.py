@@ -163,3 +163,13 @@ class Aggregation(BaseModel):
         description="Lines from this time (epoch ms) to `to` are counted: `from` when "
         "`exact`, later otherwise"
     )
+
+
+class FieldPath(BaseModel):
+    path: list[str] = Field(description="The keys down to a scalar value in the lines' meta")
+    lines: int = Field(description="How many of the sampled lines hold it")
+
+
+class FieldPaths(BaseModel):
+    paths: list[FieldPath] = Field(description="The most frequent first, at most 200")
+    sampled: int = Field(description="How many of the range's newest lines were read")

@@ -1,12 +1,13 @@
-// Completion in the search box: field names (the built-in ones and the meta and parsed
-// fields of the loaded lines) and, after `name:`, the field's top values over the
+// Completion in the search box: field names (the built-in ones, the meta and parsed
+// fields of the loaded lines, and those of the range's newest lines whatever the query:
+// GET /v1/aggregate/fields, asked once per range) and, after `name:`, the field's top values over the
 // search's range (GET /v1/aggregate, asked once per field and range, never while a
 // key is being typed: a pause first). A list under the box; arrows move, Enter or Tab
 // accept, Escape closes; a click accepts too. Accepting replaces the token being typed
 // at the cursor.
 import { get } from "./api.js";
 import { formatCount, h } from "./dom.js";
-import { literal } from "./lines.js";
+import { literal, metaField } from "./lines.js";
 
 // `source` and `namespace` are built in too, but stored lines never have them.
 const BUILT_IN = ["host", "app", "level", "file"];
@@ -61,6 +62,8 @@ export function attachCompletion(input, { names, range, rangeKey }) {
   input.after(list);
 
   let values = new Map(); // field name -> {rows: [{value, count}] | null}
+  let rangeNames = []; // the range's field names, as the query names them
+  let namesKey = null;
   let valuesKey = null;
   let items = []; // [{label, count, insert, token}]
   let active = -1;
@@ -105,11 +108,34 @@ export function attachCompletion(input, { names, range, rangeKey }) {
     return null;
   }
 
+  // The field names of the range's newest lines (the server reads a sample of them):
+  // asked once per range; `done()` when they have come.
+  function namesOfRange(done) {
+    const key = rangeKey();
+    if (key === namesKey) return rangeNames;
+    namesKey = key;
+    rangeNames = [];
+    get("/v1/aggregate/fields", range())
+      .then((answer) => {
+        if (namesKey !== key) return;
+        rangeNames = answer.paths.map((item) => metaField(item.path)).filter((name) => name !== null);
+        done();
+      })
+      .catch(() => {
+        /* none: the loaded lines' names only */
+      });
+    return rangeNames;
+  }
+
   function suggestions(token) {
     if (token.kind === "name") {
       const seen = new Set();
       const found = [];
-      for (const name of [...BUILT_IN, ...names()]) {
+      const again = () => {
+        const now = tokenAt(input.value, input.selectionStart ?? input.value.length);
+        if (document.activeElement === input && now && now.kind === "name" && now.prefix) show(now);
+      };
+      for (const name of [...BUILT_IN, ...names(), ...namesOfRange(again)]) {
         if (seen.has(name) || !startsWith(name, token.prefix)) continue;
         seen.add(name);
         found.push({ label: `${name}:`, insert: token.colonAfter ? name : `${name}:`, token, reopen: !token.colonAfter });
