@@ -628,3 +628,33 @@ def test_a_starred_search_is_moved_with_the_keyboard(site: Site, browser: Browse
         expect(
             other.get_by_test_id("query-history-starred-item").get_by_test_id("query-history-query")
         ).to_have_text(["beta", "gamma", "alpha"])
+
+
+def test_the_history_opened_shows_what_another_browser_changed(
+    site: Site, browser: Browser
+) -> None:
+    """A page loaded before the person starred and ran searches in another browser shows
+    them when its history is opened again, without a reload."""
+    _, email = person_with_three_lines(site)
+    with browser_of(browser, site, email) as first, browser_of(browser, site, email) as second:
+        expect_lines(first, THREE)
+        search(first, "alpha", ["alpha one"])
+        first.get_by_test_id("query-history-toggle").click()
+        expect(first.get_by_test_id("query-history-item")).to_have_count(1)
+        first.get_by_test_id("query-history-toggle").click()
+
+        expect_lines(second, THREE)
+        search(second, "beta", ["beta two"])
+        second.get_by_test_id("query-history-toggle").click()
+        beta = second.get_by_test_id("query-history-item").filter(has_text="beta")
+        with kept(second, "POST", PREFERENCES + "/starred"):
+            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+
+        with first.expect_response(
+            lambda r: r.url.endswith(PREFERENCES) and r.request.method == "GET"
+        ):
+            first.get_by_test_id("query-history-toggle").click()
+        starred = first.get_by_test_id("query-history-starred-item")
+        expect(starred.get_by_test_id("query-history-query")).to_have_text(["beta"])
+        ran = first.get_by_test_id("query-history-item").get_by_test_id("query-history-query")
+        expect(ran).to_have_text(["beta", "alpha"])

@@ -306,6 +306,11 @@ export function queryHistory({ input, onChoose }) {
     toggle.setAttribute("aria-expanded", "true");
     document.addEventListener("pointerdown", outside);
     if (focus) (searches()[0] || toggle).focus();
+    // Drawn at once from what the page has; then what other browsers of the person
+    // changed meanwhile, drawn in place.
+    preferences.refresh().then((changed) => {
+      if (changed && !list.hidden) redrawKeepingFocus();
+    });
   }
 
   function close() {

@@ -63,6 +63,25 @@ export const preferences = {
     }
   },
 
+  // What the person changed in other browsers since the page loaded them: asked again
+  // when the history opens. Not used when this page sent a change meanwhile (that
+  // change's answer holds the others' too); the UTC switch stays as this page has it.
+  // True when the list changed.
+  async refresh() {
+    if (!this.kept) return false;
+    const before = this.sent;
+    let answer;
+    try {
+      answer = await get(PATH);
+    } catch {
+      return false;
+    }
+    if (before !== this.sent) return false;
+    const was = JSON.stringify([this.current.searches, this.current.starred]);
+    this.use({ ...answer, utc: this.current.utc });
+    return JSON.stringify([this.current.searches, this.current.starred]) !== was;
+  },
+
   use(answer) {
     this.current = { ...defaults(), ...answer };
     // A server of the previous release answers the queries only.
