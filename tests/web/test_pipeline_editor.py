@@ -959,6 +959,26 @@ def test_the_nodes_counts_are_summed_over_the_window_chosen(site: Site, page: Pa
     window.select_option("5m")
     expect(rate).to_have_text("4 in · 1 out / 5 min")
 
+    # The node's Events tab charts them per minute over the same window, summed in words.
+    node(page, "Keep errors").click()
+    panel = page.get_by_test_id("node-panel")
+    panel.get_by_test_id("node-tab-events").click()
+    summary = panel.get_by_test_id("node-events-summary")
+    expect(summary).to_contain_text("4 in · 1 out over the last 5 min; busiest minute ")
+    expect(summary).to_contain_text("(4 in)")
+    expect(panel.get_by_test_id("node-events-chart").locator("canvas")).to_have_count(1)
+    window.select_option("1h")
+    expect(summary).to_contain_text("14 in · 6 out over the last 1 hour; busiest minute ")
+    expect(summary).to_contain_text("(10 in)")
+    window.select_option("24h")
+    expect(summary).to_contain_text("114 in · 56 out over the last 24 hours")
+    expect(summary).to_contain_text("(100 in)")
+    node(page, "Webhook").click()
+    page.get_by_test_id("node-panel").get_by_test_id("node-tab-events").click()
+    expect(page.get_by_test_id("node-events-summary")).to_have_text(
+        "No events over the last 24 hours."
+    )
+
 
 def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) -> None:
     """A route's tap shows what it sends on (its wired arm) at first; its `_unmatched`

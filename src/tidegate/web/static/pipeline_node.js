@@ -216,8 +216,9 @@ export function newNodePanel({ pipelineId, nodes, types, routes, onSaved, onCanc
 }
 
 // The panel of an existing node: its form (or, read-only, what it is), the publish
-// problems found on it, Remove, and `extra` (the tap) below.
-export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, problems = [], onSaved, onRemoved, onClose, extra = null, alerts = null }) {
+// problems found on it, Remove, and `extra` (the tap) below; `events`: its events over
+// the page's window, charted.
+export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, problems = [], onSaved, onRemoved, onClose, extra = null, alerts = null, events = null }) {
   const item = types.find((each) => each.kind === node.kind && (each.type === node.type || each.aliases.includes(node.type)));
   const head = h(
     "div",
@@ -244,6 +245,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
       h("h3", {}, "Configuration"),
       h("pre", { class: "config-json", testid: "node-config-json" }, JSON.stringify(node.user_config || {}, null, 2)),
       extra,
+      events ? [h("h3", {}, "Events"), events] : null,
       alerts ? [h("h3", {}, "Alerts"), alerts] : null,
     );
   }
@@ -292,6 +294,7 @@ export function nodePanel({ pipelineId, node, nodes, types, routes, canEdit, pro
   const sections = [["Configure", "node-tab-config", form]];
   if (node.kind === "processor") sections.push(["Try", "node-tab-try", processorTrial({ type: node.type, read: () => config.read() })]);
   if (extra) sections.push(["Live tap", "node-tab-tap", extra]);
+  if (events) sections.push(["Events", "node-tab-events", events]);
   if (alerts) sections.push(["Alerts", "node-tab-alerts", alerts]);
   return h("div", { class: "card node-panel", testid: "node-panel" }, head, about, said, found, sections.length > 1 ? tabs(sections) : form);
 }

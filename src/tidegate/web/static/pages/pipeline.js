@@ -11,6 +11,7 @@ import { drawGraph, showRates } from "../pipeline_graph.js";
 import { newNodePanel, nodePanel } from "../pipeline_node.js";
 import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
+import { eventsPanel } from "../pipeline_events.js";
 import { SAMPLE_EVENTS, simulatePanel } from "../pipeline_simulate.js";
 import { session } from "../session.js";
 
@@ -87,13 +88,14 @@ export async function render(main, { params, navigate }) {
   const pipelineId = params.pipeline_id;
   const base = `/v3/pipeline/${encodeURIComponent(pipelineId)}`;
   const canEdit = session.can("manage");
-  const state = { pipeline: null, types: [], routes: [], selected: null, adding: false, counts: null, problems: new Map() };
+  const state = { pipeline: null, types: [], routes: [], selected: null, adding: false, counts: null, usage: null, problems: new Map() };
   const graphBox = h("div", { class: "card scroll-x graph-card" });
   const panelBox = h("div", { class: "panel-box" });
   const status = h("p", { class: "muted", testid: "pipeline-status" });
   const result = h("div", { testid: "publish-result" });
   const allowLoose = h("input", { type: "checkbox", testid: "publish-allow-unconnected" });
   let tap = null;
+  let events = null; // the open node panel's chart of its events
   let timer = null;
   let left = false;
 
@@ -158,6 +160,8 @@ export async function render(main, { params, navigate }) {
   function closePanel() {
     if (tap) tap.stop();
     tap = null;
+    if (events) events.stop();
+    events = null;
     state.selected = null;
     state.adding = false;
     clear(panelBox);
@@ -184,6 +188,7 @@ export async function render(main, { params, navigate }) {
     state.selected = node.id;
     state.adding = false;
     const nextTap = canEdit ? tapPanel({ pipelineId, node, published: state.pipeline.published_revision !== null }) : null;
+    const nextEvents = eventsPanel({ node });
     openPanel(
       nodePanel({
         pipelineId,
@@ -194,6 +199,7 @@ export async function render(main, { params, navigate }) {
         canEdit,
         problems: state.problems.get(node.id) || [],
         extra: nextTap ? nextTap.element : null,
+        events: nextEvents.element,
         alerts: alertsPanel({ pipelineId, node, canEdit }),
         onClose: closePanel,
         onSaved: async (saved) => {
@@ -209,6 +215,9 @@ export async function render(main, { params, navigate }) {
       }),
     );
     tap = nextTap;
+    if (events) events.stop();
+    events = nextEvents;
+    if (state.usage) events.update(state.usage.points, state.usage.window);
     drawGraphBox();
   }
 
@@ -284,7 +293,10 @@ export async function render(main, { params, navigate }) {
       const points = (await get("/v3/pipeline/metric/usage", { pipeline_id: pipelineId, from: now - asked.ms, to: now, bucket: "minute" })).data;
       const counts = countsOf(points);
       // An answer for a window no longer chosen is not shown.
-      if (left || asked !== rateWindow || (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts]))) return;
+      if (left || asked !== rateWindow) return;
+      state.usage = { points, window: asked };
+      if (events) events.update(points, asked);
+      if (state.counts && JSON.stringify([...counts]) === JSON.stringify([...state.counts])) return;
       state.counts = counts;
       // Written into the graph drawn (not drawn again: a click landing meanwhile would
       // be lost, as would the keyboard's focus).
@@ -304,5 +316,6 @@ export async function render(main, { params, navigate }) {
     left = true;
     clearInterval(timer);
     if (tap) tap.stop();
+    if (events) events.stop();
   };
 }
