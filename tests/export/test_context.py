@@ -4,6 +4,7 @@ every mistake a 400 in the legacy shape; each side one range of an index."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from sqlalchemy import text
@@ -14,6 +15,7 @@ from tests.factories import AccountCtx, insert_key, make_account, make_tenant
 from tests.users.factories import person_in_group
 
 from tidegate.db.engine import Database
+from tidegate.export.context import AROUND
 from tidegate.logs import read_queries
 from tidegate.logs.store import NewLine
 
@@ -94,6 +96,47 @@ async def test_the_lines_around_a_line_from_the_same_host_and_app(client: AppCli
     assert "_app" not in body["line"]
 
 
+async def test_the_lines_around_a_line_from_its_host_or_the_whole_account(
+    client: AppClient,
+) -> None:
+    account, headers = await _account(client)
+    other, _other_headers = await _account(client)
+    await insert_lines(
+        client.database_url,
+        account.account_id,
+        [
+            NewLine(line="a1 web", ts=BASE_MS + 1_000, host="web-1", app="api"),
+            NewLine(line="a2 cron", ts=BASE_MS + 2_000, host="web-1", app="cron"),
+            NewLine(line="a3 db", ts=BASE_MS + 3_000, host="db-1", app="api"),
+            NewLine(line="a4 hit", ts=BASE_MS + 4_000, host="web-1", app="api"),
+            NewLine(line="a5 no app", ts=BASE_MS + 5_000, host="web-1"),
+            NewLine(line="a6 db", ts=BASE_MS + 6_000, host="db-1", app="api"),
+            NewLine(line="a7 web", ts=BASE_MS + 7_000, host="web-1", app="api"),
+        ],
+    )
+    await insert_lines(
+        client.database_url,
+        other.account_id,
+        [NewLine(line="someone else's", ts=BASE_MS + 4_500, host="web-1", app="api")],
+    )
+    ids = await _ids(client, headers)
+    hit = ids["a4 hit"]
+    for around, before, after in (
+        (None, ["a1 web"], ["a7 web"]),
+        ("source", ["a1 web"], ["a7 web"]),
+        ("host", ["a1 web", "a2 cron"], ["a5 no app", "a7 web"]),
+        ("account", ["a1 web", "a2 cron", "a3 db"], ["a5 no app", "a6 db", "a7 web"]),
+        ("ACCOUNT", ["a1 web", "a2 cron", "a3 db"], ["a5 no app", "a6 db", "a7 web"]),
+    ):
+        params = {} if around is None else {"around": around}
+        body = await _context(client, headers, hit, **params)
+        assert (_texts(body["before"]), _texts(body["after"])) == (before, after), around
+    # Bounded as ever: the nearest first, and more said to be there.
+    body = await _context(client, headers, hit, around="account", before=1, after=1)
+    assert (_texts(body["before"]), _texts(body["after"])) == (["a3 db"], ["a5 no app"])
+    assert (body["more_before"], body["more_after"]) == (True, True)
+
+
 async def test_another_accounts_line_is_not_found_and_mistakes_are_400s(
     client: AppClient,
 ) -> None:
@@ -125,6 +168,7 @@ async def test_another_accounts_line_is_not_found_and_mistakes_are_400s(
         ({"line": line_id, "before": "101"}, "before:"),
         ({"line": line_id, "after": "-1"}, "after:"),
         ({"line": line_id, "after": "x"}, "after:"),
+        ({"line": line_id, "around": "app"}, "around:"),
     ):
         answer = await client.get("/v1/export/context", params=params, headers=owner_headers)
         assert answer.status_code == 400, (params, answer.text)
@@ -182,7 +226,7 @@ async def test_each_side_is_one_range_of_an_index_in_order(client: AppClient) ->
     database = Database.connect(client.database_url)
     backend = make_url(client.database_url).get_backend_name()
     try:
-        for newest_first in (True, False):
+        for newest_first, around in itertools.product((True, False), AROUND):
             statement = read_queries.neighbours(
                 account_id=account.account_id,
                 host="h",
@@ -192,6 +236,7 @@ async def test_each_side_is_one_range_of_an_index_in_order(client: AppClient) ->
                 after=(BASE_MS + 25, 10**12),
                 newest_first=newest_first,
                 limit=20,
+                around=around,
             )
             async with database.write_sessions() as session:
                 connection = await session.connection()
@@ -212,7 +257,10 @@ async def test_each_side_is_one_range_of_an_index_in_order(client: AppClient) ->
                     # (The lines are partitioned by day: each partition's copy of the
                     # index, merged in order.)
                     assert "Index Scan" in plan, plan
-                    assert "host_folded_ts_id" in plan or "app_folded_ts_id" in plan, plan
+                    if around == "account":
+                        assert "account_id_ts_id" in plan or "account_ts" in plan, plan
+                    else:
+                        assert "host_folded_ts_id" in plan or "app_folded_ts_id" in plan, plan
                     assert "Sort  (" not in plan, plan
                     assert "Seq Scan" not in plan, plan
     finally:

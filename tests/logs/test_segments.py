@@ -603,17 +603,18 @@ async def test_a_lines_context_is_the_same_from_either_tier(isolated_client: App
     async def contexts() -> list[Any]:
         found = []
         for line_id in anchors:
-            response = await client.get(
-                "/v1/export/context",
-                params={"line": line_id, "before": 3, "after": 3},
-                headers=account.headers,
-            )
-            assert response.status_code == 200, response.text
-            found.append(response.json())
+            for around in ("source", "host", "account"):
+                response = await client.get(
+                    "/v1/export/context",
+                    params={"line": line_id, "before": 3, "after": 3, "around": around},
+                    headers=account.headers,
+                )
+                assert response.status_code == 200, response.text
+                found.append(response.json())
         return found
 
     hot = await contexts()
-    assert (hot[1]["more_before"], hot[1]["more_after"]) == (True, True)
+    assert (hot[3]["more_before"], hot[3]["more_after"]) == (True, True)  # ids[7], source
     root = client.settings.segment_directory
     await compact(url, config(root, after_ms=DAY_MS, window_ms=DAY_MS, max_lines=11))
     assert await tier_counts(url, account.account_id) == (30, 30)

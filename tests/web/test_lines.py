@@ -235,6 +235,21 @@ def test_a_lines_context_is_shown_in_place(site: Site, page: Page) -> None:
     # The context rows are not search hits.
     expect(page.get_by_test_id("log-line")).to_have_count(1)
 
+    # All lines of the account, as chosen: the other host's interleaved (its line of the
+    # hit's very millisecond, stored before it, comes before it).
+    around = hit.get_by_test_id("context-around")
+    expect(around).to_have_value("source")
+    around.select_option("account")
+    expect(newer).to_have_text(
+        [f"{name} {i}" for i in range(29, 19, -1) for name in ("noise", "step")]
+    )
+    expect(older).to_have_text(
+        [f"{name} {i}" for i in range(19, 9, -1) for name in ("noise", "step")]
+    )
+    expect(hit.get_by_test_id("context-around")).to_have_value("account")
+    hit.get_by_test_id("context-around").select_option("host")
+    expect(newer).to_have_text([f"step {i}" for i in range(39, 19, -1)])
+
     # Hidden again with the same button.
     hit.get_by_test_id("line-context").click()
     expect(hit.get_by_test_id("context-line")).to_have_count(0)

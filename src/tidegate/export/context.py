@@ -1,5 +1,6 @@
-"""A line's context: the lines just before and after it from the same host and app, as
-a person reading a hit wants to see it (``GET /v1/export/context``, docs/export-and-tail.md).
+"""A line's context: the lines just before and after it from the same host and app (or,
+as asked, the same host, or the whole account), as a person reading a hit wants to see
+it (``GET /v1/export/context``, docs/export-and-tail.md).
 
 The line is found by its id within the account (another account's id is not found).
 Its neighbours are walked from it in (ts, id) order, the export's total order, along
@@ -16,7 +17,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_
+from sqlalchemy import and_, true
 
 from tidegate.errors import BadRequest
 from tidegate.export.schemas import bounded_int
@@ -41,6 +42,9 @@ MAX_LINES = 100
 MAX_SCANNED_PER_SIDE = 10_000
 # Line ids are 64-bit signed integers on both backends.
 MAX_LINE_ID = 2**63 - 1
+# Whose lines are the context: the same host and app (the default), the same host, or
+# every line of the account.
+AROUND = ("source", "host", "account")
 
 _lines = LogLine.__table__.c
 
@@ -52,17 +56,27 @@ class ContextRequest:
     after: int
     # The lines the reader may see (a group's scope), or one that selects everything.
     line_filter: LineFilter
+    around: str = "source"
 
 
 def parse_context_request(
-    *, line: str | None, before: str | None, after: str | None, scope_query: str | None
+    *,
+    line: str | None,
+    before: str | None,
+    after: str | None,
+    scope_query: str | None,
+    around: str | None = None,
 ) -> ContextRequest:
     """The parameters, or a 400 naming the one that is wrong. ``scope_query``: the
     reader's scope as a query (tidegate.auth.scope.scoped_query), None for none."""
     text = (line or "").strip()
     if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_LINE_ID:
         raise BadRequest("line: must be a line's id (the `_id` of an exported line)")
+    chosen = (around or "source").strip().lower()
+    if chosen not in AROUND:
+        raise BadRequest(f"around: must be one of {', '.join(AROUND)}")
     return ContextRequest(
+        around=chosen,
         line_id=int(text),
         before=bounded_int(before, name="before", low=0, high=MAX_LINES, default=DEFAULT_LINES),
         after=bounded_int(after, name="after", low=0, high=MAX_LINES, default=DEFAULT_LINES),
@@ -96,10 +110,11 @@ def _context(
     sql = translate(line_filter, dialect=reader.dialect)
     cold_sql = segment_filter(line_filter)
     exact = sql.exact and (cold_sql.exact or not segments.segments)
-    same_source = [
-        _lines.host == anchor.host,
-        _lines.app.is_(None) if anchor.app is None else _lines.app == anchor.app,
-    ]
+    same_source: list[Any] = []
+    if request.around != "account":
+        same_source.append(_lines.host == anchor.host)
+    if request.around == "source":
+        same_source.append(_lines.app.is_(None) if anchor.app is None else _lines.app == anchor.app)
     if cold_sql.where is not None:
         same_source.append(cold_sql.where)
     position = (anchor.ts, anchor.id)
@@ -121,6 +136,7 @@ def _context(
                 newest_first=newest_first,
                 limit=limit,
                 where=sql.where,
+                around=request.around,
             ),
             budget=count + 1 if sql.exact else MAX_SCANNED_PER_SIDE,
             wanted=lambda: count + 1 - len(records),
@@ -129,7 +145,7 @@ def _context(
             cold = segment_walk(
                 segments,
                 reader=reader,
-                where=and_(*same_source),
+                where=and_(true(), *same_source),
                 from_ms=min(segment.min_ts for segment in segments.segments),
                 to_ms=max(segment.max_ts for segment in segments.segments),
                 max_id=MAX_LINE_ID,

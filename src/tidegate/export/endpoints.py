@@ -185,10 +185,11 @@ async def export_lines_v1(
 
 @v1_router.get(
     "/context",
-    summary="The lines just before and after a line, from the same host and app",
+    summary="The lines just before and after a line, from the same host and app (or as asked)",
     description="`line` is a line's `_id` (from an export or a search). Answers the line "
     "and up to `before` lines before it and `after` lines after it (0 to 100, default "
-    "20) from the same host and app, in the export's (`_ts`, `_id`) order, oldest first "
+    "20) from the same host and app (`around`: or the same host, or the whole account), "
+    "in the export's (`_ts`, `_id`) order, oldest first "
     "on both sides. Another account's line, or one outside the reader's groups' scope, "
     "is not found. See docs/export-and-tail.md.",
     response_model=schemas.LineContext,
@@ -201,10 +202,21 @@ async def line_context(
     line: Annotated[Text, Query(description="The line's `_id`")] = None,
     before: Annotated[Text, Query(description="Lines before it, 0 to 100 (default 20)")] = None,
     after: Annotated[Text, Query(description="Lines after it, 0 to 100 (default 20)")] = None,
+    around: Annotated[
+        Text,
+        Query(
+            description="Whose lines: `source` (the same host and app, the default), `host` "
+            "(the same host, any app) or `account` (every line of the account)"
+        ),
+    ] = None,
 ) -> Response:
     # A person in groups sees only their scope (docs/people.md, "Groups").
     parsed = context.parse_context_request(
-        line=line, before=before, after=after, scope_query=scoped_query(None, principal.scope)
+        line=line,
+        before=before,
+        after=after,
+        scope_query=scoped_query(None, principal.scope),
+        around=around,
     )
 
     def work(reader: PageReader) -> bytes | None:

@@ -186,25 +186,29 @@ def neighbours(
     newest_first: bool,
     limit: int,
     where: ColumnElement[bool] | None = None,
+    around: str = "source",
 ) -> Select[*tuple[Any, ...]]:
     """Up to ``limit`` lines of the account from the same host and app (exactly, case
     included; a line without an app goes with lines without one), strictly past
     ``after`` in (ts, id) order: before it newest first (``newest_first``), or after it
     oldest first. A range of ``(account_id, host_folded, ts, id)`` walked in order from
     ``after`` (or of the app's index), on both backends; ``where``: a condition of
-    tidegate.logs.sql_filter (a group's scope)."""
+    tidegate.logs.sql_filter (a group's scope). ``around``: ``source`` (the same host
+    and app), ``host`` (the same host, any app) or ``account`` (every line of the
+    account: the export's ``(account_id, ts, id)`` order)."""
     bound = tuple_(literal(after[0], LogLine.ts.type), literal(after[1], LogLine.id.type))
     position = tuple_(LogLine.ts, LogLine.id)
     conditions = [
         LogLine.account_id == account_id,
-        LogLine.host_folded == host_folded,
-        LogLine.host == host,
         position < bound if newest_first else position > bound,
     ]
-    if app is None:
-        conditions.append(LogLine.app.is_(None))
-    else:
-        conditions += [LogLine.app_folded == app_folded, LogLine.app == app]
+    if around != "account":
+        conditions += [LogLine.host_folded == host_folded, LogLine.host == host]
+    if around == "source":
+        if app is None:
+            conditions.append(LogLine.app.is_(None))
+        else:
+            conditions += [LogLine.app_folded == app_folded, LogLine.app == app]
     if where is not None:
         conditions.append(where)
     order = (

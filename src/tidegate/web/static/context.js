@@ -1,11 +1,54 @@
-// A line's context: the lines just before and after it from the same host and app
-// (GET /v1/export/context), shown in place around the line. The state lives on the
-// list's entry (`entry.context`), so it is still shown when the row is drawn again.
+// A line's context: the lines just before and after it from the same host and app, or
+// as chosen the same host or the whole account (GET /v1/export/context, `around`),
+// shown in place around the line. The state lives on the list's entry
+// (`entry.context`), so it is still shown when the row is drawn again.
 import { get } from "./api.js";
 import { h } from "./dom.js";
 import { summaryRow } from "./lines.js";
 
 export const CONTEXT_LINES = 20;
+
+// Whose lines the context holds, as the API's `around` names them.
+const AROUND = [
+  ["source", "same host and app"],
+  ["host", "same host, any app"],
+  ["account", "all lines of the account"],
+];
+const whose = (state) => AROUND.find(([value]) => value === state.around)[1];
+
+// The context of the line `id` asked (again) with the state's `around`.
+function load(entry, state, id, changed) {
+  state.answer = null;
+  state.error = null;
+  state.loading = {};
+  const asked = state.around;
+  get("/v1/export/context", { line: id, before: CONTEXT_LINES, after: CONTEXT_LINES, around: asked })
+    .then((answer) => {
+      if (state.around === asked) state.answer = answer;
+    })
+    .catch((error) => {
+      if (state.around === asked) state.error = error.message || String(error);
+    })
+    .finally(() => {
+      if (entry.context === state && state.around === asked) changed();
+    });
+}
+
+// The choice of whose lines, above the newer block.
+function aroundChoice(entry, state, changed) {
+  const select = h(
+    "select",
+    { testid: "context-around", "aria-label": "Whose lines the context shows", class: "context-around" },
+    AROUND.map(([value, label]) => h("option", { value, selected: value === state.around ? true : undefined }, label)),
+  );
+  select.value = state.around;
+  select.addEventListener("change", () => {
+    state.around = select.value;
+    load(entry, state, entry.record._id, changed);
+    changed();
+  });
+  return h("div", { class: "context-choice muted" }, "Context: ", select);
+}
 
 // Further lines on one side: the context of the farthest line shown, on that side
 // only (the same host and app, the API's order), joined to what is shown.
@@ -17,7 +60,7 @@ function more(state, side, changed) {
   state.moreError = null;
   changed();
   const counts = side === "newer" ? { before: 0, after: CONTEXT_LINES } : { before: CONTEXT_LINES, after: 0 };
-  get("/v1/export/context", { line: edge._id, ...counts })
+  get("/v1/export/context", { line: edge._id, ...counts, around: state.around })
     .then((further) => {
       if (side === "newer") {
         answer.after = [...answer.after, ...further.after];
@@ -57,7 +100,7 @@ function block(state, side, changed) {
   const further = side === "newer" ? answer.more_after : answer.more_before;
   // The list is newest first: the context reads the same way.
   const rows = [...records].reverse().map((record) => summaryRow(record, "context-line", { testid: "context-line" }));
-  const parts = rows.length ? rows : [h("div", { class: "muted context-note" }, side === "newer" ? "No newer lines from this host and app." : "No older lines from this host and app.")];
+  const parts = rows.length ? rows : [h("div", { class: "muted context-note" }, `No ${side} lines (${whose(state)}).`)];
   if (further && records.length) {
     // Newer lines go on top of the newer block, older ones below the older block.
     if (side === "newer") parts.unshift(moreButton(state, side, changed));
@@ -71,9 +114,14 @@ function block(state, side, changed) {
 export function contextParts(entry, changed) {
   const state = entry.context;
   if (!state) return { newer: null, older: null };
-  if (state.answer) return { newer: block(state, "newer", changed), older: block(state, "older", changed) };
+  const choice = aroundChoice(entry, state, changed);
+  if (state.answer) {
+    const newer = block(state, "newer", changed);
+    newer.prepend(choice);
+    return { newer, older: block(state, "older", changed) };
+  }
   const note = state.error ? h("div", { class: "error", role: "alert" }, state.error) : h("div", { class: "muted" }, "Loading context…");
-  return { newer: null, older: h("div", { class: "context context-older" }, note) };
+  return { newer: h("div", { class: "context context-newer" }, choice), older: h("div", { class: "context context-older" }, note) };
 }
 
 // The expanded line's button that shows (or hides) its context; `changed()` redraws it.
@@ -93,19 +141,10 @@ export function contextButton(entry, changed) {
           changed();
           return;
         }
-        const state = { loading: {} };
+        const state = { loading: {}, around: "source" };
         entry.context = state;
+        load(entry, state, id, changed);
         changed();
-        get("/v1/export/context", { line: id, before: CONTEXT_LINES, after: CONTEXT_LINES })
-          .then((answer) => {
-            state.answer = answer;
-          })
-          .catch((error) => {
-            state.error = error.message || String(error);
-          })
-          .finally(() => {
-            if (entry.context === state) changed();
-          });
       },
     },
     shown ? "Hide context" : `Context (${CONTEXT_LINES} lines around, same host and app)`,
