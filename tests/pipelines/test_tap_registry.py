@@ -5,6 +5,7 @@ that never runs."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -174,3 +175,17 @@ async def test_a_tap_of_one_output_sees_it_wired_or_not() -> None:
         "arm": [{"arm": 1}],
         "none such": [],
     }
+
+
+async def test_a_forwarding_stream_counts_what_its_full_queue_could_not_send() -> None:
+    """A worker's queue to Redis full: the events it could not queue are counted as
+    skipped, and the count is sent once there is room (never lost with it)."""
+    taps = TapRegistry()
+    taps._outbox = asyncio.Queue(maxsize=2)
+    taps._forward_for(announcement("s2", stream=True, rate=100))
+    taps.offer(PIPELINE, ran(*({"n": n} for n in range(5))))
+    queued = [taps._outbox.get_nowait()[1] for _ in range(taps._outbox.qsize())]
+    assert [orjson.loads(item)["n"] for item in queued] == [0, 1]  # no room for a count
+    taps.offer(PIPELINE, ran({"n": 5}))
+    queued = [taps._outbox.get_nowait()[1] for _ in range(taps._outbox.qsize())]
+    assert queued == [orjson.dumps({"n": 5}), SKIPPED_MARK + b"3"]

@@ -115,7 +115,8 @@ class Tap:
     count: int = 0
     size: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
-    forward: Callable[[bytes], None] | None = None  # set on another worker's behalf
+    # Set on another worker's behalf: sends one event's JSON on, True when it was queued.
+    forward: Callable[[bytes], bool] | None = None
 
     def offer(self, events: Iterable[Event]) -> None:
         for encoded in _accepted(events, self.predicate):
@@ -160,7 +161,7 @@ class StreamTap:
     account_id: str | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     deadline: float = 0.0  # as Tap's, for a forwarding stream (renewed by announcements)
-    forward: Callable[[bytes], None] | None = None
+    forward: Callable[[bytes], bool] | None = None
     queued: deque[bytes] = field(default_factory=deque)
     size: int = 0
     skipped: int = 0
@@ -191,10 +192,13 @@ class StreamTap:
             self.arrived.set()
             return
         self.in_second += 1
-        self.carried += 1
         if self.forward is not None:
-            self.forward(encoded)
+            if self.forward(encoded):
+                self.carried += 1
+            else:  # the worker's queue to Redis is full: counted like the rate's
+                self.skipped += 1
             return
+        self.carried += 1
         self.queued.append(encoded)
         self.size += len(encoded)
         self.arrived.set()
@@ -316,9 +320,12 @@ class TapRegistry:
                 tap.offer(chosen)
                 if tap.forward is None:
                     continue
-                if isinstance(tap, StreamTap) and tap.skipped:
-                    tap.forward(SKIPPED_MARK + str(tap.skipped).encode())
-                    tap.skipped = 0
+                if (
+                    isinstance(tap, StreamTap)
+                    and tap.skipped
+                    and tap.forward(SKIPPED_MARK + str(tap.skipped).encode())
+                ):
+                    tap.skipped = 0  # told (else told with the next batch's count)
                 if tap.finished():
                     self._remove(tap)
 
@@ -582,9 +589,12 @@ class TapRegistry:
             log.warning("ignored a malformed tap announcement: %s", error)
             return
 
-        def forward(encoded: bytes) -> None:
-            with contextlib.suppress(asyncio.QueueFull):
+        def forward(encoded: bytes) -> bool:
+            try:
                 self._outbox.put_nowait((channel, encoded))
+            except asyncio.QueueFull:
+                return False
+            return True
 
         tap.forward = forward
         with contextlib.suppress(TapBusy):
