@@ -328,6 +328,11 @@ def test_a_pipeline_is_drawn_as_its_graph_of_nodes(site: Site, page: Page) -> No
     assert "null" not in page.locator("main").inner_text()
 
 
+def _iso(ms: int) -> str:
+    """``ms`` as the time box reads an absolute time with its own zone (to the second)."""
+    return datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
 def test_a_graph_has_a_range_of_its_own_or_the_boards(site: Site, page: Page) -> None:
     """A graph given a range is drawn over it whatever the board's range, says which it
     is, and keeps it in the board; set back to the board's range, it follows the board
@@ -389,3 +394,45 @@ def test_a_graph_has_a_range_of_its_own_or_the_boards(site: Site, page: Page) ->
     expect(page.get_by_test_id("board-graph").last.locator("tbody tr")).to_have_count(2)
     page.get_by_test_id("board-range").select_option("24h")
     assert "range" not in parse_qs(urlparse(page.url).query)
+
+    # A typed range, as on the search page: relative (its own option, in the address),
+    # then absolute bounds (the custom option names them; from/to in the address).
+    near = page.get_by_test_id("board-graph").first
+    typed = page.get_by_test_id("board-time-input")
+    typed.fill("-90m")
+    typed.press("Enter")
+    expect(page.get_by_test_id("board-range")).to_have_value("90m")
+    expect(page.get_by_test_id("board-range").locator("option:checked")).to_have_text("Last 90m")
+    assert parse_qs(urlparse(page.url).query)["range"] == ["90m"]
+    expect(near.locator("tbody tr")).to_have_text([re.compile(r"^recent-1\s*1$")])
+    typed.fill("nonsense")
+    typed.press("Enter")
+    expect(page.get_by_test_id("board-time-error")).to_contain_text("time: cannot read")
+    expect(page.get_by_test_id("board-range")).to_have_value("90m")  # unchanged
+    start, end = now - 4 * 3_600_000, now - 2 * 3_600_000
+    typed.fill(f"{_iso(start)} .. {_iso(end)}")
+    typed.press("Enter")
+    expect(page.get_by_test_id("board-time-error")).to_have_text("")
+    expect(page.get_by_test_id("board-range")).to_have_value("custom")
+    expect(near.locator("tbody tr")).to_have_text([re.compile(r"^earlier-1\s*1$")])
+    address = parse_qs(urlparse(page.url).query)
+    assert "range" not in address
+    assert (int(address["from"][0]) // 1000, int(address["to"][0]) // 1000) == (
+        start // 1000,
+        end // 1000,
+    )
+    page.reload()
+    expect(page.get_by_test_id("board-range")).to_have_value("custom")
+    expect(page.get_by_test_id("board-graph").first.locator("tbody tr")).to_have_text(
+        [re.compile(r"^earlier-1\s*1$")]
+    )
+    # A graph's own range may be any relative one (set in its JSON): it names it.
+    with account.http() as http:
+        board = http.get(f"/v1/config/board/{listed['boardid']}").json()
+        graphs = board["graphs"]
+        graphs[1]["range"] = "3d"
+        changed = http.patch(f"/v1/config/board/{listed['boardid']}", json={"graphs": graphs})
+        assert changed.status_code == 200, changed.text
+    page.reload()
+    expect(page.get_by_test_id("board-graph-range")).to_have_text("Last 3d")
+    expect(page.get_by_test_id("board-graph").last.get_by_label("Range")).to_have_value("3d")

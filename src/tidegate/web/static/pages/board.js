@@ -1,30 +1,31 @@
 // One board: its graphs drawn from the aggregation endpoint, refreshed every minute,
-// over the board's range or a graph's own (`range`, a preset key, kept in the graph);
+// over the board's range (a preset, or typed: relative or absolute, kept in the address)
+// or a graph's own (`range`, relative: a preset key or one like `90m`, kept in the graph);
 // add, move, resize, give a range to and remove graphs (saved with PATCH
 // /v1/config/board/{id}).
 import { del, get, patch } from "../api.js";
-import { clear, errorBox, field, h } from "../dom.js";
+import { clear, errorBox, field, formatTime, h } from "../dom.js";
 import { drawGraph, newGraphId } from "../graphs.js";
 import { session } from "../session.js";
-import { DEFAULT_PRESET, PRESETS, resolve } from "../timerange.js";
+import { DEFAULT_PRESET, PRESETS, parseTyped, presetLabel, presetSpan, rangeFromParams, rangeToParams, resolve } from "../timerange.js";
 
 const REFRESH_MS = 60_000;
 
-// A graph's own range when it names a preset (anything else: the board's).
+// A graph's own range when it names a relative one (a preset, or one like `90m`);
+// anything else: the board's.
 function ownRange(graph) {
-  return PRESETS.some(([key]) => key === graph.range) ? graph.range : null;
+  return typeof graph.range === "string" && presetSpan(graph.range) ? graph.range : null;
 }
 
-function presetLabel(preset) {
-  return PRESETS.find(([key]) => key === preset)[1];
-}
-
-// A select of the presets after "the board's range" (the empty value).
+// A select of the presets after "the board's range" (the empty value); a relative
+// range that is not a preset (set in the graph's JSON) gets an option of its own.
 function rangeChoice({ value, label, testid = null, onchange = null }) {
+  const typed = value && !PRESETS.some(([key]) => key === value) ? h("option", { value, selected: true }, presetLabel(value)) : null;
   return h(
     "select",
     { "aria-label": label, testid, onchange },
     h("option", { value: "", selected: !value }, "Board's range"),
+    typed,
     PRESETS.map(([key, text]) => h("option", { value: key, selected: key === value }, text)),
   );
 }
@@ -39,23 +40,70 @@ export async function render(main, { params, query, navigate }) {
     return;
   }
   const canEdit = session.can("content");
-  // The board's range from the address (`?range=7d`, so a link shares it), else 24 hours.
-  const asked = query && query.get("range");
-  let range = { preset: PRESETS.some(([key]) => key === asked) ? asked : DEFAULT_PRESET };
+  // The board's range from the address (`?range=7d`, `?range=90m`, or `?from=&to=`, so
+  // a link shares it), else 24 hours.
+  let range = query ? rangeFromParams(query) : { preset: DEFAULT_PRESET };
   let controller = new AbortController();
   let drawn = [];
   const grid = h("div", { class: "board-grid" });
   const problem = h("div", {});
-  const rangeSelect = h("select", { "aria-label": "Time range", testid: "board-range" }, PRESETS.map(([key, label]) => h("option", { value: key, selected: key === range.preset }, label)));
-  rangeSelect.addEventListener("change", () => {
-    range = { preset: rangeSelect.value };
+  const rangeSelect = h(
+    "select",
+    { "aria-label": "Time range", testid: "board-range" },
+    PRESETS.map(([key, label]) => h("option", { value: key }, label)),
+    h("option", { value: "custom" }, "Custom range…"),
+  );
+  // A range typed as on the search page (timerange.parseTyped): `-3d`, `now-90m`,
+  // `2026-11-27 01:00 .. now`; Enter applies it.
+  const typedRange = h("input", { type: "text", class: "typed-range", placeholder: "-3d, now-90m, 2026-11-27 01:00 .. now", spellcheck: "false", "aria-label": "Type a time range", testid: "board-time-input" });
+  const typedError = h("span", { class: "error small", role: "alert", testid: "board-time-error" });
+  // The select shows the range: a preset, a typed relative one (an option of its own),
+  // or absolute bounds (the custom option, labelled with them).
+  function showRange() {
+    let typedOption = rangeSelect.querySelector("option[data-typed]");
+    if (range.preset && !PRESETS.some(([key]) => key === range.preset)) {
+      if (!typedOption) {
+        typedOption = h("option", { "data-typed": "" });
+        rangeSelect.prepend(typedOption);
+      }
+      typedOption.value = range.preset;
+      typedOption.textContent = presetLabel(range.preset);
+    } else if (typedOption) typedOption.remove();
+    rangeSelect.querySelector("option[value=custom]").textContent = range.preset ? "Custom range…" : `${formatTime(range.from)} – ${formatTime(range.to)}`;
+    rangeSelect.value = range.preset || "custom";
+  }
+  function useRange(next) {
+    range = next;
+    showRange();
     // In the address, in place: a reload or a shared link draws the same range.
     const address = new URL(location.href);
+    rangeToParams(range, address.searchParams);
     if (range.preset === DEFAULT_PRESET) address.searchParams.delete("range");
-    else address.searchParams.set("range", range.preset);
     history.replaceState(history.state, "", address.pathname + address.search);
     draw();
+  }
+  rangeSelect.addEventListener("change", () => {
+    if (rangeSelect.value === "custom") {
+      // The bounds are typed: the box says how.
+      showRange();
+      typedRange.focus();
+      return;
+    }
+    useRange({ preset: rangeSelect.value });
   });
+  typedRange.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    try {
+      const typed = parseTyped(typedRange.value);
+      typedError.textContent = "";
+      typedRange.value = "";
+      useRange(typed);
+    } catch (error) {
+      typedError.textContent = error.message;
+    }
+  });
+  showRange();
 
   // Changes apply to the page at once and are saved one after another, so a quick
   // second change (resize, then move) builds on the first instead of racing it.
@@ -166,6 +214,8 @@ export async function render(main, { params, query, navigate }) {
       title,
       saved,
       rangeSelect,
+      typedRange,
+      typedError,
       h("button", { type: "button", onclick: () => draw(), testid: "board-refresh" }, "Refresh"),
       canEdit
         ? [
