@@ -452,7 +452,13 @@ def test_a_readonly_member_sees_the_graph_without_editing_controls(site: Site, p
     page.get_by_test_id("pipeline-row").get_by_role("link", name="Edge").click()
     expect(node(page, "Webhook")).to_have_count(1)
     expect(node(page, "Webhook").get_by_test_id("node-rate")).to_have_text("no events / 5 min")
-    for control in ("node-add", "pipeline-simulate", "pipeline-publish", "pipeline-delete"):
+    for control in (
+        "node-add",
+        "pipeline-simulate",
+        "pipeline-publish",
+        "pipeline-delete",
+        "node-port",
+    ):
         expect(page.get_by_test_id(control)).to_have_count(0)
     node(page, "Webhook").click()
     panel = page.get_by_test_id("node-panel")
@@ -1053,3 +1059,64 @@ def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) ->
     expect(tap.get_by_test_id("tap-event")).to_have_count(1)
     assert caught() == [("info", 2)]
     tap.get_by_test_id("tap-stop").click()
+
+
+def _drag(page: Page, start: Locator, onto: Locator) -> None:
+    """Press on ``start``'s middle, move over ``onto``'s in steps, release there."""
+    a, b = start.bounding_box(), onto.bounding_box()
+    assert a is not None
+    assert b is not None
+    page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=8)
+    page.mouse.up()
+
+
+def test_nodes_are_connected_by_dragging_a_port_onto_a_node(site: Site, page: Page) -> None:
+    """A source's and a processor's dot dragged onto the next node makes it that node's
+    input (saved through the API, drawn as an edge); onto a source it is refused with a
+    reason."""
+    account = site.account()
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Wired by hand"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        made = {}
+        for kind, body in (
+            ("source", {"type": "http", "title": "In"}),
+            ("processor", {"type": "filter", "title": "Errors", "user_config": KEEP_ERRORS}),
+            ("destination", {"type": "blackhole", "title": "Out"}),
+        ):
+            answer = http.post(f"{base}/{kind}", json=body)
+            assert answer.status_code == 201, answer.text
+            made[body["title"]] = answer.json()["data"]["id"]
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    graph = page.get_by_test_id("pipeline-graph")
+    expect(graph.locator("path.edge")).to_have_count(0)
+    # A destination has no port: nothing leaves it.
+    expect(node(page, "Out").get_by_test_id("node-port")).to_have_count(0)
+
+    def inputs(title: str) -> list[str]:
+        with account.http() as http:
+            for kind in ("processor", "destination"):
+                answer = http.get(f"{base}/{kind}/{made[title]}")
+                if answer.status_code == 200:
+                    found: list[str] = answer.json()["data"]["inputs"]
+                    return found
+        raise AssertionError(title)
+
+    _drag(page, node(page, "In").get_by_test_id("node-port"), node(page, "Errors").locator("rect"))
+    expect(graph.locator("path.edge")).to_have_count(1)
+    assert inputs("Errors") == [made["In"]]
+    _drag(page, node(page, "Errors").get_by_test_id("node-port"), node(page, "Out").locator("rect"))
+    expect(graph.locator("path.edge")).to_have_count(2)
+    assert inputs("Out") == [made["Errors"]]
+    expect(page.get_by_test_id("edge-dragging")).to_have_count(0)
+
+    # Onto a source: refused, said, nothing saved.
+    _drag(page, node(page, "Errors").get_by_test_id("node-port"), node(page, "In").locator("rect"))
+    expect(page.get_by_test_id("connect-problem")).to_contain_text(
+        "is a source: it takes no inputs"
+    )
+    expect(graph.locator("path.edge")).to_have_count(2)

@@ -2,7 +2,8 @@
 // column right of its deepest input), an edge from each input (dashed from a named
 // output, `<id>.dropped`). Each node shows its title, kind and type, its event counts
 // (usage metrics) and, after a refused publish, what is wrong with it; a click (or
-// Enter) on a node selects it.
+// Enter) on a node selects it. With `onConnect`, a source's or processor's port (the
+// dot on its right edge) is dragged onto another node to make it that node's input.
 import { h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -76,10 +77,33 @@ export function showRates(root, counts, window) {
   }
 }
 
+// A drag from `from`'s port: a line follows the pointer; released over another node,
+// `onConnect(from, node)`. Pointer events on the window, so the drag survives leaving
+// the graph.
+function dragEdge(root, from, start, onConnect) {
+  const toSvg = (event) => new DOMPoint(event.clientX, event.clientY).matrixTransform(root.getScreenCTM().inverse());
+  const line = svg("line", { x1: start.x, y1: start.y, x2: start.x, y2: start.y, class: "edge dragging", "data-testid": "edge-dragging" });
+  root.append(line);
+  const move = (event) => {
+    const at = toSvg(event);
+    line.setAttribute("x2", at.x);
+    line.setAttribute("y2", at.y);
+  };
+  const end = (event) => {
+    window.removeEventListener("pointermove", move);
+    window.removeEventListener("pointerup", end);
+    line.remove();
+    const target = document.elementFromPoint(event.clientX, event.clientY)?.closest("[data-testid=pipeline-node]");
+    if (target && target.dataset.nodeId !== from.id) onConnect(from, target.dataset.nodeId);
+  };
+  window.addEventListener("pointermove", move);
+  window.addEventListener("pointerup", end);
+}
+
 // `options`: `selected` (a node id), `counts` (Map id -> {in, out}, or null before the
 // first answer), `window` ("5 min"), `problems` (Map id -> [{short, message}]),
-// `onSelect(node)`.
-export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null } = {}) {
+// `onSelect(node)`, `onConnect(from node, to node id)` (a port dragged onto a node).
+export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null, onConnect = null } = {}) {
   if (!nodes.length) return h("p", { class: "muted", testid: "pipeline-empty" }, "This pipeline has no nodes yet.");
   const depth = depths(nodes);
   const columns = [];
@@ -129,6 +153,18 @@ export function drawGraph(nodes, { selected = null, counts = null, window = "", 
       rateLine(x + 10, y + 55, counts ? counts.get(node.id) || { in: 0, out: 0 } : undefined, window),
       wrong.length ? text({ x: x + 10, y: y + 72, class: "node-error", "data-testid": "node-error" }, short(`⚠ ${wrong.map((problem) => problem.short).join("; ")}`, 34)) : null,
     );
+    if (onConnect && node.kind !== "destination") {
+      const start = { x: x + W, y: y + H / 2 };
+      const port = svg("circle", { cx: start.x, cy: start.y, r: 7, class: "port", "data-testid": "node-port", "data-node-id": node.id }, Object.assign(svg("title", {}), { textContent: "Drag onto a node to make this its input" }));
+      port.addEventListener("pointerdown", (event) => {
+        event.preventDefault();
+        event.stopPropagation();
+        dragEdge(root, node, start, onConnect);
+      });
+      // Not the node's click (which selects it).
+      port.addEventListener("click", (event) => event.stopPropagation());
+      group.append(port);
+    }
     if (onSelect) {
       group.addEventListener("click", () => onSelect(node));
       group.addEventListener("keydown", (event) => {

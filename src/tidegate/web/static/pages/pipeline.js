@@ -8,7 +8,7 @@
 import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
 import { drawGraph, showRates } from "../pipeline_graph.js";
-import { newNodePanel, nodePanel } from "../pipeline_node.js";
+import { SEGMENT, newNodePanel, nodePanel } from "../pipeline_node.js";
 import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
 import { eventsPanel } from "../pipeline_events.js";
@@ -93,6 +93,7 @@ export async function render(main, { params, navigate }) {
   const panelBox = h("div", { class: "panel-box" });
   const status = h("p", { class: "muted", testid: "pipeline-status" });
   const result = h("div", { testid: "publish-result" });
+  const connectProblem = h("div", { testid: "connect-problem" }); // a refused drag
   const allowLoose = h("input", { type: "checkbox", testid: "publish-allow-unconnected" });
   let tap = null;
   let events = null; // the open node panel's chart of its events
@@ -137,7 +138,8 @@ export async function render(main, { params, navigate }) {
     status,
     canEdit ? h("div", { class: "toolbar" }, add, simulate, publish, h("label", { class: "check" }, allowLoose, " allow loose ends (nodes not connected)")) : null,
     result,
-    h("p", { class: "muted small" }, "Each node: the events into and out of it over the last ", h("label", {}, windowSelect), " (usage metrics, saved every few seconds)."),
+    h("p", { class: "muted small" }, "Each node: the events into and out of it over the last ", h("label", {}, windowSelect), " (usage metrics, saved every few seconds).", canEdit ? " Drag a node's dot onto another node to connect them." : ""),
+    connectProblem,
     h("div", { class: "editor" }, graphBox, panelBox),
   ]);
 
@@ -153,8 +155,32 @@ export async function render(main, { params, navigate }) {
         window: rateWindow.label,
         problems: state.problems,
         onSelect: (node) => select(node.id),
+        onConnect: canEdit ? connect : null,
       }),
     );
+  }
+
+  // A port dragged onto a node: `from`'s main output becomes one of its inputs (saved
+  // at once; the API refuses what it would refuse from the panel, a cycle included).
+  async function connect(from, toId) {
+    clear(connectProblem);
+    const to = state.pipeline.nodes.find((node) => node.id === toId);
+    if (!to) return;
+    if (to.kind === "source") {
+      connectProblem.append(h("p", { class: "error", role: "alert" }, `“${to.title || to.type}” is a source: it takes no inputs.`));
+      return;
+    }
+    const inputs = to.inputs || [];
+    if (inputs.includes(from.id)) return;
+    try {
+      await api("PATCH", `${base}/${SEGMENT[to.kind]}/${encodeURIComponent(to.id)}`, { body: { inputs: [...inputs, from.id], generation_id: to.generation_id } });
+    } catch (error) {
+      connectProblem.append(errorBox(error));
+      return;
+    }
+    await reload();
+    // An open panel of the node shows its new inputs.
+    if (state.selected === to.id) select(to.id);
   }
 
   function closePanel() {
