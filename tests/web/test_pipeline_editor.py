@@ -1072,10 +1072,12 @@ def _drag(page: Page, start: Locator, onto: Locator) -> None:
     page.mouse.up()
 
 
-def test_nodes_are_connected_by_dragging_a_port_onto_a_node(site: Site, page: Page) -> None:
+def test_nodes_are_connected_by_dragging_a_port_and_disconnected_by_a_click(
+    site: Site, page: Page
+) -> None:
     """A source's and a processor's dot dragged onto the next node makes it that node's
     input (saved through the API, drawn as an edge); onto a source it is refused with a
-    reason."""
+    reason; an edge clicked (and confirmed) is taken out."""
     account = site.account()
     with account.http() as http:
         pipeline = http.post("/v3/pipeline", json={"title": "Wired by hand"}).json()["data"]
@@ -1120,3 +1122,15 @@ def test_nodes_are_connected_by_dragging_a_port_onto_a_node(site: Site, page: Pa
         "is a source: it takes no inputs"
     )
     expect(graph.locator("path.edge")).to_have_count(2)
+
+    # An edge clicked, the confirmation accepted: disconnected (dismissed: kept). (A
+    # straight edge's box has no height, which Playwright takes for hidden: forced.)
+    edge = graph.locator(f"[data-testid=pipeline-edge][data-to='{made['Errors']}']")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    edge.click(force=True)
+    expect(graph.locator("path.edge")).to_have_count(2)
+    page.once("dialog", lambda dialog: dialog.accept())
+    edge.click(force=True)
+    expect(graph.locator("path.edge")).to_have_count(1)
+    assert inputs("Errors") == []
+    assert inputs("Out") == [made["Errors"]]

@@ -102,8 +102,9 @@ function dragEdge(root, from, start, onConnect) {
 
 // `options`: `selected` (a node id), `counts` (Map id -> {in, out}, or null before the
 // first answer), `window` ("5 min"), `problems` (Map id -> [{short, message}]),
-// `onSelect(node)`, `onConnect(from node, to node id)` (a port dragged onto a node).
-export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null, onConnect = null } = {}) {
+// `onSelect(node)`, `onConnect(from node, to node id)` (a port dragged onto a node),
+// `onDisconnect(input, to node)` (an edge clicked).
+export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null, onConnect = null, onDisconnect = null } = {}) {
   if (!nodes.length) return h("p", { class: "muted", testid: "pipeline-empty" }, "This pipeline has no nodes yet.");
   const depth = depths(nodes);
   const columns = [];
@@ -124,9 +125,23 @@ export function drawGraph(nodes, { selected = null, counts = null, window = "", 
       const y2 = to.y + H / 2;
       const bend = Math.max(30, (x2 - x1) / 2);
       const named = input.includes(".");
+      const d = `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
       root.append(
-        svg("path", { class: named ? "edge named" : "edge", "data-from": input, "data-to": node.id, d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}` }, named ? Object.assign(svg("title", {}), { textContent: `output ${input.slice(input.indexOf(".") + 1)}` }) : null),
+        svg("path", { class: named ? "edge named" : "edge", "data-from": input, "data-to": node.id, d }, named ? Object.assign(svg("title", {}), { textContent: `output ${input.slice(input.indexOf(".") + 1)}` }) : null),
       );
+      if (onDisconnect) {
+        // A wide, invisible copy of the edge takes the click (the edge itself is a hairline).
+        const hit = svg("path", { class: "edge-hit", "data-testid": "pipeline-edge", "data-from": input, "data-to": node.id, d, tabindex: 0, role: "button", "aria-label": "Disconnect" }, Object.assign(svg("title", {}), { textContent: "Click to disconnect" }));
+        const disconnect = () => onDisconnect(input, node);
+        hit.addEventListener("click", disconnect);
+        hit.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === "Delete") {
+            event.preventDefault();
+            disconnect();
+          }
+        });
+        root.append(hit);
+      }
     }
   }
   for (const node of nodes) {

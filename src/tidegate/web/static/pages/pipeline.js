@@ -7,7 +7,7 @@
 // Everything through the public API.
 import { ApiError, api, del, get } from "../api.js";
 import { append, clear, errorBox, formatTime, h } from "../dom.js";
-import { drawGraph, showRates } from "../pipeline_graph.js";
+import { drawGraph, inputNode, showRates } from "../pipeline_graph.js";
 import { SEGMENT, newNodePanel, nodePanel } from "../pipeline_node.js";
 import { alertsPanel } from "../pipeline_alerts.js";
 import { tapPanel } from "../pipeline_tap.js";
@@ -156,12 +156,34 @@ export async function render(main, { params, navigate }) {
         problems: state.problems,
         onSelect: (node) => select(node.id),
         onConnect: canEdit ? connect : null,
+        onDisconnect: canEdit ? disconnect : null,
       }),
     );
   }
 
   // A port dragged onto a node: `from`'s main output becomes one of its inputs (saved
   // at once; the API refuses what it would refuse from the panel, a cycle included).
+  // An edge clicked: after a confirmation, the input taken out of the node's inputs.
+  async function disconnect(input, to) {
+    clear(connectProblem);
+    const from = state.pipeline.nodes.find((node) => node.id === inputNode(input));
+    const output = input.includes(".") ? ` (output ${input.slice(input.indexOf(".") + 1)})` : "";
+    if (!confirm(`Disconnect “${from ? from.title || from.type : input}”${output} from “${to.title || to.type}”?`)) return;
+    await saveInputs(to, (to.inputs || []).filter((each) => each !== input));
+  }
+
+  async function saveInputs(to, inputs) {
+    try {
+      await api("PATCH", `${base}/${SEGMENT[to.kind]}/${encodeURIComponent(to.id)}`, { body: { inputs, generation_id: to.generation_id } });
+    } catch (error) {
+      connectProblem.append(errorBox(error));
+      return;
+    }
+    await reload();
+    // An open panel of the node shows its new inputs.
+    if (state.selected === to.id) select(to.id);
+  }
+
   async function connect(from, toId) {
     clear(connectProblem);
     const to = state.pipeline.nodes.find((node) => node.id === toId);
@@ -172,15 +194,7 @@ export async function render(main, { params, navigate }) {
     }
     const inputs = to.inputs || [];
     if (inputs.includes(from.id)) return;
-    try {
-      await api("PATCH", `${base}/${SEGMENT[to.kind]}/${encodeURIComponent(to.id)}`, { body: { inputs: [...inputs, from.id], generation_id: to.generation_id } });
-    } catch (error) {
-      connectProblem.append(errorBox(error));
-      return;
-    }
-    await reload();
-    // An open panel of the node shows its new inputs.
-    if (state.selected === to.id) select(to.id);
+    await saveInputs(to, [...inputs, from.id]);
   }
 
   function closePanel() {
