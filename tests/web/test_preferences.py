@@ -11,7 +11,7 @@ from datetime import datetime
 from urllib.parse import parse_qs, urlparse
 from zoneinfo import ZoneInfo
 
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, Route, expect
 from tests.web.conftest import Site
 from tests.web.harness import (
     Account,
@@ -189,6 +189,29 @@ def person_with_three_lines(site: Site) -> tuple[Account, str]:
         [{"line": line, "timestamp": now - (n + 1) * MINUTE} for n, line in enumerate(THREE)]
     )
     return account, email
+
+
+def star(page: Page, query: str) -> None:
+    """Stars ``query``'s line in the page's open history; the server has kept it."""
+    line = page.get_by_test_id("query-history-item").filter(has_text=query)
+    with kept(page, "POST", PREFERENCES + "/starred"):
+        line.locator("xpath=..").get_by_test_id("query-history-star").click()
+
+
+def three_starred(page: Page) -> Locator:
+    """alpha, beta and gamma run, then starred in that order (listed gamma, beta, alpha)
+    with the history open; the starred lines' queries."""
+    expect_lines(page, THREE)
+    for query, line in (("alpha", "alpha one"), ("beta", "beta two"), ("gamma", "gamma three")):
+        search(page, query, [line])
+    page.get_by_test_id("query-history-toggle").click()
+    for query in ("alpha", "beta", "gamma"):
+        star(page, query)
+    queries = page.get_by_test_id("query-history-starred-item").get_by_test_id(
+        "query-history-query"
+    )
+    expect(queries).to_have_text(["gamma", "beta", "alpha"])
+    return queries
 
 
 def test_query_history_per_person(site: Site, browser: Browser) -> None:
@@ -402,16 +425,16 @@ def test_a_starred_search_stays_first_until_unstarred(site: Site, browser: Brows
         search(page, "alpha", ["alpha one"])
         page.get_by_test_id("query-history-toggle").click()
         expect(page.get_by_test_id("query-history-starred-item")).to_have_count(0)
-        beta = page.get_by_test_id("query-history-item").filter(has_text="beta")
-        star = page.get_by_test_id("query-history-star").and_(page.locator("[data-query=beta]"))
-        expect(star).to_have_attribute("aria-pressed", "false")
-        with kept(page, "POST", PREFERENCES + "/starred"):
-            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+        beta_star = page.get_by_test_id("query-history-star").and_(
+            page.locator("[data-query=beta]")
+        )
+        expect(beta_star).to_have_attribute("aria-pressed", "false")
+        star(page, "beta")
         starred = page.get_by_test_id("query-history-starred-item")
         expect(starred).to_have_count(1)
         expect(starred.get_by_test_id("query-history-query")).to_have_text("beta")
         expect(starred.get_by_test_id("query-history-range")).to_have_text("Last 24 hours")
-        expect(star.first).to_have_attribute("aria-pressed", "true")
+        expect(beta_star.first).to_have_attribute("aria-pressed", "true")
         # "*" on an entry reached with the keyboard stars it too, and again unstars it.
         page.get_by_test_id("query-history-filter").press("ArrowDown")
         page.keyboard.press("ArrowDown")
@@ -475,9 +498,7 @@ def test_a_starred_search_is_named_and_found_by_its_name(site: Site, browser: Br
         search(page, "beta", ["beta two"])
         search(page, "alpha", ["alpha one"])
         page.get_by_test_id("query-history-toggle").click()
-        beta = page.get_by_test_id("query-history-item").filter(has_text="beta")
-        with kept(page, "POST", starred):
-            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+        star(page, "beta")
         item = page.get_by_test_id("query-history-starred-item")
         expect(item.get_by_test_id("query-history-name-text")).to_have_count(0)
 
@@ -529,6 +550,55 @@ def test_a_starred_search_is_named_and_found_by_its_name(site: Site, browser: Br
         expect_lines(other, ["beta two"])
 
 
+def test_a_name_being_typed_outlives_the_list_drawn_again(site: Site, browser: Browser) -> None:
+    """The list drawn again while a starred search's name is typed (here: the history
+    opened, the pencil clicked, then the answer holding another browser's star) keeps
+    the box where it was, with what it holds and the focus; Enter names the search."""
+    _, email = person_with_three_lines(site)
+    starred = PREFERENCES + "/starred"
+    with browser_of(browser, site, email) as page, browser_of(browser, site, email) as other:
+        expect_lines(page, THREE)
+        search(page, "beta", ["beta two"])
+        search(page, "alpha", ["alpha one"])
+        page.get_by_test_id("query-history-toggle").click()
+        star(page, "beta")
+        page.get_by_test_id("query-history-toggle").click()
+
+        # Another browser stars alpha: the first page learns it when its list opens.
+        expect_lines(other, THREE)
+        other.get_by_test_id("query-history-toggle").click()
+        star(other, "alpha")
+
+        # The page's question held until the box is open and half typed in.
+        held: list[Route] = []
+        page.route(
+            f"**{PREFERENCES}",
+            lambda route: (
+                held.append(route) if route.request.method == "GET" else route.continue_()
+            ),
+        )
+        page.get_by_test_id("query-history-toggle").click()
+        page.get_by_test_id("query-history-rename").click()
+        name = page.get_by_test_id("query-history-name")
+        expect(name).to_be_focused()
+        name.press_sequentially("Half")
+        while not held:  # the route's handler runs while Playwright is waited on
+            page.wait_for_timeout(20)
+        with page.expect_response(lambda r: r.url.endswith(PREFERENCES)):
+            held[0].continue_()
+        queries = page.get_by_test_id("query-history-starred-item").get_by_test_id(
+            "query-history-query"
+        )
+        expect(queries).to_have_text(["alpha"])  # drawn again: beta's line is the box
+        expect(name).to_be_focused()
+        expect(name).to_have_value("Half")
+        name.press_sequentially(" done")
+        with kept(page, "POST", starred + "/name"):
+            name.press("Enter")
+        beta_line = page.get_by_test_id("query-history-starred-item").filter(has_text="beta")
+        expect(beta_line.get_by_test_id("query-history-name-text")).to_have_text("Half done")
+
+
 def test_a_starred_search_is_dragged_into_place(site: Site, browser: Browser) -> None:
     """A starred search dragged by its handle onto another starred line goes before it
     (dropped on the line's upper half) or after it (the lower half); another browser of
@@ -536,18 +606,7 @@ def test_a_starred_search_is_dragged_into_place(site: Site, browser: Browser) ->
     _, email = person_with_three_lines(site)
     move = PREFERENCES + "/starred/move"
     with browser_of(browser, site, email) as page:
-        expect_lines(page, THREE)
-        for query, line in (("alpha", "alpha one"), ("beta", "beta two"), ("gamma", "gamma three")):
-            search(page, query, [line])
-        page.get_by_test_id("query-history-toggle").click()
-        for query in ("alpha", "beta", "gamma"):
-            entry = page.get_by_test_id("query-history-item").filter(has_text=query)
-            with kept(page, "POST", PREFERENCES + "/starred"):
-                entry.locator("xpath=..").get_by_test_id("query-history-star").click()
-        queries = page.get_by_test_id("query-history-starred-item").get_by_test_id(
-            "query-history-query"
-        )
-        expect(queries).to_have_text(["gamma", "beta", "alpha"])
+        queries = three_starred(page)
 
         def line(query: str) -> Locator:
             return page.locator(f".history-row[data-query='{query}']")
@@ -584,17 +643,8 @@ def test_a_starred_search_is_moved_with_the_keyboard(site: Site, browser: Browse
     _, email = person_with_three_lines(site)
     move = PREFERENCES + "/starred/move"
     with browser_of(browser, site, email) as page:
-        expect_lines(page, THREE)
-        for query, line in (("alpha", "alpha one"), ("beta", "beta two"), ("gamma", "gamma three")):
-            search(page, query, [line])
-        page.get_by_test_id("query-history-toggle").click()
-        for query in ("alpha", "beta", "gamma"):
-            entry = page.get_by_test_id("query-history-item").filter(has_text=query)
-            with kept(page, "POST", PREFERENCES + "/starred"):
-                entry.locator("xpath=..").get_by_test_id("query-history-star").click()
+        queries = three_starred(page)
         starred = page.get_by_test_id("query-history-starred-item")
-        queries = starred.get_by_test_id("query-history-query")
-        expect(queries).to_have_text(["gamma", "beta", "alpha"])
 
         # Down from the top, twice: last; the focus follows it.
         gamma = starred.filter(has_text="gamma")
@@ -646,9 +696,7 @@ def test_the_history_opened_shows_what_another_browser_changed(
         expect_lines(second, THREE)
         search(second, "beta", ["beta two"])
         second.get_by_test_id("query-history-toggle").click()
-        beta = second.get_by_test_id("query-history-item").filter(has_text="beta")
-        with kept(second, "POST", PREFERENCES + "/starred"):
-            beta.locator("xpath=..").get_by_test_id("query-history-star").click()
+        star(second, "beta")
 
         with first.expect_response(
             lambda r: r.url.endswith(PREFERENCES) and r.request.method == "GET"

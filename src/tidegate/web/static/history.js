@@ -84,17 +84,18 @@ export function queryHistory({ input, onChoose }) {
     try {
       done = starred ? preferences.unstarQuery(entry.query) : preferences.starQuery(keptEntry(entry));
       drawEntries();
+      // The focus back on the entry's line where it was acted on (an unstarred one's
+      // starred line is gone: its line in the history, else the filter box).
+      const lines = searches().filter((line) => line.dataset.query === entry.query);
+      (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
       await done;
     } catch (error) {
       drawEntries();
       entries.prepend(h("p", { class: "error", testid: "query-history-error" }, `${starred ? "Not unstarred" : "Not starred"}: ${error.message || error}`));
       return;
     }
-    if (!list.hidden) drawEntries();
-    // The focus back on the entry's line where it was acted on (an unstarred one's
-    // starred line is gone: its line in the history, else the filter box).
-    const lines = searches().filter((line) => line.dataset.query === entry.query);
-    (lines.find((line) => line.dataset.testid === from) || lines[0] || (filter.isConnected ? filter : toggle)).focus();
+    // The answer drawn with the focus where it is now (the person may have moved on).
+    if (!list.hidden) redrawKeepingFocus();
   }
 
   // Moves a starred search one place up (-1) or down (1) among all of them (the
@@ -133,11 +134,15 @@ export function queryHistory({ input, onChoose }) {
 
   // Names a starred search in place: its line becomes a box holding the name; Enter
   // keeps what it holds (blank: no name), Escape or leaving it keeps the name it had.
+  // The box stays through the list's redraws (an answer, another browser's changes)
+  // with what it holds and its focus: `naming` is {query, box, redrawing} meanwhile.
+  let naming = null;
   function rename(entry, line) {
     const box = h("input", { type: "text", class: "history-name-box", testid: "query-history-name", maxlength: MAX_STARRED_NAME_LENGTH, value: entry.name || "", placeholder: "A name for this search", "aria-label": `Name ${entry.query}` });
     let done = false;
     const back = (focus) => {
       done = true;
+      if (naming?.box === box) naming = null;
       drawEntries();
       if (focus) searches().find((item) => item.dataset.query === entry.query && item.dataset.testid === "query-history-starred-item")?.focus();
     };
@@ -160,8 +165,9 @@ export function queryHistory({ input, onChoose }) {
       }
     });
     box.addEventListener("blur", () => {
-      if (!done) back(false);
+      if (!done && !(naming?.box === box && naming.redrawing)) back(false);
     });
+    naming = { query: entry.query, box, redrawing: false };
     line.replaceWith(box);
     box.focus();
     box.select();
@@ -251,6 +257,10 @@ export function queryHistory({ input, onChoose }) {
   }
 
   function drawEntries() {
+    const kept = naming && entries.contains(naming.box) ? naming : null;
+    const focused = kept && document.activeElement === kept.box;
+    const selection = kept && [kept.box.selectionStart, kept.box.selectionEnd];
+    if (kept) kept.redrawing = true;
     clear(entries);
     const history = preferences.current.searches;
     const starred = preferences.current.starred.filter((entry) => entryMatches(entry, filter.value));
@@ -263,6 +273,17 @@ export function queryHistory({ input, onChoose }) {
     if (!history.length && !preferences.current.starred.length) entries.append(h("p", { class: "muted" }, "No queries yet: each search you run is remembered here."));
     else if (!shown.length && !starred.length) entries.append(h("p", { class: "muted", testid: "query-history-none" }, "No remembered query matches."));
     shown.forEach((entry, at) => entries.append(row(entry, { testid: "query-history-item", at })));
+    if (!kept) return;
+    // The box back in its search's place (gone if it was unstarred meanwhile).
+    const line = searches().find((item) => item.dataset.query === kept.query && item.dataset.testid === "query-history-starred-item");
+    if (line) {
+      line.replaceWith(kept.box);
+      if (focused) {
+        kept.box.focus();
+        kept.box.setSelectionRange(...selection);
+      }
+    } else naming = null;
+    kept.redrawing = false;
   }
 
   function draw() {
