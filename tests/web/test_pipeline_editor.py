@@ -986,16 +986,19 @@ def test_the_nodes_counts_are_summed_over_the_window_chosen(site: Site, page: Pa
     )
 
 
+# A route's arm: the error events, on its output `errors`.
+ERRORS_ARM = {
+    "label": "Errors",
+    "output_name": "errors",
+    "logical_operation": "AND",
+    "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}],
+}
+
+
 def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) -> None:
     """A route's tap shows what it sends on (its wired arm) at first; its `_unmatched`
     output, wired to nothing, is tapped alone when chosen."""
     account = site.account()
-    errors_arm = {
-        "label": "Errors",
-        "output_name": "errors",
-        "logical_operation": "AND",
-        "expressions": [{"field": ".level", "str_operator": "equal", "value": "error"}],
-    }
     with account.http() as http:
         pipeline = http.post("/v3/pipeline", json={"title": "Routed"}).json()["data"]
         base = f"/v3/pipeline/{pipeline['id']}"
@@ -1006,7 +1009,7 @@ def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) ->
             json={
                 "type": "route",
                 "title": "Split",
-                "user_config": {"conditionals": [errors_arm]},
+                "user_config": {"conditionals": [ERRORS_ARM]},
                 "inputs": [source_id],
             },
         ).json()["data"]
@@ -1061,6 +1064,38 @@ def test_one_output_of_a_route_is_tapped_wired_or_not(site: Site, page: Page) ->
     tap.get_by_test_id("tap-stop").click()
 
 
+def saved_inputs(account: Account, base: str, node_id: str) -> list[str]:
+    """The inputs the API has for the processor or destination ``node_id`` of the
+    pipeline at ``base``."""
+    with account.http() as http:
+        for kind in ("processor", "destination"):
+            answer = http.get(f"{base}/{kind}/{node_id}")
+            if answer.status_code == 200:
+                found: list[str] = answer.json()["data"]["inputs"]
+                return found
+    raise AssertionError(node_id)
+
+
+def unwired_pipeline(
+    site: Site, page: Page, account: Account, *nodes: tuple[str, dict[str, object]]
+) -> tuple[str, dict[str, str]]:
+    """A pipeline of the account with ``nodes`` (kind, body), none an input of another,
+    opened on the page signed in with the account's key: its API path and the nodes' ids
+    by title."""
+    with account.http() as http:
+        pipeline = http.post("/v3/pipeline", json={"title": "Wired by hand"}).json()["data"]
+        base = f"/v3/pipeline/{pipeline['id']}"
+        made = {}
+        for kind, body in nodes:
+            answer = http.post(f"{base}/{kind}", json=body)
+            assert answer.status_code == 201, answer.text
+            made[str(body["title"])] = answer.json()["data"]["id"]
+    sign_in_with_key(
+        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    )
+    return base, made
+
+
 def _drag(page: Page, start: Locator, onto: Locator) -> None:
     """Press on ``start``'s middle, move over ``onto``'s in steps, release there."""
     a, b = start.bounding_box(), onto.bounding_box()
@@ -1079,20 +1114,13 @@ def test_nodes_are_connected_by_dragging_a_port_and_disconnected_by_a_click(
     input (saved through the API, drawn as an edge); onto a source it is refused with a
     reason; an edge clicked (and confirmed) is taken out."""
     account = site.account()
-    with account.http() as http:
-        pipeline = http.post("/v3/pipeline", json={"title": "Wired by hand"}).json()["data"]
-        base = f"/v3/pipeline/{pipeline['id']}"
-        made = {}
-        for kind, body in (
-            ("source", {"type": "http", "title": "In"}),
-            ("processor", {"type": "filter", "title": "Errors", "user_config": KEEP_ERRORS}),
-            ("destination", {"type": "blackhole", "title": "Out"}),
-        ):
-            answer = http.post(f"{base}/{kind}", json=body)
-            assert answer.status_code == 201, answer.text
-            made[body["title"]] = answer.json()["data"]["id"]
-    sign_in_with_key(
-        page, site.base_url, account.service_key, next_path=f"/pipelines/{pipeline['id']}"
+    base, made = unwired_pipeline(
+        site,
+        page,
+        account,
+        ("source", {"type": "http", "title": "In"}),
+        ("processor", {"type": "filter", "title": "Errors", "user_config": KEEP_ERRORS}),
+        ("destination", {"type": "blackhole", "title": "Out"}),
     )
     graph = page.get_by_test_id("pipeline-graph")
     expect(graph.locator("path.edge")).to_have_count(0)
@@ -1100,13 +1128,7 @@ def test_nodes_are_connected_by_dragging_a_port_and_disconnected_by_a_click(
     expect(node(page, "Out").get_by_test_id("node-port")).to_have_count(0)
 
     def inputs(title: str) -> list[str]:
-        with account.http() as http:
-            for kind in ("processor", "destination"):
-                answer = http.get(f"{base}/{kind}/{made[title]}")
-                if answer.status_code == 200:
-                    found: list[str] = answer.json()["data"]["inputs"]
-                    return found
-        raise AssertionError(title)
+        return saved_inputs(account, base, made[title])
 
     _drag(page, node(page, "In").get_by_test_id("node-port"), node(page, "Errors").locator("rect"))
     expect(graph.locator("path.edge")).to_have_count(1)
@@ -1134,3 +1156,54 @@ def test_nodes_are_connected_by_dragging_a_port_and_disconnected_by_a_click(
     expect(graph.locator("path.edge")).to_have_count(1)
     assert inputs("Errors") == []
     assert inputs("Out") == [made["Errors"]]
+
+
+def test_a_named_output_is_connected_by_dragging_its_own_port(site: Site, page: Page) -> None:
+    """A node with named outputs (a route's arm and its `_unmatched`) has a port for each
+    below its main one; dragged onto a node, that output becomes the node's input, and
+    its edge leaves from that port. A node without named outputs has its main port only."""
+    account = site.account()
+    base, made = unwired_pipeline(
+        site,
+        page,
+        account,
+        ("source", {"type": "http", "title": "In"}),
+        (
+            "processor",
+            {"type": "route", "title": "Split", "user_config": {"conditionals": [ERRORS_ARM]}},
+        ),
+        ("processor", {"type": "filter", "title": "Keep", "user_config": KEEP_ERRORS}),
+        ("destination", {"type": "blackhole", "title": "Bad"}),
+        ("destination", {"type": "blackhole", "title": "Rest"}),
+    )
+    split = node(page, "Split")
+    named = split.get_by_test_id("node-output-port")
+    expect(named).to_have_count(2)
+    assert [port.get_attribute("data-output") for port in named.all()] == ["errors", "_unmatched"]
+    expect(split.get_by_test_id("node-output-name")).to_have_text(["errors", "_unmatched"])
+    expect(split.get_by_test_id("node-port")).to_have_count(1)
+    expect(node(page, "Keep").get_by_test_id("node-output-port")).to_have_count(0)
+    expect(node(page, "Keep").get_by_test_id("node-port")).to_have_count(1)
+
+    errors = named.and_(page.locator("[data-output=errors]"))
+    _drag(page, errors, node(page, "Bad").locator("rect"))
+    edge = page.locator(f"path.edge.named[data-to='{made['Bad']}']")
+    expect(edge).to_have_count(1)
+    assert saved_inputs(account, base, made["Bad"]) == [f"{made['Split']}.errors"]
+    # The edge leaves from the port it was dragged from.
+    start = re.match(r"M([\d.]+),([\d.]+) ", edge.get_attribute("d") or "")
+    assert start is not None
+    port = named.and_(page.locator("[data-output=errors]"))
+    assert (float(start[1]), float(start[2])) == (
+        float(port.get_attribute("cx") or "nan"),
+        float(port.get_attribute("cy") or "nan"),
+    )
+
+    unmatched = named.and_(page.locator("[data-output=_unmatched]"))
+    _drag(page, unmatched, node(page, "Rest").locator("rect"))
+    expect(page.locator(f"path.edge.named[data-to='{made['Rest']}']")).to_have_count(1)
+    assert saved_inputs(account, base, made["Rest"]) == [f"{made['Split']}._unmatched"]
+    # The main output, beside them, onto a processor.
+    _drag(page, split.get_by_test_id("node-port"), node(page, "Keep").locator("rect"))
+    expect(page.locator(f"path.edge[data-to='{made['Keep']}']:not(.named)")).to_have_count(1)
+    assert saved_inputs(account, base, made["Keep"]) == [made["Split"]]

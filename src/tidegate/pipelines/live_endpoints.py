@@ -140,8 +140,7 @@ async def stream_component(
         account_id=account_id,
         pipeline_id=pipeline_id,
         component_id=component_id,
-        filter_spec=body.filter,
-        output=body.output,
+        body=body,
     )
     try:
         state.pipelines.taps.can_stream(account_id)

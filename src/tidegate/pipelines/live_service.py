@@ -56,13 +56,13 @@ async def check_tapped(
     account_id: str,
     pipeline_id: str,
     component_id: str,
-    filter_spec: Any,
-    output: str | None = None,
+    body: schemas.TapRequest | schemas.TapStreamRequest,
 ) -> None:
-    """The filter is valid, the component is in the account's pipeline (its draft or its
-    published revision) and ``output`` one of its outputs there, or this raises the
-    error to answer."""
-    _check_filter(filter_spec)
+    """The body's filter is valid, the component is in the account's pipeline (its draft
+    or its published revision) and the body's ``output`` one of its outputs there, or
+    this raises the error to answer."""
+    output = body.output
+    _check_filter(body.filter)
     async with db.read_sessions() as session:
         pipeline = await repository.pipeline(
             session=session, account_id=account_id, pipeline_id=pipeline_id
@@ -108,8 +108,7 @@ async def tap(
         account_id=account_id,
         pipeline_id=pipeline_id,
         component_id=component_id,
-        filter_spec=body.filter,
-        output=body.output,
+        body=body,
     )
     try:
         events, timed_out = await taps.capture(

@@ -3,7 +3,9 @@
 // output, `<id>.dropped`). Each node shows its title, kind and type, its event counts
 // (usage metrics) and, after a refused publish, what is wrong with it; a click (or
 // Enter) on a node selects it. With `onConnect`, a source's or processor's port (the
-// dot on its right edge) is dragged onto another node to make it that node's input.
+// dot on its right edge) is dragged onto another node to make it that node's input; a
+// node with named outputs has a port for each below its main one, and an edge from a
+// named output leaves from that output's port.
 import { h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -77,10 +79,20 @@ export function showRates(root, counts, window) {
   }
 }
 
-// A drag from `from`'s port: a line follows the pointer; released over another node,
-// `onConnect(from, node)`. Pointer events on the window, so the drag survives leaving
-// the graph.
-function dragEdge(root, from, start, onConnect) {
+// Where a node's outputs leave it, on its right edge: its main output (`node.id`) in
+// the middle when it has no other, else first, the named ones (`<id>.<name>`) spread
+// below it in their order.
+function outputPorts(node, x, y) {
+  const ids = [node.id, ...(node.outputs || []).map((output) => output.id)];
+  const step = H / (ids.length + 1);
+  return new Map(ids.map((id, at) => [id, { x: x + W, y: ids.length === 1 ? y + H / 2 : y + step * (at + 1) }]));
+}
+
+// A drag from a port of `from` (`input`: the output's name as an input, `<id>` or
+// `<id>.<name>`): a line follows the pointer; released over another node,
+// `onConnect(input, node id)`. Pointer events on the window, so the drag survives
+// leaving the graph.
+function dragEdge(root, from, input, start, onConnect) {
   const toSvg = (event) => new DOMPoint(event.clientX, event.clientY).matrixTransform(root.getScreenCTM().inverse());
   const line = svg("line", { x1: start.x, y1: start.y, x2: start.x, y2: start.y, class: "edge dragging", "data-testid": "edge-dragging" });
   root.append(line);
@@ -94,7 +106,7 @@ function dragEdge(root, from, start, onConnect) {
     window.removeEventListener("pointerup", end);
     line.remove();
     const target = document.elementFromPoint(event.clientX, event.clientY)?.closest("[data-testid=pipeline-node]");
-    if (target && target.dataset.nodeId !== from.id) onConnect(from, target.dataset.nodeId);
+    if (target && target.dataset.nodeId !== from.id) onConnect(input, target.dataset.nodeId);
   };
   window.addEventListener("pointermove", move);
   window.addEventListener("pointerup", end);
@@ -102,7 +114,8 @@ function dragEdge(root, from, start, onConnect) {
 
 // `options`: `selected` (a node id), `counts` (Map id -> {in, out}, or null before the
 // first answer), `window` ("5 min"), `problems` (Map id -> [{short, message}]),
-// `onSelect(node)`, `onConnect(from node, to node id)` (a port dragged onto a node),
+// `onSelect(node)`, `onConnect(input, to node id)` (a port dragged onto a node: the
+// output as the other node's input names it),
 // `onDisconnect(input, to node)` (an edge clicked).
 export function drawGraph(nodes, { selected = null, counts = null, window = "", problems = new Map(), onSelect = null, onConnect = null, onDisconnect = null } = {}) {
   if (!nodes.length) return h("p", { class: "muted", testid: "pipeline-empty" }, "This pipeline has no nodes yet.");
@@ -110,17 +123,23 @@ export function drawGraph(nodes, { selected = null, counts = null, window = "", 
   const columns = [];
   for (const node of nodes) (columns[depth.get(node.id)] ||= []).push(node);
   const place = new Map();
-  columns.forEach((column, x) => (column || []).forEach((node, y) => place.set(node.id, { x: PAD + x * (W + GAP_X), y: PAD + y * (H + GAP_Y) })));
-  const width = PAD * 2 + columns.length * (W + GAP_X) - GAP_X;
+  // Wider between columns where named outputs' names are written beside their ports
+  // (and room on the right for a last column's).
+  const anyNamed = nodes.some((node) => node.outputs?.length);
+  const gapX = anyNamed ? GAP_X + 30 : GAP_X;
+  columns.forEach((column, x) => (column || []).forEach((node, y) => place.set(node.id, { x: PAD + x * (W + gapX), y: PAD + y * (H + GAP_Y) })));
+  const width = PAD * 2 + columns.length * (W + gapX) - (anyNamed ? 0 : gapX);
   const height = PAD * 2 + Math.max(1, ...columns.map((c) => (c || []).length)) * (H + GAP_Y) - GAP_Y;
+  const ports = new Map();
+  for (const node of nodes) for (const [id, at] of outputPorts(node, place.get(node.id).x, place.get(node.id).y)) ports.set(id, at);
   const root = svg("svg", { class: "pipeline-graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Pipeline graph", "data-testid": "pipeline-graph" });
   for (const node of nodes) {
     const to = place.get(node.id);
     for (const input of node.inputs || []) {
       const from = place.get(inputNode(input));
       if (!from) continue;
-      const x1 = from.x + W;
-      const y1 = from.y + H / 2;
+      // From the output's port (an output the node no longer declares: its main one's).
+      const { x: x1, y: y1 } = ports.get(input) || ports.get(inputNode(input));
       const x2 = to.x;
       const y2 = to.y + H / 2;
       const bend = Math.max(30, (x2 - x1) / 2);
@@ -169,16 +188,25 @@ export function drawGraph(nodes, { selected = null, counts = null, window = "", 
       wrong.length ? text({ x: x + 10, y: y + 72, class: "node-error", "data-testid": "node-error" }, short(`⚠ ${wrong.map((problem) => problem.short).join("; ")}`, 34)) : null,
     );
     if (onConnect && node.kind !== "destination") {
-      const start = { x: x + W, y: y + H / 2 };
-      const port = svg("circle", { cx: start.x, cy: start.y, r: 7, class: "port", "data-testid": "node-port", "data-node-id": node.id }, Object.assign(svg("title", {}), { textContent: "Drag onto a node to make this its input" }));
-      port.addEventListener("pointerdown", (event) => {
-        event.preventDefault();
-        event.stopPropagation();
-        dragEdge(root, node, start, onConnect);
-      });
-      // Not the node's click (which selects it).
-      port.addEventListener("click", (event) => event.stopPropagation());
-      group.append(port);
+      for (const output of [{ id: node.id }, ...(node.outputs || [])]) {
+        const start = ports.get(output.id);
+        const named = output.id !== node.id;
+        const name = named ? output.id.slice(node.id.length + 1) : "";
+        const port = svg(
+          "circle",
+          { cx: start.x, cy: start.y, r: named ? 6 : 7, class: named ? "port named" : "port", "data-testid": named ? "node-output-port" : "node-port", "data-node-id": node.id, "data-output": named ? name : null },
+          Object.assign(svg("title", {}), { textContent: named ? `Output ${output.label || name}: drag onto a node to make it its input` : "Drag onto a node to make this its input" }),
+        );
+        port.addEventListener("pointerdown", (event) => {
+          event.preventDefault();
+          event.stopPropagation();
+          dragEdge(root, node, output.id, start, onConnect);
+        });
+        // Not the node's click (which selects it).
+        port.addEventListener("click", (event) => event.stopPropagation());
+        group.append(port);
+        if (named) group.append(text({ x: start.x + 9, y: start.y - 4, class: "port-label", "data-testid": "node-output-name" }, short(name, 14)));
+      }
     }
     if (onSelect) {
       group.addEventListener("click", () => onSelect(node));

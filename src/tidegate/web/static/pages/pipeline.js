@@ -161,8 +161,9 @@ export async function render(main, { params, navigate }) {
     );
   }
 
-  // A port dragged onto a node: `from`'s main output becomes one of its inputs (saved
-  // at once; the API refuses what it would refuse from the panel, a cycle included).
+  // A port dragged onto a node: that output (a node's main one or a named one) becomes
+  // one of its inputs (saved at once; the API refuses what it would refuse from the
+  // panel, a cycle included).
   // An edge clicked: after a confirmation, the input taken out of the node's inputs.
   async function disconnect(input, to) {
     clear(connectProblem);
@@ -184,7 +185,7 @@ export async function render(main, { params, navigate }) {
     if (state.selected === to.id) select(to.id);
   }
 
-  async function connect(from, toId) {
+  async function connect(input, toId) {
     clear(connectProblem);
     const to = state.pipeline.nodes.find((node) => node.id === toId);
     if (!to) return;
@@ -193,8 +194,8 @@ export async function render(main, { params, navigate }) {
       return;
     }
     const inputs = to.inputs || [];
-    if (inputs.includes(from.id)) return;
-    await saveInputs(to, [...inputs, from.id]);
+    if (inputs.includes(input)) return;
+    await saveInputs(to, [...inputs, input]);
   }
 
   function closePanel() {
