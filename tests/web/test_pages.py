@@ -436,3 +436,53 @@ def test_a_graph_has_a_range_of_its_own_or_the_boards(site: Site, page: Page) ->
     page.reload()
     expect(page.get_by_test_id("board-graph-range")).to_have_text("Last 3d")
     expect(page.get_by_test_id("board-graph").last.get_by_label("Range")).to_have_value("3d")
+
+    # Or absolute bounds, typed in the graph's controls as in the board's box (a typo is
+    # said and changes nothing): kept in the graph, named in its head and its select,
+    # drawn over them whatever the board's range.
+    page.get_by_test_id("board-range").select_option("15m")
+    near, week = (
+        page.get_by_test_id("board-graph").filter(has=page.locator("h3", has_text=title))
+        for title in ("Near", "Week")
+    )
+    expect(near.locator("tbody tr")).to_have_text([re.compile(r"^recent-1\s*1$")])
+    week.get_by_label("Range").select_option("custom")
+    own = week.get_by_test_id("graph-time-input")
+    expect(own).to_be_focused()
+    own.fill("yesterday")
+    own.press("Enter")
+    expect(week.get_by_test_id("graph-time-error")).to_contain_text("time: cannot read")
+    own.fill(f"{_iso(start)} .. {_iso(end)}")
+    own.press("Enter")
+    expect(page.get_by_test_id("board-saved")).to_have_text("All changes saved")
+    expect(week.locator("tbody tr")).to_have_text([re.compile(r"^earlier-1\s*1$")])
+    with account.http() as http:
+        stored = http.get(f"/v1/config/board/{listed['boardid']}").json()["graphs"]
+    bounds = {"from": start // 1000 * 1000, "to": end // 1000 * 1000}
+    assert stored[1]["range"] == bounds
+    named = re.compile(
+        r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.000 \u2013 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.000$"
+    )
+    expect(week.get_by_test_id("board-graph-range")).to_have_text(named)
+    expect(week.get_by_label("Range").locator("option:checked")).to_have_text(named)
+    page.reload()
+    expect(week.get_by_label("Range")).to_have_value("custom")
+    expect(week.locator("tbody tr")).to_have_text([re.compile(r"^earlier-1\s*1$")])
+    expect(near.locator("tbody tr")).to_have_text([re.compile(r"^recent-1\s*1$")])
+
+    # The minute's refresh leaves a graph's controls alone while they are in use (a
+    # range half typed); the turn after they are left draws the graphs again.
+    page.clock.install()
+    page.reload()
+    expect(week.locator("tbody tr")).to_have_text([re.compile(r"^earlier-1\s*1$")])
+    week.get_by_label("Range").select_option("custom")
+    own.fill("-2")
+    typing = own.element_handle()
+    page.clock.fast_forward(61_000)
+    assert typing.evaluate("box => box.isConnected && document.activeElement === box")
+    expect(own).to_have_value("-2")
+    own.press("Escape")
+    page.locator("h1").click()
+    page.clock.fast_forward(60_000)
+    assert not typing.evaluate("box => box.isConnected")
+    expect(week.locator("tbody tr")).to_have_text([re.compile(r"^earlier-1\s*1$")])

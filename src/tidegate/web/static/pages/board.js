@@ -1,6 +1,7 @@
 // One board: its graphs drawn from the aggregation endpoint, refreshed every minute,
 // over the board's range (a preset, or typed: relative or absolute, kept in the address)
-// or a graph's own (`range`, relative: a preset key or one like `90m`, kept in the graph);
+// or a graph's own (`range`, kept in the graph: relative, a preset key or one like
+// `90m`, or absolute bounds `{from, to}` in ms);
 // add, move, resize, give a range to and remove graphs (saved with PATCH
 // /v1/config/board/{id}).
 import { del, get, patch } from "../api.js";
@@ -11,23 +12,76 @@ import { DEFAULT_PRESET, PRESETS, parseTyped, presetLabel, presetSpan, rangeFrom
 
 const REFRESH_MS = 60_000;
 
-// A graph's own range when it names a relative one (a preset, or one like `90m`);
-// anything else: the board's.
+// A graph's own range as timerange.js has ranges: {preset} when it names a relative
+// one (a preset, or one like `90m`), {from, to} for absolute bounds (ms, from not after
+// to); anything else: null, the board's.
 function ownRange(graph) {
-  return typeof graph.range === "string" && presetSpan(graph.range) ? graph.range : null;
+  const own = graph.range;
+  if (typeof own === "string") return presetSpan(own) ? { preset: own } : null;
+  const bounded = own && typeof own === "object" && Number.isSafeInteger(own.from) && Number.isSafeInteger(own.to) && own.from <= own.to;
+  return bounded ? { from: own.from, to: own.to } : null;
 }
 
-// A select of the presets after "the board's range" (the empty value); a relative
-// range that is not a preset (set in the graph's JSON) gets an option of its own.
-function rangeChoice({ value, label, testid = null, onchange = null }) {
-  const typed = value && !PRESETS.some(([key]) => key === value) ? h("option", { value, selected: true }, presetLabel(value)) : null;
-  return h(
-    "select",
-    { "aria-label": label, testid, onchange },
-    h("option", { value: "", selected: !value }, "Board's range"),
-    typed,
-    PRESETS.map(([key, text]) => h("option", { value: key, selected: key === value }, text)),
-  );
+// A graph's range in words: "Last 7 days", or its bounds.
+const rangeWords = (range) => (range.preset ? presetLabel(range.preset) : `${formatTime(range.from)} – ${formatTime(range.to)}`);
+
+// A graph's range as the board keeps it: a preset key, or {from, to}.
+const keptRange = (range) => range.preset || { from: range.from, to: range.to };
+
+// The choice of a graph's range: a select of the presets after "Board's range" (the
+// empty value), a relative range that is not a preset an option of its own, and
+// "Custom range…" (named by the bounds when the graph has them), which shows a box to
+// type a range in as on the search page: `-3d`, `2026-11-27 01:00 .. 2026-11-27 03:00`;
+// Enter applies it, a typo is said and changes nothing. `onChoose(range or null)` on
+// each choice; `.chosen()` the range chosen.
+function rangeChoice({ value = null, testid = null, onChoose = () => {} }) {
+  let chosen = value;
+  const select = h("select", { "aria-label": "Range", testid });
+  const box = h("input", { type: "text", class: "typed-range", placeholder: "-3d, 2026-11-27 01:00 .. 2026-11-27 03:00", spellcheck: "false", "aria-label": "Type this graph's time span", testid: "graph-time-input", hidden: true });
+  const problem = h("span", { class: "error small", role: "alert", testid: "graph-time-error" });
+  function show() {
+    const typed = chosen?.preset && !PRESETS.some(([key]) => key === chosen.preset) ? chosen.preset : null;
+    const options = [
+      h("option", { value: "" }, "Board's range"),
+      typed ? h("option", { value: typed }, presetLabel(typed)) : null,
+      ...PRESETS.map(([key, text]) => h("option", { value: key }, text)),
+      h("option", { value: "custom" }, chosen && !chosen.preset ? rangeWords(chosen) : "Custom range…"),
+    ];
+    clear(select).append(...options.filter(Boolean));
+    select.value = chosen ? chosen.preset || "custom" : "";
+  }
+  function choose(range) {
+    chosen = range;
+    box.hidden = true;
+    box.value = "";
+    problem.textContent = "";
+    show();
+    onChoose(range);
+  }
+  select.addEventListener("change", () => {
+    if (select.value !== "custom") return choose(select.value ? { preset: select.value } : null);
+    // The bounds are typed: the box says how.
+    box.hidden = false;
+    box.focus();
+  });
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      box.hidden = true;
+      problem.textContent = "";
+      show();
+    }
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    try {
+      choose(parseTyped(box.value));
+    } catch (error) {
+      problem.textContent = error.message;
+    }
+  });
+  show();
+  const element = h("span", { class: "graph-range" }, select, box, problem);
+  element.chosen = () => chosen;
+  return element;
 }
 
 export async function render(main, { params, query, navigate }) {
@@ -142,12 +196,12 @@ export async function render(main, { params, query, navigate }) {
     save({ graphs });
   }
 
-  // A graph's own range, or (empty) the board's: the key is then left out of the graph.
-  function rangeGraph(index, preset) {
+  // A graph's own range, or (null) the board's: the key is then left out of the graph.
+  function rangeGraph(index, own) {
     const graphs = board.graphs.map((graph, i) => {
       if (i !== index) return graph;
       const { range: _board, ...rest } = graph;
-      return preset ? { ...rest, range: preset } : rest;
+      return own ? { ...rest, range: keptRange(own) } : rest;
     });
     save({ graphs });
   }
@@ -163,7 +217,7 @@ export async function render(main, { params, query, navigate }) {
       h("button", { type: "button", title: "Move right", onclick: () => moveGraph(index, 1), disabled: index === board.graphs.length - 1 }, "→"),
       width,
       height,
-      rangeChoice({ value: ownRange(graph) || "", label: "Range", onchange: (e) => rangeGraph(index, e.target.value) }),
+      rangeChoice({ value: ownRange(graph), onChoose: (own) => rangeGraph(index, own) }),
       h("button", { type: "button", class: "danger", title: "Remove", onclick: () => save({ graphs: board.graphs.filter((_, i) => i !== index) }) }, "✕"),
     );
   }
@@ -188,13 +242,13 @@ export async function render(main, { params, query, navigate }) {
           "div",
           { class: "graph-head" },
           h("h3", {}, graph.title || graph.query || "All lines"),
-          own ? h("span", { class: "muted small", testid: "board-graph-range" }, presetLabel(own)) : null,
+          own ? h("span", { class: "muted small", testid: "board-graph-range" }, rangeWords(own)) : null,
           controls(graph, index),
         ),
         box,
       );
       grid.append(card);
-      drawGraph(box, graph, own ? resolve({ preset: own }) : bounds, signal)
+      drawGraph(box, graph, own ? resolve(own) : bounds, signal)
         .then((drop) => {
           if (signal.aborted) return drop();
           drawn.push(drop);
@@ -229,7 +283,11 @@ export async function render(main, { params, query, navigate }) {
     canEdit ? addGraphForm((graph) => save({ graphs: [...(board.graphs || []), graph] })) : null,
   );
   draw();
-  const timer = setInterval(draw, REFRESH_MS);
+  // Not while a graph's controls are in use (a range half typed, a select open): the
+  // next minute's turn draws them.
+  const timer = setInterval(() => {
+    if (!document.activeElement?.closest?.(".graph-controls")) draw();
+  }, REFRESH_MS);
   return () => {
     clearInterval(timer);
     controller.abort();
@@ -245,7 +303,7 @@ function addGraphForm(add) {
   const fieldSelect = h("select", { testid: "graph-field" }, ["host", "app", "level"].map((name) => h("option", { value: name }, name)));
   const splitLabel = field("Split", split);
   const fieldLabel = field("Field", fieldSelect);
-  const range = rangeChoice({ value: "", label: "Range", testid: "graph-range" });
+  const range = rangeChoice({ testid: "graph-range" });
   const sync = () => {
     splitLabel.hidden = kind.value !== "count";
     fieldLabel.hidden = kind.value !== "top";
@@ -269,7 +327,7 @@ function addGraphForm(add) {
     const graph = { id: newGraphId(), kind: kind.value, title: title.value.trim(), query: query.value.trim(), width: 1, height: "m" };
     if (kind.value === "count") graph.split = split.value;
     else graph.field = fieldSelect.value;
-    if (range.value) graph.range = range.value;
+    if (range.chosen()) graph.range = keptRange(range.chosen());
     add(graph);
     title.value = "";
     query.value = "";
