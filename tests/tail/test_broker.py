@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -304,17 +304,27 @@ class _NeverRevoked:
         return None
 
 
+def _sse(
+    broker: TailBroker,
+    request: _FakeRequest,
+    missed: Callable[[], Awaitable[list[TailLine]]] | None = None,
+) -> AsyncIterator[str]:
+    """A stream's server-sent events of every line of the account "acct"."""
+    return tail_endpoints._events(
+        request=request,  # type: ignore[arg-type]
+        broker=broker,
+        credential=_NeverRevoked(),  # type: ignore[arg-type]
+        line_filter=EVERYTHING,
+        missed=missed,
+    )
+
+
 async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tail_service, "HEARTBEAT_SECONDS", 0.2)
     monkeypatch.setattr(tail_service, "DISCONNECT_CHECK_SECONDS", 0.05)
     broker = TailBroker(max_queued=3)
     request = _FakeRequest()
-    events = tail_endpoints._events(
-        request=request,  # type: ignore[arg-type]
-        broker=broker,
-        credential=_NeverRevoked(),  # type: ignore[arg-type]
-        line_filter=EVERYTHING,
-    )
+    events = _sse(broker, request)
     ready = await anext(events)
     assert ready == "retry: 3000\nevent: ready\ndata: {}\n\n"
     await broker.publish("acct", [_line(f"l{i}") for i in range(5)])
@@ -330,6 +340,32 @@ async def test_event_stream_format(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(anext(events), 30)
     assert broker.subscriber_count("acct") == 0
+
+
+async def test_lines_read_from_the_store_come_first_and_are_not_given_again_live() -> None:
+    """A reopened stream's missed lines (asked once it is subscribed) come after
+    ``ready``, each with its id as the event's ``id``; a line both read from the store
+    and published live (committed between the two) is sent once."""
+    broker = TailBroker()
+    request = _FakeRequest()
+
+    async def missed() -> list[TailLine]:
+        # Committed after the stream subscribed: published live and in the store.
+        await broker.publish("acct", [_line("both", line_id=6), _line("live", line_id=7)])
+        return [_line("stored", line_id=5), _line("both", line_id=6)]
+
+    events = _sse(broker, request, missed)
+    assert await anext(events) == "retry: 3000\nevent: ready\ndata: {}\n\n"
+    assert await anext(events) == (
+        'id: 5\ndata: {"_id":"5","_ts":1763800000000,"_host":"h","_line":"stored"}\n\n'
+        'id: 6\ndata: {"_id":"6","_ts":1763800000000,"_host":"h","_line":"both"}\n\n'
+    )
+    assert await anext(events) == (
+        'id: 7\ndata: {"_id":"7","_ts":1763800000000,"_host":"h","_line":"live"}\n\n'
+    )
+    request.gone = True
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(anext(events), 30)
 
 
 async def test_ending_the_streams_closes_every_subscription_and_any_new_one() -> None:

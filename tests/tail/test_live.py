@@ -25,11 +25,16 @@ class Stream:
     """The events of one SSE response, read in the background."""
 
     events: list[tuple[str, Any]] = field(default_factory=list)
+    # Each event's ``id:`` (None without one), in the order of ``events``.
+    ids: list[str | None] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def lines(self) -> list[dict[str, Any]]:
         return [data for name, data in self.events if name == "message"]
+
+    def line_ids(self) -> list[str | None]:
+        return [i for (name, _), i in zip(self.events, self.ids, strict=True) if name == "message"]
 
     async def wait_for(self, count: int, *, timeout: float = 30) -> list[dict[str, Any]]:
         deadline = asyncio.get_running_loop().time() + timeout
@@ -46,7 +51,7 @@ class Stream:
 
 
 async def _read(response: httpx.Response, stream: Stream, ready: asyncio.Event) -> None:
-    name, data = "message", ""
+    name, data, event_id = "message", "", None
     async for raw in response.aiter_lines():
         if raw.startswith(":"):
             stream.comments.append(raw)
@@ -54,13 +59,16 @@ async def _read(response: httpx.Response, stream: Stream, ready: asyncio.Event) 
             name = raw.removeprefix("event: ")
         elif raw.startswith("data: "):
             data = raw.removeprefix("data: ")
+        elif raw.startswith("id: "):
+            event_id = raw.removeprefix("id: ")
         elif raw == "":
             if data:
                 stream.events.append((name, json.loads(data)))
+                stream.ids.append(event_id)
                 if name == "ready":
                     ready.set()
                 stream.arrived.set()
-            name, data = "message", ""
+            name, data, event_id = "message", "", None
 
 
 @asynccontextmanager
@@ -229,6 +237,44 @@ async def test_stored_lines_arrive_with_their_id_and_their_context_is_found(
     assert found["line"]["_line"] == "kept"
     assert [item["_line"] for item in found["before"]] == ["before"]
     assert [item["_line"] for item in found["after"]] == ["after"]
+
+
+async def test_a_stream_opened_again_is_given_the_lines_it_missed(
+    client: AppClient, shared_live_server: Any
+) -> None:
+    """A stored line's event carries its id. A stream opened with the last id it had
+    (``Last-Event-ID``, as an EventSource reconnecting sends it) first gets the lines
+    stored since that its filters select, oldest first, then the live ones; another
+    account's lines never. A header that is not a line's id is ignored."""
+    server = shared_live_server(env=_env(client))
+    account, key = await _account_with_key(client)
+    _other, other_key = await _account_with_key(client)
+    async with tail(server.base_url, account.headers) as first:
+        await ingest(server.base_url, key, [{"line": "seen", "app": "api"}])
+        [seen] = await first.wait_for(1)
+    assert first.line_ids() == [seen["_id"]]
+    # While no stream is open.
+    missed = [{"line": "missed one", "app": "api"}, {"line": "missed two", "app": "web"}]
+    await ingest(server.base_url, key, missed)
+    await ingest(server.base_url, other_key, [{"line": "another account's"}])
+
+    resume = {**account.headers, "Last-Event-ID": seen["_id"]}
+    async with (
+        tail(server.base_url, resume) as again,
+        tail(server.base_url, resume, apps="api") as api_only,
+    ):
+        caught_up = await again.wait_for(2)
+        assert [item["_line"] for item in caught_up] == ["missed one", "missed two"]
+        assert [item["_line"] for item in await api_only.wait_for(1)] == ["missed one"]
+        await ingest(server.base_url, key, [{"line": "live", "app": "api"}])
+        got = await again.wait_for(3)
+        assert [item["_line"] for item in got] == ["missed one", "missed two", "live"]
+        assert again.line_ids() == [item["_id"] for item in got]
+        assert [item["_line"] for item in await api_only.wait_for(2)] == ["missed one", "live"]
+
+    async with tail(server.base_url, {**account.headers, "Last-Event-ID": "seen"}) as fresh:
+        await ingest(server.base_url, key, [{"line": "after"}])
+        assert [item["_line"] for item in await fresh.wait_for(1)] == ["after"]
 
 
 async def remote_and_local_lines_arrive(

@@ -26,6 +26,7 @@ from tidegate.logs import read_queries
 from tidegate.logs.filtering import LineFilter, parse_line_filter
 from tidegate.logs.read_queries import LineRow
 from tidegate.logs.reading import PageReader
+from tidegate.logs.record import MAX_LINE_ID, parse_line_id
 from tidegate.logs.segments import (
     LINE_COLUMNS,
     AccountSegments,
@@ -40,8 +41,6 @@ DEFAULT_LINES = 20
 MAX_LINES = 100
 # A scope the database cannot decide alone: candidates confirmed per side at most.
 MAX_SCANNED_PER_SIDE = 10_000
-# Line ids are 64-bit signed integers on both backends.
-MAX_LINE_ID = 2**63 - 1
 # Whose lines are the context: the same host and app (the default), the same host, or
 # every line of the account.
 AROUND = ("source", "host", "account")
@@ -69,15 +68,15 @@ def parse_context_request(
 ) -> ContextRequest:
     """The parameters, or a 400 naming the one that is wrong. ``scope_query``: the
     reader's scope as a query (tidegate.auth.scope.scoped_query), None for none."""
-    text = (line or "").strip()
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_LINE_ID:
+    line_id = parse_line_id(line)
+    if line_id is None:
         raise BadRequest("line: must be a line's id (the `_id` of an exported line)")
     chosen = (around or "source").strip().lower()
     if chosen not in AROUND:
         raise BadRequest(f"around: must be one of {', '.join(AROUND)}")
     return ContextRequest(
         around=chosen,
-        line_id=int(text),
+        line_id=line_id,
         before=bounded_int(before, name="before", low=0, high=MAX_LINES, default=DEFAULT_LINES),
         after=bounded_int(after, name="after", low=0, high=MAX_LINES, default=DEFAULT_LINES),
         line_filter=parse_line_filter(hosts=None, apps=None, levels=None, query=scope_query),

@@ -103,6 +103,25 @@ def plan_of(*, account_id: str) -> Select[str]:
     return select(Account.plan_type).where(Account.id == account_id)
 
 
+def received_after(
+    *, account_id: str, after_id: int, since_ms: int, limit: int
+) -> Select[*tuple[Any, ...]]:
+    """Up to ``limit`` of the account's lines with an id past ``after_id`` received at
+    or after ``since_ms``, newest (largest id) first: a range of the index
+    (account_id, id); on PostgreSQL ``received_ms`` leaves out the older days'
+    partitions. Live tail's replay of what a stream missed (tidegate.tail.service)."""
+    return (
+        select(*_COLUMNS)
+        .where(
+            LogLine.account_id == account_id,
+            LogLine.id > after_id,
+            LogLine.received_ms >= since_ms,
+        )
+        .order_by(LogLine.id.desc())
+        .limit(limit)
+    )
+
+
 def newest_line_id(*, account_id: str) -> Select[int | None]:
     """The largest id among the account's committed lines (index (account_id, id))."""
     return select(func.max(LogLine.id)).where(LogLine.account_id == account_id)

@@ -14,6 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+# Line ids (a record's ``_id``) are 64-bit signed integers on both backends.
+MAX_LINE_ID = 2**63 - 1
+
+
+def parse_line_id(text: str | None) -> int | None:
+    """A line's id as a client gives it back (``_id``, SSE's ``Last-Event-ID``), or None
+    when ``text`` is not one."""
+    value = (text or "").strip()
+    if not value.isascii() or not value.isdigit() or len(value) > 19:
+        return None
+    number = int(value)
+    return number if 1 <= number <= MAX_LINE_ID else None
+
+
 # The optional short fields in the record's order, each with the line's column it holds.
 OPTIONAL_FIELDS = (
     ("_app", "app"),

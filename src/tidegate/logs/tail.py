@@ -32,6 +32,7 @@ from redis.asyncio.client import PubSub
 
 from tidegate.config import DEFAULT_REDIS_PREFIX
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.read_queries import LineRow
 from tidegate.logs.record import public_record
 from tidegate.logs.store import NewLine
 from tidegate.shutdown import close_step, stop_task
@@ -89,6 +90,18 @@ class TailLine:
             line_id=line_id,
             meta_unindexed=new.meta_unindexed,
         )
+
+    @classmethod
+    def from_row(cls, row: LineRow) -> TailLine:
+        """A stored line as the store reads it back (live tail's replay of what a
+        stream missed)."""
+        tags = row.tags()
+        return cls(
+            line=row.line, ts=row.ts, host=row.host, app=row.app, level=row.level,
+            env=row.env, file=row.file, ip=row.ip, mac=row.mac,
+            tags=tuple(tags) if tags is not None else None, meta=row.meta(),
+            line_id=row.id, meta_unindexed=row.meta_unindexed(),
+        )  # fmt: skip
 
     def record(self) -> dict[str, Any]:
         """The public shape (the same as an export line)."""

@@ -12,24 +12,32 @@ Events (``text/event-stream``):
   key was deleted or the account deactivated (re-checked in the database every
   ``tail_recheck_s`` seconds, so it works across workers and hosts), or the stream
   could not start.
+
+A stored line's event carries its id (``id:``), so a client that reconnects (an
+``EventSource`` does by itself) sends the last one as ``Last-Event-ID``; the stream then
+gives it the lines stored since, those its filters select, before the live ones
+(``tail.service.stored_since``: the last ten minutes at most).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from tidegate.api.error_models import LEGACY_ERRORS
-from tidegate.app_state import app_state
+from tidegate.app_state import AppState, app_state
 from tidegate.auth.dependencies import CurrentPrincipal
 from tidegate.auth.scope import scoped_query
+from tidegate.clock import now_ms
 from tidegate.errors import RateLimited
 from tidegate.logs.filtering import LineFilter, parse_line_filter
-from tidegate.logs.tail import TailBroker, TailUnavailable, TooManySubscribers
+from tidegate.logs.reading import run_off_loop
+from tidegate.logs.record import parse_line_id
+from tidegate.logs.tail import TailBroker, TailLine, TailUnavailable, TooManySubscribers
 from tidegate.tail.service import (
     TOO_MANY_STREAMS,
     UNAVAILABLE,
@@ -38,6 +46,7 @@ from tidegate.tail.service import (
     Ready,
     Revoked,
     TailCredential,
+    stored_since,
     stream_events,
 )
 from tidegate.views.service import apply_view
@@ -71,6 +80,15 @@ async def tail_lines(
         ),
     ] = None,
     tags: Annotated[Text, Query(description="Comma list of tags (any of them)")] = None,
+    last_event_id: Annotated[
+        Text,
+        Header(
+            alias="Last-Event-ID",
+            description="The id of the last line a stream had (its event's `id`, as an "
+            "EventSource sends it when it reconnects): the lines stored since, as far back "
+            "as ten minutes, come first. Anything that is not a line's id is ignored",
+        ),
+    ] = None,
 ) -> StreamingResponse:
     account_id = principal.account()
     async with app_state(request).db.read_sessions() as session:
@@ -97,25 +115,61 @@ async def tail_lines(
     broker = state.tail
     if broker.subscriber_count(account_id) >= broker.max_subscribers_per_account:
         raise RateLimited(TOO_MANY_STREAMS, headers={"Retry-After": "10"})
+    # Reconnecting: the id of the last line it had (an id not a line's is ignored).
+    after_id = parse_line_id(last_event_id)
     return StreamingResponse(
         _events(
             request=request,
             broker=broker,
             credential=TailCredential(state=state, principal=principal, account_id=account_id),
             line_filter=line_filter,
+            missed=None
+            if after_id is None
+            else _missed(state, account_id=account_id, after_id=after_id, line_filter=line_filter),
         ),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
-def _event(data: Any, *, name: str | None = None) -> str:
+def _missed(
+    state: AppState, *, account_id: str, after_id: int, line_filter: LineFilter
+) -> Callable[[], Awaitable[list[TailLine]]]:
+    """What a stream reopened after ``after_id`` missed, read off the loop when asked."""
+
+    async def missed() -> list[TailLine]:
+        at = now_ms()
+        async with state.db.read_sessions() as session:
+            return await run_off_loop(
+                database=state.db,
+                session=session,
+                account_id=account_id,
+                page=lambda reader: stored_since(
+                    reader,
+                    account_id=account_id,
+                    after_id=after_id,
+                    now_ms=at,
+                    line_filter=line_filter,
+                ),
+            )
+
+    return missed
+
+
+def _event(data: Any, *, name: str | None = None, event_id: int | None = None) -> str:
     head = f"event: {name}\n" if name else ""
+    if event_id is not None:
+        head += f"id: {event_id}\n"
     return f"{head}data: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
 async def _events(
-    *, request: Request, broker: TailBroker, credential: TailCredential, line_filter: LineFilter
+    *,
+    request: Request,
+    broker: TailBroker,
+    credential: TailCredential,
+    line_filter: LineFilter,
+    missed: Callable[[], Awaitable[list[TailLine]]] | None,
 ) -> AsyncIterator[str]:
     try:
         async for event in stream_events(
@@ -123,12 +177,13 @@ async def _events(
             credential=credential,
             line_filter=line_filter,
             gone=request.is_disconnected,
+            missed=missed,
         ):
             if isinstance(event, Lines):
                 parts: list[str] = []
                 if event.dropped:
                     parts.append(_event({"dropped": event.dropped}, name="dropped"))
-                parts.extend(_event(item.record()) for item in event.lines)
+                parts.extend(_event(item.record(), event_id=item.line_id) for item in event.lines)
                 yield "".join(parts)
             elif isinstance(event, Heartbeat):
                 yield ": heartbeat\n\n"

@@ -7,6 +7,10 @@ database every ``tail_recheck_s`` seconds (so a key deleted, an account deactiva
 key's maker removed or a person's groups' scope changed through any worker or host ends
 it), reads its bounded ``Subscription`` in batches, and says so when the subscription
 had to drop lines or when it has been quiet for a while.
+
+A stream opened again after a break can first be given what it missed: the stored lines
+after the last one it had (``stored_since``, by id; SSE's ``Last-Event-ID``), then the
+live ones without those.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import closing
 from dataclasses import dataclass
 
 from tidegate.app_state import AppState
 from tidegate.auth import repository as auth_repository
 from tidegate.auth.principal import Principal
 from tidegate.auth.roles import MINIMUM_ROLE, Permission, Role
+from tidegate.logs import read_queries
 from tidegate.logs.filtering import LineFilter
+from tidegate.logs.reading import PageReader
 from tidegate.logs.tail import TailBroker, TailLine
 from tidegate.tail import repository
 
@@ -32,6 +39,12 @@ DISCONNECT_CHECK_SECONDS = 1.0
 # A re-check that cannot reach the database keeps the stream open (nothing can be
 # revoked while the database is down either), but not forever.
 MAX_FAILED_RECHECKS = 3
+# What a stream opened again is given of what it missed: the lines stored after the
+# last one it had, received in the last REPLAY_WINDOW_MS, the newest REPLAY_SCAN of them
+# read, the newest REPLAY_MAX_LINES of those the stream's filter selects.
+REPLAY_WINDOW_MS = 10 * 60_000
+REPLAY_SCAN = 2_000
+REPLAY_MAX_LINES = 1_000
 TOO_MANY_STREAMS = "Too many live tail streams for this account"
 UNAVAILABLE = "Live tail is unavailable, try again"
 
@@ -128,20 +141,60 @@ class Revoked:
 TailEvent = Ready | Lines | Heartbeat | Revoked
 
 
+def stored_since(
+    reader: PageReader, *, account_id: str, after_id: int, now_ms: int, line_filter: LineFilter
+) -> list[TailLine]:
+    """The account's stored lines after ``after_id`` that ``line_filter`` selects,
+    oldest first, within the REPLAY bounds above. Ids are taken as the order the lines
+    were stored in: on PostgreSQL a line whose id was handed out before ``after_id`` but
+    committed after it is not among them (docs/export-and-tail.md, "Missed lines")."""
+    statement = read_queries.received_after(
+        account_id=account_id,
+        after_id=after_id,
+        since_ms=now_ms - REPLAY_WINDOW_MS,
+        limit=REPLAY_SCAN,
+    )
+    with closing(reader.rows(statement)) as rows:
+        found = [line for line in map(TailLine.from_row, rows) if line.selected_by(line_filter)]
+    return found[:REPLAY_MAX_LINES][::-1]
+
+
+class Replayed:
+    """The ids of the lines a stream was given from the store, so that the same lines
+    arriving live are not given twice."""
+
+    def __init__(self, lines: list[TailLine]) -> None:
+        self._ids = {line.line_id for line in lines if line.line_id is not None}
+
+    def fresh(self, lines: list[TailLine]) -> list[TailLine]:
+        if not self._ids:
+            return lines
+        return [line for line in lines if line.line_id not in self._ids]
+
+
 async def stream_events(
     *,
     broker: TailBroker,
     credential: TailCredential,
     line_filter: LineFilter,
     gone: Callable[[], Awaitable[bool]],
+    missed: Callable[[], Awaitable[list[TailLine]]] | None = None,
 ) -> AsyncIterator[TailEvent]:
     """The events of one stream until the client is ``gone()``, the credential is
     revoked (a ``Revoked`` event ends it) or the broker closes (server shutdown).
+    ``missed``: the stored lines the stream missed (``stored_since``), asked once the
+    subscription is open, so that no line falls between them and the live ones.
 
     Raises ``TooManySubscribers`` or ``TailUnavailable`` (from ``broker.subscribe``)
     before the first event when the stream cannot start."""
     async with broker.subscribe(credential.account_id, line_filter) as subscription:
         yield Ready()
+        replayed = Replayed([])
+        if missed is not None:
+            caught_up = await missed()
+            replayed = Replayed(caught_up)
+            if caught_up:
+                yield Lines(caught_up, 0)
         quiet_since = time.monotonic()
         while not subscription.closed:
             # Before anything more is sent: a revoked key reads nothing further.
@@ -151,8 +204,9 @@ async def stream_events(
                 return
             batch = await subscription.next_batch(timeout=DISCONNECT_CHECK_SECONDS)
             now = time.monotonic()
-            if batch.lines or batch.dropped:
-                yield Lines(batch.lines, batch.dropped)
+            lines = replayed.fresh(batch.lines)
+            if lines or batch.dropped:
+                yield Lines(lines, batch.dropped)
                 quiet_since = now
             elif now - quiet_since >= HEARTBEAT_SECONDS:
                 yield Heartbeat()
