@@ -106,19 +106,31 @@ def plan_of(*, account_id: str) -> Select[str]:
 def received_after(
     *, account_id: str, after_id: int, since_ms: int, limit: int
 ) -> Select[*tuple[Any, ...]]:
-    """Up to ``limit`` of the account's lines with an id past ``after_id`` received at
-    or after ``since_ms``, newest (largest id) first: a range of the index
-    (account_id, id); on PostgreSQL ``received_ms`` leaves out the older days'
-    partitions. Live tail's replay of what a stream missed (tidegate.tail.service)."""
+    """Of the account's newest ``limit`` lines with an id past ``after_id``, those
+    received at or after ``since_ms``, newest (largest id) first. Live tail's replay of
+    what a stream missed (tidegate.tail.service). The newest are a range of the index
+    (account_id, id) read from its end, never more than ``limit`` entries whatever the
+    id given (a condition on ``received_ms`` there, which no index holds, would read on
+    past every older line down to ``after_id``); ``received_ms`` then leaves out the
+    older ones (on PostgreSQL, the older days' partitions too)."""
+    newest = (
+        select(LogLine.id)
+        .where(LogLine.account_id == account_id, LogLine.id > after_id)
+        .order_by(LogLine.id.desc())
+        .limit(limit)
+        .subquery()
+    )
+    # The smallest of them, found once (an uncorrelated subquery): the range's low end
+    # (past ``after_id``; none when there is no line past it).
+    lowest = select(func.min(newest.c.id)).scalar_subquery()
     return (
         select(*_COLUMNS)
         .where(
             LogLine.account_id == account_id,
-            LogLine.id > after_id,
+            LogLine.id >= lowest,
             LogLine.received_ms >= since_ms,
         )
         .order_by(LogLine.id.desc())
-        .limit(limit)
     )
 
 
