@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import httpx
 
 from tidegate.app_state import AppState
 from tidegate.db.engine import Database
+from tidegate.logs.reading import PageReader, run_off_loop
 from tidegate.logs.store import NewLine, store_lines
+
+T = TypeVar("T")
 
 BASE_MS = 1_763_800_000_000  # 2025-11-22, whole second: the lines' own times (``ts``)
 
@@ -51,6 +54,18 @@ async def insert_lines(
                 session=session, account_id=account_id, lines=lines, received_ms=received_ms
             )
             await session.commit()
+    finally:
+        await db.dispose()
+
+
+async def read_off_loop(db: Database, account_id: str, page: Callable[[PageReader], T]) -> T:
+    """``page(reader)`` run as the server runs a read of the account's lines (in an
+    export thread, tidegate.logs.reading), then ``db`` disposed of."""
+    try:
+        async with db.read_sessions() as session:
+            return await run_off_loop(
+                database=db, session=session, account_id=account_id, page=page
+            )
     finally:
         await db.dispose()
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from sqlalchemy import text
 from tests.conftest import AppClient
-from tests.export.helpers import BASE_MS, insert_lines, now_ms
+from tests.export.helpers import BASE_MS, insert_lines, now_ms, read_off_loop
 from tests.factories import make_account, make_tenant
 from tests.logs.test_segments import compact, config, tier_counts
 
@@ -30,7 +30,7 @@ from tidegate.export.service import (
     page_of_lines,
 )
 from tidegate.logs.filtering import parse_line_filter
-from tidegate.logs.reading import PageReader, run_off_loop
+from tidegate.logs.reading import PageReader
 from tidegate.logs.store import NewLine, document_json, search_text
 
 DAY_MS = 86_400_000
@@ -222,13 +222,7 @@ async def answers(url: str, account_id: str, segment_dir: Path) -> dict[str, byt
             "rows": str(len(rows)).encode(),
         }
 
-    try:
-        async with db.read_sessions() as session:
-            return await run_off_loop(
-                database=db, session=session, account_id=account_id, page=read
-            )
-    finally:
-        await db.dispose()
+    return await read_off_loop(db, account_id, read)
 
 
 def assert_same(found: dict[str, bytes], *, jsonb: bool, segments: bool) -> None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 from tests.conftest import AppClient
-from tests.export.helpers import BASE_MS, export_all, insert_lines
+from tests.export.helpers import BASE_MS, export_all, insert_lines, read_off_loop
 from tests.factories import make_account, make_tenant
 from tests.tail.test_live import _account_with_key
 
 from tidegate.clock import now_ms
 from tidegate.db.engine import Database
 from tidegate.logs.filtering import parse_line_filter
-from tidegate.logs.reading import PageReader, run_off_loop
+from tidegate.logs.reading import PageReader
 from tidegate.logs.store import NewLine
 from tidegate.tail import service
 
@@ -33,13 +33,7 @@ async def _missed(
         )
         return [line.line for line in found]
 
-    try:
-        async with db.read_sessions() as session:
-            return await run_off_loop(
-                database=db, session=session, account_id=account_id, page=read
-            )
-    finally:
-        await db.dispose()
+    return await read_off_loop(db, account_id, read)
 
 
 async def test_the_lines_past_an_id_within_the_bounds(
