@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from tests.conftest import AppClient
 from tests.gateway.factories import new_account
 from tests.keys.factories import with_service_key
@@ -17,8 +17,9 @@ from tests.pipelines.test_pipeline_alerts import threshold_body
 from tidegate.alerts.pipeline_alerts import evaluate_pipeline_alerts, fires, judged_window
 from tidegate.app_state import AppState
 from tidegate.clock import now_ms
-from tidegate.models import AlertDelivery, PipelineUsage
+from tidegate.models import AlertDelivery
 from tidegate.models.pipeline_usage import BUCKET_MS
+from tidegate.runtime.usage import add_usage
 
 WINDOW_MS = 60_000  # window_duration_minutes 1, at the default scale
 
@@ -42,18 +43,21 @@ async def _alert_on_a_source(client: AppClient) -> tuple[AppState, str, str, str
 
 
 async def _flush(state: AppState, account: str, pid: str, cid: str, bucket: int, n: int) -> None:
-    """What the runtime's usage flush writes: ``n`` events into the minute ``bucket``."""
+    """What the runtime's usage flush writes: ``n`` events added to the minute
+    ``bucket`` (the app's own flush of the events a test posted may have written that
+    minute's row already)."""
+    row = {
+        "pipeline_id": pid,
+        "component_id": cid,
+        "bucket_ms": bucket,
+        "account_id": account,
+        "ingress_events": n,
+        "ingress_bytes": 100 * n,
+        "egress_events": 0,
+        "egress_bytes": 0,
+    }
     async with state.db.write_sessions() as session:
-        await session.execute(
-            insert(PipelineUsage).values(
-                pipeline_id=pid,
-                component_id=cid,
-                bucket_ms=bucket,
-                account_id=account,
-                ingress_events=n,
-                ingress_bytes=100 * n,
-            )
-        )
+        await session.execute(add_usage(state.db, row))
         await session.commit()
 
 

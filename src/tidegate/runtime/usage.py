@@ -139,7 +139,7 @@ class UsageCounter:
             try:
                 async with db.write_sessions() as session, session.begin():
                     for row in rows:
-                        await session.execute(_upsert(db, row))
+                        await session.execute(add_usage(db, row))
                     for row in output_rows:
                         await session.execute(_upsert_output(db, row))
             except Exception as error:  # keep the counts; the next flush retries
@@ -176,7 +176,9 @@ def _adding(
     )
 
 
-def _upsert(db: Database, row: dict[str, Any]) -> Any:
+def add_usage(db: Database, row: dict[str, Any]) -> Any:
+    """A component's counts for a minute (``row``: the keys and ``_COUNTERS``) added to
+    what that minute holds, as every flush of every worker adds them."""
     keys = ["pipeline_id", "component_id", "bucket_ms"]
     return _adding(db, PipelineUsage.__table__, row, keys, _COUNTERS)
 
