@@ -368,6 +368,24 @@ async def test_lines_read_from_the_store_come_first_and_are_not_given_again_live
         await asyncio.wait_for(anext(events), 30)
 
 
+async def test_a_stream_whose_missed_lines_cannot_be_read_goes_on_live() -> None:
+    """The read of what a reopened stream missed failing (the database unreachable, the
+    read's budget spent) leaves the stream open and live, without those lines."""
+    broker = TailBroker()
+    request = _FakeRequest()
+
+    async def missed() -> list[TailLine]:
+        raise ConnectionRefusedError("the database is down")
+
+    events = _sse(broker, request, missed)
+    assert await anext(events) == "retry: 3000\nevent: ready\ndata: {}\n\n"
+    await broker.publish("acct", [_line("live", line_id=9)])  # subscribed since ready
+    assert (await anext(events)).startswith('id: 9\ndata: {"_id":"9"')
+    request.gone = True
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(anext(events), 30)
+
+
 async def test_ending_the_streams_closes_every_subscription_and_any_new_one() -> None:
     """``end_streams`` is what a stop signal runs (``shutdown.on_stop_signal``): every
     open stream's next batch comes at once, and a stream that subscribes after it (one

@@ -191,7 +191,11 @@ async def stream_events(
         yield Ready()
         replayed = Replayed([])
         if missed is not None:
-            caught_up = await missed()
+            try:
+                caught_up = await missed()
+            except Exception:  # the database, or the read's budget: the stream goes on live
+                log.warning("live tail could not read the lines a stream missed", exc_info=True)
+                caught_up = []
             replayed = Replayed(caught_up)
             if caught_up:
                 yield Lines(caught_up, 0)
